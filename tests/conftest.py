@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tuner.embedding import CachedEncoder, get_encoder
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tuner_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every test session gets its own empty cache root, so tests never read a developer's cache."""
+    root = tmp_path_factory.mktemp("tuner-cache")
+    os.environ["TUNER_CACHE"] = str(root)
+    return root
+
+
+@pytest.fixture(scope="session")
+def encoder(tuner_cache: Path) -> CachedEncoder:
+    """The default embedding model, loaded once per test session."""
+    return get_encoder("all-MiniLM-L6-v2", tuner_cache)

@@ -1,0 +1,111 @@
+"""Content-addressed on-disk cache for chunks, indexes and candidate lists.
+
+An entry lives at ``<root>/<namespace>/<key>/`` with its payload files and a ``MANIFEST.json``
+holding the sha256 of each payload file. Entries are built in a staging folder and renamed into
+place, so readers never see a partial entry; an entry whose files do not match its manifest
+(a torn copy, a disk error, a hand edit) is discarded and rebuilt, never used. Builders of the
+same key across processes are serialized with a file lock, so concurrent workers on one shared
+filesystem build each entry once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from filelock import FileLock
+
+T = TypeVar("T")
+MANIFEST = "MANIFEST.json"
+
+
+def default_cache_root() -> Path:
+    """``$TUNER_CACHE`` if set, else ``~/.cache/tuner``."""
+    env = os.environ.get("TUNER_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "tuner"
+
+
+def content_key(*parts: Any) -> str:
+    """A stable sha256 key over JSON-serializable parts (dicts are key-sorted)."""
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    builds: int = 0
+    rebuilt_corrupt: int = 0
+    by_namespace: dict[str, int] = field(default_factory=dict)
+
+
+class DiskCache:
+    """Folder-per-entry cache. ``build(folder)`` writes payload files into ``folder``; ``read(folder)`` loads them."""
+
+    def __init__(self, root: str | Path | None = None) -> None:
+        self.root = Path(root) if root is not None else default_cache_root()
+        self.stats = CacheStats()
+
+    def entry_dir(self, namespace: str, key: str) -> Path:
+        return self.root / namespace / key
+
+    def _valid(self, folder: Path) -> bool:
+        manifest_path = folder / MANIFEST
+        try:
+            manifest = json.loads(manifest_path.read_text("utf-8"))
+            files: dict[str, str] = manifest["files"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return False
+        for name, digest in files.items():
+            path = folder / name
+            if not path.is_file() or _file_digest(path) != digest:
+                return False
+        return True
+
+    def get_or_build(
+        self,
+        namespace: str,
+        key: str,
+        build: Callable[[Path], None],
+        read: Callable[[Path], T],
+    ) -> T:
+        folder = self.entry_dir(namespace, key)
+        if self._valid(folder):
+            self.stats.hits += 1
+            return read(folder)
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(folder) + ".lock"):
+            if self._valid(folder):
+                self.stats.hits += 1
+                return read(folder)
+            if folder.exists():
+                self.stats.rebuilt_corrupt += 1
+                shutil.rmtree(folder, ignore_errors=True)
+            staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{key}."))
+            try:
+                build(staging)
+                names = sorted(p.name for p in staging.iterdir() if p.is_file())
+                manifest = {"files": {name: _file_digest(staging / name) for name in names}}
+                (staging / MANIFEST).write_text(json.dumps(manifest, indent=1), "utf-8")
+                os.replace(staging, folder)
+            except BaseException:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
+            self.stats.builds += 1
+            self.stats.by_namespace[namespace] = self.stats.by_namespace.get(namespace, 0) + 1
+        return read(folder)

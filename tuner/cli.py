@@ -1,0 +1,46 @@
+"""The ``tuner`` command line. Each sub-command lives in ``tuner.commands.<name>`` and is listed in COMMANDS."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from tuner.errors import DatasetError, UserError
+
+COMMANDS: dict[str, str] = {
+    "validate": "tuner.commands.validate",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tuner", description="Tune RAG retrieval settings for recall@k and robustness to conflicting content.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(command)
+        command.set_defaults(handler=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except DatasetError as exc:
+        for line in exc.problems:
+            print(line, file=sys.stderr)
+        print(f"tuner: {len(exc.problems)} problem(s) in the dataset; nothing was written", file=sys.stderr)
+        return 2
+    except UserError as exc:
+        print(f"tuner: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tuner: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

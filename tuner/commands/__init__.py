@@ -1,0 +1,4 @@
+"""One module per CLI sub-command: ``HELP``, ``add_arguments(parser)`` and ``run(args) -> exit code``.
+
+Modules import only the standard library at import time so ``tuner --help`` stays fast.
+"""

@@ -1,0 +1,237 @@
+"""Read and validate a dataset folder; every problem becomes one ``file:line: what is wrong`` line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tuner.dataset._model import Conflict, Dataset, Document, GoldenCase, hash_files
+from tuner.errors import DatasetError, UserError
+
+CORPUS = "corpus.jsonl"
+GOLDEN = "golden.jsonl"
+CONFLICTS = "conflicts.jsonl"
+
+_CORPUS_FIELDS = {"doc_id": str, "text": str, "title": str, "metadata": dict}
+_GOLDEN_FIELDS = {
+    "id": str,
+    "question": str,
+    "ground_truth": str,
+    "keypoints": list,
+    "relevant_doc_ids": list,
+    "category": str,
+    "difficulty": str,
+    "wrong_answers": list,
+}
+_CONFLICT_FIELDS = {
+    "doc_id": str,
+    "text": str,
+    "conflicts_with": str,
+    "kind": str,
+    "severity": str,
+    "wrong_values": list,
+    "title": str,
+}
+_TYPE_NAMES = {str: "a string", dict: "an object", list: "a list"}
+
+
+class _Problems:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, where: str, what: str) -> None:
+        self.lines.append(f"{where}: {what}")
+
+
+def _records(path: Path, problems: _Problems) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Yield ``(file:line, record)`` for each well-formed JSON object line; blank lines are skipped."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        problems.add(str(path), f"cannot read: {exc.strerror}")
+        return
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        where = f"{path}:{number}"
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.add(where, f"invalid UTF-8 at byte {exc.start}")
+            continue
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as exc:
+            problems.add(where, f"malformed JSON: {exc.msg} (column {exc.colno})")
+            continue
+        if not isinstance(record, dict):
+            problems.add(where, "expected a JSON object")
+            continue
+        yield where, record
+
+
+def _check_fields(
+    where: str, record: dict[str, Any], fields: dict[str, type], required: tuple[str, ...], problems: _Problems
+) -> bool:
+    ok = True
+    for key in record:
+        if key not in fields and not key.startswith("_"):
+            problems.add(where, f"unknown field '{key}'")
+            ok = False
+    for key, expected in fields.items():
+        if key not in record:
+            if key in required:
+                problems.add(where, f"missing field '{key}'")
+                ok = False
+            continue
+        value = record[key]
+        if not isinstance(value, expected):
+            problems.add(where, f"field '{key}' must be {_TYPE_NAMES[expected]}, got {type(value).__name__}")
+            ok = False
+        elif key in required and expected is str and not value.strip():
+            problems.add(where, f"field '{key}' is empty")
+            ok = False
+    return ok
+
+
+def _string_list(where: str, key: str, value: list[Any], problems: _Problems) -> tuple[str, ...] | None:
+    if not all(isinstance(item, str) and item.strip() for item in value):
+        problems.add(where, f"field '{key}' must be a list of non-empty strings")
+        return None
+    return tuple(value)
+
+
+def _keypoints(where: str, value: list[Any], problems: _Problems) -> tuple[tuple[str, ...], ...] | None:
+    keypoints: list[tuple[str, ...]] = []
+    for index, item in enumerate(value):
+        if isinstance(item, str) and item.strip():
+            keypoints.append((item,))
+        elif isinstance(item, list) and item and all(isinstance(a, str) and a.strip() for a in item):
+            keypoints.append(tuple(item))
+        else:
+            problems.add(where, f"keypoints[{index}] must be a non-empty string or a non-empty list of aliases")
+            return None
+    return tuple(keypoints)
+
+
+def _load_corpus(path: Path, problems: _Problems) -> list[Document]:
+    documents: list[Document] = []
+    seen: dict[str, str] = {}
+    for where, record in _records(path, problems):
+        if not _check_fields(where, record, _CORPUS_FIELDS, ("doc_id", "text"), problems):
+            continue
+        doc_id = record["doc_id"]
+        if doc_id in seen:
+            problems.add(where, f"duplicate doc_id '{doc_id}' (first at {seen[doc_id]})")
+            continue
+        seen[doc_id] = where
+        documents.append(Document(doc_id, record["text"], record.get("title", ""), record.get("metadata", {})))
+    if not documents and not problems.lines:
+        problems.add(str(path), "no documents")
+    return documents
+
+
+def _load_golden(path: Path, doc_ids: set[str], problems: _Problems) -> list[GoldenCase]:
+    cases: list[GoldenCase] = []
+    seen: dict[str, str] = {}
+    required = ("id", "question", "ground_truth", "keypoints", "relevant_doc_ids")
+    for where, record in _records(path, problems):
+        if not _check_fields(where, record, _GOLDEN_FIELDS, required, problems):
+            continue
+        case_id = record["id"]
+        if case_id in seen:
+            problems.add(where, f"duplicate id '{case_id}' (first at {seen[case_id]})")
+            continue
+        seen[case_id] = where
+        keypoints = _keypoints(where, record["keypoints"], problems)
+        relevant = _string_list(where, "relevant_doc_ids", record["relevant_doc_ids"], problems)
+        wrong = _string_list(where, "wrong_answers", record.get("wrong_answers", []), problems)
+        if keypoints is None or relevant is None or wrong is None:
+            continue
+        if not relevant:
+            problems.add(where, "field 'relevant_doc_ids' is empty")
+            continue
+        unknown = [doc_id for doc_id in relevant if doc_id not in doc_ids]
+        if unknown:
+            problems.add(where, f"relevant_doc_ids name unknown documents: {', '.join(unknown)}")
+            continue
+        cases.append(
+            GoldenCase(
+                id=case_id,
+                question=record["question"],
+                ground_truth=record["ground_truth"],
+                keypoints=keypoints,
+                relevant_doc_ids=relevant,
+                category=record.get("category") or "uncategorized",
+                difficulty=record.get("difficulty") or "unspecified",
+                wrong_answers=wrong,
+            )
+        )
+    if not cases and not problems.lines:
+        problems.add(str(path), "no golden questions")
+    return cases
+
+
+def _load_conflicts(path: Path, doc_ids: set[str], problems: _Problems) -> list[Conflict]:
+    conflicts: list[Conflict] = []
+    seen: dict[str, str] = {}
+    for where, record in _records(path, problems):
+        if not _check_fields(where, record, _CONFLICT_FIELDS, ("doc_id", "text", "conflicts_with"), problems):
+            continue
+        doc_id = record["doc_id"]
+        if doc_id in seen:
+            problems.add(where, f"duplicate doc_id '{doc_id}' (first at {seen[doc_id]})")
+            continue
+        if doc_id in doc_ids:
+            problems.add(where, f"doc_id '{doc_id}' is also a corpus document")
+            continue
+        seen[doc_id] = where
+        if record["conflicts_with"] not in doc_ids:
+            problems.add(where, f"conflicts_with names unknown document '{record['conflicts_with']}'")
+            continue
+        wrong = _string_list(where, "wrong_values", record.get("wrong_values", []), problems)
+        if wrong is None:
+            continue
+        conflicts.append(
+            Conflict(
+                doc_id=doc_id,
+                text=record["text"],
+                conflicts_with=record["conflicts_with"],
+                kind=record.get("kind") or "unspecified",
+                severity=record.get("severity") or "unspecified",
+                wrong_values=wrong,
+                title=record.get("title", ""),
+            )
+        )
+    return conflicts
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Load and validate a dataset folder.
+
+    Raises :class:`DatasetError` listing every problem found (``file:line: what is wrong``), so
+    nothing downstream ever sees, or writes anything from, a partly valid dataset.
+
+    >>> ds = load_dataset("data/demo")  # doctest: +SKIP
+    >>> ds.summary()  # doctest: +SKIP
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise UserError(f"{root}: dataset folder not found")
+    problems = _Problems()
+    for required in (CORPUS, GOLDEN):
+        if not (root / required).is_file():
+            problems.add(str(root / required), "missing (a dataset folder needs corpus.jsonl and golden.jsonl)")
+    if problems.lines:
+        raise DatasetError(problems.lines)
+    corpus = _load_corpus(root / CORPUS, problems)
+    doc_ids = {doc.doc_id for doc in corpus}
+    golden = _load_golden(root / GOLDEN, doc_ids, problems)
+    conflicts_path = root / CONFLICTS
+    conflicts = _load_conflicts(conflicts_path, doc_ids, problems) if conflicts_path.is_file() else []
+    if problems.lines:
+        raise DatasetError(problems.lines)
+    files = [root / CORPUS, root / GOLDEN] + ([conflicts_path] if conflicts_path.is_file() else [])
+    return Dataset(root, tuple(corpus), tuple(golden), tuple(conflicts), hash_files(files))

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+Keypoint = tuple[str, ...]
+"""A checkable fact of the reference answer: one or more aliases, any one of which counts."""
+
+
+@dataclass(frozen=True)
+class Document:
+    doc_id: str
+    text: str
+    title: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A document that contradicts the corpus document ``conflicts_with`` (stale version, corrupted copy)."""
+
+    doc_id: str
+    text: str
+    conflicts_with: str
+    kind: str = "unspecified"
+    severity: str = "unspecified"
+    wrong_values: tuple[str, ...] = ()
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class GoldenCase:
+    id: str
+    question: str
+    ground_truth: str
+    keypoints: tuple[Keypoint, ...]
+    relevant_doc_ids: tuple[str, ...]
+    category: str = "uncategorized"
+    difficulty: str = "unspecified"
+    wrong_answers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A validated dataset folder: corpus, golden questions and (optional) conflicting documents."""
+
+    path: Path
+    corpus: tuple[Document, ...]
+    golden: tuple[GoldenCase, ...]
+    conflicts: tuple[Conflict, ...] = ()
+    content_hash: str = ""
+
+    @property
+    def retrieval_only(self) -> bool:
+        """True when no golden case has keypoints: only retrieval metrics can be computed."""
+        return all(not case.keypoints for case in self.golden)
+
+    def summary(self) -> str:
+        kinds = sorted({c.category for c in self.golden})
+        return (
+            f"{len(self.corpus)} documents, {len(self.golden)} golden questions, "
+            f"{len(self.conflicts)} conflicting documents, "
+            f"{sum(len(c.keypoints) for c in self.golden)} keypoints, categories: {', '.join(kinds)}"
+        )
+
+
+def hash_files(paths: list[Path]) -> str:
+    """sha256 over the bytes of the given files (in order), so a dataset's identity follows its content."""
+    digest = hashlib.sha256()
+    for path in paths:
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()

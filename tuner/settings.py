@@ -1,0 +1,49 @@
+"""Retrieval settings: the knobs a study turns, validated once and passed as one typed object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tuner.errors import UserError
+
+DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
+DEFAULT_RERANKER = "embedding-maxsim"
+
+
+class RetrievalSettings(BaseModel):
+    """One retrieval configuration.
+
+    ``chunk_size`` is counted in words (whitespace-separated tokens) and ``chunk_overlap`` is the
+    fraction of a chunk repeated at the start of the next one. ``relevance_threshold`` applies to the
+    normalized final score in [0, 1] (see ``tuner.retrieval``); ``rerank_strength`` blends first-stage
+    and reranker scores (0 = first stage only, 1 = reranker only).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    top_k: int = Field(5, ge=1, le=1000)
+    relevance_threshold: float = Field(0.0, ge=0.0, le=1.0)
+    rerank_strength: float = Field(0.0, ge=0.0, le=1.0)
+    chunk_size: int = Field(200, ge=8, le=100_000)
+    chunk_overlap: float = Field(0.0, ge=0.0, lt=0.9)
+    retriever: str = "hybrid"
+    hybrid_weight: float = Field(0.5, ge=0.0, le=1.0, description="weight of the dense score in hybrid fusion")
+    candidate_depth: int = Field(50, ge=1, le=10_000, description="first-stage candidates kept and reranked")
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    reranker: str = DEFAULT_RERANKER
+
+    @property
+    def chunking(self) -> tuple[int, float]:
+        return (self.chunk_size, self.chunk_overlap)
+
+
+def settings_from_mapping(values: dict[str, Any], source: str) -> RetrievalSettings:
+    """Validate user-provided settings; a bad key or value becomes one line naming ``source`` and the key."""
+    try:
+        return RetrievalSettings(**values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first["loc"]) or "settings"
+        raise UserError(f"{source}: {key}: {first['msg']}") from None
