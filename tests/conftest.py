@@ -23,3 +23,10 @@ def tuner_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def encoder(tuner_cache: Path) -> CachedEncoder:
     """The default embedding model, loaded once per test session."""
     return get_encoder("all-MiniLM-L6-v2", tuner_cache)
+
+
+@pytest.fixture(scope="session")
+def tiny_dataset_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.tiny_dataset import write_tiny_dataset
+
+    return write_tiny_dataset(tmp_path_factory.mktemp("tiny"))

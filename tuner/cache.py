@@ -89,7 +89,9 @@ class DiskCache:
             self.stats.hits += 1
             return read(folder)
         folder.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(folder) + ".lock"):
+        locks = self.root / ".locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(locks / f"{namespace}-{key}.lock")):
             if self._valid(folder):
                 self.stats.hits += 1
                 return read(folder)

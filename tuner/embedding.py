@@ -12,12 +12,16 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from tuner.cache import default_cache_root
 from tuner.errors import UserError
+from tuner.progress import Task
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 _BUILTIN_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
 
@@ -54,24 +58,33 @@ def resolve_model_path(name: str) -> str:
 
 
 class SentenceTransformerEncoder:
-    """A sentence-transformers bi-encoder on the CPU; ``texts_encoded`` counts texts actually run."""
+    """A sentence-transformers bi-encoder on the CPU, loaded on first use; ``texts_encoded`` counts texts run."""
 
     def __init__(self, name: str, batch_size: int = 64) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from sentence_transformers import SentenceTransformer
-
         self.model_id = name
         self.batch_size = batch_size
-        self._model = SentenceTransformer(resolve_model_path(name), device="cpu")
-        self.dim = int(self._model.get_sentence_embedding_dimension() or 0)
         self.texts_encoded = 0
+        self._path = resolve_model_path(name)
+        self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
+
+    def _loaded(self) -> SentenceTransformer:
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(self._path, device="cpu")
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        return int(self._loaded().get_sentence_embedding_dimension() or 0)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            vectors = self._model.encode(
+            vectors = self._loaded().encode(
                 list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
             )
             self.texts_encoded += len(texts)
@@ -133,18 +146,27 @@ class CachedEncoder:
     def texts_encoded(self) -> int:
         return self.inner.texts_encoded
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        hashes = [_text_hash(t) for t in texts]
-        found = self.store.get_many(self.model_id, sorted(set(hashes)))
-        missing: dict[str, str] = {h: t for h, t in zip(hashes, texts) if h not in found}
-        if missing:
-            order = list(missing)
-            vectors = self.inner.encode([missing[h] for h in order])
-            fresh = dict(zip(order, vectors))
-            self.store.put_many(self.model_id, fresh)
-            found.update(fresh)
+    def missing(self, texts: Sequence[str]) -> list[str]:
+        """The distinct texts of ``texts`` that have no stored vector for this model yet."""
+        distinct = {_text_hash(t): t for t in texts}
+        found = self.store.get_many(self.model_id, sorted(distinct))
+        return [t for h, t in distinct.items() if h not in found]
+
+    def encode(self, texts: Sequence[str], task: Task | None = None, batch: int = 512) -> np.ndarray:
+        """Vectors for ``texts``; unseen texts are encoded in batches (``task`` advances per text)."""
         if not texts:
             return np.zeros((0, self.inner.dim), dtype=np.float32)
+        hashes = [_text_hash(t) for t in texts]
+        found = self.store.get_many(self.model_id, sorted(set(hashes)))
+        missing = {h: t for h, t in zip(hashes, texts) if h not in found}
+        order = list(missing)
+        for start in range(0, len(order), batch):
+            part = order[start : start + batch]
+            fresh = dict(zip(part, self.inner.encode([missing[h] for h in part])))
+            self.store.put_many(self.model_id, fresh)
+            found.update(fresh)
+            if task is not None:
+                task.advance(len(part))
         return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
 
 

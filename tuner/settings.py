@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -28,7 +28,8 @@ class RetrievalSettings(BaseModel):
     rerank_strength: float = Field(0.0, ge=0.0, le=1.0)
     chunk_size: int = Field(200, ge=8, le=100_000)
     chunk_overlap: float = Field(0.0, ge=0.0, lt=0.9)
-    retriever: str = "hybrid"
+    retriever: Literal["bm25", "dense", "hybrid"] = "hybrid"
+    dense_index: Literal["flat", "hnsw"] = "flat"
     hybrid_weight: float = Field(0.5, ge=0.0, le=1.0, description="weight of the dense score in hybrid fusion")
     candidate_depth: int = Field(50, ge=1, le=10_000, description="first-stage candidates kept and reranked")
     embedding_model: str = DEFAULT_EMBEDDING_MODEL

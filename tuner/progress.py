@@ -1,0 +1,64 @@
+"""Progress for long work: a small interface, a rich implementation for the terminal, a silent one for code."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Protocol
+
+
+class Reporter(Protocol):
+    def stage(self, message: str) -> None:
+        """A one-line note that a step started or finished."""
+        ...
+
+    @contextmanager
+    def task(self, description: str, total: int) -> Iterator[Task]:
+        """A bar for ``total`` units of work; advance it with ``task.advance(n)``."""
+        ...
+
+
+class Task(Protocol):
+    def advance(self, amount: int = 1) -> None: ...
+
+
+class _NullTask:
+    def advance(self, amount: int = 1) -> None:
+        return None
+
+
+class SilentReporter:
+    def stage(self, message: str) -> None:
+        return None
+
+    @contextmanager
+    def task(self, description: str, total: int) -> Iterator[Task]:
+        yield _NullTask()
+
+
+class RichReporter:
+    """Progress bars and stage lines on stderr, so stdout stays clean for ``--json`` output."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True, highlight=False)
+
+    def stage(self, message: str) -> None:
+        self.console.print(f"[dim]·[/dim] {message}")
+
+    @contextmanager
+    def task(self, description: str, total: int) -> Iterator[Task]:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=self.console, transient=True, disable=not sys.stderr.isatty()) as bar:
+            task_id = bar.add_task(description, total=total)
+
+            class _Task:
+                def advance(self, amount: int = 1) -> None:
+                    bar.advance(task_id, amount)
+
+            yield _Task()
+        self.stage(f"{description}: {total} done")

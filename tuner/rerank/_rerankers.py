@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+import numpy as np
+
+from tuner.chunking import split_sentences
+from tuner.embedding import CachedEncoder, resolve_model_path
+from tuner.errors import UserError
+
+
+class Reranker(Protocol):
+    model_id: str
+
+    def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        """Scores in [0, 1], one per passage."""
+        ...
+
+
+class EmbeddingMaxSimReranker:
+    """Max over sentences of cosine(question, sentence), with the embedding model already in use."""
+
+    def __init__(self, encoder: CachedEncoder) -> None:
+        self._encoder = encoder
+        self.model_id = f"embedding-maxsim:{encoder.model_id}"
+
+    def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        sentences = [split_sentences(p) or [p] for p in passages]
+        flat = [s for group in sentences for s in group]
+        if not flat:
+            return np.zeros(0, dtype=np.float32)
+        vectors = self._encoder.encode(flat)
+        similarity = vectors @ self._encoder.encode([query])[0]
+        bounds = np.cumsum([0] + [len(group) for group in sentences])
+        best = [similarity[start:end].max() for start, end in zip(bounds[:-1], bounds[1:])]
+        return np.asarray(best, dtype=np.float32).clip(0.0, 1.0)
+
+
+class CrossEncoderReranker:
+    """A sentence-transformers CrossEncoder loaded from a local folder or the local Hugging Face cache.
+
+    The sigmoid is set explicitly so models whose default head returns raw logits also land in [0, 1].
+    """
+
+    def __init__(self, name: str) -> None:
+        from sentence_transformers import CrossEncoder
+
+        self.model_id = f"cross-encoder:{name}"
+        self._model = CrossEncoder(resolve_model_path(name), device="cpu")
+
+    def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
+        if not passages:
+            return np.zeros(0, dtype=np.float32)
+        import torch
+
+        scores = self._model.predict(
+            [(query, p) for p in passages], activation_fn=torch.nn.Sigmoid(), show_progress_bar=False
+        )
+        scores = np.asarray(scores, dtype=np.float32)
+        return scores[:, -1] if scores.ndim > 1 else scores
+
+
+RERANKERS: dict[str, Callable[[str, CachedEncoder], Reranker]] = {
+    "embedding-maxsim": lambda _arg, encoder: EmbeddingMaxSimReranker(encoder),
+    "cross-encoder": lambda arg, _encoder: CrossEncoderReranker(arg),
+}
+
+
+def build_reranker(spec: str, encoder: CachedEncoder) -> Reranker:
+    """``embedding-maxsim`` or ``cross-encoder:NAME_OR_PATH``."""
+    name, _, arg = spec.partition(":")
+    if name not in RERANKERS:
+        raise UserError(f"unknown reranker '{spec}' (known: {', '.join(sorted(RERANKERS))})")
+    if name == "cross-encoder" and not arg:
+        raise UserError("reranker 'cross-encoder' needs a model: cross-encoder:NAME_OR_PATH")
+    return RERANKERS[name](arg, encoder)

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from tuner.cache import DiskCache
+    from tuner.retrieval._table import ChunkTable
+    from tuner.settings import RetrievalSettings
+
+
+@dataclass(frozen=True)
+class Hits:
+    """Per query, the chunk indices (−1 = empty slot) and normalized scores in [0, 1], best first."""
+
+    indices: np.ndarray
+    scores: np.ndarray
+
+
+class FirstStage(Protocol):
+    """A first-stage retriever over one chunk table. Scores are normalized to [0, 1] (see module docs)."""
+
+    def search(self, queries: Sequence[str], depth: int, allowed: np.ndarray | None) -> Hits:
+        """Top ``depth`` chunks per query among chunks where ``allowed`` is True (all when None)."""
+        ...
+
+    def score(self, query: str, indices: np.ndarray) -> np.ndarray:
+        """Normalized scores of the given chunks for one query."""
+        ...
+
+
+RetrieverFactory = Callable[["ChunkTable", "RetrievalSettings", "DiskCache"], FirstStage]
+RETRIEVERS: dict[str, RetrieverFactory] = {}
+
+
+def register_retriever(name: str) -> Callable[[RetrieverFactory], RetrieverFactory]:
+    def wrap(factory: RetrieverFactory) -> RetrieverFactory:
+        RETRIEVERS[name] = factory
+        return factory
+
+    return wrap
+
+
+def top_k_rows(scores: np.ndarray, depth: int) -> Hits:
+    """Best ``depth`` columns per row of a score matrix (−inf marks excluded chunks), ties by index."""
+    n_rows, n_cols = scores.shape
+    take = min(depth, n_cols)
+    indices = np.full((n_rows, depth), -1, dtype=np.int64)
+    values = np.zeros((n_rows, depth), dtype=np.float32)
+    for row in range(n_rows):
+        order = np.lexsort((np.arange(n_cols), -scores[row]))[:take]
+        order = order[np.isfinite(scores[row, order])]
+        indices[row, : len(order)] = order
+        values[row, : len(order)] = scores[row, order]
+    return Hits(indices, values)

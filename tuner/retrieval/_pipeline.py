@@ -1,0 +1,186 @@
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tuner.cache import DiskCache, content_key
+from tuner.chunking import Chunk
+from tuner.dataset import Dataset
+from tuner.embedding import CachedEncoder, get_encoder
+from tuner.errors import UserError
+from tuner.progress import Reporter, SilentReporter
+from tuner.rerank import Reranker, build_reranker
+from tuner.retrieval._base import RETRIEVERS, FirstStage
+from tuner.retrieval._ranking import final_ranking
+from tuner.retrieval._table import ChunkTable, load_chunk_table
+from tuner.settings import RetrievalSettings
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """First-stage candidates of every golden question at the full candidate depth (−1 = empty slot)."""
+
+    indices: np.ndarray
+    scores: np.ndarray
+    key: str
+
+
+@dataclass(frozen=True)
+class RetrievedContext:
+    """The final context of one golden case: chunks in rank order with their final scores."""
+
+    case_id: str
+    chunks: tuple[Chunk, ...]
+    scores: tuple[float, ...]
+
+    @property
+    def doc_ids(self) -> list[str]:
+        return [c.doc_id for c in self.chunks]
+
+    @property
+    def passages(self) -> list[str]:
+        return [c.passage for c in self.chunks]
+
+
+def _save_arrays(folder: Path, **arrays: np.ndarray) -> None:
+    np.savez(folder / "arrays.npz", **arrays)
+
+
+def _load_arrays(folder: Path) -> dict[str, np.ndarray]:
+    with np.load(folder / "arrays.npz") as data:
+        return {name: data[name] for name in data.files}
+
+
+class RetrievalPipeline:
+    """Retrieval over one dataset for any :class:`RetrievalSettings`, with every expensive step cached.
+
+    Per chunk configuration the chunks (and their embeddings, per text) are computed once; per
+    (chunk configuration, retriever, index view) the candidates of every golden question are computed
+    once at ``candidate_depth``; per reranker their rerank scores once. A settings change that only
+    touches ``top_k``, ``relevance_threshold`` or ``rerank_strength`` is then pure array work.
+
+    >>> pipeline = RetrievalPipeline(load_dataset("data/demo"))  # doctest: +SKIP
+    >>> contexts = pipeline.retrieve(RetrievalSettings(top_k=4))  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        cache: DiskCache | None = None,
+        reporter: Reporter | None = None,
+        encoder: CachedEncoder | None = None,
+    ) -> None:
+        self.dataset = dataset
+        self.cache = cache or DiskCache()
+        self.reporter = reporter or SilentReporter()
+        self.queries = [case.question for case in dataset.golden]
+        self._encoder = encoder
+        self._tables: dict[tuple[int, float], ChunkTable] = {}
+        self._retrievers: dict[tuple[object, ...], FirstStage] = {}
+        self._candidates: dict[tuple[object, ...], Candidates] = {}
+        self._rerank: dict[tuple[str, str], np.ndarray] = {}
+        self._rerankers: dict[str, Reranker] = {}
+
+    def encoder(self, settings: RetrievalSettings) -> CachedEncoder:
+        if self._encoder is None or self._encoder.model_id != settings.embedding_model:
+            self._encoder = get_encoder(settings.embedding_model, self.cache.root)
+        return self._encoder
+
+    def table(self, settings: RetrievalSettings) -> ChunkTable:
+        if settings.chunking not in self._tables:
+            self._tables[settings.chunking] = load_chunk_table(
+                self.dataset, settings.chunk_size, settings.chunk_overlap, self.cache, self.encoder(settings)
+            )
+        return self._tables[settings.chunking]
+
+    def _embed_table(self, table: ChunkTable) -> None:
+        todo = table.encoder.missing(table.passages)
+        if todo:
+            with self.reporter.task(f"embedding {len(todo)} new chunks", len(todo)) as task:
+                table.encoder.encode(todo, task=task)
+
+    def retriever(self, settings: RetrievalSettings) -> FirstStage:
+        key = (settings.chunking, settings.retriever, settings.dense_index, settings.hybrid_weight, settings.embedding_model)
+        if key not in self._retrievers:
+            table = self.table(settings)
+            if settings.retriever != "bm25":
+                self._embed_table(table)
+            self._retrievers[key] = RETRIEVERS[settings.retriever](table, settings, self.cache)
+        return self._retrievers[key]
+
+    def _candidate_key(self, settings: RetrievalSettings, view: str) -> tuple[object, ...]:
+        model = settings.embedding_model if settings.retriever != "bm25" else ""
+        return (
+            self.dataset.content_hash,
+            settings.chunking,
+            settings.retriever,
+            settings.dense_index,
+            settings.hybrid_weight if settings.retriever == "hybrid" else None,
+            model,
+            view,
+            settings.candidate_depth,
+        )
+
+    def candidates(self, settings: RetrievalSettings, view: str = "clean") -> Candidates:
+        """Candidates of every golden question for ``settings`` in index ``view`` (see ``ChunkTable.mask``)."""
+        memo = self._candidate_key(settings, view)
+        if memo not in self._candidates:
+            key = content_key("candidates", *memo)
+
+            def build(folder: Path) -> None:
+                table = self.table(settings)
+                hits = self.retriever(settings).search(self.queries, settings.candidate_depth, table.mask(view))
+                _save_arrays(folder, indices=hits.indices, scores=hits.scores)
+
+            arrays = self.cache.get_or_build("candidates", key, build, _load_arrays)
+            self._candidates[memo] = Candidates(arrays["indices"], arrays["scores"], key)
+        return self._candidates[memo]
+
+    def rerank_scores(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray:
+        candidates = self.candidates(settings, view)
+        memo = (candidates.key, settings.reranker)
+        if memo not in self._rerank:
+            key = content_key("rerank", candidates.key, settings.reranker, settings.embedding_model)
+
+            def build(folder: Path) -> None:
+                table = self.table(settings)
+                reranker = self.reranker(settings)
+                scores = np.zeros(candidates.indices.shape, dtype=np.float32)
+                with self.reporter.task(f"reranking with {reranker.model_id}", len(self.queries)) as task:
+                    for row, query in enumerate(self.queries):
+                        valid = candidates.indices[row] >= 0
+                        passages = [table.passages[i] for i in candidates.indices[row][valid]]
+                        scores[row, valid] = reranker.score(query, passages)
+                        task.advance()
+                _save_arrays(folder, scores=scores)
+
+            self._rerank[memo] = self.cache.get_or_build("rerank", key, build, _load_arrays)["scores"]
+        return self._rerank[memo]
+
+    def reranker(self, settings: RetrievalSettings) -> Reranker:
+        if settings.reranker not in self._rerankers:
+            self._rerankers[settings.reranker] = build_reranker(settings.reranker, self.encoder(settings))
+        return self._rerankers[settings.reranker]
+
+    def retrieve(self, settings: RetrievalSettings, view: str = "clean") -> list[RetrievedContext]:
+        """The final context of every golden case, in dataset order."""
+        if settings.top_k > settings.candidate_depth:
+            raise UserError(f"top_k ({settings.top_k}) exceeds candidate_depth ({settings.candidate_depth})")
+        candidates = self.candidates(settings, view)
+        rerank = self.rerank_scores(settings, view) if settings.rerank_strength > 0 else None
+        table = self.table(settings)
+        contexts = []
+        for row, case in enumerate(self.dataset.golden):
+            chosen, scores = final_ranking(
+                candidates.indices[row],
+                candidates.scores[row],
+                None if rerank is None else rerank[row],
+                settings.rerank_strength,
+                settings.relevance_threshold,
+                settings.top_k,
+            )
+            chunks = tuple(table.chunks[i] for i in chosen)
+            contexts.append(RetrievedContext(case.id, chunks, tuple(float(s) for s in scores)))
+        return contexts

@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from tuner.cache import DiskCache, content_key
+from tuner.chunking import CONFLICT, Chunk, chunk_dataset
+from tuner.dataset import Dataset
+from tuner.embedding import CachedEncoder
+
+
+@dataclass
+class ChunkTable:
+    """All chunks of one chunk configuration (corpus and conflicting documents in one index)."""
+
+    chunks: list[Chunk]
+    key: str
+    encoder: CachedEncoder
+    _embeddings: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.doc_ids = np.array([c.doc_id for c in self.chunks], dtype=object)
+        self.is_conflict = np.array([c.source == CONFLICT for c in self.chunks], dtype=bool)
+        self.passages = [c.passage for c in self.chunks]
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+    def embeddings(self) -> np.ndarray:
+        """Normalized passage embeddings, reused per passage text from the embedding store."""
+        if self._embeddings is None:
+            self._embeddings = self.encoder.encode(self.passages)
+        return self._embeddings
+
+    def mask(self, view: str) -> np.ndarray | None:
+        """Chunks visible in an index view: ``clean`` (corpus only), ``all``, or ``kind=K[,severity=S]``
+        (the corpus plus the conflicting documents whose metadata match). ``None`` means every chunk."""
+        if view == "all":
+            return None
+        if view == "clean":
+            return ~self.is_conflict
+        wanted = dict(part.split("=", 1) for part in view.split(","))
+        unknown = set(wanted) - {"kind", "severity"}
+        if unknown:
+            raise ValueError(f"unknown index view filter {sorted(unknown)} in '{view}'")
+        selected = np.array(
+            [all(getattr(c, name) == value for name, value in wanted.items()) for c in self.chunks], dtype=bool
+        )
+        return ~self.is_conflict | (self.is_conflict & selected)
+
+
+def _write_chunks(chunks: list[Chunk], folder: Path) -> None:
+    lines = [json.dumps(chunk.__dict__, ensure_ascii=False) for chunk in chunks]
+    (folder / "chunks.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+
+
+def _read_chunks(folder: Path) -> list[Chunk]:
+    text = (folder / "chunks.jsonl").read_text("utf-8")
+    return [Chunk(**json.loads(line)) for line in text.splitlines() if line]
+
+
+def load_chunk_table(
+    dataset: Dataset, chunk_size: int, chunk_overlap: float, cache: DiskCache, encoder: CachedEncoder
+) -> ChunkTable:
+    key = content_key("chunks", dataset.content_hash, chunk_size, chunk_overlap)
+    chunks = cache.get_or_build(
+        "chunks", key, lambda folder: _write_chunks(chunk_dataset(dataset, chunk_size, chunk_overlap), folder), _read_chunks
+    )
+    return ChunkTable(chunks, key, encoder)
