@@ -1,0 +1,77 @@
+"""Keypoint faithfulness of one answer, from the judge's per-keypoint verdicts."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, Protocol
+
+SUPPORTED: Final = "supported"
+CONTRADICTED: Final = "contradicted"
+ABSENT: Final = "absent"
+ANSWER_VERDICTS: Final = frozenset({SUPPORTED, CONTRADICTED, ABSENT})
+DEFAULT_MISSING_REASON: Final = "missing"
+
+
+class KeypointVerdict(Protocol):
+    """What the metrics read from a judge verdict on one keypoint.
+
+    ``answer`` says whether the answer states the keypoint ("supported"), states something that
+    contradicts it ("contradicted") or does not state it ("absent"); None when the judge gave no usable
+    verdict, in which case ``missing_reason`` says why (timeout, parse failure, empty answer, ...).
+    """
+
+    @property
+    def answer(self) -> str | None: ...
+
+    @property
+    def missing_reason(self) -> str | None: ...
+
+
+def missing_reason(verdicts: Sequence[KeypointVerdict]) -> str | None:
+    """The reason of the first missing verdict ("missing" when the judge gave none), None if all are present.
+
+    A case whose faithfulness is None is reported under this reason, never as a score of 0.
+    """
+    for verdict in verdicts:
+        if verdict.answer is None:
+            return verdict.missing_reason or DEFAULT_MISSING_REASON
+    return None
+
+
+def answer_verdicts(verdicts: Sequence[KeypointVerdict]) -> list[str] | None:
+    """The answer verdict of every keypoint, or None if any is missing; unknown labels are bugs and raise."""
+    if not verdicts:
+        raise ValueError("answer metrics need at least one keypoint verdict")
+    labels = [verdict.answer for verdict in verdicts]
+    unknown = {label for label in labels if label is not None and label not in ANSWER_VERDICTS}
+    if unknown:
+        raise ValueError(f"unknown answer verdict(s) {sorted(unknown)}; expected one of {sorted(ANSWER_VERDICTS)}")
+    if any(label is None for label in labels):
+        return None
+    return [label for label in labels if label is not None]
+
+
+def faithful(verdicts: Sequence[KeypointVerdict]) -> float | None:
+    """faithful = |{i : answer_i = supported}| / |keypoints|; None if any keypoint verdict is missing.
+
+    The share of the reference keypoints that the answer states correctly.
+
+    >>> from types import SimpleNamespace as V
+    >>> faithful([V(answer="supported", missing_reason=None), V(answer="absent", missing_reason=None)])
+    0.5
+    """
+    labels = answer_verdicts(verdicts)
+    if labels is None:
+        return None
+    return labels.count(SUPPORTED) / len(labels)
+
+
+def contradicted_share(verdicts: Sequence[KeypointVerdict]) -> float | None:
+    """contradicted = |{i : answer_i = contradicted}| / |keypoints|; None if any verdict is missing.
+
+    The share of keypoints the answer gets actively wrong (as opposed to leaving them out).
+    """
+    labels = answer_verdicts(verdicts)
+    if labels is None:
+        return None
+    return labels.count(CONTRADICTED) / len(labels)

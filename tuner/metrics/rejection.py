@@ -1,0 +1,52 @@
+"""Rejection: the answer abstains instead of answering (the desired outcome for v4 all-noise contexts)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Final
+
+ABSTENTION_PHRASES: Final[tuple[str, ...]] = (
+    "i don't know",
+    "i do not know",
+    "cannot be determined from the context",
+    "can't be determined from the context",
+    "cannot be answered from the context",
+    "not enough information",
+    "insufficient information",
+    "the context does not contain",
+    "the context does not provide",
+    "the context does not mention",
+    "i cannot answer",
+    "i can't answer",
+    "unable to answer",
+)
+
+_APOSTROPHES = re.compile(r"['\u2018\u2019\u02bc`]")
+_NON_WORD = re.compile(r"[^\w]+")
+
+
+def normalize(text: str) -> str:
+    """Casefold, drop apostrophes (so "don't", "don’t" and "dont" agree), turn other punctuation into spaces."""
+    without_apostrophes = _APOSTROPHES.sub("", text.casefold())
+    return " ".join(_NON_WORD.sub(" ", without_apostrophes).split())
+
+
+def rejected(answer_text: str, phrases: Iterable[str] = ABSTENTION_PHRASES) -> bool:
+    """rejected = ∃ p ∈ phrases: normalize(p) occurs as whole words in normalize(answer_text).
+
+    The v4 rejection rate is the mean of this flag over v4 answers. An empty answer is not an
+    abstention: callers record it as missing ("empty answer"). A phrase that normalizes to nothing
+    would match every answer and raises ``ValueError``.
+
+    >>> rejected("I don’t know, the context does not say.")
+    True
+    """
+    padded = f" {normalize(answer_text)} "
+    for phrase in phrases:
+        needle = normalize(phrase)
+        if not needle:
+            raise ValueError(f"abstention phrase {phrase!r} is empty after normalization")
+        if f" {needle} " in padded:
+            return True
+    return False

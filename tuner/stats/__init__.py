@@ -1,0 +1,31 @@
+"""Statistics over cases: means with n/N and missing-by-reason, intervals, paired tests, the noise floor.
+
+Every function is pure; formulas are in the docstrings and in docs/metrics.md.
+"""
+
+from __future__ import annotations
+
+from tuner.stats._estimate import CiMethod, Estimate, by_group, mean_estimate
+from tuner.stats._noise import VarianceDecomposition, min_detectable_difference, variance_decomposition
+from tuner.stats._resampling import PairedDifference, bootstrap_ci, paired_bootstrap_diff, ratio_of_means_ci
+from tuner.stats._sequential import SpendingKind, alpha_spending, alpha_spending_schedule, one_sided_margin_test
+from tuner.stats._wilson import wilson_interval
+
+__all__ = [
+    "CiMethod",
+    "Estimate",
+    "PairedDifference",
+    "SpendingKind",
+    "VarianceDecomposition",
+    "alpha_spending",
+    "alpha_spending_schedule",
+    "bootstrap_ci",
+    "by_group",
+    "mean_estimate",
+    "min_detectable_difference",
+    "one_sided_margin_test",
+    "paired_bootstrap_diff",
+    "ratio_of_means_ci",
+    "variance_decomposition",
+    "wilson_interval",
+]
