@@ -9,7 +9,6 @@ words is one chunk whatever the overlap, which lets its embedding be shared acro
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tuner.dataset import Dataset
@@ -74,7 +73,3 @@ def chunk_dataset(dataset: Dataset, chunk_size: int, chunk_overlap: float) -> li
 def split_sentences(text: str) -> list[str]:
     """Sentences of a passage (split after . ! ? or a line break), empty pieces dropped."""
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
-
-
-def unique(items: Iterable[str]) -> list[str]:
-    return list(dict.fromkeys(items))

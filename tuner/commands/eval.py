@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import argparse
+import json
+
+from tuner.commands._common import add_dataset_argument, add_settings_arguments, settings_from_args
+
+HELP = "Evaluate retrieval for one configuration: hit@k, MRR, recall@k, context precision (no LLM)."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_dataset_argument(parser)
+    add_settings_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tuner.dataset import load_dataset, resolve_dataset
+    from tuner.evaluation import evaluate_retrieval
+    from tuner.evaluation.render import retrieval_table
+    from tuner.progress import RichReporter
+    from tuner.retrieval import RetrievalPipeline
+
+    settings = settings_from_args(args)
+    dataset = load_dataset(resolve_dataset(args.dataset))
+    reporter = RichReporter()
+    if dataset.retrieval_only:
+        reporter.stage("dataset has no keypoints: retrieval-only (no faithfulness metrics)")
+    report = evaluate_retrieval(RetrievalPipeline(dataset, reporter=reporter), settings)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        reporter.console.print(retrieval_table(report), soft_wrap=True)
+    return 0

@@ -1,0 +1,90 @@
+"""Retrieval evaluation of one configuration: every retrieval metric per case, mean with n/N, per bucket."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tuner.metrics import RETRIEVAL_METRICS
+from tuner.retrieval import RetrievalPipeline, RetrievedContext
+from tuner.settings import RetrievalSettings
+from tuner.stats import Estimate, by_group, mean_estimate
+
+
+@dataclass(frozen=True)
+class RetrievalReport:
+    """Per-case metric values (dataset order) and their summaries; deterministic for a dataset and settings."""
+
+    settings: RetrievalSettings
+    case_ids: tuple[str, ...]
+    per_case: dict[str, tuple[float, ...]]
+    context_words: tuple[int, ...]
+    overall: dict[str, Estimate]
+    by_category: dict[str, dict[str, Estimate]]
+    by_difficulty: dict[str, dict[str, Estimate]]
+
+    @property
+    def mean_context_words(self) -> float:
+        return sum(self.context_words) / len(self.context_words) if self.context_words else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``tuner eval --json``: metric means at top level, intervals and buckets beside."""
+        first = next(iter(self.overall.values()))
+        out: dict[str, Any] = {name: est.value for name, est in self.overall.items()}
+        out.update(
+            n=first.n,
+            n_total=first.n_total,
+            ci={name: list(est.ci) if est.ci else None for name, est in self.overall.items()},
+            mean_context_words=round(self.mean_context_words, 2),
+            by_category={b: _bucket(m) for b, m in self.by_category.items()},
+            by_difficulty={b: _bucket(m) for b, m in self.by_difficulty.items()},
+            settings=self.settings.model_dump(),
+        )
+        return out
+
+
+def _bucket(metrics: dict[str, Estimate]) -> dict[str, Any]:
+    first = next(iter(metrics.values()))
+    return {**{name: est.value for name, est in metrics.items()}, "n": first.n, "n_total": first.n_total}
+
+
+def score_contexts(
+    pipeline: RetrievalPipeline, contexts: list[RetrievedContext]
+) -> dict[str, list[float]]:
+    """Each retrieval metric for each case, from the labeled relevant documents."""
+    cases = pipeline.dataset.golden
+    return {
+        name: [metric(ctx.doc_ids, case.relevant_doc_ids) for ctx, case in zip(contexts, cases)]
+        for name, metric in RETRIEVAL_METRICS.items()
+    }
+
+
+def evaluate_retrieval(
+    pipeline: RetrievalPipeline, settings: RetrievalSettings, view: str = "clean", ci: bool = True
+) -> RetrievalReport:
+    """Retrieve every golden case with ``settings`` in index ``view`` and score it.
+
+    >>> report = evaluate_retrieval(RetrievalPipeline(load_dataset("data/demo")), RetrievalSettings())  # doctest: +SKIP
+    >>> print(report.overall["recall_at_k"])  # doctest: +SKIP
+    0.871 (180/180)
+    """
+    contexts = pipeline.retrieve(settings, view)
+    values = score_contexts(pipeline, contexts)
+    cases = pipeline.dataset.golden
+    method = "bootstrap" if ci else None
+    categories = [c.category for c in cases]
+    difficulties = [c.difficulty for c in cases]
+
+    def buckets(labels: list[str]) -> dict[str, dict[str, Estimate]]:
+        grouped = {name: by_group(v, labels, ci_method=None) for name, v in values.items()}
+        return {label: {name: grouped[name][label] for name in values} for label in sorted(set(labels))}
+
+    return RetrievalReport(
+        settings=settings,
+        case_ids=tuple(c.id for c in cases),
+        per_case={name: tuple(v) for name, v in values.items()},
+        context_words=tuple(sum(len(p.split()) for p in ctx.passages) for ctx in contexts),
+        overall={name: mean_estimate(v, ci_method=method) for name, v in values.items()},
+        by_category=buckets(categories),
+        by_difficulty=buckets(difficulties),
+    )

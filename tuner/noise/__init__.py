@@ -1,0 +1,10 @@
+"""Noise variants v0–v4 of a case's context (see docs/robustness.md and mission.md).
+
+Between variants only the context changes: the question, prompt template, generator and judge
+settings stay fixed, so a change in the answer is caused by the injected content.
+"""
+
+from tuner.noise._config import VARIANTS, NoiseConfig
+from tuner.noise._variants import VariantBuilder, VariantContext, insert_noise
+
+__all__ = ["VARIANTS", "NoiseConfig", "VariantBuilder", "VariantContext", "insert_noise"]
