@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tuner.generation import Generator
+    from tuner.judging import Judge
+    from tuner.llm import BackendResources
+    from tuner.noise import NoiseConfig
     from tuner.settings import RetrievalSettings
 
 _FLAGS: tuple[tuple[str, type, str], ...] = (
@@ -39,3 +43,82 @@ def settings_from_args(args: argparse.Namespace) -> RetrievalSettings:
     base = load_settings_file(args.config) if args.config else RetrievalSettings()
     overrides = {name: getattr(args, name) for name, _, _ in _FLAGS if getattr(args, name) is not None}
     return settings_from_mapping({**base.model_dump(), **overrides}, "command line") if overrides else base
+
+
+def add_noise_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("noise injection (see docs/robustness.md)")
+    group.add_argument("--noise-n", dest="noise_n", type=int, metavar="N", help="noise chunks injected per variant (default 2)")
+    group.add_argument("--position", choices=("front", "middle", "end", "random"), help="where injected chunks go (default end)")
+    group.add_argument(
+        "--hard-mode",
+        dest="hard_mode",
+        choices=("in_index", "inject"),
+        help="v3: retrieve over the index with conflicts (in_index, default) or append conflicts of the relevant docs (inject)",
+    )
+    group.add_argument("--seed", type=int, help="seed of noise sampling and random positions (default 0)")
+
+
+def noise_from_args(args: argparse.Namespace) -> NoiseConfig:
+    """The default :class:`NoiseConfig` with every noise flag given on the command line applied."""
+    from pydantic import ValidationError
+
+    from tuner.errors import UserError
+    from tuner.noise import NoiseConfig
+
+    names = {"noise_n": "n", "position": "position", "hard_mode": "hard_mode", "seed": "seed"}
+    given = {field: getattr(args, flag) for flag, field in names.items() if getattr(args, flag) is not None}
+    try:
+        return NoiseConfig(**given)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        flag = next(f for f, field in names.items() if field == first["loc"][0]).replace("_", "-")
+        raise UserError(f"command line: --{flag}: {first['msg']}") from None
+
+
+def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("answer generation and judging (see docs/robustness.md)")
+    group.add_argument("--generator", metavar="FILE", help="YAML with a 'generator:' mapping (default: offline extractive)")
+    group.add_argument("--judge", metavar="FILE", help="YAML with a 'judge:' mapping (default: offline lexical)")
+
+
+def load_backend_config(path: str | None, kind: str) -> Any:
+    """The ``kind`` ("generator" or "judge") config in YAML file ``path``: the mapping under ``kind:`` if
+    there is one (so a study file can be given as is), else the whole mapping; no file gives the default."""
+    from tuner.errors import UserError
+    from tuner.generation import parse_generator_config
+    from tuner.judging import parse_judge_config
+
+    parse = parse_generator_config if kind == "generator" else parse_judge_config
+    if path is None:
+        return parse(None, "default")
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = yaml.safe_load(handle)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else path
+        raise UserError(f"{where}: malformed YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a mapping with a '{kind}:' section or the {kind} settings themselves")
+    section = data.get(kind, data)
+    if not isinstance(section, dict):
+        raise UserError(f"{path}: {kind}: expected a mapping")
+    return parse(section, path)
+
+
+def backend_configs_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
+    """(generator config, judge config) from ``--generator`` / ``--judge``, validated, defaults if absent."""
+    return load_backend_config(args.generator, "generator"), load_backend_config(args.judge, "judge")
+
+
+def backends_from_args(args: argparse.Namespace, resources: BackendResources) -> tuple[Generator, Judge]:
+    """The generator and judge named by ``--generator`` / ``--judge``, sharing ``resources``."""
+    from tuner.generation import build_generator
+    from tuner.judging import build_judge
+
+    generator_config, judge_config = backend_configs_from_args(args)
+    return build_generator(generator_config, resources), build_judge(judge_config, resources)
