@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tuner.embedding import CachedEncoder
+from tuner.generation import (
+    ABSTAIN,
+    Answer,
+    ExtractiveGenerator,
+    ExtractiveGeneratorConfig,
+    build_generator,
+    parse_generator_config,
+    position_bonus,
+    split_sentences,
+)
+from tuner.llm import BackendResources
+
+QUESTION = "How much does the Aurora X1 laptop cost?"
+RIGHT = "The Aurora X1 laptop costs $1,299."
+STALE = "The Aurora X1 laptop costs $1,199."
+
+
+def generator(encoder: CachedEncoder, **values: Any) -> ExtractiveGenerator:
+    built = build_generator(parse_generator_config(values, "study.yaml"), BackendResources(encoder=encoder))
+    assert isinstance(built, ExtractiveGenerator)
+    return built
+
+
+def test_split_sentences() -> None:
+    text = "Released on August 8 , 2014 . On August 20 it hit Steam! Why? 3 sequels followed.\nNew line"
+    assert split_sentences(text) == [
+        "Released on August 8 , 2014 .",
+        "On August 20 it hit Steam!",
+        "Why?",
+        "3 sequels followed.",
+        "New line",
+    ]
+    assert split_sentences("version 2.5 is out. ... ") == ["version 2.5 is out. ..."]
+
+
+def test_position_bonus_is_u_shaped() -> None:
+    assert [round(position_bonus(i, 5, 0.04, 0.02), 6) for i in range(5)] == [0.04, 0.03, 0.02, 0.01, 0.02]
+    assert position_bonus(0, 1, 0.04, 0.02) == pytest.approx(0.06)
+    assert position_bonus(0, 2, 0.04, 0.02) == 0.04 and position_bonus(1, 2, 0.04, 0.02) == 0.02
+
+
+def test_answers_with_the_best_sentence_deterministically(encoder: CachedEncoder) -> None:
+    gen = generator(encoder)
+    contexts = ["Aurora makes laptops in Oslo. " + RIGHT + " It weighs 1.2 kg.", "The weather in Oslo is mild."]
+    first = gen.generate(QUESTION, contexts)
+    assert first == Answer(RIGHT)
+    assert all(gen.generate(QUESTION, contexts) == first for _ in range(3))
+    assert gen.name == "extractive"
+
+
+def test_adopts_a_conflicting_sentence_that_matches_better(encoder: CachedEncoder) -> None:
+    stale_but_closer = "The Aurora X1 laptop costs $1,199 as of its launch."
+    assert generator(encoder).generate(QUESTION, ["Pricing: the X1 is now 1,299 dollars.", stale_but_closer]) == Answer(
+        stale_but_closer
+    )
+
+
+def test_abstains_on_unrelated_or_no_context(encoder: CachedEncoder) -> None:
+    gen = generator(encoder)
+    assert gen.generate(QUESTION, ["Penguins live in Antarctica. The ocean there is cold."]) == Answer(ABSTAIN)
+    assert gen.generate(QUESTION, []) == Answer(ABSTAIN)
+    assert generator(encoder, similarity_floor=-1.0).generate(QUESTION, ["Penguins live in Antarctica."]).text != ABSTAIN
+
+
+def test_context_order_decides_close_calls(encoder: CachedEncoder) -> None:
+    gen = generator(encoder, primacy_bonus=0.04, recency_bonus=0.0)
+    scores = {s.text: s.similarity for s in gen.score(QUESTION, [RIGHT, STALE])}
+    assert abs(scores[RIGHT] - scores[STALE]) < 0.04  # close enough for position to matter
+    assert gen.generate(QUESTION, [RIGHT, STALE]) == Answer(RIGHT)
+    assert gen.generate(QUESTION, [STALE, RIGHT]) == Answer(STALE)
+
+    blind = generator(encoder, primacy_bonus=0.0, recency_bonus=0.0)
+    assert blind.generate(QUESTION, [RIGHT, STALE]) == blind.generate(QUESTION, [STALE, RIGHT])
+
+
+def test_recency_favours_the_last_context_over_the_middle(encoder: CachedEncoder) -> None:
+    gen = generator(encoder, primacy_bonus=0.0, recency_bonus=0.04)
+    filler = "Aurora was founded in Oslo."
+    assert gen.generate(QUESTION, [filler, RIGHT, STALE]) == Answer(STALE)
+    assert gen.generate(QUESTION, [filler, STALE, RIGHT]) == Answer(RIGHT)
+
+
+def test_max_sentences(encoder: CachedEncoder) -> None:
+    answer = generator(encoder, max_sentences=2).generate(QUESTION, [RIGHT + " Penguins swim.", STALE])
+    assert answer == Answer(f"{RIGHT} {STALE}")
+
+
+def test_sampling_is_seeded_and_reproducible(encoder: CachedEncoder) -> None:
+    contexts = [RIGHT + " It ships with 16 GB of memory.", "The Aurora X1 laptop was priced at $1,199 in 2023."]
+    samples = {}
+    for seed in range(8):
+        gen = generator(encoder, temperature=0.2, seed=seed)
+        samples[seed] = gen.generate(QUESTION, contexts)
+        assert generator(encoder, temperature=0.2, seed=seed).generate(QUESTION, contexts) == samples[seed]
+        assert gen.generate(QUESTION, contexts) == samples[seed]  # independent of how many calls came before
+    assert len(set(samples.values())) >= 2
+    assert all(a.text in {RIGHT, "It ships with 16 GB of memory.", contexts[1]} for a in samples.values())
+
+
+def test_embeddings_are_reused(encoder: CachedEncoder) -> None:
+    gen = generator(encoder)
+    gen.generate(QUESTION, ["A sentence seen once, about the Aurora X1 keyboard."])
+    before = encoder.texts_encoded
+    gen.generate(QUESTION, ["A sentence seen once, about the Aurora X1 keyboard."])
+    assert encoder.texts_encoded == before
+
+
+def test_default_config_is_extractive() -> None:
+    config = parse_generator_config(None, "study.yaml")
+    assert isinstance(config, ExtractiveGeneratorConfig) and config.temperature == 0.0

@@ -1,0 +1,54 @@
+"""Generation backends: turn a question and ordered contexts into an answer.
+
+``extractive`` (offline default, a stand-in for an LLM), ``openai`` (any OpenAI-compatible
+endpoint) and ``callable`` (a Python function), chosen by ``backend`` in the configuration.
+"""
+
+from tuner.generation._base import ABSTAIN, MISSING_REASONS, Answer, Generator
+from tuner.generation._callable import CallableGenerator, CallableGeneratorConfig, load_callable
+from tuner.generation._extractive import (
+    ExtractiveGenerator,
+    ExtractiveGeneratorConfig,
+    ScoredSentence,
+    position_bonus,
+    split_sentences,
+)
+from tuner.generation._openai import (
+    DEFAULT_PROMPT_TEMPLATE,
+    OpenAIGenerator,
+    OpenAIGeneratorConfig,
+    format_contexts,
+    render_prompt,
+)
+from tuner.generation._registry import (
+    DEFAULT_GENERATOR,
+    GENERATORS,
+    GeneratorConfig,
+    build_generator,
+    parse_generator_config,
+)
+
+__all__ = [
+    "ABSTAIN",
+    "DEFAULT_GENERATOR",
+    "DEFAULT_PROMPT_TEMPLATE",
+    "GENERATORS",
+    "MISSING_REASONS",
+    "Answer",
+    "CallableGenerator",
+    "CallableGeneratorConfig",
+    "ExtractiveGenerator",
+    "ExtractiveGeneratorConfig",
+    "Generator",
+    "GeneratorConfig",
+    "OpenAIGenerator",
+    "OpenAIGeneratorConfig",
+    "ScoredSentence",
+    "build_generator",
+    "format_contexts",
+    "load_callable",
+    "parse_generator_config",
+    "position_bonus",
+    "render_prompt",
+    "split_sentences",
+]

@@ -1,0 +1,133 @@
+"""An offline stand-in for an LLM: answer with the context sentence that best matches the question.
+
+This is NOT a model of any particular LLM. It exists so that demos, tests and retrieval-side
+comparisons run without an endpoint, while keeping the two behaviours that make noise matter:
+it adopts whatever on-topic sentence it is handed (a conflicting chunk that matches the question
+better wins, as with real models), and it is swayed by where a passage sits in the context.
+Use an LLM generator for any claim about how a deployed model behaves.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from tuner.cache import content_key
+from tuner.embedding import Encoder
+from tuner.generation._base import ABSTAIN, Answer
+from tuner.llm import BackendResources
+from tuner.settings import DEFAULT_EMBEDDING_MODEL
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+_HAS_WORD = re.compile(r"\w")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split on line breaks and on ``.``/``!``/``?`` followed by space and a capital letter or digit.
+
+    A heuristic (``e.g. Smith`` splits wrongly); good enough to pick an answer sentence.
+    """
+    sentences: list[str] = []
+    for line in text.splitlines():
+        sentences.extend(s.strip() for s in _SENTENCE_BREAK.split(line) if _HAS_WORD.search(s))
+    return sentences
+
+
+def position_bonus(index: int, count: int, primacy: float, recency: float) -> float:
+    """Score bonus of the context at ``index`` (0-based) among ``count``: a U-shaped position prior.
+
+    bonus(i, n) = primacy · (1 − i/(n−1)) + recency · [i = n−1]   (for n = 1: primacy + recency)
+
+    The first passage gets the full primacy bonus, decaying linearly to 0 at the last one, which
+    gets the recency bonus instead: passages in the middle are favoured least, the "lost in the
+    middle" pattern reported for long-context LLMs. Set both to 0 for an order-blind generator.
+    """
+    if count <= 1:
+        return primacy + recency
+    return primacy * (1.0 - index / (count - 1)) + (recency if index == count - 1 else 0.0)
+
+
+class ExtractiveGeneratorConfig(BaseModel):
+    """``generator: {backend: extractive}`` (the default).
+
+    ``similarity_floor``: abstain ("I don't know.") when no sentence has a cosine similarity to the
+    question at least this high. ``primacy_bonus``/``recency_bonus``: see :func:`position_bonus`.
+    ``max_sentences``: how many sentences form the answer. ``temperature`` > 0 samples among the
+    ``sample_pool`` best sentences with probability ∝ exp(score / temperature), using an RNG seeded
+    from ``seed`` and the input, so a run is reproducible and a different ``seed`` is a new sample.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: Literal["extractive"] = "extractive"
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    similarity_floor: float = Field(0.30, ge=-1.0, le=1.0)
+    primacy_bonus: float = Field(0.03, ge=0.0, le=1.0)
+    recency_bonus: float = Field(0.02, ge=0.0, le=1.0)
+    max_sentences: int = Field(1, ge=1, le=20)
+    temperature: float = Field(0.0, ge=0.0, le=10.0)
+    seed: int = 0
+    sample_pool: int = Field(5, ge=1, le=100)
+
+
+@dataclass(frozen=True)
+class ScoredSentence:
+    text: str
+    context_index: int
+    similarity: float
+    score: float
+
+
+class ExtractiveGenerator:
+    """Embed the question and every context sentence; answer with the best ``score = cosine + position bonus``."""
+
+    name = "extractive"
+    concurrency = 1
+
+    def __init__(self, config: ExtractiveGeneratorConfig, encoder: Encoder) -> None:
+        self.config = config
+        self.encoder = encoder
+
+    def score(self, question: str, contexts: Sequence[str]) -> list[ScoredSentence]:
+        """Every distinct sentence, best first (ties keep context order); a repeated sentence keeps its best score."""
+        located = [(s, i) for i, text in enumerate(contexts) for s in split_sentences(text)]
+        if not located:
+            return []
+        vectors = self.encoder.encode([question, *(s for s, _ in located)])
+        similarities = vectors[1:] @ vectors[0]
+        best: dict[str, ScoredSentence] = {}
+        for (text, index), similarity in zip(located, similarities):
+            bonus = position_bonus(index, len(contexts), self.config.primacy_bonus, self.config.recency_bonus)
+            scored = ScoredSentence(text, index, float(similarity), float(similarity) + bonus)
+            if text not in best or scored.score > best[text].score:
+                best[text] = scored
+        return sorted(best.values(), key=lambda s: -s.score)
+
+    def generate(self, question: str, contexts: Sequence[str]) -> Answer:
+        eligible = [s for s in self.score(question, contexts) if s.similarity >= self.config.similarity_floor]
+        if not eligible:
+            return Answer(ABSTAIN)
+        if self.config.temperature > 0:
+            chosen = self._sample(eligible[: self.config.sample_pool], question, contexts)
+        else:
+            chosen = eligible[: self.config.max_sentences]
+        return Answer(" ".join(s.text for s in chosen))
+
+    def _sample(self, pool: list[ScoredSentence], question: str, contexts: Sequence[str]) -> list[ScoredSentence]:
+        # Seeded from the input too, so the draw does not depend on call order or concurrency.
+        seed = int(content_key(self.config.seed, question, list(contexts))[:16], 16)
+        rng = np.random.default_rng(seed)
+        scores = np.array([s.score for s in pool]) / self.config.temperature
+        weights = np.exp(scores - scores.max())
+        size = min(self.config.max_sentences, len(pool))
+        picks = rng.choice(len(pool), size=size, replace=False, p=weights / weights.sum())
+        return [pool[i] for i in sorted(picks)]
+
+
+def build_extractive(config: ExtractiveGeneratorConfig, resources: BackendResources) -> ExtractiveGenerator:
+    return ExtractiveGenerator(config, resources.encoder_for(config.embedding_model))

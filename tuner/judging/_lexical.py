@@ -1,0 +1,117 @@
+"""An offline judge by normalized string matching: deterministic, free, and blind to paraphrase."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from tuner.judging._base import KeypointVerdict, Verdict
+from tuner.judging._normalize import Normalized, normalize
+from tuner.llm import BackendResources
+
+
+class LexicalJudgeConfig(BaseModel):
+    """``judge: {backend: lexical}`` (the default); it has no parameters."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: Literal["lexical"] = "lexical"
+
+
+@dataclass(frozen=True)
+class _Hit:
+    where: str
+    quote: str
+
+
+def _first_hit(needles: Sequence[str], texts: Sequence[tuple[str, Normalized]]) -> _Hit | None:
+    """The first needle found in the first text that has any (texts in their given order)."""
+    for where, text in texts:
+        for needle in needles:
+            span = text.find(needle)
+            if span is not None:
+                return _Hit(where, text.quote(*span))
+    return None
+
+
+def wrong_values_per_keypoint(keypoints: Sequence[Sequence[str]], wrong: Sequence[str]) -> list[list[str]]:
+    """Which normalized wrong values can contradict each keypoint.
+
+    A case lists its wrong values once, not per keypoint, so each wrong value is attributed to the
+    keypoint(s) whose aliases it most resembles (highest ``difflib`` ratio, all ties), e.g. "$1,199"
+    to "$1,299" rather than to "two-year warranty"; with one keypoint every wrong value is its own.
+    A wrong value equal to one of a keypoint's aliases is dropped for that keypoint.
+    """
+    aliases = [[normalize(a).text for a in kp] for kp in keypoints]
+    targets: list[list[str]] = [[] for _ in keypoints]
+    for value in dict.fromkeys(normalize(w).text for w in wrong):
+        if not value:
+            continue
+        ratios = [max(SequenceMatcher(None, value, a).ratio() for a in kp) for kp in aliases]
+        best = max(ratios, default=0.0)
+        for index, ratio in enumerate(ratios):
+            if (len(keypoints) == 1 or ratio == best) and value not in aliases[index]:
+                targets[index].append(value)
+    return targets
+
+
+def _verdict(support: _Hit | None, conflict: _Hit | None) -> tuple[Verdict, str]:
+    """Support wins over a conflicting mention; evidence reports both when both are present."""
+    if support is not None:
+        evidence = f'{support.where}: "{support.quote}"'
+        if conflict is not None:
+            evidence += f'; also wrong value at {conflict.where}: "{conflict.quote}"'
+        return "supported", evidence
+    if conflict is not None:
+        return "contradicted", f'{conflict.where}: "{conflict.quote}" (wrong value)'
+    return "absent", ""
+
+
+class LexicalJudge:
+    """Keypoint matching on normalized text (see :mod:`tuner.judging._normalize`).
+
+    Answer: ``supported`` if any alias of the keypoint occurs in the answer (as whole tokens, after
+    normalization); else ``contradicted`` if one of the keypoint's wrong values occurs; else
+    ``absent``. Context: the same over all contexts together — ``supported`` if any context
+    contains an alias, even when another context states a wrong value (the conflict is then quoted
+    in the evidence: the right fact was available, and the conflict is the variant's doing);
+    ``contradicted`` if only wrong values occur; ``absent`` otherwise. An empty answer gets no
+    answer verdict (``missing_reason="empty_answer"``). Paraphrases ("two years" for "24 months")
+    are not recognized: list them as aliases, or use the ``llm`` judge.
+    """
+
+    name = "lexical"
+    concurrency = 1
+
+    def judge(
+        self,
+        question: str,
+        answer: str,
+        contexts: Sequence[str],
+        keypoints: Sequence[tuple[str, ...]],
+        wrong_answers: Sequence[str],
+    ) -> list[KeypointVerdict]:
+        answer_text = [("answer", normalize(answer))] if answer.strip() else []
+        context_texts = [(f"context[{i}]", normalize(text)) for i, text in enumerate(contexts, start=1)]
+        wrong = wrong_values_per_keypoint(keypoints, wrong_answers)
+        verdicts: list[KeypointVerdict] = []
+        for keypoint, wrong_values in zip(keypoints, wrong):
+            aliases = [normalize(alias).text for alias in keypoint]
+            context, context_evidence = _verdict(
+                _first_hit(aliases, context_texts), _first_hit(wrong_values, context_texts)
+            )
+            if not answer_text:
+                verdicts.append(KeypointVerdict(None, context, context_evidence, "empty_answer"))
+                continue
+            stated, answer_evidence = _verdict(_first_hit(aliases, answer_text), _first_hit(wrong_values, answer_text))
+            evidence = " | ".join(e for e in (answer_evidence, context_evidence) if e)
+            verdicts.append(KeypointVerdict(stated, context, evidence))
+        return verdicts
+
+
+def build_lexical(config: LexicalJudgeConfig, resources: BackendResources) -> LexicalJudge:
+    return LexicalJudge()

@@ -1,0 +1,58 @@
+"""Judge configs as one tagged union on ``backend``, and the registry that builds them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Union
+
+from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
+
+from tuner.errors import UserError
+from tuner.judging._base import Judge
+from tuner.judging._lexical import LexicalJudgeConfig, build_lexical
+from tuner.judging._llm import LLMJudgeConfig, build_llm
+from tuner.llm import BackendResources
+
+DEFAULT_JUDGE = "lexical"
+
+
+def _backend_of(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return str(value.get("backend", DEFAULT_JUDGE))
+    return str(getattr(value, "backend", DEFAULT_JUDGE))
+
+
+JudgeConfig = Annotated[
+    Union[
+        Annotated[LexicalJudgeConfig, Tag("lexical")],
+        Annotated[LLMJudgeConfig, Tag("llm")],
+    ],
+    Discriminator(_backend_of),
+]
+"""Any judge config; ``backend`` picks the type and defaults to ``lexical``."""
+
+JUDGES: dict[str, Callable[[Any, BackendResources], Judge]] = {
+    "lexical": build_lexical,
+    "llm": build_llm,
+}
+
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(JudgeConfig)
+
+
+def parse_judge_config(values: Mapping[str, Any] | None, source: str) -> Any:
+    """Validate a ``judge:`` mapping; a bad key or value becomes one line naming ``source`` and the key."""
+    try:
+        return _ADAPTER.validate_python(dict(values or {}))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "union_tag_invalid":
+            raise UserError(
+                f"{source}: judge.backend: unknown backend {_backend_of(values)!r}; choose one of {', '.join(JUDGES)}"
+            ) from None
+        key = ".".join(str(part) for part in first["loc"][1:]) or "judge"
+        raise UserError(f"{source}: judge.{key}: {first['msg']}") from None
+
+
+def build_judge(config: Any, resources: BackendResources | None = None) -> Judge:
+    """The judge for ``config`` (any member of :data:`JudgeConfig`), sharing ``resources``."""
+    return JUDGES[config.backend](config, resources if resources is not None else BackendResources())

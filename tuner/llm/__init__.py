@@ -1,0 +1,27 @@
+"""OpenAI-compatible plumbing shared by generators and judges: config, client, call cache, usage, concurrency."""
+
+from tuner.llm._cache import CACHE_FILE, CachedReply, CallCache, request_key
+from tuner.llm._client import BackendError, ChatClient, Completion, ErrorKind, Message
+from tuner.llm._concurrent import map_concurrent
+from tuner.llm._config import LLMConfig
+from tuner.llm._prompt import fill
+from tuner.llm._resources import BackendResources
+from tuner.llm._usage import Usage, UsageCounts
+
+__all__ = [
+    "CACHE_FILE",
+    "BackendError",
+    "BackendResources",
+    "CachedReply",
+    "CallCache",
+    "ChatClient",
+    "Completion",
+    "ErrorKind",
+    "LLMConfig",
+    "Message",
+    "Usage",
+    "UsageCounts",
+    "fill",
+    "map_concurrent",
+    "request_key",
+]

@@ -1,0 +1,174 @@
+"""A chat-completions client for any OpenAI-compatible endpoint: our own retries, a call cache, usage counters."""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import openai
+
+from tuner.errors import UserError
+from tuner.llm._cache import CachedReply, CallCache, request_key
+from tuner.llm._config import LLMConfig
+from tuner.llm._usage import Usage
+
+Message = Mapping[str, str]
+ErrorKind = Literal["timeout", "rate_limit", "server", "connection", "auth", "not_found", "request", "bad_response"]
+
+_RETRYABLE: frozenset[ErrorKind] = frozenset({"timeout", "rate_limit", "server", "connection"})
+_FATAL: frozenset[ErrorKind] = frozenset({"connection", "auth", "not_found"})
+_MAX_BACKOFF = 60.0
+_NO_KEY = "no-key"
+
+
+class BackendError(UserError):
+    """A model request failed; ``kind`` says why, the message is one line and never holds the API key.
+
+    ``fatal`` kinds (unreachable endpoint, rejected key, unknown model or path) mean no later request
+    can succeed either, so callers stop; the others (timeout, rate limit, server error, a rejected
+    request) concern one request, and callers record that item as missing.
+    """
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        self.kind = kind
+        super().__init__(message)
+
+    @property
+    def fatal(self) -> bool:
+        return self.kind in _FATAL
+
+
+@dataclass(frozen=True)
+class Completion:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool
+
+
+def _read_key(env_name: str | None) -> str:
+    if env_name is None:
+        return _NO_KEY
+    value = os.environ.get(env_name, "")
+    if not value.strip():
+        raise UserError(f"environment variable {env_name} is not set: it must hold the API key (api_key_env)")
+    return value
+
+
+def _retry_after(exc: openai.APIStatusError) -> float:
+    try:
+        return float(exc.response.headers.get("retry-after", 0.0))
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _classify(exc: Exception) -> tuple[ErrorKind, str, float]:
+    """Map an ``openai`` exception to (kind, one-line reason, server-requested wait in seconds)."""
+    if isinstance(exc, openai.APITimeoutError):
+        return "timeout", "request timed out", 0.0
+    if isinstance(exc, openai.APIConnectionError):
+        return "connection", f"connection failed ({exc.__cause__ or exc})", 0.0
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        detail = " ".join(str(exc.message).split())[:200]
+        if status == 429:
+            return "rate_limit", f"HTTP 429 rate limited: {detail}", _retry_after(exc)
+        if status >= 500:
+            return "server", f"HTTP {status} server error: {detail}", _retry_after(exc)
+        if status in (401, 403):
+            return "auth", f"HTTP {status} the API key was rejected: {detail}", 0.0
+        if status == 404:
+            return "not_found", f"HTTP 404 unknown model or path: {detail}", 0.0
+        return "request", f"HTTP {status} request rejected: {detail}", 0.0
+    return "bad_response", f"unusable response ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})", 0.0
+
+
+class ChatClient:
+    """Send chat requests to ``config.base_url`` with retries, caching and at most ``config.concurrency`` in flight.
+
+    ``complete`` is thread-safe. A request already in ``cache`` is answered from it without any
+    network call. Retryable failures (429, 5xx, timeouts, connection errors) are retried with
+    exponential backoff; anything else, or the last failed attempt, raises :class:`BackendError`.
+    """
+
+    def __init__(self, config: LLMConfig, cache: CallCache | None = None, usage: Usage | None = None) -> None:
+        self.config = config
+        self.cache = cache if config.cache else None
+        self.usage = usage if usage is not None else Usage()
+        self._key = _read_key(config.api_key_env)
+        self._client = openai.OpenAI(
+            base_url=config.base_url, api_key=self._key, timeout=config.timeout, max_retries=0
+        )
+        self._slots = threading.BoundedSemaphore(config.concurrency)
+
+    def __repr__(self) -> str:
+        return f"ChatClient(base_url={self.config.base_url!r}, model={self.config.model!r})"
+
+    def request(self, messages: Sequence[Message]) -> dict[str, Any]:
+        """The request as data: everything that determines the reply, hence the cache key, and no secret."""
+        return {
+            "base_url": self.config.base_url.rstrip("/"),
+            "model": self.config.model,
+            "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
+            "temperature": self.config.temperature,
+            "seed": self.config.seed,
+            "max_tokens": self.config.max_tokens,
+        }
+
+    def complete(self, messages: Sequence[Message]) -> Completion:
+        request = self.request(messages)
+        key = request_key(request)
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self.usage.add(cache_hits=1)
+                return Completion(hit.text, hit.prompt_tokens, hit.completion_tokens, cached=True)
+        with self._slots:
+            reply = self._send_with_retries(request)
+        if self.cache is not None:
+            self.cache.put(key, request, reply)
+        self.usage.add(calls=1, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
+        return Completion(reply.text, reply.prompt_tokens, reply.completion_tokens, cached=False)
+
+    def _send_with_retries(self, request: dict[str, Any]) -> CachedReply:
+        attempt = 0
+        while True:
+            try:
+                return self._send(request)
+            except openai.OpenAIError as exc:
+                kind, reason, wait = _classify(exc)
+            attempt += 1
+            if kind not in _RETRYABLE or attempt > self.config.max_retries:
+                self.usage.add(failures=1)
+                tried = f" after {attempt} attempts" if kind in _RETRYABLE else ""
+                where = f"{self.config.model} at {self.config.base_url}"
+                raise BackendError(kind, self._redact(f"{where}: {reason}{tried}"))
+            self.usage.add(retries=1)
+            backoff = self.config.backoff_base * 2 ** (attempt - 1) * random.uniform(1.0, 1.25)
+            time.sleep(min(max(backoff, wait), _MAX_BACKOFF))
+
+    def _send(self, request: dict[str, Any]) -> CachedReply:
+        extra = {"seed": request["seed"]} if request["seed"] is not None else {}
+        response = self._client.chat.completions.create(
+            model=request["model"],
+            messages=request["messages"],
+            temperature=request["temperature"],
+            max_tokens=request["max_tokens"],
+            **extra,
+        )
+        # A reply without choices or content is kept as "": callers record it as an empty answer.
+        text = (response.choices[0].message.content or "") if response.choices else ""
+        usage = response.usage
+        return CachedReply(
+            text=text,
+            prompt_tokens=int(usage.prompt_tokens) if usage is not None else 0,
+            completion_tokens=int(usage.completion_tokens) if usage is not None else 0,
+        )
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._key, "***") if self._key != _NO_KEY else text

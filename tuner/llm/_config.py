@@ -1,0 +1,35 @@
+"""Connection and sampling settings for one OpenAI-compatible chat endpoint."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class LLMConfig(BaseModel):
+    """Where and how to call a chat-completions endpoint.
+
+    The API key is never part of the configuration: ``api_key_env`` names the environment variable
+    that holds it (``null`` for local servers that need no key). ``timeout`` is per request in
+    seconds; a failed request is retried ``max_retries`` times, waiting ``backoff_base * 2**attempt``
+    seconds (or the server's ``Retry-After``, whichever is longer). ``concurrency`` caps requests in
+    flight from one client. ``cache`` stores every reply on disk, so a repeated request costs nothing;
+    to draw a fresh sample at ``temperature > 0`` change ``seed`` (it is part of the cache key).
+
+    Example::
+
+        LLMConfig(base_url="http://127.0.0.1:8000/v1", model="qwen2.5-7b-instruct", api_key_env=None)
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    base_url: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    api_key_env: str | None = Field("OPENAI_API_KEY", min_length=1)
+    temperature: float = Field(0.0, ge=0.0, le=2.0)
+    seed: int | None = None
+    max_tokens: int = Field(512, ge=1)
+    timeout: float = Field(60.0, gt=0.0)
+    concurrency: int = Field(4, ge=1, le=256)
+    max_retries: int = Field(3, ge=0, le=20)
+    backoff_base: float = Field(1.0, ge=0.0)
+    cache: bool = True

@@ -1,0 +1,40 @@
+"""What backends share within one study: usage counters, the call cache and the embedding encoder."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tuner.embedding import Encoder, get_encoder
+from tuner.llm._cache import CallCache
+from tuner.llm._client import ChatClient
+from tuner.llm._config import LLMConfig
+from tuner.llm._usage import Usage
+
+
+@dataclass
+class BackendResources:
+    """Passed to every generator and judge factory so that one study counts and caches in one place.
+
+    ``cache_path`` defaults to ``llm_calls.sqlite`` under the tuner cache root; ``encoder``, when
+    given, is used instead of loading a model by name (tests inject the session encoder).
+    """
+
+    usage: Usage = field(default_factory=Usage)
+    cache_path: Path | None = None
+    encoder: Encoder | None = None
+    _cache: CallCache | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def call_cache(self) -> CallCache:
+        with self._lock:
+            if self._cache is None:
+                self._cache = CallCache(self.cache_path)
+            return self._cache
+
+    def chat_client(self, config: LLMConfig) -> ChatClient:
+        return ChatClient(config, self.call_cache() if config.cache else None, self.usage)
+
+    def encoder_for(self, model: str) -> Encoder:
+        return self.encoder if self.encoder is not None else get_encoder(model)

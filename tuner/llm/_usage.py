@@ -1,0 +1,48 @@
+"""Thread-safe counters of model calls, cache hits and tokens, readable per trial and summable per study."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, dataclass, fields
+
+
+@dataclass(frozen=True)
+class UsageCounts:
+    """A snapshot of :class:`Usage`. Subtract two snapshots for one trial's usage; add them to aggregate."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def __add__(self, other: UsageCounts) -> UsageCounts:
+        return UsageCounts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+
+    def __sub__(self, other: UsageCounts) -> UsageCounts:
+        return UsageCounts(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+class Usage:
+    """Live counters shared by every client of a study.
+
+    ``calls`` counts requests that reached the endpoint and succeeded, ``cache_hits`` requests served
+    from the call cache, ``retries`` extra attempts after a retryable failure, ``failures`` requests
+    that gave up. Tokens are those the endpoint reported, so cache hits add none.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts = UsageCounts()
+
+    def add(self, **deltas: int) -> None:
+        with self._lock:
+            self._counts = self._counts + UsageCounts(**deltas)
+
+    def snapshot(self) -> UsageCounts:
+        with self._lock:
+            return self._counts

@@ -1,0 +1,169 @@
+"""A scriptable OpenAI-compatible chat server on loopback, for tests and offline demos of the LLM backends.
+
+It speaks ``POST /v1/chat/completions`` over real HTTP, so the client, its retries and its timeouts
+are exercised exactly as against a hosted endpoint. Replies are derived from the request unless a
+script matches: ``server.script("[[flaky]]", Failure(429), Reply("ok"))`` makes the first request
+whose messages contain ``[[flaky]]`` get HTTP 429 and every later one ``"ok"`` (the last behaviour
+of a script repeats).
+
+Example::
+
+    with FakeChatServer() as server:
+        client = ChatClient(LLMConfig(base_url=server.url, model="fake", api_key_env=None))
+        client.complete([{"role": "user", "content": "hi"}]).text
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A normal completion with ``content``, sent after ``delay`` seconds."""
+
+    content: str
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An HTTP error status with an OpenAI-style error body."""
+
+    status: int
+    message: str = "scripted failure"
+    retry_after: float | None = None
+
+
+Behaviour = Reply | Failure
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as received; header names are lower-cased."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def text(self) -> str:
+        """All message contents, joined: what scripts match against."""
+        return "\n".join(str(m.get("content", "")) for m in self.body.get("messages", []))
+
+
+def echo_reply(body: dict[str, Any]) -> str:
+    """The default reply: a digest of everything that should determine it (model, messages, sampling)."""
+    keyed = {k: body.get(k) for k in ("model", "messages", "temperature", "seed", "max_tokens")}
+    digest = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:12]
+    return f"reply-{digest}"
+
+
+class FakeChatServer:
+    """``ThreadingHTTPServer`` on 127.0.0.1 and an ephemeral port; ``url`` is the ``base_url`` to configure."""
+
+    def __init__(self, responder: Callable[[dict[str, Any]], str] = echo_reply) -> None:
+        self.responder = responder
+        self.requests: list[RecordedRequest] = []
+        self._scripts: list[tuple[str, list[Behaviour]]] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> FakeChatServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def script(self, marker: str, *behaviours: Behaviour) -> None:
+        """Requests whose messages contain ``marker`` get ``behaviours`` in turn; the last one repeats."""
+        with self._lock:
+            self._scripts.append((marker, list(behaviours)))
+
+    def count(self, marker: str = "") -> int:
+        """How many requests arrived (whose messages contain ``marker``)."""
+        with self._lock:
+            return sum(1 for r in self.requests if marker in r.text)
+
+    def _behaviour(self, request: RecordedRequest) -> Behaviour:
+        with self._lock:
+            self.requests.append(request)
+            for marker, behaviours in self._scripts:
+                if marker in request.text:
+                    return behaviours.pop(0) if len(behaviours) > 1 else behaviours[0]
+        return Reply(self.responder(request.body))
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                """Silence the per-request stderr log."""
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    self._send(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                behaviour = server._behaviour(request)
+                if isinstance(behaviour, Failure):
+                    headers = {"retry-after": str(behaviour.retry_after)} if behaviour.retry_after is not None else {}
+                    self._send(behaviour.status, {"error": {"message": behaviour.message}}, headers)
+                    return
+                time.sleep(behaviour.delay)
+                prompt_words = len(request.text.split())
+                self._send(
+                    200,
+                    {
+                        "id": f"chatcmpl-{len(server.requests)}",
+                        "object": "chat.completion",
+                        "created": int(time.time()),
+                        "model": body.get("model", ""),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": behaviour.content},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": prompt_words,
+                            "completion_tokens": len(behaviour.content.split()),
+                            "total_tokens": prompt_words + len(behaviour.content.split()),
+                        },
+                    },
+                )
+
+            def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:
+                    # The client gave up (a scripted slow reply outlived its timeout).
+                    pass
+
+        return Handler
