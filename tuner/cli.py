@@ -11,6 +11,7 @@ from tuner.errors import DatasetError, UserError
 
 COMMANDS: dict[str, str] = {
     "validate": "tuner.commands.validate",
+    "corrupt": "tuner.commands.corrupt",
 }
 
 
