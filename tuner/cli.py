@@ -11,6 +11,7 @@ from tuner.errors import DatasetError, UserError
 
 COMMANDS: dict[str, str] = {
     "validate": "tuner.commands.validate",
+    "demo-data": "tuner.commands.demo_data",
     "corrupt": "tuner.commands.corrupt",
 }
 

@@ -1,0 +1,121 @@
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tuner.cli import main
+from tuner.dataset import CONFLICTS, CORPUS, GOLDEN, Dataset, generate_demo, load_dataset, resolve_dataset
+from tuner.dataset._demo import GENERATOR_VERSION, demo_records
+from tuner.errors import UserError
+
+
+def _digest(folder: Path) -> str:
+    return hashlib.sha256(b"".join((folder / name).read_bytes() for name in (CORPUS, GOLDEN, CONFLICTS))).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Dataset:
+    return generate_demo(tmp_path_factory.mktemp("demo") / "seed0", 0)
+
+
+def test_same_seed_same_bytes_other_seed_differs(tmp_path: Path) -> None:
+    for name, seed in (("a", 0), ("b", 0), ("c", 1)):
+        generate_demo(tmp_path / name, seed)
+    assert _digest(tmp_path / "a") == _digest(tmp_path / "b")
+    assert _digest(tmp_path / "a") != _digest(tmp_path / "c")
+
+
+def test_generation_is_fast() -> None:
+    start = time.perf_counter()
+    demo_records(7)
+    assert time.perf_counter() - start < 2.0
+
+
+def test_counts_and_sizes(demo: Dataset) -> None:
+    assert load_dataset(demo.path).content_hash == demo.content_hash
+    assert len(demo.corpus) >= 300
+    assert 170 <= len(demo.golden) <= 190
+    words = [len(d.text.split()) for d in demo.corpus]
+    long_share = sum(w > 350 for w in words) / len(words)
+    assert 0.12 <= long_share <= 0.18
+    assert all(w <= 600 for w in words)
+    assert all(w >= 80 for w in words if w <= 350)
+    assert all(w <= 200 for w in words if w <= 350)
+    assert sum(words) + sum(len(c.text.split()) for c in demo.conflicts) <= 60_000
+
+
+def test_stale_versions_cover_a_third_and_differ(demo: Dataset) -> None:
+    texts = {d.doc_id: d.text for d in demo.corpus}
+    stale_targets = {c.conflicts_with for c in demo.conflicts}
+    assert len(stale_targets) / len(demo.corpus) >= 0.30
+    assert {c.kind for c in demo.conflicts} == {"stale_version"}
+    assert {c.severity for c in demo.conflicts} == {"subtle", "moderate", "obvious"}
+    for conflict in demo.conflicts:
+        current = texts[conflict.conflicts_with]
+        assert conflict.wrong_values
+        for value in conflict.wrong_values:
+            assert value in conflict.text and value not in current
+        effective = re.search(r"Effective (\w+ \d+, \d{4})", current)
+        assert effective and effective.group(1) not in conflict.text
+
+
+def test_categories_difficulties_and_keypoints(demo: Dataset) -> None:
+    categories = Counter(c.category for c in demo.golden)
+    assert set(categories) == {"single_hop", "multi_hop", "long_tail"}
+    assert min(categories.values()) >= 30
+    assert {c.difficulty for c in demo.golden} == {"easy", "medium", "hard"}
+    texts = {d.doc_id: d.text for d in demo.corpus}
+    for case in demo.golden:
+        assert 1 <= len(case.keypoints) <= 3
+        if case.category == "multi_hop":
+            assert len(set(case.relevant_doc_ids)) == 2
+        for keypoint in case.keypoints:
+            assert any(alias in texts[doc] for alias in keypoint for doc in case.relevant_doc_ids), (case.id, keypoint)
+            assert all(len(alias) >= 3 and not alias.isdigit() for alias in keypoint)
+
+
+def test_wrong_answers_come_from_stale_versions(demo: Dataset) -> None:
+    stale = {c.conflicts_with: c for c in demo.conflicts}
+    with_wrong = [case for case in demo.golden if case.wrong_answers]
+    assert len(with_wrong) >= 20
+    for case in with_wrong:
+        sources = [stale[d].text for d in case.relevant_doc_ids if d in stale]
+        assert all(any(w in text for text in sources) for w in case.wrong_answers)
+        assert not any(w in case.ground_truth for w in case.wrong_answers)
+
+
+def test_near_duplicates_and_namesakes(demo: Dataset) -> None:
+    families = Counter(d.metadata["family"] for d in demo.corpus if d.metadata["kind"] == "product")
+    assert min(families.values()) >= 4
+    namesakes = {d.metadata["family"] for d in demo.corpus if d.metadata["kind"] == "partner"} & set(families)
+    assert len(namesakes) >= 6
+
+
+def test_resolve_dataset_demo_is_cached_and_idempotent(tmp_path: Path) -> None:
+    first = resolve_dataset("demo")
+    stamp = (first / CORPUS).stat().st_mtime_ns
+    assert resolve_dataset("demo:0") == first
+    assert (first / CORPUS).stat().st_mtime_ns == stamp
+    assert first.name == f"demo-seed0-v{GENERATOR_VERSION}"
+    assert resolve_dataset("demo:3").name == f"demo-seed3-v{GENERATOR_VERSION}"
+    assert resolve_dataset(str(tmp_path)) == tmp_path
+    with pytest.raises(UserError, match="integer"):
+        resolve_dataset("demo:x")
+
+
+def test_demo_data_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "kb"
+    assert main(["demo-data", str(target), "--seed", "2"]) == 0
+    assert "310 documents" in capsys.readouterr().out
+    before = _digest(target)
+    assert main(["demo-data", str(target)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--force" in err[0]
+    assert _digest(target) == before
+    assert main(["demo-data", str(target), "--force"]) == 0
+    assert _digest(target) != before

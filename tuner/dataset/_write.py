@@ -1,0 +1,43 @@
+"""Write a dataset folder the safe way: refuse to clobber, validate in staging, then rename into place."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, load_dataset
+from tuner.dataset._model import Dataset
+from tuner.errors import UserError
+from tuner.io import atomic_directory, write_jsonl
+
+
+def write_dataset(
+    destination: str | Path,
+    corpus: list[dict[str, Any]],
+    golden: list[dict[str, Any]],
+    conflicts: list[dict[str, Any]],
+    *,
+    force: bool = False,
+) -> Dataset:
+    """Write ``corpus.jsonl``, ``golden.jsonl`` and (if any) ``conflicts.jsonl`` into ``destination``.
+
+    The files are written into a staging folder and validated with :func:`load_dataset` there; only
+    a valid dataset replaces ``destination``, so a failure never leaves a half-written folder. A
+    folder that already holds a ``corpus.jsonl`` is replaced only with ``force``.
+    """
+    target = Path(destination)
+    if target.exists() and not target.is_dir():
+        raise UserError(f"{target}: exists and is not a folder")
+    if (target / CORPUS).exists() and not force:
+        raise UserError(f"{target}: already holds a dataset ({CORPUS}); pass --force to replace it")
+    with atomic_directory(target) as staging:
+        write_jsonl(staging / CORPUS, corpus)
+        write_jsonl(staging / GOLDEN, golden)
+        if conflicts:
+            write_jsonl(staging / CONFLICTS, conflicts)
+        else:
+            # atomic_directory copies the old folder in first; a stale conflicts file must not survive.
+            (staging / CONFLICTS).unlink(missing_ok=True)
+        dataset = load_dataset(staging)
+    return dataclasses.replace(dataset, path=target)
