@@ -76,3 +76,13 @@ def test_parity_with_optuna(dims: int) -> None:
     reference = {name: 1.1 for name in directions}
     expected = compute_hypervolume(losses, np.full(dims, 1.1))
     assert hypervolume(points, directions, reference) == pytest.approx(expected, rel=1e-12)
+
+
+def test_history_ends_at_the_hypervolume_of_all_points_and_never_decreases() -> None:
+    rng = np.random.default_rng(11)
+    points = [pt(i, float(r), float(0.5 * r + 0.3 * rng.random()), words=float(500 * rng.random()))
+              for i, r in enumerate(rng.random(60))]
+    history = hypervolume_history(points, THREE)
+    assert history[-1] == pytest.approx(hypervolume(points, THREE, default_reference(points, THREE)))
+    assert all(a <= b for a, b in zip(history, history[1:]))
+    assert history[0] < history[-1]

@@ -123,10 +123,16 @@ def hypervolume_history(
     ref_values = default_reference(points_in_order, directions) if reference is None else reference
     losses, ref = _losses(points_in_order, directions, ref_values)
     inside = np.all(-goodness(points_in_order, directions) < ref, axis=1)
-    history: list[float] = []
-    seen = 0
+    # Only the current front bounds the volume, so a point it weakly dominates changes nothing and
+    # each recomputation runs over the front, not over every trial so far.
+    front = np.empty((0, len(ref)))
+    volume, history, seen = 0.0, [], 0
     for is_inside in inside:
-        seen += int(is_inside)
-        # A point outside the reference leaves the volume unchanged, so it needs no recomputation.
-        history.append(history[-1] if history and not is_inside else _volume(losses[:seen], ref))
+        if is_inside:
+            point = losses[seen]
+            seen += 1
+            if not np.any(np.all(front <= point, axis=1)):
+                front = np.vstack([front[~np.all(point <= front, axis=1)], point])
+                volume = _volume(front, ref)
+        history.append(volume)
     return history

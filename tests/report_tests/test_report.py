@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import optuna
+import pytest
+from optuna.distributions import IntDistribution
+from optuna.trial import TrialState, create_trial
+
+from tests.report_tests.offline import outside_references
+from tests.report_tests.synthetic import NOISE_FLOOR
+from tuner.errors import UserError
+from tuner.report import render_report, summarize_study, write_report
+from tuner.report._figures import MIN_IMPORTANCE_TRIALS
+
+
+def small_study(values: list[list[float]], objectives: list[str] | None = None) -> optuna.Study:
+    directions = ["maximize", "minimize", "minimize"][: len(values[0]) if values else 2]
+    study = optuna.create_study(study_name="small", directions=directions)
+    study.set_user_attr("objectives", objectives or ["recall_at_k", "v3_delta_faithful", "context_words"][: len(directions)])
+    for number, vals in enumerate(values):
+        study.add_trial(create_trial(
+            values=vals, params={"top_k": 3 + number}, distributions={"top_k": IntDistribution(1, 20)},
+            user_attrs={"context_words": 100.0 * (number + 1), "n": 8, "n_total": 10},
+        ))
+    return study
+
+
+def test_report_is_one_offline_file_with_plotly_inlined(report_path: Path) -> None:
+    assert sorted(p.name for p in report_path.parent.iterdir()) == ["synthetic.html"]
+    page = report_path.read_text("utf-8")
+    assert outside_references(page) == []
+    assert len(page) > 1_000_000 and "Plotly.newPlot" in page
+    for figure in ("front", "hypervolume", "sweet-spot", "importances"):
+        assert f'<div id="{figure}" class="plotly-graph-div"' in page
+
+
+def test_header_counts_trials_calls_and_noise_floor(report_path: Path, study_folder: Path) -> None:
+    page = report_path.read_text("utf-8")
+    assert "24 complete, 4 pruned, 1 failed" in page
+    assert "1,520 generator calls, 6,080 judge calls, 2,304,000 tokens" in page
+    assert f"recall@k ±{NOISE_FLOOR['recall_at_k']:g}, v3 Δfaithful ±{NOISE_FLOOR['v3_delta_faithful']:g}" in page
+    assert f"optuna-dashboard sqlite:///{study_folder / 'study.db'}" in page
+    assert "4 pruned trial(s)" in page
+
+
+def test_summary_reads_the_trial_contract(synthetic_study: optuna.Study) -> None:
+    summary = summarize_study(synthetic_study)
+    assert summary.directions == {"recall_at_k": "maximize", "v3_delta_faithful": "minimize"}
+    assert [p.number for p in summary.points] == list(range(24))
+    assert [t.number for t in summary.pruned] == [24, 25, 26, 27]
+    assert summary.counts["fail"] == 1
+    first = summary.points[0]
+    assert first.ci["recall_at_k"][0] < first.values["recall_at_k"] <= first.ci["recall_at_k"][1]
+    assert first.context_words is not None and first.params["retriever"] in {"bm25", "dense", "hybrid"}
+
+
+def test_default_picks_show_knee_and_cheapest_by_category(report_path: Path) -> None:
+    page = report_path.read_text("utf-8")
+    assert re.search(r"<td class=\"text\">knee</td><td>#\d+</td>", page)
+    assert re.search(r"<td class=\"text\">cheapest</td><td>#\d+</td>", page)
+    for category in ("pricing", "policy", "product"):
+        assert f'<td class="text">{category}</td>' in page
+
+
+def test_explicit_picks_and_their_errors(synthetic_study: optuna.Study) -> None:
+    page = render_report(synthetic_study, picks={"min-delta": 3})
+    assert re.search(r"<td class=\"text\">min-delta</td><td>#3</td>", page)
+    assert "knee</td>" not in page
+    with pytest.raises(UserError, match="pick 'knee' names trial 25, which is not a complete trial"):
+        render_report(synthetic_study, picks={"knee": 25})
+
+
+def test_few_trials_give_a_note_instead_of_importances() -> None:
+    page = render_report(small_study([[0.6, 0.1], [0.8, 0.2]]))
+    assert f"Parameter importances need at least {MIN_IMPORTANCE_TRIALS} complete trials; this study has 2." in page
+    assert 'id="front"' in page and 'id="importances"' not in page
+
+
+def test_a_study_without_complete_trials_still_reports() -> None:
+    study = small_study([])
+    study.add_trial(create_trial(state=TrialState.PRUNED, params={}, distributions={}))
+    page = render_report(study)
+    assert "0 complete, 1 pruned, 0 failed" in page
+    assert "No complete trial yet" in page and "No configuration picked." in page
+
+
+def test_three_objective_study(tmp_path: Path) -> None:
+    values = [[0.6 + 0.03 * i, 0.05 + 0.02 * i, 100.0 * (i + 1)] for i in range(MIN_IMPORTANCE_TRIALS)]
+    path = write_report(small_study(values), tmp_path / "three.html")
+    page = path.read_text("utf-8")
+    assert "context words (minimize)" in page and 'id="importances"' in page
+
+
+def test_a_study_not_made_by_tuner_is_a_user_error() -> None:
+    study = optuna.create_study(study_name="foreign", directions=["maximize", "minimize"])
+    with pytest.raises(UserError, match="study 'foreign': user attr 'objectives'"):
+        render_report(study)
+
+
+def test_undefined_interval_bounds_are_left_out() -> None:
+    study = small_study([[0.6, 0.1]])
+    study.add_trial(create_trial(
+        values=[0.7, 0.2], params={"top_k": 9}, distributions={"top_k": IntDistribution(1, 20)},
+        user_attrs={"ci": {"recall_at_k": None, "v3_delta_faithful": [0.1, None]}, "context_words": 50.0},
+    ))
+    assert summarize_study(study).points[1].ci == {}
+    assert "#1" in render_report(study)

@@ -1,0 +1,17 @@
+"""The study report: one self-contained HTML file (plotly.js inlined) with the front, hypervolume, top_k sweep,
+parameter importances and picked configurations by category. See docs/report.md."""
+
+from __future__ import annotations
+
+from tuner.report._html import default_picks, render_report, write_report
+from tuner.report._study import PARTIAL_VALUES_ATTR, StudySummary, summarize_study, trial_point
+
+__all__ = [
+    "PARTIAL_VALUES_ATTR",
+    "StudySummary",
+    "default_picks",
+    "render_report",
+    "summarize_study",
+    "trial_point",
+    "write_report",
+]

@@ -1,0 +1,230 @@
+"""Assemble the study report: one self-contained HTML page with plotly.js inlined and no network reference."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+import optuna
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
+
+from tuner.errors import UserError
+from tuner.io import atomic_write_text
+from tuner.pareto import (
+    CONTEXT_WORDS,
+    FrontEntry,
+    Point,
+    default_reference,
+    front_entries,
+    hypervolume,
+    hypervolume_history,
+    knee,
+    pick,
+    tie_groups,
+)
+from tuner.report._figures import (
+    Figure,
+    front_figure,
+    hypervolume_figure,
+    importance_figure,
+    label,
+    sweet_spot_figure,
+)
+from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
+
+STATE_WORDS = {"complete": "complete", "pruned": "pruned", "fail": "failed", "running": "running", "waiting": "waiting"}
+CALL_WORDS = {"generator": "generator calls", "judge": "judge calls", "tokens": "tokens"}
+PLOT_CONFIG = {"displaylogo": False, "responsive": True}
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1180px; color: #222; }
+h1 { margin-bottom: 4px; } h2 { margin-top: 36px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
+table { border-collapse: collapse; margin: 10px 0; font-size: 13px; }
+th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: right; white-space: nowrap; } th { background: #f4f4f4; }
+td.text, th.text { white-space: normal; }
+td.text, th.text { text-align: left; } .note { color: #555; font-style: italic; }
+code, pre { background: #f4f4f4; padding: 2px 4px; } dl { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; }
+dt { font-weight: 600; }
+"""
+
+
+def default_picks(entries: Sequence[FrontEntry], summary: StudySummary) -> dict[str, int]:
+    """The picks shown when none are given: the knee, and the cheapest tie of it when context words were measured."""
+    if not entries:
+        return {}
+    picks = {"knee": knee(entries, summary.directions, summary.noise_floor).number}
+    if all(e.context_words is not None for e in entries):
+        picks["cheapest"] = pick("cheapest", entries, summary.directions, summary.noise_floor).number
+    return picks
+
+
+def _esc(value: object) -> str:
+    return html.escape(str(value))
+
+
+def _value(point: Point, name: str) -> str:
+    ci = point.ci.get(name)
+    text = f"{point.values[name]:.3f}"
+    return text + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+
+
+def _params(params: Mapping[str, object]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: Sequence[int] = ()) -> str:
+    def cell(tag: str, i: int, content: str) -> str:
+        cls = ' class="text"' if i in text_columns else ""
+        return f"<{tag}{cls}>{_esc(content)}</{tag}>"
+
+    head = "".join(cell("th", i, h) for i, h in enumerate(header))
+    body = "".join("<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _figure_html(figure: Figure, div_id: str) -> str:
+    if figure.figure is None:
+        return f'<p class="note">{_esc(figure.note)}</p>'
+    return pio.to_html(figure.figure, full_html=False, include_plotlyjs=False, div_id=div_id, config=PLOT_CONFIG)
+
+
+def _n_of_total(trial_attrs: Mapping[str, object]) -> str:
+    n, total = trial_attrs.get("n"), trial_attrs.get("n_total")
+    return "" if n is None else f"{n}/{total}"
+
+
+def _header(summary: StudySummary, final_hv: float | None, storage_url: str | None) -> str:
+    counts = ", ".join(f"{summary.counts[state]} {word}" for state, word in STATE_WORDS.items()
+                       if summary.counts[state] or state in ("complete", "pruned", "fail"))
+    objectives = ", ".join(f"{label(n)} ({d})" for n, d in summary.directions.items())
+    floor = ", ".join(f"{label(n)} ±{v:g}" for n, v in summary.noise_floor.items()) or "not recorded (ε = 0: exact dominance)"
+    calls = ", ".join(f"{summary.calls[kind]:,} {CALL_WORDS[kind]}" for kind in CALL_KINDS)
+    dashboard = f"optuna-dashboard {storage_url}" if storage_url else "optuna-dashboard sqlite:///path/to/study.db"
+    rows = [
+        ("trials", counts),
+        ("objectives", objectives),
+        ("noise floor ε", floor),
+        ("spent", calls),
+        ("hypervolume", "—" if final_hv is None else f"{final_hv:.4f}"),
+        ("generated", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
+    ]
+    items = "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in rows)
+    return (
+        f"<h1>Study {_esc(summary.name)}</h1><dl>{items}</dl>"
+        "<p>To browse the same trials interactively (history, slices, parallel coordinates), open the study's "
+        f"storage in optuna-dashboard: <code>{_esc(dashboard)}</code> (install it with "
+        "<code>pip install optuna-dashboard</code>; it serves a local page on port 8080).</p>"
+    )
+
+
+def _front_table(entries: Sequence[FrontEntry], summary: StudySummary, attrs: Mapping[int, Mapping[str, object]]) -> str:
+    names = list(summary.directions)
+    rows = [
+        [
+            f"#{e.number}", *(_value(e, n) for n in names),
+            *([] if CONTEXT_WORDS in names else ["—" if e.context_words is None else f"{e.context_words:.0f}"]),
+            _n_of_total(attrs[e.number]),
+            "" if e.tie_group is None else f"T{e.tie_group + 1}",
+            ", ".join(f"#{n}" for n in e.epsilon_dominated_by),
+            _params(e.params),
+        ]
+        for e in entries
+    ]
+    header = ["trial", *(label(n) for n in names), *([] if CONTEXT_WORDS in names else ["context words"]),
+              "n/N", "ε-tie", "ε-dominated by", "params"]
+    return _table(header, rows, text_columns=[len(header) - 1])
+
+
+def _pruned_table(summary: StudySummary) -> str:
+    if not summary.pruned:
+        return ""
+    rows = []
+    for trial in summary.pruned:
+        pruning = trial.user_attrs.get("pruning", {})
+        rows.append([f"#{trial.number}", str(pruning.get("look", "")), str(pruning.get("cases_used", "")),
+                     "" if "dominated_by" not in pruning else f"#{pruning['dominated_by']}", _params(trial.params)])
+    table = _table(["trial", "look", "cases used", "dominated by", "params"], rows, text_columns=[4])
+    return f"<details><summary>{len(rows)} pruned trial(s)</summary>{table}</details>"
+
+
+def _picks_section(picks: Mapping[str, int], summary: StudySummary, attrs: Mapping[int, Mapping[str, object]]) -> str:
+    if not picks:
+        return '<p class="note">No configuration picked.</p>'
+    points = {p.number: p for p in summary.points}
+    names = list(summary.directions)
+    overview = _table(
+        ["rule", "trial", *(label(n) for n in names), "n/N", "params"],
+        [[rule, f"#{n}", *(_value(points[n], m) for m in names), _n_of_total(attrs[n]), _params(points[n].params)]
+         for rule, n in picks.items()],
+        text_columns=[0, len(names) + 3],
+    )
+    by_category = {rule: attrs[n].get("by_category", {}) for rule, n in picks.items()}
+    categories = sorted({c for cats in by_category.values() for c in cats})
+    if not categories:
+        return overview + '<p class="note">The picked trials have no per-category scores (user attr by_category).</p>'
+
+    def cells(category: str, rule: str) -> list[str]:
+        scores = by_category[rule].get(category)
+        if scores is None:
+            return ["—", "—", "—"]
+        delta = scores.get("v3_delta_faithful")
+        return [f"{scores['recall_at_k']:.3f}", "—" if delta is None else f"{delta:.3f}", str(scores.get("n", ""))]
+
+    header = ["category", *(f"{rule} #{picks[rule]}: {h}" for rule in picks for h in ("recall@k", "Δfaithful", "n"))]
+    rows = [[c, *(v for rule in picks for v in cells(c, rule))] for c in categories]
+    return overview + _table(header, rows, text_columns=[0])
+
+
+def render_report(
+    study: optuna.Study, picks: Mapping[str, int] | None = None, storage_url: str | None = None
+) -> str:
+    """The report of ``study`` as one HTML page (see ``write_report``)."""
+    summary = summarize_study(study)
+    names = list(summary.directions)
+    attrs = {t.number: t.user_attrs for t in study.get_trials(deepcopy=False)}
+    entries = front_entries(summary.points, summary.directions, summary.noise_floor) if summary.points else []
+    groups = tie_groups(entries, summary.directions, summary.noise_floor)
+    chosen = default_picks(entries, summary) if picks is None else dict(picks)
+    complete = {p.number for p in summary.points}
+    for rule, number in chosen.items():
+        if number not in complete:
+            raise UserError(f"pick {rule!r} names trial {number}, which is not a complete trial of study {summary.name!r}")
+    reference = default_reference(summary.points, summary.directions) if summary.points else {}
+    history = hypervolume_history(summary.points, summary.directions, reference) if summary.points else []
+    final_hv = hypervolume(summary.points, summary.directions, reference) if summary.points else None
+    on_front = {e.number for e in entries}
+    sections = [
+        ("1. Front", _figure_html(front_figure(summary, entries, groups, chosen), "front")
+         + (_front_table(entries, summary, attrs) if entries else "") + _pruned_table(summary)),
+        ("2. Hypervolume history", _figure_html(
+            hypervolume_figure([p.number for p in summary.points], history, reference), "hypervolume")),
+        ("3. Sweet spot: top_k", _figure_html(sweet_spot_figure(summary, on_front, names[:2]), "sweet-spot")),
+        ("4. Parameter importances", _figure_html(importance_figure(study, summary), "importances")),
+        ("5. Picked configurations by category", _picks_section(chosen, summary, attrs)),
+    ]
+    body = _header(summary, final_hv, storage_url) + "".join(
+        f"<section><h2>{_esc(title)}</h2>{content}</section>" for title, content in sections
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>tuner study {_esc(summary.name)}</title><style>{STYLE}</style>"
+        f'<script type="text/javascript">{get_plotlyjs()}</script></head>'
+        f"<body>{body}</body></html>\n"
+    )
+
+
+def write_report(
+    study: optuna.Study, path: Path, picks: Mapping[str, int] | None = None, storage_url: str | None = None
+) -> Path:
+    """Write the study report to ``path`` atomically and return ``path``.
+
+    One self-contained HTML file: plotly.js is inlined, nothing is fetched when it is opened. Sections:
+    header (name, trial counts, noise floor, calls spent, optuna-dashboard command — exact when
+    ``storage_url`` is given), 1. front with 95% error bars, ε-ties and pruned trials, 2. hypervolume
+    history, 3. objectives against top_k, 4. parameter importances per objective, 5. the ``picks``
+    (rule name → trial number; default: the knee and its cheapest ε-tie) per category.
+    """
+    atomic_write_text(path, render_report(study, picks, storage_url))
+    return Path(path)
