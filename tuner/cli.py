@@ -12,6 +12,7 @@ from tuner.errors import DatasetError, UserError
 COMMANDS: dict[str, str] = {
     "validate": "tuner.commands.validate",
     "demo-data": "tuner.commands.demo_data",
+    "import": "tuner.commands.import_",
     "corrupt": "tuner.commands.corrupt",
 }
 
