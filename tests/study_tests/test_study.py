@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+import yaml
+
+from tuner.cli import main
+
+SPACE = {
+    "top_k": {"type": "int", "low": 1, "high": 4},
+    "retriever": {"type": "categorical", "choices": ["bm25", "dense"]},
+    "chunk_size": {"type": "categorical", "choices": [20, 40]},
+}
+
+
+def write_study(folder: Path, dataset: Path, **overrides: object) -> Path:
+    (folder / "space.yaml").write_text(yaml.safe_dump(SPACE))
+    study = {
+        "name": "tiny",
+        "dataset": str(dataset),
+        "search_space": "space.yaml",
+        "settings": {"candidate_depth": 10},
+        "budget": {"trials": 6},
+        "pruning": {"batch_size": 2},
+        "noise_floor": {"recall_at_k": 0.0, "v3_delta_faithful": 0.0},
+        "sampler": {"name": "tpe", "seed": 1},
+        "enqueue": [{"top_k": 1, "retriever": "bm25", "chunk_size": 40}],
+        "output": "out",
+        **overrides,
+    }
+    path = folder / "study.yaml"
+    path.write_text(yaml.safe_dump(study))
+    return path
+
+
+def test_study_runs_resumes_and_exports_a_config_that_reproduces_its_recall(
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    study_file = write_study(tmp_path, tiny_dataset_dir)
+    assert main(["run", str(study_file), "--trials", "3", "--no-report"]) == 0
+    storage = f"sqlite:///{tmp_path / 'out' / 'tiny' / 'study.db'}"
+    assert len(optuna.load_study(study_name="tiny", storage=storage).trials) == 3
+    assert main(["run", str(study_file), "--no-report"]) == 0  # resumes up to budget.trials
+    study = optuna.load_study(study_name="tiny", storage=storage)
+    finished = [t for t in study.trials if t.state in (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)]
+    assert len(finished) == 6
+    assert study.trials[0].params == {"top_k": 1, "retriever": "bm25", "chunk_size": 40}
+    for trial in study.trials:
+        if trial.state == optuna.trial.TrialState.COMPLETE:
+            assert set(trial.user_attrs["ci"]) == {"recall_at_k", "v3_delta_faithful"}
+            assert trial.user_attrs["n_total"] == 6
+        else:
+            assert trial.user_attrs["pruning"]["dominated_by"] >= 0
+    capsys.readouterr()
+    assert main(["pareto", str(study_file), "--json"]) == 0
+    front = json.loads(capsys.readouterr().out)
+    assert front["n_trials"] == 6 and front["front"]
+    assert {"recall_at_k", "v3_delta_faithful"} <= set(front["front"][0]["values"])
+
+    exported = tmp_path / "deploy.yaml"
+    number = front["front"][0]["trial"]
+    assert main(["export", str(study_file), "--trial", str(number), "-o", str(exported)]) == 0
+    text = exported.read_text()
+    assert "provenance" in text and "dataset_hash" in text
+    capsys.readouterr()
+    assert main(["eval", str(tiny_dataset_dir), "--config", str(exported), "--json"]) == 0
+    recall = json.loads(capsys.readouterr().out)["recall_at_k"]
+    assert recall == pytest.approx(front["front"][0]["values"]["recall_at_k"])
+    for suffix in (".json", ".env"):
+        assert main(["export", str(study_file), "--pick", "knee", "-o", str(tmp_path / f"deploy{suffix}")]) == 0
+    assert "TUNER_TOP_K=" in (tmp_path / "deploy.env").read_text()
+
+
+@pytest.mark.parametrize(
+    "overrides,message",
+    [
+        ({"budget": {"trails": 3}}, "budget.trails: unknown key"),
+        ({"sampler": {"name": "annealing"}}, "sampler.name"),
+        ({"objectives": ["recall_at_k", "latency"]}, "objectives: unknown"),
+        ({"generator": {"backend": "gpt"}}, "generator.backend"),
+        ({"noise": {"soft_band": [0.9, 0.1]}}, "noise"),
+        ({"settings": {"top_k": 0}}, "settings: top_k"),
+    ],
+)
+def test_bad_study_files_are_rejected_before_any_work(
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], overrides: dict, message: str
+) -> None:
+    study_file = write_study(tmp_path, tiny_dataset_dir, **overrides)
+    assert main(["run", str(study_file)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(study_file) in err[0] and message in err[0]
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_search_space_names_the_file_and_key(tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    study_file = write_study(tmp_path, tiny_dataset_dir)
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump({"top_k": {"type": "int", "low": 5, "high": 1}}))
+    assert main(["run", str(study_file)]) == 2
+    err = capsys.readouterr().err
+    assert "space.yaml: top_k" in err and "low" in err
+
+
+def test_dry_run_estimates_calls_and_spends_nothing(tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    study_file = write_study(tmp_path, tiny_dataset_dir)
+    assert main(["run", str(study_file), "--dry-run"]) == 0
+    err = capsys.readouterr().err
+    # 6 trials x 6 cases x 2 variants = 72 generator calls; 7 keypoints x 2 variants x 2 questions x 6 = 168 judge calls
+    assert "72 generator calls" in err and "168 judge calls" in err
+    assert not (tmp_path / "out" / "tiny" / "study.db").exists()
+
+
+def test_interrupted_run_leaves_a_resumable_study(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+    study_file = write_study(tmp_path, tiny_dataset_dir, budget={"trials": 200})
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "tuner", "run", str(study_file), "--no-report"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    storage = f"sqlite:///{tmp_path / 'out' / 'tiny' / 'study.db'}"
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if (tmp_path / "out" / "tiny" / "study.db").exists():
+            try:
+                if len(optuna.load_study(study_name="tiny", storage=storage).trials) >= 3:
+                    break
+            except KeyError:
+                pass
+        time.sleep(0.5)
+    worker.send_signal(signal.SIGINT)
+    output, _ = worker.communicate(timeout=60)
+    assert worker.returncode == 130, output
+    assert "resume" in output
+    done = len(optuna.load_study(study_name="tiny", storage=storage).trials)
+    assert main(["run", str(study_file), "--trials", str(done + 1), "--no-report"]) == 0
+    assert len(optuna.load_study(study_name="tiny", storage=storage).trials) >= done + 1

@@ -1,0 +1,91 @@
+"""Two `tuner run` workers on one PostgreSQL study; one is killed mid-trial (needs the server of this machine kind)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import optuna
+import pytest
+import yaml
+
+from tests.study_tests.test_study import write_study
+
+URL = os.environ.get("TUNER_TEST_POSTGRES", "postgresql://root@127.0.0.1:5432/test")
+
+SLOW_GENERATOR = '''
+import time
+
+def answer(question, contexts):
+    time.sleep(0.15)
+    return contexts[0] if contexts else "I don't know."
+'''
+
+
+def _postgres_available() -> bool:
+    try:
+        import sqlalchemy
+
+        with sqlalchemy.create_engine(URL).connect():
+            return True
+    except Exception:
+        return False
+
+
+pytestmark = [pytest.mark.postgres, pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")]
+
+
+@pytest.mark.skipif(not _postgres_available(), reason=f"no PostgreSQL server at {URL}")
+def test_killed_worker_trial_is_failed_and_retried_and_nothing_is_lost(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "slowgen.py").write_text(SLOW_GENERATOR)
+    name = f"workers-{uuid.uuid4().hex[:8]}"
+    target = 8
+    study_file = write_study(
+        tmp_path, tiny_dataset_dir, name=name, budget={"trials": target}, heartbeat_interval=1,
+        generator={"backend": "callable", "function": "slowgen:answer"}, pruning={"enabled": False},
+    )
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    command = [sys.executable, "-m", "tuner", "run", str(study_file), "--storage", URL, "--no-report"]
+    victim = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    storage = optuna.storages.RDBStorage(URL)
+    deadline = time.monotonic() + 120
+    killed_trial = None
+    while time.monotonic() < deadline and killed_trial is None:
+        try:
+            study = optuna.load_study(study_name=name, storage=storage)
+        except KeyError:
+            time.sleep(0.2)
+            continue
+        for trial in study.get_trials(states=(optuna.trial.TrialState.RUNNING,)):
+            if trial.user_attrs.get("worker", "").endswith(f":{victim.pid}") and trial.number >= 1:
+                killed_trial = trial.number
+        time.sleep(0.1)
+    assert killed_trial is not None, "the first worker never started a trial"
+    survivor = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(timeout=30)
+    output, _ = survivor.communicate(timeout=300)
+    assert survivor.returncode == 0, output
+
+    study = optuna.load_study(study_name=name, storage=storage)
+    by_state: dict[str, list[int]] = {}
+    for trial in study.trials:
+        by_state.setdefault(trial.state.name, []).append(trial.number)
+    assert by_state.get("RUNNING") is None and by_state.get("WAITING") is None
+    assert by_state["FAIL"] == [killed_trial]
+    finished = by_state.get("COMPLETE", []) + by_state.get("PRUNED", [])
+    assert len(finished) >= target
+    retries = [t for t in study.trials if optuna.storages.RetryHeartbeatStaleTrialCallback.retried_trial_number(t) == killed_trial]
+    assert len(retries) == 1 and retries[0].state == optuna.trial.TrialState.COMPLETE
+    assert retries[0].params == study.trials[killed_trial].params
+    # each finished trial was evaluated by exactly one worker, and its evaluation recorded once
+    for number in finished:
+        trial = study.trials[number]
+        assert trial.user_attrs["worker"].split(":")[1] in {str(victim.pid), str(survivor.pid)}
+        assert trial.user_attrs["cases_evaluated"] == 6
+    optuna.delete_study(study_name=name, storage=storage)

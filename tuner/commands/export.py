@@ -1,0 +1,39 @@
+from __future__ import annotations
+
+import argparse
+
+from tuner.commands._study_args import add_study_arguments, loaded_study
+
+HELP = "Export a trial's retrieval settings (with provenance) as .yaml, .json or .env for deployment."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_study_arguments(parser)
+    choice = parser.add_mutually_exclusive_group(required=True)
+    choice.add_argument("--trial", type=int, metavar="N", help="trial number")
+    choice.add_argument("--pick", metavar="RULE", help="knee, min-delta (with --min-recall) or cheapest")
+    parser.add_argument("--min-recall", type=float, metavar="X", help="recall floor for --pick min-delta")
+    parser.add_argument("-o", "--output", required=True, metavar="FILE", help="output file (.yaml, .json or .env)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import optuna
+
+    from tuner.errors import UserError
+    from tuner.export import write_export
+    from tuner.pareto import pick
+    from tuner.study import load_study, study_front
+    from tuner.study._finish import trial_document
+
+    loaded = loaded_study(args)
+    study = load_study(loaded)
+    directions, floor, entries = study_front(study)
+    if args.trial is not None:
+        if not 0 <= args.trial < len(study.trials) or study.trials[args.trial].state != optuna.trial.TrialState.COMPLETE:
+            raise UserError(f"trial {args.trial} is not a complete trial of study '{study.study_name}'")
+        number, rule = args.trial, None
+    else:
+        number, rule = pick(args.pick, entries, directions, floor, min_recall=args.min_recall).number, args.pick
+    document = trial_document(study, number, rule, loaded.storage)
+    print(write_export(args.output, document))
+    return 0

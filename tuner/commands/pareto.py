@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+import argparse
+import json
+
+from tuner.commands._study_args import add_study_arguments, loaded_study
+
+HELP = "Print a study's Pareto front (recall@k vs v3 Δfaithful) with intervals, ties and n/N."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_study_arguments(parser)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from tuner.study import load_study, study_front, study_summary
+    from tuner.study._front import entry_json
+
+    study = load_study(loaded_study(args))
+    directions, floor, entries = study_front(study)
+    front = [entry_json(e, study.trials[e.number]) for e in entries]
+    if args.json:
+        print(json.dumps({"front": front, **study_summary(study), "noise_floor": floor}, indent=2))
+        return 0
+    summary = study_summary(study)
+    table = Table(title=f"study '{study.study_name}': front of {len(front)} "
+                  f"({summary['n_complete']} complete, {summary['n_pruned']} pruned); noise floor {floor}")
+    for column in ("trial", *directions, "context words", "n/N", "tie", "params"):
+        table.add_column(column)
+    for row in front:
+        cells = [
+            f"{row['values'][name]:.3f}" + (f" [{row['ci'][name][0]:.3f}, {row['ci'][name][1]:.3f}]" if name in row["ci"] else "")
+            for name in directions
+        ]
+        table.add_row(
+            str(row["trial"]), *cells, f"{row['context_words']:.0f}", f"{row['n']}/{row['n_total']}",
+            "" if row["tie_group"] is None else f"group {row['tie_group']}",
+            ", ".join(f"{k}={v}" for k, v in row["params"].items()),
+        )
+    Console().print(table)
+    return 0

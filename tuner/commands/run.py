@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+import argparse
+
+from tuner.commands._study_args import add_study_arguments, loaded_study
+
+HELP = "Run (or resume) a tuning study: recall@k vs v3 Δfaithful, with noise-floor-aware pruning."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_study_arguments(parser)
+    parser.add_argument("--trials", type=int, metavar="N", help="finished trials to reach (default: budget.trials)")
+    parser.add_argument("--dry-run", action="store_true", help="estimate generator/judge calls and tokens, spend nothing")
+    parser.add_argument("--pick", default="knee", help="pick rule for the exported config (knee, min-delta, cheapest)")
+    parser.add_argument("--no-report", action="store_true", help="skip the HTML report")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tuner.progress import RichReporter
+    from tuner.study import run_study
+    from tuner.study._finish import dry_run, finish
+
+    loaded = loaded_study(args)
+    reporter = RichReporter()
+    if args.dry_run:
+        dry_run(loaded, args.trials, reporter)
+        return 0
+    result = run_study(loaded, args.trials, reporter)
+    finish(result, args.pick, not args.no_report, reporter)
+    return 130 if result.interrupted else 0

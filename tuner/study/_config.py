@@ -1,0 +1,118 @@
+"""Study files: one YAML naming the dataset, search space, objectives, backends, noise, sampler, budget, storage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tuner.errors import UserError
+from tuner.generation import parse_generator_config
+from tuner.judging import parse_judge_config
+from tuner.noise import NoiseConfig
+from tuner.settings import RetrievalSettings, settings_from_mapping
+
+OBJECTIVES: dict[str, str] = {
+    "recall_at_k": "maximize",
+    "v3_delta_faithful": "minimize",
+    "context_words": "minimize",
+}
+"""Objectives a study can optimize, with their direction."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SamplerConfig(_Strict):
+    name: Literal["tpe", "nsga2", "gp", "random", "grid"] = "tpe"
+    seed: int | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class BudgetConfig(_Strict):
+    trials: int = Field(40, ge=1)
+    max_llm_calls: int | None = Field(None, ge=1, description="stop once the study made this many generator+judge calls")
+    timeout: float | None = Field(None, gt=0, description="seconds")
+
+
+class PruningConfig(_Strict):
+    enabled: bool = True
+    batch_size: int = Field(20, ge=2)
+    alpha: float = Field(0.05, gt=0, lt=1)
+    spending: Literal["obrien_fleming", "bonferroni"] = "bonferroni"
+
+
+class ConstraintsConfig(_Strict):
+    min_recall: float | None = Field(None, ge=0, le=1)
+
+
+class StudyConfig(_Strict):
+    name: str
+    dataset: str = "demo"
+    search_space: str = "../search_spaces/default.yaml"
+    objectives: list[str] = Field(default_factory=lambda: ["recall_at_k", "v3_delta_faithful"], min_length=2)
+    constraints: ConstraintsConfig = ConstraintsConfig()
+    settings: dict[str, Any] = Field(default_factory=dict, description="fixed retrieval settings")
+    generator: dict[str, Any] = Field(default_factory=dict)
+    judge: dict[str, Any] = Field(default_factory=dict)
+    noise: NoiseConfig = NoiseConfig()
+    sampler: SamplerConfig = SamplerConfig()
+    budget: BudgetConfig = BudgetConfig()
+    pruning: PruningConfig = PruningConfig()
+    noise_floor: str | dict[str, float] = "auto"
+    enqueue: list[dict[str, Any]] = Field(default_factory=list)
+    seed: int = 0
+    storage: str | None = None
+    output: str = "out"
+    heartbeat_interval: int = Field(10, ge=1, description="seconds between worker heartbeats (RDB storage)")
+
+
+class LoadedStudy:
+    """A validated study file with paths resolved against the file's folder and command-line overrides applied."""
+
+    def __init__(self, path: Path, config: StudyConfig, storage: str | None, out: str | None, dataset: str | None):
+        self.path = path
+        self.config = config
+        base = path.parent
+        self.output = (Path(out) if out else base / config.output / config.name).resolve()
+        self.dataset = dataset or (config.dataset if config.dataset.split(":")[0] == "demo" else str(base / config.dataset))
+        self.search_space_path = (base / config.search_space).resolve()
+        self.storage = storage or config.storage or f"sqlite:///{self.output / 'study.db'}"
+        self.generator = parse_generator_config(config.generator, str(path))
+        self.judge = parse_judge_config(config.judge, str(path))
+        self.base_settings: RetrievalSettings = settings_from_mapping(config.settings, f"{path}: settings")
+        unknown = [o for o in config.objectives if o not in OBJECTIVES]
+        if unknown:
+            raise UserError(f"{path}: objectives: unknown {unknown} (known: {', '.join(OBJECTIVES)})")
+        if config.objectives[:2] != ["recall_at_k", "v3_delta_faithful"]:
+            raise UserError(f"{path}: objectives: must start with recall_at_k, v3_delta_faithful")
+
+    @property
+    def directions(self) -> list[str]:
+        return [OBJECTIVES[o] for o in self.config.objectives]
+
+
+def load_study_file(path: str | Path, storage: str | None = None, out: str | None = None, dataset: str | None = None) -> LoadedStudy:
+    """Validate a study file before any work starts; a bad key or value is one line naming the file and key."""
+    file = Path(path)
+    try:
+        data = yaml.safe_load(file.read_text("utf-8"))
+    except OSError as exc:
+        raise UserError(f"{file}: cannot read study file: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{file}:{mark.line + 1}" if mark is not None else str(file)
+        raise UserError(f"{where}: malformed YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{file}: a study file is a mapping")
+    try:
+        config = StudyConfig(**data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"]) or "study"
+        message = "unknown key" if first["type"] == "extra_forbidden" else first["msg"]
+        raise UserError(f"{file}: {key}: {message}") from None
+    return LoadedStudy(file, config, storage, out, dataset)

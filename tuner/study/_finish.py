@@ -1,0 +1,108 @@
+"""What ``tuner run`` does around the optimization: the dry-run estimate and the closing outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import optuna
+
+from tuner.dataset import load_dataset, resolve_dataset
+from tuner.export import export_document, redact_url, write_export
+from tuner.pareto import pick
+from tuner.progress import Reporter
+from tuner.study._config import LoadedStudy
+from tuner.study._front import directions_of, study_front
+from tuner.study._run import StudyRun, study_summary
+from tuner.study._space import load_search_space
+
+TOKENS_PER_WORD = 1.3
+ANSWER_WORDS = 40
+CALIBRATION_RUNS = 3
+
+
+def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict[str, Any]:
+    """Upper bounds on generator and judge calls and tokens for the budget (no cache hits, no pruning)."""
+    dataset = load_dataset(resolve_dataset(loaded.dataset))
+    space = load_search_space(loaded.search_space_path)
+    cases = [c for c in dataset.golden if c.keypoints]
+    keypoints = sum(len(c.keypoints) for c in cases)
+    n_trials = trials or loaded.config.budget.trials
+    top_k = space.params["top_k"].grid() if "top_k" in space.params else [loaded.base_settings.top_k]
+    size = space.params["chunk_size"].grid() if "chunk_size" in space.params else [loaded.base_settings.chunk_size]
+    context_words = (sum(top_k) / len(top_k)) * (sum(size) / len(size))
+    question_words = sum(len(c.question.split()) for c in cases) / max(len(cases), 1)
+    variants = 2
+    generator_calls = variants * len(cases)
+    judge_calls = variants * 2 * keypoints
+    generator_tokens = generator_calls * (question_words + context_words + ANSWER_WORDS) * TOKENS_PER_WORD
+    judge_tokens = variants * keypoints * (2 * ANSWER_WORDS + context_words) * TOKENS_PER_WORD
+    calibration = CALIBRATION_RUNS * 2 if loaded.config.noise_floor == "auto" else 0
+    total_trials = n_trials + calibration
+    estimate = {
+        "trials": n_trials,
+        "calibration_runs": calibration,
+        "cases": len(cases),
+        "keypoints": keypoints,
+        "generator_calls": int(generator_calls * total_trials),
+        "judge_calls": int(judge_calls * total_trials),
+        "tokens": int((generator_tokens + judge_tokens) * total_trials),
+        "generator_backend": loaded.generator.backend,
+        "judge_backend": loaded.judge.backend,
+    }
+    cap = loaded.config.budget.max_llm_calls
+    reporter.stage(
+        f"dry run of '{loaded.config.name}': {n_trials} trials (+{calibration} calibration runs) on {len(cases)} cases, "
+        f"{keypoints} keypoints → at most {estimate['generator_calls']} generator calls, {estimate['judge_calls']} judge calls, "
+        f"~{estimate['tokens']:,} tokens ({loaded.generator.backend} generator, {loaded.judge.backend} judge; "
+        f"cache hits and pruning only lower this){'; capped at ' + str(cap) + ' calls' if cap else ''}"
+    )
+    return estimate
+
+
+def trial_document(study: optuna.Study, number: int, rule: str | None, storage: str) -> dict[str, Any]:
+    """The export of one complete trial: its full settings and provenance (storage URL without password)."""
+    trial = study.trials[number]
+    names = list(directions_of(study))
+    return export_document(
+        trial.user_attrs["settings"],
+        {
+            "study": study.study_name,
+            "storage": redact_url(storage),
+            "trial": number,
+            "pick": rule,
+            "dataset_hash": study.user_attrs.get("dataset_hash"),
+            "values": dict(zip(names, trial.values)),
+            "ci": trial.user_attrs.get("ci"),
+            "noise_floor": study.user_attrs.get("noise_floor"),
+        },
+    )
+
+
+def finish(result: StudyRun, rule: str, report: bool, reporter: Reporter) -> dict[str, Any]:
+    """Print the front, write the HTML report and export the picked configuration; return their paths."""
+    study = result.study
+    summary = study_summary(study)
+    directions, floor, entries = study_front(study)
+    out = result.loaded.output
+    paths: dict[str, Any] = {"storage": redact_url(result.loaded.storage)}
+    reporter.stage(
+        f"{summary['n_complete']} complete, {summary['n_pruned']} pruned, {summary['n_failed']} failed; "
+        f"front of {len(entries)}; calls {summary['calls']['generator']} generator + {summary['calls']['judge']} judge "
+        f"in {result.elapsed:.0f}s"
+    )
+    if not entries:
+        reporter.stage("no complete trial yet: nothing to export")
+        return paths
+    chosen = pick(rule, entries, directions, floor)
+    document = trial_document(study, chosen.number, rule, result.loaded.storage)
+    paths["config"] = str(write_export(out / "config.yaml", document))
+    if report:
+        from tuner.report import write_report
+
+        picks = {name: pick(name, entries, directions, floor).number for name in ("knee", "cheapest")}
+        paths["report"] = str(write_report(study, out / "report.html", picks))
+    values = ", ".join(f"{k}={v:.3f}" for k, v in chosen.values.items())
+    reporter.stage(f"picked trial {chosen.number} ({rule}): {values}")
+    for name, path in paths.items():
+        reporter.stage(f"{name}: {path}")
+    return paths

@@ -1,0 +1,153 @@
+"""One trial: recall@k on every case first (cheap, deterministic), then v3 Δfaithful in batches with pruning."""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+from collections.abc import Sequence
+from typing import Any
+
+import optuna
+
+from tuner.errors import UserError
+from tuner.evaluation.retrieval import evaluate_retrieval
+from tuner.evaluation.robustness import CaseOutcome, RobustnessEvaluator, summarize_variant
+from tuner.llm import Usage
+from tuner.retrieval import RetrievalPipeline
+from tuner.settings import RetrievalSettings, settings_from_mapping
+from tuner.study._config import PruningConfig
+from tuner.study._pruning import TrialProfile, should_prune
+from tuner.study._space import SearchSpace
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def trial_profile(trial: optuna.trial.FrozenTrial) -> TrialProfile | None:
+    attrs = trial.user_attrs
+    if "f0" not in attrs or trial.values is None:
+        return None
+    return TrialProfile(trial.number, trial.values[0], float(attrs["context_words"]), attrs["f0"], attrs["f3"])
+
+
+class TrialObjective:
+    """The callable given to ``study.optimize``; its user attributes carry intervals, buckets and evidence."""
+
+    def __init__(
+        self,
+        pipeline: RetrievalPipeline,
+        evaluator: RobustnessEvaluator,
+        space: SearchSpace,
+        base_settings: RetrievalSettings,
+        objectives: Sequence[str],
+        case_order: Sequence[str],
+        noise_floor: dict[str, float],
+        pruning: PruningConfig,
+        usage: Usage,
+        min_recall: float | None = None,
+    ) -> None:
+        self.pipeline = pipeline
+        self.evaluator = evaluator
+        self.space = space
+        self.base = base_settings
+        self.objectives = list(objectives)
+        self.case_order = list(case_order)
+        self.floor = noise_floor
+        self.pruning = pruning
+        self.usage = usage
+        self.min_recall = min_recall
+
+    def settings_for(self, params: dict[str, Any]) -> RetrievalSettings:
+        return settings_from_mapping({**self.base.model_dump(), **params}, "search space")
+
+    def batches(self) -> list[list[str]]:
+        size = self.pruning.batch_size if self.pruning.enabled else len(self.case_order)
+        return [self.case_order[i : i + size] for i in range(0, len(self.case_order), size)]
+
+    def __call__(self, trial: optuna.Trial) -> tuple[float, ...]:
+        trial.set_user_attr("worker", f"{socket.gethostname()}:{os.getpid()}")
+        settings = self.settings_for(self.space.suggest(trial))
+        calls_before, usage_before = self.evaluator.calls.as_dict(), self.usage.snapshot()
+        retrieval = evaluate_retrieval(self.pipeline, settings, "clean")
+        recall = retrieval.overall["recall_at_k"]
+        trial.set_user_attr("settings", settings.model_dump())
+        trial.set_user_attr("recall_ci", list(recall.ci) if recall.ci else None)
+        trial.set_user_attr("context_words", retrieval.mean_context_words)
+        if self.min_recall is not None:
+            trial.set_user_attr("constraint", [self.min_recall - float(recall.value or 0.0)])
+        batches = self.batches()
+        outcomes: list[CaseOutcome] = []
+        for look, batch in enumerate(batches, start=1):
+            outcomes += self.evaluator.evaluate(settings, ("v0", "v3"), batch)
+            if not self.pruning.enabled or look == len(batches):
+                continue
+            evidence = self._check(trial, outcomes, float(recall.value or 0.0), retrieval.mean_context_words, look, len(batches))
+            if evidence is not None:
+                self._record(trial, outcomes, calls_before, usage_before)
+                partial = summarize_variant(outcomes, "v3", ci=False).delta_faithful
+                trial.set_user_attr("partial_values", {"recall_at_k": float(recall.value or 0.0), "v3_delta_faithful": _finite(partial)})
+                trial.set_user_attr("pruning", evidence)
+                raise optuna.TrialPruned(f"dominated by trial {evidence['dominated_by']} beyond the noise floor")
+        summary = summarize_variant(outcomes, "v3", seed=trial.number)
+        if summary.delta_faithful is None:
+            raise UserError("v3 Δfaithful is undefined: no case answered correctly at v0 (check the generator/judge)")
+        self._record(trial, outcomes, calls_before, usage_before)
+        trial.set_user_attr(
+            "ci",
+            {
+                "recall_at_k": list(recall.ci) if recall.ci else None,
+                "v3_delta_faithful": [_finite(c) for c in summary.delta_ci] if summary.delta_ci else None,
+            },
+        )
+        trial.set_user_attr("n", summary.delta_n)
+        trial.set_user_attr("n_total", len(self.case_order))
+        trial.set_user_attr("grade", summary.grade)
+        trial.set_user_attr("by_category", self._by_category(retrieval.by_category, outcomes))
+        values = {"recall_at_k": float(recall.value or 0.0), "v3_delta_faithful": summary.delta_faithful,
+                  "context_words": retrieval.mean_context_words}
+        return tuple(values[name] for name in self.objectives)
+
+    def _check(
+        self, trial: optuna.Trial, outcomes: list[CaseOutcome], recall: float, words: float, look: int, looks: int
+    ) -> dict[str, Any] | None:
+        f0 = [o.variants["v0"].faithful for o in outcomes]
+        f3 = [o.variants["v3"].faithful for o in outcomes]
+        current = TrialProfile(trial.number, recall, words, f0, f3)
+        front = [p for t in trial.study.best_trials if (p := trial_profile(t)) is not None]
+        return should_prune(
+            current, len(outcomes), front, self.floor, look, looks, self.pruning.alpha, self.pruning.spending,
+            "context_words" in self.objectives,
+        )
+
+    def _record(self, trial: optuna.Trial, outcomes: list[CaseOutcome], calls_before: dict[str, int], usage_before: Any) -> None:
+        calls_after = self.evaluator.calls.as_dict()
+        tokens = self.usage.snapshot() - usage_before
+        trial.set_user_attr(
+            "calls",
+            {
+                "generator": calls_after["generator"] - calls_before["generator"],
+                "judge": calls_after["judge"] - calls_before["judge"],
+                "tokens": tokens.prompt_tokens + tokens.completion_tokens,
+                "remote_calls": tokens.calls,
+            },
+        )
+        trial.set_user_attr("cases_evaluated", len(outcomes))
+        trial.set_user_attr("f0", [o.variants["v0"].faithful for o in outcomes])
+        trial.set_user_attr("f3", [o.variants["v3"].faithful for o in outcomes])
+
+    @staticmethod
+    def _by_category(retrieval_buckets: dict[str, Any], outcomes: list[CaseOutcome]) -> dict[str, Any]:
+        groups: dict[str, list[CaseOutcome]] = {}
+        for outcome in outcomes:
+            groups.setdefault(outcome.case.category, []).append(outcome)
+        table: dict[str, Any] = {}
+        for category, metrics in retrieval_buckets.items():
+            summary = summarize_variant(groups[category], "v3", ci=False) if category in groups else None
+            table[category] = {
+                "recall_at_k": metrics["recall_at_k"].value,
+                "v3_delta_faithful": None if summary is None else _finite(summary.delta_faithful),
+                "n": metrics["recall_at_k"].n,
+            }
+        return table

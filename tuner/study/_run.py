@@ -1,0 +1,198 @@
+"""Create or resume a study and run trials until the budget is spent; several workers may share one storage."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import optuna
+
+from tuner.dataset import Dataset, load_dataset, resolve_dataset
+from tuner.errors import UserError
+from tuner.evaluation.robustness import RobustnessEvaluator
+from tuner.generation import build_generator
+from tuner.judging import build_judge
+from tuner.llm import BackendResources
+from tuner.progress import Reporter, SilentReporter
+from tuner.retrieval import RetrievalPipeline
+from tuner.study._config import LoadedStudy
+from tuner.study._objective import TrialObjective
+from tuner.study._samplers import build_sampler
+from tuner.study._space import SearchSpace, load_search_space
+
+FINISHED = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
+
+
+def open_storage(url: str, heartbeat_interval: int | None = None) -> optuna.storages.BaseStorage:
+    """Optuna RDB storage for ``url``; with a heartbeat, a killed worker's trial is failed and retried once."""
+    if url.startswith("sqlite:///"):
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        kwargs: dict[str, Any] = {}
+        if heartbeat_interval:
+            kwargs = dict(
+                heartbeat_interval=heartbeat_interval,
+                grace_period=heartbeat_interval * 3,
+                heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1),
+            )
+        try:
+            return optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True}, **kwargs)
+        except Exception as exc:  # SQLAlchemy raises many kinds for a bad URL or an unreachable server
+            raise UserError(f"storage {url.split('@')[-1]}: cannot open: {str(exc).splitlines()[0]}") from None
+
+
+def load_study(loaded: LoadedStudy) -> optuna.Study:
+    """The existing study of a study file (for ``tuner pareto`` / ``tuner export``)."""
+    storage = open_storage(loaded.storage)
+    try:
+        return optuna.load_study(study_name=loaded.config.name, storage=storage)
+    except KeyError:
+        raise UserError(f"study '{loaded.config.name}' not found in {loaded.storage} (run 'tuner run' first)") from None
+
+
+def case_order(dataset: Dataset, seed: int) -> list[str]:
+    """The one shuffled order of cases (with keypoints) that every trial of a study walks through."""
+    ids = [case.id for case in dataset.golden if case.keypoints]
+    random.Random(seed).shuffle(ids)
+    return ids
+
+
+@dataclass
+class StudyRun:
+    study: optuna.Study
+    loaded: LoadedStudy
+    dataset: Dataset
+    space: SearchSpace
+    elapsed: float
+    interrupted: bool
+
+
+def _noise_floor(loaded: LoadedStudy, objective: TrialObjective, reporter: Reporter, resources: BackendResources) -> dict[str, float]:
+    spec = loaded.config.noise_floor
+    if isinstance(spec, dict):
+        return {k: float(v) for k, v in spec.items()}
+    from tuner.calibration import NoiseFloor, calibrate
+
+    if spec != "auto":
+        path = (loaded.path.parent / spec).resolve()
+        return dict(NoiseFloor.from_file(path).objectives)
+    reporter.stage("calibrating the noise floor on the baseline configuration (noise_floor: auto)")
+    baseline = objective.settings_for(loaded.config.enqueue[0] if loaded.config.enqueue else {})
+    floor = calibrate(
+        objective.pipeline, baseline, loaded.generator, loaded.judge, loaded.config.noise,
+        runs=3, resources=resources, reporter=reporter,
+    )
+    return dict(floor.objectives)
+
+
+def run_study(
+    loaded: LoadedStudy, trials: int | None = None, reporter: Reporter | None = None, resources: BackendResources | None = None
+) -> StudyRun:
+    """Create or resume the study of ``loaded`` and run until ``trials`` finished trials exist in storage."""
+    reporter = reporter or SilentReporter()
+    resources = resources or BackendResources()
+    config = loaded.config
+    dataset = load_dataset(resolve_dataset(loaded.dataset))
+    if dataset.retrieval_only:
+        raise UserError(f"{loaded.dataset}: no keypoints: a study needs them for v3 Δfaithful (use 'tuner eval' instead)")
+    space = load_search_space(loaded.search_space_path)
+    if config.sampler.name == "grid":
+        space.grid()
+    max_top_k = space.max_top_k()
+    if max_top_k is not None and max_top_k > loaded.base_settings.candidate_depth:
+        raise UserError(f"{loaded.search_space_path}: top_k reaches {max_top_k} > candidate_depth {loaded.base_settings.candidate_depth}")
+    loaded.output.mkdir(parents=True, exist_ok=True)
+    storage = open_storage(loaded.storage, config.heartbeat_interval)
+    sampler = build_sampler(config.sampler, space, config.constraints.min_recall is not None)
+    study = optuna.create_study(
+        study_name=config.name, storage=storage, directions=loaded.directions, sampler=sampler, load_if_exists=True
+    )
+    attrs = study.user_attrs
+    if attrs.get("dataset_hash") not in (None, dataset.content_hash):
+        raise UserError(f"study '{config.name}' in {loaded.storage} was run on another dataset; use a new name or storage")
+    pipeline = RetrievalPipeline(dataset, reporter=reporter, encoder=None)
+    evaluator = RobustnessEvaluator(pipeline, build_generator(loaded.generator, resources), build_judge(loaded.judge, resources), config.noise)
+    order = attrs.get("case_order") or case_order(dataset, config.seed)
+    objective = TrialObjective(
+        pipeline, evaluator, space, loaded.base_settings, config.objectives, order, {}, config.pruning,
+        resources.usage, config.constraints.min_recall,
+    )
+    if "noise_floor" not in attrs:
+        objective.floor = _noise_floor(loaded, objective, reporter, resources)
+        for key, value in {
+            "dataset_hash": dataset.content_hash, "case_order": order, "objectives": config.objectives,
+            "noise_floor": objective.floor, "study_file": str(loaded.path), "settings": loaded.base_settings.model_dump(),
+        }.items():
+            study.set_user_attr(key, value)
+        for params in config.enqueue:
+            study.enqueue_trial(params, skip_if_exists=True)
+    else:
+        objective.floor = dict(attrs["noise_floor"])
+    target = trials or config.budget.trials
+    return _optimize(study, objective, loaded, dataset, space, target, reporter)
+
+
+def _optimize(
+    study: optuna.Study, objective: TrialObjective, loaded: LoadedStudy, dataset: Dataset, space: SearchSpace,
+    target: int, reporter: Reporter,
+) -> StudyRun:
+    budget = loaded.config.budget
+    start = time.monotonic()
+    interrupted = False
+
+    def finished() -> list[optuna.trial.FrozenTrial]:
+        return study.get_trials(deepcopy=False, states=FINISHED)
+
+    def calls_spent() -> int:
+        return sum(t.user_attrs.get("calls", {}).get("generator", 0) + t.user_attrs.get("calls", {}).get("judge", 0)
+                   for t in study.get_trials(deepcopy=False))
+
+    already = len(finished())
+    with reporter.task(f"study '{loaded.config.name}'", max(target - already, 0)) as task:
+
+        def callback(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+            task.advance()
+            done = finished()
+            pruned = sum(t.state == optuna.trial.TrialState.PRUNED for t in done)
+            reporter.stage(
+                f"trial {trial.number} {trial.state.name.lower()}: {len(done)}/{target} finished, {pruned} pruned, "
+                f"front {len(study.best_trials)}, calls {calls_spent()}"
+            )
+            if len(done) >= target or (budget.max_llm_calls is not None and calls_spent() >= budget.max_llm_calls):
+                study.stop()
+
+        if already < target:
+            try:
+                study.optimize(
+                    objective, n_trials=target - already, timeout=budget.timeout, callbacks=[callback],
+                    catch=(), gc_after_trial=False, show_progress_bar=False,
+                )
+            except KeyboardInterrupt:
+                interrupted = True
+                reporter.stage("interrupted: the study is saved; run the same command again to resume")
+    return StudyRun(study, loaded, dataset, space, time.monotonic() - start, interrupted)
+
+
+def study_summary(study: optuna.Study) -> dict[str, Any]:
+    states = [t.state for t in study.get_trials(deepcopy=False)]
+    calls: dict[str, int] = {"generator": 0, "judge": 0, "tokens": 0}
+    for trial in study.get_trials(deepcopy=False):
+        for key in calls:
+            calls[key] += int(trial.user_attrs.get("calls", {}).get(key, 0))
+    return {
+        "n_trials": len(states),
+        "n_complete": states.count(optuna.trial.TrialState.COMPLETE),
+        "n_pruned": states.count(optuna.trial.TrialState.PRUNED),
+        "n_failed": states.count(optuna.trial.TrialState.FAIL),
+        "calls": calls,
+    }
+
+
+def dumps(payload: Any) -> str:
+    return json.dumps(payload, indent=2, default=str)
