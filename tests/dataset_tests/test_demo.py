@@ -1,7 +1,10 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -119,3 +122,15 @@ def test_demo_data_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert _digest(target) == before
     assert main(["demo-data", str(target), "--force"]) == 0
     assert _digest(target) != before
+
+
+def test_racing_processes_build_the_demo_once(tmp_path: Path) -> None:
+    script = "from tuner.dataset import resolve_dataset; print(resolve_dataset('demo:5'))"
+    env = {**os.environ, "TUNER_CACHE": str(tmp_path)}
+    workers = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    outputs = {worker.communicate(timeout=60)[0].strip() for worker in workers}
+    assert all(worker.returncode == 0 for worker in workers)
+    folder = tmp_path / "datasets" / f"demo-seed5-v{GENERATOR_VERSION}"
+    assert outputs == {str(folder)}
+    assert load_dataset(folder).content_hash == generate_demo(tmp_path / "fresh", 5).content_hash
+    assert sorted(p.name for p in (tmp_path / "datasets").iterdir()) == [folder.name, f"{folder.name}.lock"]

@@ -14,7 +14,7 @@ from tuner.dataset._demo_questions import make_golden
 from tuner.dataset._model import Dataset
 from tuner.dataset._write import write_dataset
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2
 """Bump whenever generated content changes, so cached demo datasets are rebuilt."""
 
 

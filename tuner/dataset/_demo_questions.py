@@ -56,6 +56,11 @@ def make_golden(rng: random.Random, specs: list[DocSpec]) -> list[dict[str, Any]
     def fresh(spec: DocSpec) -> list[Fact]:
         return [f for f in spec.facts if (spec.doc_id, f.attr.key) not in used]
 
+    def pick(spec: DocSpec, facts: list[Fact]) -> Fact:
+        # Favor facts a stale version contradicts: those are the questions where conflicts can mislead.
+        changed = [f for f in facts if f.attr.key in spec.stale]
+        return rng.choice(changed) if changed and rng.random() < 0.8 else rng.choice(facts)
+
     def take(picked: list[tuple[DocSpec, Fact]], category: str, difficulty: str) -> None:
         used.update((s.doc_id, f.attr.key) for s, f in picked)
         cases.append(_case(picked, category, difficulty))
@@ -86,7 +91,7 @@ def make_golden(rng: random.Random, specs: list[DocSpec]) -> list[dict[str, Any]
             break
         facts = fresh(spec)
         if facts:
-            fact = facts[-1] if spec.long else rng.choice(facts)
+            fact = facts[-1] if spec.long else pick(spec, facts)
             take([(spec, fact)], "long_tail", "hard" if spec.long else "medium")
 
     common = [s for s in specs if not s.long and s.kind not in ("partner", "store")]
@@ -96,7 +101,7 @@ def make_golden(rng: random.Random, specs: list[DocSpec]) -> list[dict[str, Any]
             break
         facts = fresh(spec)
         if facts:
-            fact = rng.choice(facts)
+            fact = pick(spec, facts)
             tricky = spec.kind == "product" or fact.attr.key in spec.stale
             take([(spec, fact)], "single_hop", "medium" if tricky else "easy")
 
