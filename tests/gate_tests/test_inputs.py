@@ -1,0 +1,100 @@
+"""Gate inputs validated at the edge: thresholds, baselines, noise floors, case lists, sampling."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tuner.errors import UserError
+from tuner.gate import GateThresholds, load_baseline, load_noise_floor, load_thresholds, read_case_list, select_cases
+
+
+def test_default_thresholds_follow_the_mission() -> None:
+    t = GateThresholds()
+    assert (t.retrieval.recall_at_k, t.retrieval.hit_at_k) == (0.03, 0.02)
+    assert (t.delta_faithful.warn, t.delta_faithful.fail) == (0.05, 0.15)
+    assert t.category_limits("anything").fail == 0.20
+    assert t.judge_check.min_agreement == 0.95
+
+
+def test_thresholds_file_overrides_a_subset(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text("retrieval: {mrr: 0.05}\ncategories: {critical: {fail: 0.10}}\n", "utf-8")
+    t = load_thresholds(path)
+    assert t.retrieval.mrr == 0.05 and t.retrieval.recall_at_k == 0.03
+    assert t.category_limits("critical").fail == 0.10 and t.category_limits("critical").warn == 0.05
+    assert t.category_limits("other").fail == 0.20
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("retrieval: {recal_at_k: 0.03}\n", "t.yaml: retrieval.recal_at_k: Extra inputs are not permitted"),
+        ("delta_faithful: {warn: 0.2, fail: 0.1}\n", "t.yaml: delta_faithful: Value error, warn (0.2) must not exceed fail (0.1)"),
+        ("categories: {critical: {fail: 2}}\n", "t.yaml: categories.critical.fail: Input should be less than or equal to 1"),
+        ("judge: {}\n", "t.yaml: judge: Extra inputs are not permitted"),
+        ("[1, 2]\n", "t.yaml: expected a mapping of gate thresholds"),
+        ("retrieval: {\n", "t.yaml:2: malformed YAML"),
+    ],
+)
+def test_bad_thresholds_name_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text(text, "utf-8")
+    with pytest.raises(UserError) as info:
+        load_thresholds(path)
+    assert str(info.value).startswith(f"{tmp_path}/{message}")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "baseline not found"),
+        ("{not json", "malformed baseline: not JSON"),
+        ("[]", "malformed baseline: expected a JSON object"),
+        ('{"format": 7}', "malformed baseline: format must be 1"),
+        ('{"format": 1, "written_at": "x"}', "malformed baseline: tool_version: Field required"),
+    ],
+)
+def test_bad_baseline_is_one_line_naming_the_file(tmp_path: Path, content: str | None, message: str) -> None:
+    path = tmp_path / "baseline.json"
+    if content is not None:
+        path.write_text(content, "utf-8")
+    with pytest.raises(UserError) as info:
+        load_baseline(path)
+    assert str(info.value).startswith(f"{path}: {message}")
+    assert "\n" not in str(info.value)
+
+
+def test_noise_floor_reads_objectives_and_rejects_bad_values(tmp_path: Path) -> None:
+    path = tmp_path / "floor.json"
+    path.write_text(json.dumps({"objectives": {"recall_at_k": 0.0, "v3_delta_faithful": 0.08, "faithful_v0": None}}), "utf-8")
+    assert load_noise_floor(path) == {"recall_at_k": 0.0, "v3_delta_faithful": 0.08}
+    path.write_text(json.dumps({"objectives": {"v3_delta_faithful": "big"}}), "utf-8")
+    with pytest.raises(UserError, match=r"floor.json: objectives.v3_delta_faithful: expected a non-negative number"):
+        load_noise_floor(path)
+    path.write_text(json.dumps({"floors": {}}), "utf-8")
+    with pytest.raises(UserError, match="expected an 'objectives' object"):
+        load_noise_floor(path)
+
+
+def test_case_list_skips_comments_and_names_unknown_ids_by_line(tmp_path: Path) -> None:
+    path = tmp_path / "known-bad.txt"
+    path.write_text("# known bad cases\nq2\n\nq5  # regressed in March\n", "utf-8")
+    assert read_case_list(path, ["q1", "q2", "q5"]) == ["q2", "q5"]
+    path.write_text("q2\nq9\n", "utf-8")
+    with pytest.raises(UserError, match=rf"^{path}:2: unknown case id 'q9'$"):
+        read_case_list(path, ["q1", "q2"])
+
+
+def test_sample_is_fixed_by_seed_keeps_dataset_order_and_adds_always_included() -> None:
+    ids = [f"q{i}" for i in range(20)]
+    first = select_cases(ids, 5, seed=3)
+    assert first == select_cases(ids, 5, seed=3)
+    assert len(first) == 5 and first == sorted(first, key=ids.index)
+    assert first != select_cases(ids, 5, seed=4)
+    extra = next(i for i in ids if i not in first)
+    with_extra = select_cases(ids, 5, seed=3, always=[extra])
+    assert set(with_extra) == {*first, extra}
+    assert select_cases(ids, None) == ids and select_cases(ids, 50) == ids

@@ -1,0 +1,120 @@
+"""The gate baseline: per-case metric values of an accepted run, plus a history of earlier runs' means.
+
+Per-case values (not only means) are kept so a gate run on a subset of the baseline's cases is
+compared on exactly those cases, and so probabilistic metrics can be compared case by case.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tuner.errors import UserError
+from tuner.io import atomic_write_json
+
+BASELINE_FORMAT = 1
+
+
+class BaselineRun(BaseModel):
+    """The means of one accepted run: an entry of ``Baseline.history``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    written_at: str
+    tool_version: str
+    dataset_hash: str
+    n_cases: int = Field(ge=0)
+    summary: dict[str, float | None]
+
+
+class Baseline(BaseModel):
+    """``retrieval[metric][case_id]`` over every case; ``faithful[variant][case_id]`` over the sampled
+    cases (``null`` = no score); ``summary`` holds the means (names as in noise-floor files, e.g.
+    ``recall_at_k``, ``faithful_v0``, ``v3_delta_faithful``); ``history`` the earlier runs, oldest first."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: int = BASELINE_FORMAT
+    written_at: str
+    tool_version: str
+    dataset_hash: str
+    settings: dict[str, Any]
+    noise: dict[str, Any]
+    variants: list[str]
+    retrieval: dict[str, dict[str, float]]
+    faithful: dict[str, dict[str, float | None]]
+    summary: dict[str, float | None]
+    history: list[BaselineRun] = Field(default_factory=list)
+
+    def as_run(self) -> BaselineRun:
+        n_cases = len(next(iter(self.retrieval.values()), {}))
+        return BaselineRun(
+            written_at=self.written_at,
+            tool_version=self.tool_version,
+            dataset_hash=self.dataset_hash,
+            n_cases=n_cases,
+            summary=self.summary,
+        )
+
+    def runs(self, last: int) -> list[BaselineRun]:
+        """The last ``last`` accepted runs, this one included, oldest first."""
+        return [*self.history, self.as_run()][-last:]
+
+
+def load_baseline(path: str | Path) -> Baseline:
+    """Read and validate a baseline file; anything wrong is one line naming the file (and key)."""
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path}: baseline not found (write one with --write-baseline)") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read baseline: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: malformed baseline: not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: malformed baseline: expected a JSON object")
+    if data.get("format") != BASELINE_FORMAT:
+        raise UserError(f"{path}: malformed baseline: format must be {BASELINE_FORMAT}, got {data.get('format')!r}")
+    try:
+        return Baseline.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first["loc"]) or "baseline"
+        raise UserError(f"{path}: malformed baseline: {key}: {first['msg']}") from None
+
+
+def write_baseline(path: str | Path, baseline: Baseline, previous: Baseline | None) -> Baseline:
+    """Write ``baseline`` atomically, carrying ``previous``'s history forward with ``previous`` appended."""
+    if previous is not None:
+        baseline = baseline.model_copy(update={"history": [*previous.history, previous.as_run()]})
+    atomic_write_json(path, baseline.model_dump(mode="json"))
+    return baseline
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+def load_noise_floor(path: str | Path) -> dict[str, float]:
+    """The ``objectives`` of a ``tuner calibrate`` noise-floor file: metric name → smallest real difference."""
+    try:
+        data = json.loads(Path(path).read_text("utf-8"))
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read noise floor: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: malformed noise floor: not JSON ({exc})") from None
+    objectives = data.get("objectives") if isinstance(data, dict) else None
+    if not isinstance(objectives, dict):
+        raise UserError(f"{path}: malformed noise floor: expected an 'objectives' object")
+    floors: dict[str, float] = {}
+    for name, value in objectives.items():
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise UserError(f"{path}: objectives.{name}: expected a non-negative number, got {value!r}")
+        floors[name] = float(value)
+    return floors

@@ -1,0 +1,227 @@
+"""The gate's checks: each compares one measured number with a limit and gives pass, warn, fail or skip.
+
+Retrieval metrics are deterministic and gate hard against the baseline. Δfaithful is graded on its
+own value (≤ warn passes, ≤ fail warns, above fails). Probabilistic means are compared with the
+baseline as a trend, and only a worsening beyond the calibrated noise floor fails; without a floor
+for a metric, the paired case bootstrap interval of the worsening must lie wholly above 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from tuner.evaluation.robustness import RobustnessReport, VariantSummary
+from tuner.gate._baseline import Baseline
+from tuner.gate._measure import GRADED_VARIANTS, GateMeasurement, JudgeAgreement
+from tuner.gate._thresholds import DeltaLimits, GateThresholds, RetrievalLimits
+from tuner.metrics import delta_faithful, grade_delta
+from tuner.stats import bootstrap_ci
+
+Status = Literal["pass", "warn", "fail", "skip"]
+_GRADE_STATUS: dict[str, Status] = {"robust": "pass", "watch": "warn", "sensitive": "fail"}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the gate: ``group`` (retrieval, robustness, trend, judge), a dotted ``name``, the
+    outcome and a message saying what was compared and by how much."""
+
+    group: str
+    name: str
+    status: Status
+    message: str
+    value: float | None = None
+    reference: float | None = None
+
+
+def relative_drop(baseline: float, current: float) -> float:
+    """relative drop = (baseline − current) / baseline; 0 when the baseline is 0 (nothing to lose).
+
+    >>> round(relative_drop(1.0, 0.917), 3)
+    0.083
+    """
+    if baseline == 0:
+        return 0.0
+    return (baseline - current) / baseline
+
+
+def retrieval_checks(
+    current: Mapping[str, Mapping[str, float]], baseline: Baseline, limits: RetrievalLimits
+) -> list[Check]:
+    """Each retrieval metric's mean vs the baseline's mean over the same cases (every current case
+    must be in the baseline: see ``missing_cases``)."""
+    checks = []
+    for metric, values in current.items():
+        ids = list(values)
+        now = float(np.mean([values[i] for i in ids]))
+        before = float(np.mean([baseline.retrieval[metric][i] for i in ids]))
+        drop = relative_drop(before, now)
+        limit = getattr(limits, metric, None)
+        text = f"{before:.3f} → {now:.3f} ({-drop:+.1%} relative, n={len(ids)})"
+        if limit is None:
+            checks.append(Check("retrieval", metric, "skip", f"{text}; not gated (no limit set)", now, before))
+        elif drop > limit:
+            checks.append(Check("retrieval", metric, "fail", f"{text}: fell by more than {limit:.0%}", now, before))
+        else:
+            checks.append(Check("retrieval", metric, "pass", f"{text}: within {limit:.0%}", now, before))
+    return checks
+
+
+def missing_cases(current: Mapping[str, Mapping[str, object]], baseline: Mapping[str, Mapping[str, object]]) -> list[str]:
+    """Case ids measured now that the baseline has no value for (under any metric or variant it has)."""
+    missing: dict[str, None] = {}
+    for key, values in current.items():
+        known = baseline.get(key)
+        if known is None:
+            continue
+        missing.update((case_id, None) for case_id in values if case_id not in known)
+    return list(missing)
+
+
+def _grade(group: str, name: str, summary: VariantSummary, limits: DeltaLimits) -> Check:
+    delta = summary.delta_faithful
+    if delta is None or math.isnan(delta):
+        return Check(group, name, "warn", f"Δfaithful undefined (no case scored at v0, n={summary.delta_n})")
+    status = _GRADE_STATUS[grade_delta(delta, limits.warn, limits.fail)]
+    ci = f" [{summary.delta_ci[0]:.1%}, {summary.delta_ci[1]:.1%}]" if summary.delta_ci else ""
+    bound = {"pass": f"≤ {limits.warn:.0%}", "warn": f"> {limits.warn:.0%}", "fail": f"> {limits.fail:.0%}"}[status]
+    return Check(group, name, status, f"Δfaithful {delta:.1%}{ci} {bound} (n={summary.delta_n})", delta, limits.fail)
+
+
+def grade_checks(report: RobustnessReport, thresholds: GateThresholds) -> list[Check]:
+    """Δfaithful of every graded variant, overall and per category (categories with fewer than
+    ``category_min_cases`` paired cases are shown as skipped)."""
+    checks = []
+    for variant in (v for v in GRADED_VARIANTS if v in report.variants):
+        checks.append(_grade("robustness", f"{variant}.delta_faithful", report.variants[variant], thresholds.delta_faithful))
+        for category, per_variant in report.by_category.items():
+            summary = per_variant[variant]
+            name = f"{variant}.delta_faithful[{category}]"
+            if summary.delta_n < thresholds.category_min_cases:
+                checks.append(Check("robustness", name, "skip",
+                                    f"{summary.delta_n} paired case(s) < category_min_cases {thresholds.category_min_cases}"))
+            else:
+                checks.append(_grade("robustness", name, summary, thresholds.category_limits(category)))
+    return checks
+
+
+def _paired(base: Mapping[str, float | None], now: Mapping[str, float | None], ids: Sequence[str]) -> list[str]:
+    return [i for i in ids if base.get(i) is not None and now.get(i) is not None]
+
+
+@dataclass(frozen=True)
+class _Trend:
+    """A probabilistic mean to compare with the baseline; ``worsening`` > 0 means it got worse."""
+
+    key: str
+    worsening: Callable[[np.ndarray], float]
+    now: float
+    before: float
+    n: int
+
+
+def _trend_specs(measurement: GateMeasurement, baseline: Baseline) -> tuple[list[_Trend], list[Check]]:
+    now_f = measurement.faithful_values()
+    ids = [o.case.id for o in measurement.outcomes]
+    specs: list[_Trend] = []
+    skipped: list[Check] = []
+    if "v0" not in baseline.faithful:
+        return specs, [Check("trend", "faithful_v0", "skip", "the baseline has no faithfulness values")]
+    shared = _paired(baseline.faithful["v0"], now_f["v0"], ids)
+    b0 = np.array([baseline.faithful["v0"][i] for i in shared], dtype=float)
+    c0 = np.array([now_f["v0"][i] for i in shared], dtype=float)
+    if shared:
+        specs.append(_Trend("faithful_v0", lambda idx: float(b0[idx].mean() - c0[idx].mean()),
+                            float(c0.mean()), float(b0.mean()), len(shared)))
+    for variant in (v for v in GRADED_VARIANTS if v in measurement.variants):
+        key = f"{variant}_delta_faithful"
+        if variant not in baseline.faithful:
+            skipped.append(Check("trend", key, "skip", f"the baseline has no {variant} values"))
+            continue
+        both = _paired(baseline.faithful[variant], now_f[variant], shared)
+        bv = np.array([baseline.faithful[variant][i] for i in both], dtype=float)
+        cv = np.array([now_f[variant][i] for i in both], dtype=float)
+        bf0 = np.array([baseline.faithful["v0"][i] for i in both], dtype=float)
+        cf0 = np.array([now_f["v0"][i] for i in both], dtype=float)
+        if not both or bf0.mean() == 0 or cf0.mean() == 0:
+            skipped.append(Check("trend", key, "skip", "Δfaithful undefined on the shared cases (no faithfulness at v0)"))
+            continue
+        specs.append(_Trend(
+            key,
+            lambda idx, bf0=bf0, bv=bv, cf0=cf0, cv=cv: _delta_or_nan(cf0[idx], cv[idx]) - _delta_or_nan(bf0[idx], bv[idx]),
+            delta_faithful(cf0, cv),
+            delta_faithful(bf0, bv),
+            len(both),
+        ))
+    return specs, skipped
+
+
+def _delta_or_nan(f0: np.ndarray, fv: np.ndarray) -> float:
+    return delta_faithful(f0, fv) if f0.mean() > 0 else math.nan
+
+
+def trend_checks(
+    measurement: GateMeasurement,
+    baseline: Baseline,
+    floors: Mapping[str, float] | None,
+    history: int = 1,
+    seed: int = 0,
+) -> list[Check]:
+    """faithful(v0) and each graded variant's Δfaithful vs the baseline.
+
+    Reference: the baseline's paired per-case values (``history`` = 1) or the mean of the last
+    ``history`` accepted runs' means (``history`` > 1, which needs a noise floor: past means have no
+    cases to pair). Fails when the worsening exceeds ``floors[key]``; with no floor for ``key`` (and
+    ``history`` = 1) when the 95% paired case bootstrap interval of the worsening lies above 0.
+    """
+    specs, checks = _trend_specs(measurement, baseline)
+    runs = baseline.runs(history)
+    for spec in specs:
+        floor = None if floors is None else floors.get(spec.key)
+        higher_is_better = spec.key.startswith("faithful")
+        if history > 1:
+            past = [r.summary.get(spec.key) for r in runs]
+            past_values = [v for v in past if v is not None]
+            if floor is None or not past_values:
+                why = "no noise floor for it" if floor is None else "no past value"
+                checks.append(Check("trend", spec.key, "skip", f"history comparison skipped: {why}"))
+                continue
+            before = float(np.mean(past_values))
+            worse = before - spec.now if higher_is_better else spec.now - before
+            text = f"mean of last {len(past_values)} runs {before:.3f} → {spec.now:.3f}"
+            checks.append(_floor_check(spec.key, worse, floor, text, spec.now, before))
+            continue
+        worse = spec.worsening(np.arange(spec.n))
+        text = f"{spec.before:.3f} → {spec.now:.3f} on {spec.n} paired cases"
+        if floor is not None:
+            checks.append(_floor_check(spec.key, worse, floor, text, spec.now, spec.before))
+            continue
+        if spec.n < 2:
+            checks.append(Check("trend", spec.key, "skip", f"{text}: no noise floor and too few cases for an interval"))
+            continue
+        low, high = bootstrap_ci(np.arange(spec.n, dtype=float), lambda idx, s=spec: s.worsening(idx.astype(int)), seed=seed)
+        interval = f"worsening {worse:+.3f}, 95% CI [{low:+.3f}, {high:+.3f}] (no noise floor given)"
+        status: Status = "fail" if low > 0 else "pass"
+        checks.append(Check("trend", spec.key, status, f"{text}: {interval}", spec.now, spec.before))
+    return checks
+
+
+def _floor_check(key: str, worse: float, floor: float, text: str, now: float, before: float) -> Check:
+    if worse > floor:
+        return Check("trend", key, "fail", f"{text}: worse by {worse:.3f} > noise floor {floor:.3f}", now, before)
+    return Check("trend", key, "pass", f"{text}: change {worse:+.3f} within noise floor {floor:.3f}", now, before)
+
+
+def judge_check(agreement: JudgeAgreement, min_agreement: float) -> Check:
+    rate = agreement.rate
+    if rate is None:
+        return Check("judge", "self_check", "skip", "no keypoint verdicts to compare")
+    text = f"{rate:.1%} of {agreement.compared} keypoint verdicts identical when judged twice"
+    if rate < min_agreement:
+        return Check("judge", "self_check", "fail", f"judge unstable: {text} (< {min_agreement:.0%})", rate, min_agreement)
+    return Check("judge", "self_check", "pass", f"{text} (≥ {min_agreement:.0%})", rate, min_agreement)

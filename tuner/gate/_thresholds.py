@@ -1,0 +1,99 @@
+"""Gate thresholds: what a regression is, as data (a YAML file validated once, unknown keys rejected)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from tuner.errors import UserError
+
+
+class DeltaLimits(BaseModel):
+    """Δfaithful grade limits: Δ ≤ ``warn`` passes, ``warn`` < Δ ≤ ``fail`` warns, Δ > ``fail`` fails."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    warn: float = Field(0.05, ge=0.0, le=1.0)
+    fail: float = Field(0.15, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DeltaLimits:
+        if self.warn > self.fail:
+            raise ValueError(f"warn ({self.warn}) must not exceed fail ({self.fail})")
+        return self
+
+
+class RetrievalLimits(BaseModel):
+    """Largest allowed relative drop of each retrieval metric vs the baseline; ``null`` = reported, not gated.
+
+    relative drop = (baseline − current) / baseline, both means over the same cases.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    recall_at_k: float | None = Field(0.03, ge=0.0, le=1.0)
+    hit_at_k: float | None = Field(0.02, ge=0.0, le=1.0)
+    mrr: float | None = Field(None, ge=0.0, le=1.0)
+    context_precision: float | None = Field(None, ge=0.0, le=1.0)
+
+
+class JudgeCheck(BaseModel):
+    """The judge self-check: the first ``cases`` sampled cases are judged a second time and at least
+    ``min_agreement`` of their keypoint verdicts (answer and context side together) must be identical."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    min_agreement: float = Field(0.95, ge=0.0, le=1.0)
+    cases: int = Field(20, ge=0)
+
+
+class GateThresholds(BaseModel):
+    """Everything ``tuner gate`` compares against, with the defaults of docs/gate.md.
+
+    ``delta_faithful`` grades the whole sample; each category is graded with ``categories[name]``
+    if listed, else ``category_default``, and only when it has at least ``category_min_cases``
+    paired cases (below that, one case moves Δ by 20% or more: the bucket is shown, not gated).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    retrieval: RetrievalLimits = RetrievalLimits()
+    delta_faithful: DeltaLimits = DeltaLimits()
+    category_default: DeltaLimits = DeltaLimits(warn=0.05, fail=0.20)
+    categories: dict[str, DeltaLimits] = Field(default_factory=dict)
+    category_min_cases: int = Field(5, ge=1)
+    judge_check: JudgeCheck = JudgeCheck()
+
+    def category_limits(self, category: str) -> DeltaLimits:
+        return self.categories.get(category, self.category_default)
+
+
+def thresholds_from_mapping(values: dict[str, Any], source: str) -> GateThresholds:
+    """Validate thresholds; the first bad key or value becomes one line naming ``source`` and the key."""
+    try:
+        return GateThresholds.model_validate(values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first["loc"]) or "thresholds"
+        raise UserError(f"{source}: {key}: {first['msg']}") from None
+
+
+def load_thresholds(path: str | Path) -> GateThresholds:
+    """Thresholds from a YAML file naming any subset of the keys (the rest keep their defaults)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(Path(path).read_text("utf-8"))
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise UserError(f"{where}: malformed YAML: {getattr(exc, 'problem', exc)}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a mapping of gate thresholds")
+    return thresholds_from_mapping(data, str(path))
