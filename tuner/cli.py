@@ -14,6 +14,8 @@ COMMANDS: dict[str, str] = {
     "demo-data": "tuner.commands.demo_data",
     "import": "tuner.commands.import_",
     "corrupt": "tuner.commands.corrupt",
+    "robustness": "tuner.commands.robustness",
+    "calibrate": "tuner.commands.calibrate",
 }
 
 

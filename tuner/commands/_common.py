@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tuner.evaluation.robustness import CaseOutcome, RobustnessEvaluator
     from tuner.generation import Generator
     from tuner.judging import Judge
     from tuner.llm import BackendResources
     from tuner.noise import NoiseConfig
+    from tuner.progress import Reporter
     from tuner.settings import RetrievalSettings
 
 _FLAGS: tuple[tuple[str, type, str], ...] = (
@@ -122,3 +125,19 @@ def backends_from_args(args: argparse.Namespace, resources: BackendResources) ->
 
     generator_config, judge_config = backend_configs_from_args(args)
     return build_generator(generator_config, resources), build_judge(judge_config, resources)
+
+
+def evaluate_with_progress(
+    evaluator: RobustnessEvaluator, settings: RetrievalSettings, variants: Sequence[str], reporter: Reporter
+) -> list[CaseOutcome]:
+    """``evaluator.evaluate`` over every case with keypoints, in batches of cases so a progress bar can
+    advance; a batch holds at least twice the backends' concurrency, so no call slot idles for long."""
+    case_ids = [case.id for case in evaluator.pipeline.dataset.golden if case.keypoints]
+    size = max(8, 2 * evaluator.generator.concurrency, 2 * evaluator.judge.concurrency)
+    outcomes: list[CaseOutcome] = []
+    with reporter.task(f"answering and judging {len(case_ids)} cases × {len(variants)} variants", len(case_ids)) as task:
+        for start in range(0, len(case_ids), size):
+            batch = case_ids[start : start + size]
+            outcomes.extend(evaluator.evaluate(settings, variants, batch))
+            task.advance(len(batch))
+    return outcomes

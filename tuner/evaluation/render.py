@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 
 from tuner.evaluation.retrieval import RetrievalReport
+
+if TYPE_CHECKING:
+    from tuner.calibration import NoiseFloor
+    from tuner.evaluation.robustness import RobustnessReport, VariantSummary
+    from tuner.noise import NoiseConfig
+    from tuner.stats import Estimate
 
 
 def retrieval_table(report: RetrievalReport) -> Table:
@@ -37,3 +45,102 @@ def _fmt(value: float | None, ci: tuple[float, float] | None) -> str:
     if value is None:
         return "n/a"
     return f"{value:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+
+VARIANT_LABELS = {
+    "v0": "v0 base",
+    "v1": "v1 irrelevant",
+    "v2": "v2 relevant-soft",
+    "v3": "v3 relevant-hard",
+    "v4": "v4 all-noise",
+}
+
+
+def robustness_table(report: RobustnessReport, retrieval: RetrievalReport, noise: NoiseConfig) -> Table:
+    """The v0–v4 matrix: faithfulness, its relative drop with interval and grade, misled and rejection
+    rates, n/N. Recall@k sits in the caption because faithfulness alone hides retrieval misses."""
+    recall = retrieval.overall["recall_at_k"]
+    title = (
+        f"robustness — {_settings_line(retrieval)}; noise n={noise.n} at {noise.position}, "
+        f"v3 {noise.hard_mode}, seed {noise.seed}"
+    )
+    table = Table(title=title, title_justify="left", caption_justify="left")
+    for name in ("variant", "faithful", "Δfaithful", "grade", "misled", "rejection", "context support", "injected", "n/N", "missing"):
+        table.add_column(name, justify="left" if name in ("variant", "grade", "missing") else "right")
+    for variant, summary in report.variants.items():
+        faithful = summary.faithful
+        injected = f"{summary.injected}" + (f" (short {summary.shortfall})" if summary.shortfall else "")
+        table.add_row(
+            VARIANT_LABELS.get(variant, variant),
+            _fmt(faithful.value, faithful.ci),
+            "—" if variant == "v0" else _fmt(summary.delta_faithful, summary.delta_ci) + f" ({summary.delta_n})",
+            summary.grade or "",
+            _rate(summary.misled_rate),
+            _rate(summary.rejection_rate),
+            _fmt(summary.context_support.value, None),
+            injected,
+            f"{faithful.n}/{faithful.n_total}",
+            _missing(faithful.missing),
+        )
+    calls = ", ".join(f"{name} {count}" for name, count in report.calls.items())
+    table.caption = f"recall@k {_fmt(recall.value, recall.ci)} ({recall.n}/{recall.n_total}); calls: {calls or 'none'}"
+    return table
+
+
+def robustness_buckets_table(report: RobustnessReport) -> Table:
+    """Per category and difficulty: faithfulness at v0 and Δfaithful per variant (no intervals)."""
+    noisy = [v for v in report.variants if v != "v0"]
+    table = Table(title="robustness per bucket (Δfaithful per variant)", title_justify="left")
+    table.add_column("bucket")
+    table.add_column("faithful v0", justify="right")
+    for variant in noisy:
+        table.add_column(f"Δ {variant}", justify="right")
+    table.add_column("n/N", justify="right")
+    for prefix, buckets in (("category", report.by_category), ("difficulty", report.by_difficulty)):
+        for label, summaries in buckets.items():
+            base = summaries["v0"].faithful
+            deltas = [_delta_cell(summaries[v]) for v in noisy]
+            table.add_row(f"{prefix}: {label}", _fmt(base.value, None), *deltas, f"{base.n}/{base.n_total}")
+    return table
+
+
+def noise_floor_table(floor: NoiseFloor) -> Table:
+    """Per objective: the noise floor and the parts it is made of."""
+    table = Table(
+        title=f"noise floor — {floor.runs} runs, {floor.n_cases} cases, z={floor.z}", title_justify="left",
+        caption_justify="left",
+    )
+    for name in ("objective", "noise floor", "run SD", "bootstrap SD", "judge share", "generator share", "n/N"):
+        table.add_column(name, justify="left" if name == "objective" else "right")
+    for name, component in floor.components.items():
+        table.add_row(
+            name,
+            f"{floor.objectives[name]:.3f}",
+            f"{component.run_sd:.3f}",
+            f"{component.bootstrap_sd:.3f}",
+            _share(component.judge_share),
+            _share(component.generator_share),
+            f"{component.n}/{component.n_total}" + (f" ({_missing(component.missing)})" if component.missing else ""),
+        )
+    notes = [f"{name}: {reason}" for name, reason in floor.undefined.items()]
+    notes.append("calls: " + ", ".join(f"{k} {v}" for k, v in floor.calls.items()))
+    table.caption = "; ".join(notes)
+    return table
+
+
+def _delta_cell(summary: VariantSummary) -> str:
+    if summary.delta_faithful is None:
+        return "n/a"
+    return f"{summary.delta_faithful:+.3f}" + (f" {summary.grade}" if summary.grade else "")
+
+
+def _rate(estimate: Estimate | None) -> str:
+    return "" if estimate is None else _fmt(estimate.value, None)
+
+
+def _share(share: float | None) -> str:
+    return "— (no run noise)" if share is None else f"{share:.0%}"
+
+
+def _missing(missing: dict[str, int]) -> str:
+    return ", ".join(f"{reason} {count}" for reason, count in missing.items())

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tuner.stats._estimate import CiMethod, Estimate, by_group, mean_estimate
 from tuner.stats._noise import VarianceDecomposition, min_detectable_difference, variance_decomposition
-from tuner.stats._resampling import PairedDifference, bootstrap_ci, paired_bootstrap_diff, ratio_of_means_ci
+from tuner.stats._resampling import PairedDifference, bootstrap_ci, bootstrap_sd, paired_bootstrap_diff, ratio_of_means_ci
 from tuner.stats._sequential import SpendingKind, alpha_spending, alpha_spending_schedule, one_sided_margin_test
 from tuner.stats._wilson import wilson_interval
 
@@ -20,6 +20,7 @@ __all__ = [
     "alpha_spending",
     "alpha_spending_schedule",
     "bootstrap_ci",
+    "bootstrap_sd",
     "by_group",
     "mean_estimate",
     "min_detectable_difference",

@@ -120,3 +120,38 @@ def ratio_of_means_ci(
         dtype=np.float64,
     )
     return _percentile_interval(ratios[~np.isnan(ratios)], confidence)
+
+
+def bootstrap_sd(
+    *samples: FloatValues,
+    statistic: Callable[..., float] = np.mean,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> float:
+    """Bootstrap standard error of ``statistic`` over cases, paired across ``samples``.
+
+    Draw B = ``n_resamples`` sets of n case indices with replacement; each set indexes every sample
+    (so a case's values stay together), θ*_b = statistic(sample_1[idx_b], ..., sample_k[idx_b]), and
+    the result is the standard deviation of the θ*_b (ddof = 1). Replicates that are NaN (an
+    undefined ratio) are left out; with fewer than two defined replicates the result is NaN. This is
+    the case-sampling noise of one configuration's score, the ``bootstrap_sd`` of
+    :func:`min_detectable_difference`.
+
+    >>> bootstrap_sd([0.5, 0.5, 0.5])
+    0.0
+    >>> bootstrap_sd([1.0, 0.5], [1.0, 0.5], statistic=delta_faithful)   # paired: every replicate is 0
+    0.0
+    """
+    if not samples:
+        raise ValueError("bootstrap_sd needs at least one sample")
+    arrays = [_as_values(sample, "bootstrap_sd") for sample in samples]
+    if len({array.size for array in arrays}) != 1:
+        raise ValueError(f"bootstrap_sd needs paired samples of equal length, got {[a.size for a in arrays]}")
+    replicates = np.array(
+        [statistic(*(array[idx] for array in arrays)) for idx in _resample_indices(arrays[0].size, n_resamples, seed)],
+        dtype=np.float64,
+    )
+    replicates = replicates[~np.isnan(replicates)]
+    if replicates.size < 2:
+        return float("nan")
+    return float(replicates.std(ddof=1))

@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.calibration_tests import random_answers
+from tuner.cache import DiskCache
+from tuner.calibration import NoiseFloor, calibrate, public_config, with_run_seed
+from tuner.dataset import load_dataset
+from tuner.embedding import CachedEncoder
+from tuner.errors import UserError
+from tuner.generation import ExtractiveGeneratorConfig, OpenAIGeneratorConfig, parse_generator_config
+from tuner.judging import LexicalJudgeConfig, LLMJudgeConfig
+from tuner.llm import BackendResources
+from tuner.llm.testing import FakeChatServer
+from tuner.noise import NoiseConfig
+from tuner.retrieval import RetrievalPipeline
+from tuner.settings import RetrievalSettings
+from tuner.stats import min_detectable_difference
+
+SETTINGS = RetrievalSettings(chunk_size=40, top_k=3)
+RETRIEVAL = ("hit_at_k", "mrr", "recall_at_k", "context_precision")
+
+
+@pytest.fixture(scope="module")
+def pipeline(tiny_dataset_dir: Path, tmp_path_factory: pytest.TempPathFactory, encoder: CachedEncoder) -> RetrievalPipeline:
+    cache = DiskCache(tmp_path_factory.mktemp("calibration-cache"))
+    return RetrievalPipeline(load_dataset(tiny_dataset_dir), cache=cache, encoder=encoder)
+
+
+def _resources(tmp_path: Path, encoder: CachedEncoder) -> BackendResources:
+    return BackendResources(cache_path=tmp_path / "calls.sqlite", encoder=encoder)
+
+
+def _calibrate(pipeline: RetrievalPipeline, resources: BackendResources, generator: Any, judge: Any, runs: int = 3) -> NoiseFloor:
+    return calibrate(pipeline, SETTINGS, generator, judge, NoiseConfig(), runs, resources)
+
+
+def test_offline_backends_leave_only_case_sampling_noise(
+    pipeline: RetrievalPipeline, tmp_path: Path, encoder: CachedEncoder
+) -> None:
+    floor = _calibrate(pipeline, _resources(tmp_path, encoder), ExtractiveGeneratorConfig(), LexicalJudgeConfig())
+    assert set(floor.objectives) == {*RETRIEVAL, "faithful_v0", "faithful_v3", "v3_delta_faithful"}
+    for name, part in floor.components.items():
+        assert (part.run_sd, part.judge_var, part.generator_var) == (0.0, 0.0, 0.0), name
+        assert part.judge_share is None and part.generator_share is None
+        assert floor.objectives[name] == min_detectable_difference(0.0, part.bootstrap_sd)
+        assert (part.n, part.n_total) == (6, 6)
+    # the tiny set's faithfulness differs between cases, so the bootstrap part is real
+    assert floor.components["faithful_v0"].bootstrap_sd > 0
+    assert floor.objectives["faithful_v0"] > 0
+    assert floor.calls["generator"] > 0 and floor.calls["judge"] > 0
+
+
+def test_a_random_generator_puts_the_run_noise_in_the_generator_share(
+    pipeline: RetrievalPipeline, tmp_path: Path, encoder: CachedEncoder
+) -> None:
+    random_answers.reset(11)
+    generator = parse_generator_config({"backend": "callable", "function": f"{random_answers.__name__}:answer"}, "test")
+    floor = _calibrate(pipeline, _resources(tmp_path, encoder), generator, LexicalJudgeConfig(), runs=4)
+    for name in ("faithful_v0", "faithful_v3"):
+        part = floor.components[name]
+        assert part.judge_var == 0.0 and part.generator_var > 0, name
+        assert (part.judge_share, part.generator_share) == (0.0, 1.0)
+        assert part.run_sd > 0
+        assert floor.objectives[name] == pytest.approx(min_detectable_difference(part.run_sd, part.bootstrap_sd))
+    assert floor.components["recall_at_k"].run_sd == 0.0
+
+
+def _seeded_verdicts(body: dict[str, Any]) -> str:
+    """A judge endpoint whose yes/no flips with the request's seed, like a judge at temperature > 0."""
+    digest = hashlib.sha256(json.dumps([body.get("seed"), body["messages"]]).encode()).digest()
+    return json.dumps({"verdict": "supported" if digest[0] % 2 else "absent", "evidence": ""})
+
+
+def test_a_noisy_judge_is_measured_by_rejudging_the_same_answers(
+    pipeline: RetrievalPipeline, tmp_path: Path, encoder: CachedEncoder
+) -> None:
+    with FakeChatServer(_seeded_verdicts) as server:
+        judge = LLMJudgeConfig(base_url=server.url, model="fake-judge", api_key_env=None, seed=100)
+        floor = _calibrate(pipeline, _resources(tmp_path, encoder), ExtractiveGeneratorConfig(), judge, runs=3)
+        seeds = {request.body.get("seed") for request in server.requests}
+    assert seeds == {100, 101, 102}
+    # the extractive generator repeats itself, so every bit of run-to-run variance is the judge's
+    part = floor.components["faithful_v0"]
+    assert part.judge_var > 0 and part.generator_var == 0.0
+    assert (part.judge_share, part.generator_share) == (1.0, 0.0)
+
+
+def test_cases_missing_in_any_run_are_left_out_and_counted_by_reason(
+    pipeline: RetrievalPipeline, tmp_path: Path, encoder: CachedEncoder
+) -> None:
+    random_answers.reset(3)
+    generator = parse_generator_config({"backend": "callable", "function": f"{random_answers.__name__}:answer_or_fail"}, "t")
+    floor = _calibrate(pipeline, _resources(tmp_path, encoder), generator, LexicalJudgeConfig(), runs=2)
+    part = floor.components["v3_delta_faithful"]
+    assert (part.n, part.n_total, part.missing) == (5, 6, {"backend_error": 1})
+    assert floor.components["recall_at_k"].n == 6
+
+
+def test_retrieval_only_dataset_gets_a_floor_for_retrieval_metrics(
+    tiny_dataset_dir: Path, tmp_path: Path, encoder: CachedEncoder
+) -> None:
+    folder = tmp_path / "retrieval-only"
+    folder.mkdir()
+    for name in ("corpus.jsonl", "conflicts.jsonl"):
+        (folder / name).write_text((tiny_dataset_dir / name).read_text("utf-8"), "utf-8")
+    golden = [json.loads(line) for line in (tiny_dataset_dir / "golden.jsonl").read_text("utf-8").splitlines()]
+    (folder / "golden.jsonl").write_text("".join(json.dumps({**g, "keypoints": []}) + "\n" for g in golden), "utf-8")
+    pipeline = RetrievalPipeline(load_dataset(folder), cache=DiskCache(tmp_path / "cache"), encoder=encoder)
+    floor = _calibrate(pipeline, _resources(tmp_path, encoder), ExtractiveGeneratorConfig(), LexicalJudgeConfig(), runs=2)
+    assert set(floor.objectives) == set(RETRIEVAL)
+    assert set(floor.undefined) == {"faithful_v0", "faithful_v3", "v3_delta_faithful"}
+    assert floor.calls["total"] == 0
+
+
+def test_needs_two_runs(pipeline: RetrievalPipeline, tmp_path: Path, encoder: CachedEncoder) -> None:
+    with pytest.raises(UserError, match="at least 2 runs"):
+        _calibrate(pipeline, _resources(tmp_path, encoder), ExtractiveGeneratorConfig(), LexicalJudgeConfig(), runs=1)
+
+
+def test_noise_floor_file_round_trip_and_bad_files(
+    pipeline: RetrievalPipeline, tmp_path: Path, encoder: CachedEncoder
+) -> None:
+    floor = _calibrate(pipeline, _resources(tmp_path, encoder), ExtractiveGeneratorConfig(), LexicalJudgeConfig(), runs=2)
+    path = tmp_path / "floor.json"
+    floor.write(path)
+    assert NoiseFloor.from_file(path) == floor
+    data = json.loads(path.read_text("utf-8"))
+    assert {"objectives", "components", "runs", "n_cases", "settings", "dataset_hash", "generator", "judge"} <= set(data)
+    assert set(data["components"]["faithful_v0"]) >= {"run_sd", "bootstrap_sd", "judge_share", "generator_share"}
+    del data["components"]
+    path.write_text(json.dumps(data), "utf-8")
+    with pytest.raises(UserError, match="floor.json: not a noise floor"):
+        NoiseFloor.from_file(path)
+    path.write_text("{", "utf-8")
+    with pytest.raises(UserError, match="malformed JSON"):
+        NoiseFloor.from_file(path)
+    with pytest.raises(UserError, match="cannot read"):
+        NoiseFloor.from_file(tmp_path / "absent.json")
+
+
+def test_run_seeds_and_public_configs() -> None:
+    assert with_run_seed(ExtractiveGeneratorConfig(seed=5), 0).seed == 5
+    assert with_run_seed(ExtractiveGeneratorConfig(seed=5), 2).seed == 7
+    remote = OpenAIGeneratorConfig(base_url="https://user:pw@llm.example:8443/v1", model="m")
+    assert remote.seed is None and with_run_seed(remote, 0).seed is None and with_run_seed(remote, 1).seed == 1
+    callable_config = parse_generator_config({"backend": "callable", "function": "m:f"}, "t")
+    assert with_run_seed(callable_config, 3) is callable_config
+    shown = public_config(remote)
+    assert shown["base_url"] == "https://llm.example:8443/v1" and "pw" not in json.dumps(shown)
+    assert shown["api_key_env"] == "OPENAI_API_KEY"

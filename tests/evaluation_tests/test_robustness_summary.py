@@ -1,0 +1,132 @@
+"""Robustness metrics on hand-built outcomes: every number below is computed by hand in the comments."""
+
+from __future__ import annotations
+
+import pytest
+
+from tuner.dataset import GoldenCase
+from tuner.evaluation.robustness import CaseOutcome, RobustnessReport, VariantOutcome, count_missing, summarize
+from tuner.generation import ABSTAIN, Answer
+from tuner.judging import KeypointVerdict
+from tuner.noise import VariantContext
+
+S, C, A = "supported", "contradicted", "absent"
+
+
+def _verdicts(*labels: str) -> tuple[KeypointVerdict, ...]:
+    return tuple(KeypointVerdict(label, "supported") for label in labels)
+
+
+def _case(case_id: str, keypoints: int, category: str) -> GoldenCase:
+    kps = tuple((f"{case_id}-fact{i}",) for i in range(keypoints))
+    return GoldenCase(case_id, f"question {case_id}?", "answer", kps, ("doc",), category=category)
+
+
+def _outcome(variant: str, answer: Answer, verdicts: tuple[KeypointVerdict, ...]) -> VariantOutcome:
+    return VariantOutcome(variant, VariantContext(variant, ()), answer, verdicts)
+
+
+def _ok(variant: str, *labels: str, text: str = "some answer") -> VariantOutcome:
+    return _outcome(variant, Answer(text), _verdicts(*labels))
+
+
+TIMEOUT = Answer.missing("timeout")
+
+# faithful per case          v0    v1              v3               v4
+#   c1 (pricing, 2 kps)      1     1               0.5 (misled)     0   "I don't know."
+#   c2 (pricing)             1     1               0                0   a wrong answer
+#   c3 (policy)              0     0               0                0   "not enough information"
+#   c4 (policy)              1     parse failure   generator timeout generator timeout
+OUTCOMES = [
+    CaseOutcome(
+        _case("c1", 2, "pricing"),
+        {"v0": _ok("v0", S, S), "v1": _ok("v1", S, S), "v3": _ok("v3", S, C), "v4": _ok("v4", A, A, text=ABSTAIN)},
+    ),
+    CaseOutcome(
+        _case("c2", 1, "pricing"),
+        {"v0": _ok("v0", S), "v1": _ok("v1", S), "v3": _ok("v3", A), "v4": _ok("v4", A, text="It is 42.")},
+    ),
+    CaseOutcome(
+        _case("c3", 1, "policy"),
+        {"v0": _ok("v0", A), "v1": _ok("v1", A), "v3": _ok("v3", A), "v4": _ok("v4", A, text="Not enough information.")},
+    ),
+    CaseOutcome(
+        _case("c4", 1, "policy"),
+        {
+            "v0": _ok("v0", S),
+            "v1": _outcome("v1", Answer("an answer"), (KeypointVerdict(None, "supported", "", "parse_failure"),)),
+            "v3": _outcome("v3", TIMEOUT, ()),
+            "v4": _outcome("v4", TIMEOUT, ()),
+        },
+    ),
+]
+VARIANTS = ("v0", "v1", "v3", "v4")
+
+
+@pytest.fixture(scope="module")
+def report() -> RobustnessReport:
+    return summarize(OUTCOMES, VARIANTS, {"generator": 13, "judge": 30, "total": 43})
+
+
+def test_faithful_is_the_mean_over_scored_cases_with_n_of_n(report: RobustnessReport) -> None:
+    v0, v3 = report.variants["v0"].faithful, report.variants["v3"].faithful
+    assert (v0.value, v0.n, v0.n_total, v0.missing) == (0.75, 4, 4, {})
+    # (0.5 + 0 + 0) / 3: the timed-out case is missing, not a zero
+    assert v3.value == pytest.approx(1 / 6)
+    assert (v3.n, v3.n_total, v3.missing) == (3, 4, {"timeout": 1})
+
+
+def test_delta_is_a_ratio_of_means_over_cases_scored_on_both_sides(report: RobustnessReport) -> None:
+    v3 = report.variants["v3"]
+    # cases c1..c3: mean F0 = 2/3, mean F3 = 1/6, Δ = (2/3 − 1/6) / (2/3) = 0.75. Keeping c4's v0 score
+    # would give (3/4 − 1/6) / (3/4) ≈ 0.778; scoring its timeout as 0 would give (3/4 − 1/8) / (3/4) ≈ 0.833.
+    assert v3.delta_faithful == pytest.approx(0.75)
+    assert v3.delta_n == 3
+    assert v3.grade == "sensitive"
+    assert v3.delta_ci is not None and v3.delta_ci[0] <= 0.75 <= v3.delta_ci[1]
+    v1 = report.variants["v1"]
+    # c4 is missing at v1 (parse failure): mean F0 = mean F1 = 2/3 over c1..c3
+    assert v1.delta_faithful == pytest.approx(0.0) and v1.grade == "robust" and v1.delta_n == 3
+    assert v1.faithful.missing == {"parse_failure": 1}
+
+
+def test_misled_counts_supported_turned_contradicted(report: RobustnessReport) -> None:
+    misled = report.variants["v3"].misled_rate
+    assert misled is not None
+    # c1 misled (supported → contradicted); c2 lost its keypoint (supported → absent): not misled; c3 not; c4 missing
+    assert (misled.value, misled.n, misled.n_total) == (pytest.approx(1 / 3), 3, 4)
+    assert report.variants["v0"].misled_rate is None
+
+
+def test_rejection_is_measured_at_v4_only(report: RobustnessReport) -> None:
+    rejection = report.variants["v4"].rejection_rate
+    assert rejection is not None
+    # c1 abstains, c2 answers, c3 abstains, c4 timed out
+    assert (rejection.value, rejection.n, rejection.n_total, rejection.missing) == (
+        pytest.approx(2 / 3),
+        3,
+        4,
+        {"timeout": 1},
+    )
+    assert report.variants["v3"].rejection_rate is None
+    assert report.variants["v4"].delta_faithful == pytest.approx(1.0)
+
+
+def test_buckets_and_undefined_delta(report: RobustnessReport) -> None:
+    pricing = report.by_category["pricing"]["v3"]
+    # c1, c2: F0 = (1, 1), F3 = (0.5, 0) → Δ = 0.75
+    assert pricing.delta_faithful == pytest.approx(0.75) and pricing.delta_ci is None
+    policy = report.by_category["policy"]["v3"]
+    # only c3 is scored on both sides and its F0 is 0: Δ is undefined, reported as None, never 0
+    assert policy.delta_faithful is None and policy.grade is None and policy.delta_n == 1
+
+
+def test_json_shape_and_missing_by_reason(report: RobustnessReport) -> None:
+    data = report.to_dict()
+    assert set(data) == {"variants", "by_category", "by_difficulty", "missing", "calls"}
+    v3 = data["variants"]["v3"]
+    assert {"faithful", "delta_faithful", "ci", "misled_rate", "n", "n_total"} <= set(v3)
+    assert (v3["n"], v3["n_total"], v3["n_paired"]) == (3, 4, 3)
+    assert data["missing"] == {"v1": {"parse_failure": 1}, "v3": {"timeout": 1}, "v4": {"timeout": 1}}
+    assert data["calls"]["total"] == 43
+    assert count_missing(OUTCOMES) == {"timeout": 2, "parse_failure": 1}

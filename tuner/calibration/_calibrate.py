@@ -1,0 +1,253 @@
+"""Measure the noise floor of one configuration: regenerate, re-judge, bootstrap, decompose.
+
+For R runs, run r builds the generator and the judge with seed = (configured seed or 0) + r (run 0
+uses the configuration as given; a backend without a seed is simply called again) and a fresh
+:class:`RobustnessEvaluator`, so neither the in-memory memo nor the call cache (whose keys include
+the seed) can hand back run 0's answer. Separately, the answers saved in run 0 are judged R times
+with the run-r judge. Per metric, :func:`tuner.stats.variance_decomposition` splits the run-to-run
+variance into judge and generator parts, :func:`tuner.stats.bootstrap_sd` gives the case-sampling
+noise of run 0, and :func:`tuner.stats.min_detectable_difference` combines the two.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+from numpy.typing import NDArray
+
+from tuner.calibration._floor import NoiseComponent, NoiseFloor
+from tuner.errors import UserError
+from tuner.evaluation.retrieval import score_contexts
+from tuner.evaluation.robustness import CaseOutcome, RobustnessEvaluator
+from tuner.generation import Answer, build_generator
+from tuner.judging import build_judge
+from tuner.llm import BackendResources
+from tuner.metrics import delta_faithful
+from tuner.noise import NoiseConfig
+from tuner.progress import Reporter, SilentReporter
+from tuner.retrieval import RetrievalPipeline
+from tuner.settings import RetrievalSettings
+from tuner.stats import bootstrap_sd, min_detectable_difference, variance_decomposition
+
+Matrix = NDArray[np.float64]
+_VARIANTS = ("v0", "v3")
+_FAITHFULNESS = ("faithful_v0", "faithful_v3", "v3_delta_faithful")
+
+
+def with_run_seed(config: Any, run: int) -> Any:
+    """The backend config for run ``run``: ``seed = (seed or 0) + run`` if the backend has a seed.
+
+    Run 0 is the configuration as given, so its calls can be served from an earlier evaluation.
+    """
+    if run == 0 or "seed" not in type(config).model_fields:
+        return config
+    return config.model_copy(update={"seed": (config.seed or 0) + run})
+
+
+def public_config(config: Any) -> dict[str, Any]:
+    """A backend config as JSON data for reports. API keys are never in a config (only the name of the
+    variable holding one); credentials written into ``base_url`` are dropped here."""
+    data: dict[str, Any] = config.model_dump(mode="json")
+    if isinstance(data.get("base_url"), str):
+        parts = urlsplit(data["base_url"])
+        if parts.username or parts.password:
+            host = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+            data["base_url"] = urlunsplit(parts._replace(netloc=host))
+    return data
+
+
+class _SavedAnswers:
+    """A generator that replays answers saved from an earlier run, so re-judging sees the same answers."""
+
+    name = "saved"
+    concurrency = 1
+
+    def __init__(self, answers: dict[tuple[str, tuple[str, ...]], Answer]) -> None:
+        self.answers = answers
+
+    def generate(self, question: str, contexts: Sequence[str]) -> Answer:
+        return self.answers[(question, tuple(contexts))]
+
+
+def _saved_answers(outcomes: Sequence[CaseOutcome]) -> dict[tuple[str, tuple[str, ...]], Answer]:
+    return {
+        (outcome.case.question, tuple(v.context.passages)): v.answer
+        for outcome in outcomes
+        for v in outcome.variants.values()
+    }
+
+
+def _faithful_matrix(runs: Sequence[Sequence[CaseOutcome]], variant: str, cases: Sequence[int]) -> Matrix:
+    """[run, case] faithfulness at ``variant`` of the given case positions (all of them scored)."""
+    return np.array([[outcomes[c].variants[variant].faithful for c in cases] for outcomes in runs], dtype=np.float64)
+
+
+def _first_missing(case: int, *runs: Sequence[Sequence[CaseOutcome]]) -> str | None:
+    """Why case number ``case`` lacks a score in some run and variant, else None."""
+    for outcomes in (o for group in runs for o in group):
+        for variant in _VARIANTS:
+            reason = outcomes[case].variants[variant].missing
+            if reason:
+                return reason
+    return None
+
+
+def _component(regenerated: Matrix, rejudged: Matrix, bootstrap: float, n_total: int, missing: dict[str, int]) -> NoiseComponent:
+    split = variance_decomposition(regenerated, rejudged)
+    return NoiseComponent(
+        run_sd=split.run_sd,
+        bootstrap_sd=bootstrap,
+        judge_var=split.judge_var,
+        generator_var=split.generator_var,
+        judge_share=split.judge_share,
+        generator_share=split.generator_share,
+        n=int(regenerated.shape[1]),
+        n_total=n_total,
+        missing=missing,
+    )
+
+
+def _relative_drops(f0: Matrix, f3: Matrix) -> Matrix | None:
+    """Per run r and case c, (f0[r, c] − f3[r, c]) / mean_c f0[r, c]: its mean over cases is run r's
+    Δfaithful, so the run-to-run spread of these rows is the spread of Δfaithful itself. None when some
+    run has mean faithfulness 0 at v0 (Δ undefined)."""
+    base = f0.mean(axis=1, keepdims=True)
+    if np.any(base == 0):
+        return None
+    return (f0 - f3) / base
+
+
+def _faithfulness_components(
+    regenerated: Sequence[Sequence[CaseOutcome]], rejudged: Sequence[Sequence[CaseOutcome]]
+) -> tuple[dict[str, NoiseComponent], dict[str, str]]:
+    """faithful_v0, faithful_v3 and v3_delta_faithful over the cases scored in every run and variant.
+
+    A case missing anywhere (timeout, parse failure, ...) is left out of every matrix, so all three
+    metrics are computed on one frozen case list, and counted under its first missing reason.
+    """
+    n_total = len(regenerated[0])
+    missing: Counter[str] = Counter()
+    complete: list[int] = []
+    for case in range(n_total):
+        reason = _first_missing(case, regenerated, rejudged)
+        if reason is None:
+            complete.append(case)
+        else:
+            missing[reason] += 1
+    if not complete:
+        return {}, {name: "no case was scored in every run" for name in _FAITHFULNESS}
+    counts = dict(sorted(missing.items()))
+    regen = {v: _faithful_matrix(regenerated, v, complete) for v in _VARIANTS}
+    again = {v: _faithful_matrix(rejudged, v, complete) for v in _VARIANTS}
+    components = {
+        f"faithful_{v}": _component(regen[v], again[v], bootstrap_sd(regen[v][0]), n_total, counts) for v in _VARIANTS
+    }
+    regen_drops, rejudged_drops = _relative_drops(regen["v0"], regen["v3"]), _relative_drops(again["v0"], again["v3"])
+    if regen_drops is None or rejudged_drops is None:
+        return components, {"v3_delta_faithful": "mean faithfulness at v0 is 0 in some run: Δfaithful is undefined"}
+    spread = bootstrap_sd(regen["v0"][0], regen["v3"][0], statistic=delta_faithful)
+    components["v3_delta_faithful"] = _component(regen_drops, rejudged_drops, spread, n_total, counts)
+    return components, {}
+
+
+def _retrieval_components(runs: Sequence[dict[str, list[float]]]) -> dict[str, NoiseComponent]:
+    """Label-counted retrieval metrics. Re-scoring a saved context from labels is a pure function, so
+    the re-judged rows are run 0's row R times; the regenerated rows come from retrieving R times."""
+    components = {}
+    for name in runs[0]:
+        regenerated = np.array([run[name] for run in runs], dtype=np.float64)
+        rejudged = np.repeat(regenerated[:1], len(runs), axis=0)
+        components[name] = _component(regenerated, rejudged, bootstrap_sd(regenerated[0]), regenerated.shape[1], {})
+    return components
+
+
+def _each_run(
+    runs: int, description: str, reporter: Reporter, body: Callable[[int], list[CaseOutcome]]
+) -> list[list[CaseOutcome]]:
+    results = []
+    with reporter.task(description, runs) as task:
+        for run in range(runs):
+            results.append(body(run))
+            task.advance()
+    return results
+
+
+def calibrate(
+    pipeline: RetrievalPipeline,
+    settings: RetrievalSettings,
+    generator_config: Any,
+    judge_config: Any,
+    noise: NoiseConfig,
+    runs: int,
+    resources: BackendResources,
+    reporter: Reporter | None = None,
+) -> NoiseFloor:
+    """The noise floor of ``settings`` on the pipeline's dataset from ``runs`` regenerate and re-judge runs.
+
+    >>> floor = calibrate(pipeline, RetrievalSettings(), ExtractiveGeneratorConfig(), LexicalJudgeConfig(),
+    ...                   NoiseConfig(), 3, BackendResources())  # doctest: +SKIP
+    >>> floor.write("noise_floor.json")  # doctest: +SKIP
+    """
+    if runs < 2:
+        raise UserError(f"calibration needs at least 2 runs to see run-to-run variance, got {runs}")
+    reporter = reporter or SilentReporter()
+    dataset = pipeline.dataset
+    before = resources.usage.snapshot()
+    calls: Counter[str] = Counter()
+    retrieval_runs = [score_contexts(pipeline, pipeline.retrieve(settings, "clean")) for _ in range(runs)]
+    components = _retrieval_components(retrieval_runs)
+    undefined: dict[str, str] = {}
+    n_cases = len(dataset.golden)
+    if dataset.retrieval_only:
+        undefined = {name: "dataset has no keypoints" for name in _FAITHFULNESS}
+    else:
+
+        def regenerate(run: int) -> list[CaseOutcome]:
+            generator = build_generator(with_run_seed(generator_config, run), resources)
+            judge = build_judge(with_run_seed(judge_config, run), resources)
+            evaluator = RobustnessEvaluator(pipeline, generator, judge, noise)
+            outcomes = evaluator.evaluate(settings, _VARIANTS)
+            calls.update(generator=evaluator.calls.generator, judge=evaluator.calls.judge)
+            return outcomes
+
+        regenerated = _each_run(runs, "regenerating answers", reporter, regenerate)
+        saved = _SavedAnswers(_saved_answers(regenerated[0]))
+
+        def rejudge(run: int) -> list[CaseOutcome]:
+            evaluator = RobustnessEvaluator(pipeline, saved, build_judge(with_run_seed(judge_config, run), resources), noise)
+            outcomes = evaluator.evaluate(settings, _VARIANTS)
+            calls.update(judge=evaluator.calls.judge)
+            return outcomes
+
+        rejudged = _each_run(runs, "re-judging the answers of run 0", reporter, rejudge)
+        faithfulness, undefined = _faithfulness_components(regenerated, rejudged)
+        components.update(faithfulness)
+        n_cases = len(regenerated[0])
+    for name, component in list(components.items()):
+        if not np.isfinite(component.bootstrap_sd):
+            undefined[name] = "bootstrap standard error is undefined"
+            del components[name]
+    usage = resources.usage.snapshot() - before
+    return NoiseFloor(
+        objectives={name: min_detectable_difference(c.run_sd, c.bootstrap_sd) for name, c in components.items()},
+        components=components,
+        runs=runs,
+        n_cases=n_cases,
+        settings=settings.model_dump(mode="json"),
+        dataset_hash=dataset.content_hash,
+        generator=public_config(generator_config),
+        judge=public_config(judge_config),
+        noise=noise.model_dump(mode="json"),
+        calls={
+            "generator": calls["generator"],
+            "judge": calls["judge"],
+            "total": calls["generator"] + calls["judge"],
+            "endpoint_calls": usage.calls,
+            "cache_hits": usage.cache_hits,
+        },
+        undefined=undefined,
+    )

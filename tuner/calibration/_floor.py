@@ -1,0 +1,116 @@
+"""The noise floor of one configuration, as written to and read from ``noise_floor.json``."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tuner.errors import UserError
+from tuner.io import atomic_write_json
+
+OBJECTIVES = ("recall_at_k", "hit_at_k", "mrr", "context_precision", "faithful_v0", "faithful_v3", "v3_delta_faithful")
+"""Metric names a noise floor covers, as studies and gates name their objectives."""
+
+
+@dataclass(frozen=True)
+class NoiseComponent:
+    """Where one metric's noise comes from.
+
+    ``run_sd``: standard deviation of the metric between regenerate runs (answers generated and judged
+    anew). ``judge_var`` / ``generator_var``: mean per-case run-to-run variance from re-judging the same
+    answers, and the rest; ``judge_share`` / ``generator_share`` their shares (None when a metric has no
+    run-to-run variance at all, e.g. retrieval metrics counted from labels). ``bootstrap_sd``: the
+    case-sampling standard error of the metric over the ``n`` scored cases (of ``n_total``; the others
+    are counted in ``missing`` by reason).
+    """
+
+    run_sd: float
+    bootstrap_sd: float
+    judge_var: float
+    generator_var: float
+    judge_share: float | None
+    generator_share: float | None
+    n: int
+    n_total: int
+    missing: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """Per objective, the smallest difference between two configurations that is not noise.
+
+    ``objectives[name]`` = ``min_detectable_difference(run_sd, bootstrap_sd, z)`` of ``components[name]``.
+    Objectives that could not be measured (e.g. faithfulness on a retrieval-only dataset) are absent
+    from both and listed in ``undefined`` with the reason.
+
+    >>> floor = NoiseFloor.from_file("noise_floor.json")  # doctest: +SKIP
+    >>> floor.objectives["v3_delta_faithful"]  # doctest: +SKIP
+    0.083
+    """
+
+    objectives: dict[str, float]
+    components: dict[str, NoiseComponent]
+    runs: int
+    n_cases: int
+    settings: dict[str, Any]
+    dataset_hash: str
+    generator: dict[str, Any]
+    judge: dict[str, Any]
+    noise: dict[str, Any]
+    calls: dict[str, int] = field(default_factory=dict)
+    undefined: dict[str, str] = field(default_factory=dict)
+    z: float = 1.96
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "objectives": dict(self.objectives),
+            "components": {name: asdict(c) for name, c in self.components.items()},
+            "runs": self.runs,
+            "n_cases": self.n_cases,
+            "z": self.z,
+            "settings": self.settings,
+            "dataset_hash": self.dataset_hash,
+            "generator": self.generator,
+            "judge": self.judge,
+            "noise": self.noise,
+            "calls": self.calls,
+            "undefined": self.undefined,
+        }
+
+    def write(self, path: str | Path) -> None:
+        """Write the JSON atomically: a reader sees the previous floor or this one, never half of one."""
+        atomic_write_json(path, self.to_dict())
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> NoiseFloor:
+        """Read a file written by ``tuner calibrate``; a missing or malformed file is one :class:`UserError` line."""
+        try:
+            data = json.loads(Path(path).read_text("utf-8"))
+        except OSError as exc:
+            raise UserError(f"{path}: cannot read noise floor: {exc.strerror}") from None
+        except ValueError as exc:
+            raise UserError(f"{path}: malformed JSON: {exc}") from None
+        try:
+            floor = cls(
+                objectives={str(k): float(v) for k, v in data["objectives"].items()},
+                components={str(k): NoiseComponent(**v) for k, v in data["components"].items()},
+                runs=int(data["runs"]),
+                n_cases=int(data["n_cases"]),
+                settings=dict(data["settings"]),
+                dataset_hash=str(data["dataset_hash"]),
+                generator=dict(data["generator"]),
+                judge=dict(data["judge"]),
+                noise=dict(data["noise"]),
+                calls=dict(data.get("calls", {})),
+                undefined=dict(data.get("undefined", {})),
+                z=float(data.get("z", 1.96)),
+            )
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            raise UserError(f"{path}: not a noise floor written by 'tuner calibrate' ({type(exc).__name__}: {exc})") from None
+        bad = [name for name, value in floor.objectives.items() if not math.isfinite(value) or value < 0]
+        if bad:
+            raise UserError(f"{path}: objectives.{bad[0]}: a noise floor must be a finite non-negative number")
+        return floor

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import argparse
+import json
+
+from tuner.commands._common import (
+    add_backend_arguments,
+    add_dataset_argument,
+    add_noise_arguments,
+    add_settings_arguments,
+    backends_from_args,
+    evaluate_with_progress,
+    noise_from_args,
+    settings_from_args,
+)
+from tuner.errors import UserError
+
+HELP = "Evaluate one configuration under noise variants v0–v4: faithfulness, Δfaithful, misled and rejection rates."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_dataset_argument(parser)
+    add_settings_arguments(parser)
+    add_backend_arguments(parser)
+    add_noise_arguments(parser)
+    parser.add_argument(
+        "--variants", default="v0,v1,v2,v3,v4", metavar="LIST", help="comma-separated variants (v0 is always included)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+
+
+def parse_variants(text: str) -> tuple[str, ...]:
+    """``"v1,v3"`` → ``("v0", "v1", "v3")``: the baseline is always evaluated, since Δ is relative to it."""
+    from tuner.noise import VARIANTS
+
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [name for name in names if name not in VARIANTS]
+    if unknown:
+        raise UserError(f"command line: --variants: unknown variant '{unknown[0]}'; choose from {', '.join(VARIANTS)}")
+    return tuple(dict.fromkeys(["v0", *names]))
+
+
+def run(args: argparse.Namespace) -> int:
+    from tuner.dataset import load_dataset, resolve_dataset
+    from tuner.evaluation import evaluate_retrieval
+    from tuner.evaluation.render import robustness_buckets_table, robustness_table
+    from tuner.evaluation.robustness import RobustnessEvaluator, summarize
+    from tuner.llm import BackendResources
+    from tuner.progress import RichReporter
+    from tuner.retrieval import RetrievalPipeline
+
+    settings = settings_from_args(args)
+    noise = noise_from_args(args)
+    variants = parse_variants(args.variants)
+    dataset = load_dataset(resolve_dataset(args.dataset))
+    if dataset.retrieval_only:
+        raise UserError(
+            f"{args.dataset}: robustness needs keypoints in golden.jsonl to judge answers; "
+            "this dataset has none (use 'tuner eval' for retrieval metrics)"
+        )
+    resources = BackendResources()
+    generator, judge = backends_from_args(args, resources)
+    reporter = RichReporter()
+    pipeline = RetrievalPipeline(dataset, reporter=reporter)
+    retrieval = evaluate_retrieval(pipeline, settings)
+    evaluator = RobustnessEvaluator(pipeline, generator, judge, noise)
+    outcomes = evaluate_with_progress(evaluator, settings, variants, reporter)
+    report = summarize(outcomes, variants, evaluator.calls.as_dict())
+    if args.json:
+        payload = report.to_dict()
+        payload.update(
+            retrieval={name: est.to_dict() for name, est in retrieval.overall.items()},
+            usage=resources.usage.snapshot().as_dict(),
+            settings=settings.model_dump(mode="json"),
+            noise=noise.model_dump(mode="json"),
+        )
+        print(json.dumps(payload, indent=2))
+    else:
+        reporter.console.print(robustness_table(report, retrieval, noise), soft_wrap=True)
+        reporter.console.print(robustness_buckets_table(report), soft_wrap=True)
+    return 0
