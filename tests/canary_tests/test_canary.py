@@ -99,7 +99,4 @@ def test_cli_exit_code_is_the_alarm(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_doctests() -> None:
-    import tuner.gate._checks
-
     assert doctest.testmod(tuner.canary).failed == 0
-    assert doctest.testmod(tuner.gate._checks).failed == 0

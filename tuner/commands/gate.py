@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
     reporter = RichReporter()
     measurement = measure(RetrievalPipeline(dataset, reporter=reporter), settings, case_ids, setup)
     if args.write_baseline:
-        assert baseline_path is not None
+        baseline_path = Path(args.baseline)
         written = write_baseline(baseline_path, measurement.to_baseline(), previous)
         print(f"{baseline_path}: wrote baseline of {len(known)} cases ({len(measurement.outcomes)} with variants "
               f"{', '.join(measurement.variants) or 'none'}); history of {len(written.history)} earlier run(s)")

@@ -62,7 +62,7 @@ def retrieval_checks(
         before = float(np.mean([baseline.retrieval[metric][i] for i in ids]))
         drop = relative_drop(before, now)
         limit = getattr(limits, metric, None)
-        text = f"{before:.3f} → {now:.3f} ({-drop:+.1%} relative, n={len(ids)})"
+        text = f"{before:.3f} → {now:.3f} ({0.0 - drop:+.1%} relative, n={len(ids)})"
         if limit is None:
             checks.append(Check("retrieval", metric, "skip", f"{text}; not gated (no limit set)", now, before))
         elif drop > limit:
@@ -110,59 +110,67 @@ def grade_checks(report: RobustnessReport, thresholds: GateThresholds) -> list[C
     return checks
 
 
-def _paired(base: Mapping[str, float | None], now: Mapping[str, float | None], ids: Sequence[str]) -> list[str]:
+def _scored_in_both(base: Mapping[str, float | None], now: Mapping[str, float | None], ids: Sequence[str]) -> list[str]:
     return [i for i in ids if base.get(i) is not None and now.get(i) is not None]
 
 
-@dataclass(frozen=True)
-class _Trend:
-    """A probabilistic mean to compare with the baseline; ``worsening`` > 0 means it got worse."""
-
-    key: str
-    worsening: Callable[[np.ndarray], float]
-    now: float
-    before: float
-    n: int
-
-
-def _trend_specs(measurement: GateMeasurement, baseline: Baseline) -> tuple[list[_Trend], list[Check]]:
-    now_f = measurement.faithful_values()
-    ids = [o.case.id for o in measurement.outcomes]
-    specs: list[_Trend] = []
-    skipped: list[Check] = []
-    if "v0" not in baseline.faithful:
-        return specs, [Check("trend", "faithful_v0", "skip", "the baseline has no faithfulness values")]
-    shared = _paired(baseline.faithful["v0"], now_f["v0"], ids)
-    b0 = np.array([baseline.faithful["v0"][i] for i in shared], dtype=float)
-    c0 = np.array([now_f["v0"][i] for i in shared], dtype=float)
-    if shared:
-        specs.append(_Trend("faithful_v0", lambda idx: float(b0[idx].mean() - c0[idx].mean()),
-                            float(c0.mean()), float(b0.mean()), len(shared)))
-    for variant in (v for v in GRADED_VARIANTS if v in measurement.variants):
-        key = f"{variant}_delta_faithful"
-        if variant not in baseline.faithful:
-            skipped.append(Check("trend", key, "skip", f"the baseline has no {variant} values"))
-            continue
-        both = _paired(baseline.faithful[variant], now_f[variant], shared)
-        bv = np.array([baseline.faithful[variant][i] for i in both], dtype=float)
-        cv = np.array([now_f[variant][i] for i in both], dtype=float)
-        bf0 = np.array([baseline.faithful["v0"][i] for i in both], dtype=float)
-        cf0 = np.array([now_f["v0"][i] for i in both], dtype=float)
-        if not both or bf0.mean() == 0 or cf0.mean() == 0:
-            skipped.append(Check("trend", key, "skip", "Δfaithful undefined on the shared cases (no faithfulness at v0)"))
-            continue
-        specs.append(_Trend(
-            key,
-            lambda idx, bf0=bf0, bv=bv, cf0=cf0, cv=cv: _delta_or_nan(cf0[idx], cv[idx]) - _delta_or_nan(bf0[idx], bv[idx]),
-            delta_faithful(cf0, cv),
-            delta_faithful(bf0, bv),
-            len(both),
-        ))
-    return specs, skipped
+def _mean(f: np.ndarray) -> float:
+    return float(f.mean())
 
 
 def _delta_or_nan(f0: np.ndarray, fv: np.ndarray) -> float:
     return delta_faithful(f0, fv) if f0.mean() > 0 else math.nan
+
+
+@dataclass(frozen=True)
+class _Trend:
+    """One probabilistic metric over the cases scored in both runs: ``statistic`` of the per-case
+    arrays (one row per case), computed on the baseline's and on the current arrays."""
+
+    key: str
+    statistic: Callable[..., float]
+    base: tuple[np.ndarray, ...]
+    now: tuple[np.ndarray, ...]
+    higher_is_better: bool
+
+    @property
+    def n(self) -> int:
+        return len(self.base[0])
+
+    def values(self, cases: np.ndarray) -> tuple[float, float]:
+        """(baseline, current) statistic over the given case indices."""
+        return self.statistic(*(a[cases] for a in self.base)), self.statistic(*(a[cases] for a in self.now))
+
+    def worsening(self, cases: np.ndarray) -> float:
+        before, now = self.values(cases)
+        return before - now if self.higher_is_better else now - before
+
+
+def _trends(measurement: GateMeasurement, baseline: Baseline) -> tuple[list[_Trend], list[Check]]:
+    """faithful(v0) and each graded variant's Δfaithful, paired by case; skip checks for what cannot be compared."""
+    if "v0" not in baseline.faithful:
+        return [], [Check("trend", "faithful_v0", "skip", "the baseline has no faithfulness values")]
+    before, now = baseline.faithful, measurement.faithful_values()
+
+    def column(values: Mapping[str, float | None], ids: list[str]) -> np.ndarray:
+        return np.array([values[i] for i in ids], dtype=float)
+
+    shared = _scored_in_both(before["v0"], now["v0"], [o.case.id for o in measurement.outcomes])
+    trends = [_Trend("faithful_v0", _mean, (column(before["v0"], shared),), (column(now["v0"], shared),), True)] if shared else []
+    skipped = []
+    for variant in (v for v in GRADED_VARIANTS if v in measurement.variants):
+        key = f"{variant}_delta_faithful"
+        if variant not in before:
+            skipped.append(Check("trend", key, "skip", f"the baseline has no {variant} values"))
+            continue
+        both = _scored_in_both(before[variant], now[variant], shared)
+        trend = _Trend(key, _delta_or_nan, (column(before["v0"], both), column(before[variant], both)),
+                       (column(now["v0"], both), column(now[variant], both)), False)
+        if not both or any(math.isnan(v) for v in trend.values(np.arange(len(both)))):
+            skipped.append(Check("trend", key, "skip", "Δfaithful undefined on the shared cases (no faithfulness at v0)"))
+            continue
+        trends.append(trend)
+    return trends, skipped
 
 
 def trend_checks(
@@ -179,11 +187,11 @@ def trend_checks(
     cases to pair). Fails when the worsening exceeds ``floors[key]``; with no floor for ``key`` (and
     ``history`` = 1) when the 95% paired case bootstrap interval of the worsening lies above 0.
     """
-    specs, checks = _trend_specs(measurement, baseline)
+    trends, checks = _trends(measurement, baseline)
     runs = baseline.runs(history)
-    for spec in specs:
+    for spec in trends:
         floor = None if floors is None else floors.get(spec.key)
-        higher_is_better = spec.key.startswith("faithful")
+        base_value, now_value = spec.values(np.arange(spec.n))
         if history > 1:
             past = [r.summary.get(spec.key) for r in runs]
             past_values = [v for v in past if v is not None]
@@ -192,14 +200,14 @@ def trend_checks(
                 checks.append(Check("trend", spec.key, "skip", f"history comparison skipped: {why}"))
                 continue
             before = float(np.mean(past_values))
-            worse = before - spec.now if higher_is_better else spec.now - before
-            text = f"mean of last {len(past_values)} runs {before:.3f} → {spec.now:.3f}"
-            checks.append(_floor_check(spec.key, worse, floor, text, spec.now, before))
+            worse = before - now_value if spec.higher_is_better else now_value - before
+            text = f"mean of last {len(past_values)} runs {before:.3f} → {now_value:.3f}"
+            checks.append(_floor_check(spec.key, worse, floor, text, now_value, before))
             continue
         worse = spec.worsening(np.arange(spec.n))
-        text = f"{spec.before:.3f} → {spec.now:.3f} on {spec.n} paired cases"
+        text = f"{base_value:.3f} → {now_value:.3f} on {spec.n} paired cases"
         if floor is not None:
-            checks.append(_floor_check(spec.key, worse, floor, text, spec.now, spec.before))
+            checks.append(_floor_check(spec.key, worse, floor, text, now_value, base_value))
             continue
         if spec.n < 2:
             checks.append(Check("trend", spec.key, "skip", f"{text}: no noise floor and too few cases for an interval"))
@@ -207,7 +215,7 @@ def trend_checks(
         low, high = bootstrap_ci(np.arange(spec.n, dtype=float), lambda idx, s=spec: s.worsening(idx.astype(int)), seed=seed)
         interval = f"worsening {worse:+.3f}, 95% CI [{low:+.3f}, {high:+.3f}] (no noise floor given)"
         status: Status = "fail" if low > 0 else "pass"
-        checks.append(Check("trend", spec.key, status, f"{text}: {interval}", spec.now, spec.before))
+        checks.append(Check("trend", spec.key, status, f"{text}: {interval}", now_value, base_value))
     return checks
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from tuner.chunking import CONFLICT
 from tuner.dataset import Dataset, GoldenCase
@@ -29,7 +30,8 @@ from tuner.stats import Estimate, mean_estimate
 
 CLEAN = "clean"
 UNFILTERED = "unfiltered"
-POSITIONS = ("front", "middle", "end")
+Position = Literal["front", "middle", "end"]
+POSITIONS: tuple[Position, ...] = ("front", "middle", "end")
 UNFILTERED_NOTE = (
     "'unfiltered' retrieves over the mixed index (clean and every corrupted document together); "
     "it is not a worst-case sensitivity: read the per-type conditions for that."
@@ -111,7 +113,7 @@ class ConditionResult:
 def compare_with_clean(condition: Condition, cases: Sequence[CaseResult], clean: Sequence[CaseResult]) -> ConditionResult:
     """Accuracy, Δ vs clean and misled rate of ``cases`` (paired with ``clean`` by position)."""
     both = [(c, r) for c, r in zip(clean, cases, strict=True) if c.correct is not None and r.correct is not None]
-    delta = (sum(r.correct for _, r in both) - sum(c.correct for c, _ in both)) / len(both) if both else None
+    delta = (sum(bool(r.correct) for _, r in both) - sum(bool(c.correct) for c, _ in both)) / len(both) if both else None
     right = [(c, r) for c, r in both if c.correct]
     flags = [misled(c.verdicts, r.verdicts) for c, r in right]
     return ConditionResult(
@@ -129,7 +131,7 @@ def compare_with_clean(condition: Condition, cases: Sequence[CaseResult], clean:
 class PositionResult:
     """Accuracy when the same conflicting chunks are injected at one ``position`` (cases that got any)."""
 
-    position: str
+    position: Position
     accuracy: Estimate
 
     def to_dict(self) -> dict[str, object]:
@@ -166,7 +168,7 @@ class _Answers:
 class StressReport:
     settings: RetrievalSettings
     conditions: dict[str, ConditionResult]
-    positions: dict[str, PositionResult]
+    positions: dict[Position, PositionResult]
     noise_n: int
 
     def to_dict(self) -> dict[str, object]:
@@ -222,7 +224,7 @@ class StressEvaluator:
             min(self._memo.generator.concurrency, self._memo.judge.concurrency),
         )
 
-    def position(self, settings: RetrievalSettings, position: str) -> PositionResult:
+    def position(self, settings: RetrievalSettings, position: Position) -> PositionResult:
         """v3 in ``inject`` mode at ``position``: the same n conflict chunks of each case's relevant
         documents (most similar first), placed at the front, middle or end of its clean context."""
         evaluator = RobustnessEvaluator(
