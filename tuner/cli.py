@@ -16,6 +16,9 @@ COMMANDS: dict[str, str] = {
     "corrupt": "tuner.commands.corrupt",
     "robustness": "tuner.commands.robustness",
     "calibrate": "tuner.commands.calibrate",
+    "gate": "tuner.commands.gate",
+    "stress": "tuner.commands.stress",
+    "canary": "tuner.commands.canary",
 }
 
 
