@@ -116,3 +116,18 @@ def test_bad_input_exits_2_with_one_line(
 def test_history_needs_a_noise_floor(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert _gate(files, "--history", "3") == 2
     assert "--history N > 1 needs --noise-floor" in capsys.readouterr().err
+
+
+def test_noise_floor_from_calibrate_gates_trends(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    from tuner.calibration import NoiseFloor
+
+    floor_path = files["tmp"] / "noise_floor.json"
+    NoiseFloor(objectives={"faithful_v0": 0.2, "v3_delta_faithful": 0.1}, components={}, runs=3, n_cases=6, settings={},
+               dataset_hash="", generator={}, judge={}, noise={}).write(floor_path)
+    assert _gate(files, "--write-baseline") == 0
+    assert _gate(files, "--noise-floor", str(floor_path), "--history", "2") == 0
+    summary = (files["out"] / "gate-summary.md").read_text("utf-8")
+    assert "mean of last 1 runs 0.182 → 0.182: change +0.000 within noise floor 0.100" in summary
+    floor_path.write_text('{"objectives": {"v3_delta_faithful": 0.1}}', "utf-8")
+    assert _gate(files, "--noise-floor", str(floor_path)) == 2
+    assert "noise_floor.json: not a noise floor written by 'tuner calibrate'" in capsys.readouterr().err

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import doctest
-import json
 from pathlib import Path
 
 import pytest
 
 import tuner.gate._checks
 from tuner.errors import UserError
-from tuner.gate import GateThresholds, load_baseline, load_noise_floor, load_thresholds, read_case_list, select_cases
+from tuner.gate import GateThresholds, load_baseline, load_thresholds, read_case_list, select_cases
 
 
 def test_default_thresholds_follow_the_mission() -> None:
@@ -67,18 +66,6 @@ def test_bad_baseline_is_one_line_naming_the_file(tmp_path: Path, content: str |
         load_baseline(path)
     assert str(info.value).startswith(f"{path}: {message}")
     assert "\n" not in str(info.value)
-
-
-def test_noise_floor_reads_objectives_and_rejects_bad_values(tmp_path: Path) -> None:
-    path = tmp_path / "floor.json"
-    path.write_text(json.dumps({"objectives": {"recall_at_k": 0.0, "v3_delta_faithful": 0.08, "faithful_v0": None}}), "utf-8")
-    assert load_noise_floor(path) == {"recall_at_k": 0.0, "v3_delta_faithful": 0.08}
-    path.write_text(json.dumps({"objectives": {"v3_delta_faithful": "big"}}), "utf-8")
-    with pytest.raises(UserError, match=r"floor.json: objectives.v3_delta_faithful: expected a non-negative number"):
-        load_noise_floor(path)
-    path.write_text(json.dumps({"floors": {}}), "utf-8")
-    with pytest.raises(UserError, match="expected an 'objectives' object"):
-        load_noise_floor(path)
 
 
 def test_case_list_skips_comments_and_names_unknown_ids_by_line(tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ def _without_cache(config: object) -> object:
 
 
 def run(args: argparse.Namespace) -> int:
+    from tuner.calibration import NoiseFloor
     from tuner.commands._common import backend_configs_from_args, noise_from_args
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.gate import (
@@ -58,7 +59,6 @@ def run(args: argparse.Namespace) -> int:
         RobustnessSetup,
         evaluate_gate,
         load_baseline,
-        load_noise_floor,
         load_thresholds,
         measure,
         read_case_list,
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings_file(args.config)
     dataset = load_dataset(resolve_dataset(args.dataset))
     thresholds = load_thresholds(args.thresholds) if args.thresholds else GateThresholds()
-    floors = load_noise_floor(args.noise_floor) if args.noise_floor else None
+    floors = NoiseFloor.from_file(args.noise_floor).objectives if args.noise_floor else None
     baseline_path = Path(args.baseline) if args.baseline else None
     previous = None
     if baseline_path is not None and (not args.write_baseline or baseline_path.exists()):

@@ -10,7 +10,7 @@ faithfulness verdict. See docs/gate.md.
 >>> result.verdict, result.failure_lines()  # doctest: +SKIP
 """
 
-from tuner.gate._baseline import Baseline, BaselineRun, load_baseline, load_noise_floor, write_baseline
+from tuner.gate._baseline import Baseline, BaselineRun, load_baseline, write_baseline
 from tuner.gate._checks import Check, Status, relative_drop
 from tuner.gate._gate import GateResult, evaluate_gate
 from tuner.gate._measure import (
@@ -45,7 +45,6 @@ __all__ = [
     "evaluate_gate",
     "junit_xml",
     "load_baseline",
-    "load_noise_floor",
     "load_thresholds",
     "measure",
     "read_case_list",

@@ -98,23 +98,3 @@ def write_baseline(path: str | Path, baseline: Baseline, previous: Baseline | No
 def now_iso() -> str:
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
 
-
-def load_noise_floor(path: str | Path) -> dict[str, float]:
-    """The ``objectives`` of a ``tuner calibrate`` noise-floor file: metric name → smallest real difference."""
-    try:
-        data = json.loads(Path(path).read_text("utf-8"))
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read noise floor: {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UserError(f"{path}: malformed noise floor: not JSON ({exc})") from None
-    objectives = data.get("objectives") if isinstance(data, dict) else None
-    if not isinstance(objectives, dict):
-        raise UserError(f"{path}: malformed noise floor: expected an 'objectives' object")
-    floors: dict[str, float] = {}
-    for name, value in objectives.items():
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise UserError(f"{path}: objectives.{name}: expected a non-negative number, got {value!r}")
-        floors[name] = float(value)
-    return floors
