@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class UserError(Exception):
@@ -15,3 +19,12 @@ class DatasetError(UserError):
     def __init__(self, problems: Sequence[str]) -> None:
         self.problems = list(problems)
         super().__init__("\n".join(self.problems))
+
+
+def describe_validation_error(exc: ValidationError, skip: int = 0) -> str:
+    """``key.path: message`` for the first error of a pydantic ValidationError (``skip`` drops leading
+    location parts, e.g. a union tag); an unexpected key reads "unknown key"."""
+    first = exc.errors()[0]
+    key = ".".join(str(part) for part in first["loc"][skip:])
+    message = "unknown key" if first["type"] == "extra_forbidden" else first["msg"]
+    return f"{key}: {message}" if key else message

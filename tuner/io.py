@@ -64,3 +64,27 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def read_yaml_mapping(path: str | Path, what: str) -> dict[str, Any]:
+    """The mapping in YAML file ``path``; an unreadable file, malformed YAML (with its line) or a
+    document that is not a mapping is one :class:`UserError` line naming the file. An empty file is ``{}``."""
+    import yaml
+
+    from tuner.errors import UserError
+
+    try:
+        data = yaml.safe_load(Path(path).read_text("utf-8"))
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: invalid UTF-8 at byte {exc.start}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise UserError(f"{where}: malformed YAML: {getattr(exc, 'problem', None) or exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise UserError(f"{path}: expected a mapping ({what})")
+    return data

@@ -6,7 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tuner.errors import UserError
+from tuner.errors import UserError, describe_validation_error
+from tuner.io import read_yaml_mapping
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_RERANKER = "embedding-maxsim"
@@ -45,29 +46,13 @@ def settings_from_mapping(values: dict[str, Any], source: str) -> RetrievalSetti
     try:
         return RetrievalSettings(**values)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(part) for part in first["loc"]) or "settings"
-        raise UserError(f"{source}: {key}: {first['msg']}") from None
+        raise UserError(f"{source}: {describe_validation_error(exc)}") from None
 
 
 def load_settings_file(path: str) -> RetrievalSettings:
     """Settings from a YAML/JSON file: a file written by ``tuner export`` (settings under ``settings:``)
     or a hand-written mapping naming any subset of the settings (the rest take their defaults)."""
-    import yaml
-
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else path
-        raise UserError(f"{where}: malformed YAML: {getattr(exc, 'problem', exc)}") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a mapping of retrieval settings")
+    data = read_yaml_mapping(path, "retrieval settings")
     if isinstance(data.get("settings"), dict):
         data = data["settings"]
     return settings_from_mapping(data, path)

@@ -94,19 +94,9 @@ def load_backend_config(path: str | None, kind: str) -> Any:
     parse = parse_generator_config if kind == "generator" else parse_judge_config
     if path is None:
         return parse(None, "default")
-    import yaml
+    from tuner.io import read_yaml_mapping
 
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.safe_load(handle)
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else path
-        raise UserError(f"{where}: malformed YAML: {getattr(exc, 'problem', exc)}") from None
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a mapping with a '{kind}:' section or the {kind} settings themselves")
+    data = read_yaml_mapping(path, f"a '{kind}:' section or the {kind} settings themselves")
     section = data.get(kind, data)
     if not isinstance(section, dict):
         raise UserError(f"{path}: {kind}: expected a mapping")

@@ -18,7 +18,8 @@ from pydantic import ValidationError
 from tuner.corruption._base import CaseFacts, CorruptedDoc, CorruptionFailed, Corruptor
 from tuner.corruption._text import contains_any
 from tuner.dataset import Document
-from tuner.errors import UserError
+from tuner.errors import UserError, describe_validation_error
+from tuner.io import read_yaml_mapping
 from tuner.llm import BackendError, BackendResources, ChatClient, LLMConfig, fill
 
 KIND_INSTRUCTIONS = {
@@ -116,24 +117,11 @@ class LLMCorruptor:
 
 def load_llm_config(path: str | Path) -> LLMConfig:
     """An :class:`LLMConfig` from a YAML mapping (``base_url``, ``model``, ``api_key_env``, ...)."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(Path(path).read_text("utf-8"))
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise UserError(f"{where}: malformed YAML: {getattr(exc, 'problem', exc)}") from None
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a mapping with base_url and model")
+    data = read_yaml_mapping(path, "an LLM endpoint config with base_url and model")
     try:
         return LLMConfig(**data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(part) for part in first["loc"]) or "config"
-        raise UserError(f"{path}: {key}: {first['msg']}") from None
+        raise UserError(f"{path}: {describe_validation_error(exc)}") from None
 
 
 def llm_corruptors(

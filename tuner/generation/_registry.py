@@ -7,7 +7,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
 
-from tuner.errors import UserError
+from tuner.errors import UserError, describe_validation_error
 from tuner.generation._base import Generator
 from tuner.generation._callable import CallableGeneratorConfig, build_callable
 from tuner.generation._extractive import ExtractiveGeneratorConfig, build_extractive
@@ -53,8 +53,7 @@ def parse_generator_config(values: Mapping[str, Any] | None, source: str) -> Any
                 f"{source}: generator.backend: unknown backend {_backend_of(values)!r}; "
                 f"choose one of {', '.join(GENERATORS)}"
             ) from None
-        key = ".".join(str(part) for part in first["loc"][1:]) or "generator"
-        raise UserError(f"{source}: generator.{key}: {first['msg']}") from None
+        raise UserError(f"{source}: generator.{describe_validation_error(exc, skip=1)}") from None
 
 
 def build_generator(config: Any, resources: BackendResources | None = None) -> Generator:

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
 
-from tuner.errors import UserError
+from tuner.errors import UserError, describe_validation_error
 from tuner.judging._base import Judge
 from tuner.judging._lexical import LexicalJudgeConfig, build_lexical
 from tuner.judging._llm import LLMJudgeConfig, build_llm
@@ -49,8 +49,7 @@ def parse_judge_config(values: Mapping[str, Any] | None, source: str) -> Any:
             raise UserError(
                 f"{source}: judge.backend: unknown backend {_backend_of(values)!r}; choose one of {', '.join(JUDGES)}"
             ) from None
-        key = ".".join(str(part) for part in first["loc"][1:]) or "judge"
-        raise UserError(f"{source}: judge.{key}: {first['msg']}") from None
+        raise UserError(f"{source}: judge.{describe_validation_error(exc, skip=1)}") from None
 
 
 def build_judge(config: Any, resources: BackendResources | None = None) -> Judge:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tuner.errors import UserError
+from tuner.errors import UserError, describe_validation_error
+from tuner.io import read_yaml_mapping
 from tuner.generation import parse_generator_config
 from tuner.judging import parse_judge_config
 from tuner.noise import NoiseConfig
@@ -98,21 +98,9 @@ class LoadedStudy:
 def load_study_file(path: str | Path, storage: str | None = None, out: str | None = None, dataset: str | None = None) -> LoadedStudy:
     """Validate a study file before any work starts; a bad key or value is one line naming the file and key."""
     file = Path(path)
-    try:
-        data = yaml.safe_load(file.read_text("utf-8"))
-    except OSError as exc:
-        raise UserError(f"{file}: cannot read study file: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{file}:{mark.line + 1}" if mark is not None else str(file)
-        raise UserError(f"{where}: malformed YAML: {getattr(exc, 'problem', exc)}") from None
-    if not isinstance(data, dict):
-        raise UserError(f"{file}: a study file is a mapping")
+    data = read_yaml_mapping(file, "a study file")
     try:
         config = StudyConfig(**data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(p) for p in first["loc"]) or "study"
-        message = "unknown key" if first["type"] == "extra_forbidden" else first["msg"]
-        raise UserError(f"{file}: {key}: {message}") from None
+        raise UserError(f"{file}: {describe_validation_error(exc)}") from None
     return LoadedStudy(file, config, storage, out, dataset)

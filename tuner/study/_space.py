@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import optuna
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
-from tuner.errors import UserError
+from tuner.errors import UserError, describe_validation_error
+from tuner.io import read_yaml_mapping
 from tuner.settings import RetrievalSettings
 
 
@@ -100,13 +100,8 @@ class SearchSpace:
 
 def load_search_space(path: Path) -> SearchSpace:
     """Read and validate a search space; every key must be a retrieval setting, every value a distribution."""
-    try:
-        data = yaml.safe_load(path.read_text("utf-8"))
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read search space: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise UserError(f"{path}: malformed YAML: {exc}".splitlines()[0]) from None
-    if not isinstance(data, dict) or not data:
+    data = read_yaml_mapping(path, "a search space")
+    if not data:
         raise UserError(f"{path}: a search space is a non-empty mapping of setting name to distribution")
     params: dict[str, IntParam | FloatParam | CategoricalParam] = {}
     for name, spec in data.items():
@@ -115,7 +110,5 @@ def load_search_space(path: Path) -> SearchSpace:
         try:
             params[name] = _PARAM.validate_python(spec)
         except ValidationError as exc:
-            first = exc.errors()[0]
-            key = ".".join(str(p) for p in first["loc"][1:])
-            raise UserError(f"{path}: {name}{'.' + key if key else ''}: {first['msg']}") from None
+            raise UserError(f"{path}: {name}.{describe_validation_error(exc, skip=1)}") from None
     return SearchSpace(params, str(path))
