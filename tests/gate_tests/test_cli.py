@@ -90,7 +90,7 @@ def test_sample_with_always_included_cases(files: dict[str, Path], capsys: pytes
         ("malformed-baseline", "baseline.json: malformed baseline: not JSON"),
         ("missing-config", "nowhere.yaml: cannot read"),
         ("malformed-config", "bad.yaml: top_k: Input should be greater than or equal to 1"),
-        ("bad-thresholds", "thresholds.yaml: retrieval.recal_at_k: Extra inputs are not permitted"),
+        ("bad-thresholds", "thresholds.yaml: retrieval.recal_at_k: unknown key"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import optuna
 import pytest
-import yaml
 
 from tests.study_tests.test_study import write_study
 

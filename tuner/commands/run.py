@@ -16,10 +16,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import optuna
+
     from tuner.progress import RichReporter
     from tuner.study import run_study
     from tuner.study._finish import dry_run, finish
 
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # progress comes from the reporter, one line per trial
     loaded = loaded_study(args)
     reporter = RichReporter()
     if args.dry_run:

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tuner.errors import UserError
+from tuner.errors import UserError, describe_validation_error
 from tuner.io import atomic_write_json
 
 BASELINE_FORMAT = 1
@@ -82,9 +82,7 @@ def load_baseline(path: str | Path) -> Baseline:
     try:
         return Baseline.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(part) for part in first["loc"]) or "baseline"
-        raise UserError(f"{path}: malformed baseline: {key}: {first['msg']}") from None
+        raise UserError(f"{path}: malformed baseline: {describe_validation_error(exc)}") from None
 
 
 def write_baseline(path: str | Path, baseline: Baseline, previous: Baseline | None) -> Baseline:

@@ -7,7 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from tuner.errors import UserError
+from tuner.errors import UserError, describe_validation_error
+from tuner.io import read_yaml_mapping
 
 
 class DeltaLimits(BaseModel):
@@ -75,25 +76,10 @@ def thresholds_from_mapping(values: dict[str, Any], source: str) -> GateThreshol
     try:
         return GateThresholds.model_validate(values)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(part) for part in first["loc"]) or "thresholds"
-        raise UserError(f"{source}: {key}: {first['msg']}") from None
+        raise UserError(f"{source}: {describe_validation_error(exc)}") from None
 
 
 def load_thresholds(path: str | Path) -> GateThresholds:
     """Thresholds from a YAML file naming any subset of the keys (the rest keep their defaults)."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(Path(path).read_text("utf-8"))
-    except OSError as exc:
-        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise UserError(f"{where}: malformed YAML: {getattr(exc, 'problem', exc)}") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise UserError(f"{path}: expected a mapping of gate thresholds")
+    data = read_yaml_mapping(path, "gate thresholds")
     return thresholds_from_mapping(data, str(path))

@@ -5,22 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Union
 
-from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
+from pydantic import Discriminator, Tag, TypeAdapter
 
-from tuner.errors import UserError, describe_validation_error
 from tuner.generation._base import Generator
 from tuner.generation._callable import CallableGeneratorConfig, build_callable
 from tuner.generation._extractive import ExtractiveGeneratorConfig, build_extractive
 from tuner.generation._openai import OpenAIGeneratorConfig, build_openai
 from tuner.llm import BackendResources
+from tuner.llm._backends import backend_of, parse_backend_config
 
 DEFAULT_GENERATOR = "extractive"
 
 
 def _backend_of(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return str(value.get("backend", DEFAULT_GENERATOR))
-    return str(getattr(value, "backend", DEFAULT_GENERATOR))
+    return backend_of(value, DEFAULT_GENERATOR)
 
 
 GeneratorConfig = Annotated[
@@ -44,16 +42,7 @@ _ADAPTER: TypeAdapter[Any] = TypeAdapter(GeneratorConfig)
 
 def parse_generator_config(values: Mapping[str, Any] | None, source: str) -> Any:
     """Validate a ``generator:`` mapping; a bad key or value becomes one line naming ``source`` and the key."""
-    try:
-        return _ADAPTER.validate_python(dict(values or {}))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        if first["type"] == "union_tag_invalid":
-            raise UserError(
-                f"{source}: generator.backend: unknown backend {_backend_of(values)!r}; "
-                f"choose one of {', '.join(GENERATORS)}"
-            ) from None
-        raise UserError(f"{source}: generator.{describe_validation_error(exc, skip=1)}") from None
+    return parse_backend_config(_ADAPTER, values, source, "generator", GENERATORS, DEFAULT_GENERATOR)
 
 
 def build_generator(config: Any, resources: BackendResources | None = None) -> Generator:

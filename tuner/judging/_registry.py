@@ -5,21 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Union
 
-from pydantic import Discriminator, Tag, TypeAdapter, ValidationError
+from pydantic import Discriminator, Tag, TypeAdapter
 
-from tuner.errors import UserError, describe_validation_error
 from tuner.judging._base import Judge
 from tuner.judging._lexical import LexicalJudgeConfig, build_lexical
 from tuner.judging._llm import LLMJudgeConfig, build_llm
 from tuner.llm import BackendResources
+from tuner.llm._backends import backend_of, parse_backend_config
 
 DEFAULT_JUDGE = "lexical"
 
 
 def _backend_of(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return str(value.get("backend", DEFAULT_JUDGE))
-    return str(getattr(value, "backend", DEFAULT_JUDGE))
+    return backend_of(value, DEFAULT_JUDGE)
 
 
 JudgeConfig = Annotated[
@@ -41,15 +39,7 @@ _ADAPTER: TypeAdapter[Any] = TypeAdapter(JudgeConfig)
 
 def parse_judge_config(values: Mapping[str, Any] | None, source: str) -> Any:
     """Validate a ``judge:`` mapping; a bad key or value becomes one line naming ``source`` and the key."""
-    try:
-        return _ADAPTER.validate_python(dict(values or {}))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        if first["type"] == "union_tag_invalid":
-            raise UserError(
-                f"{source}: judge.backend: unknown backend {_backend_of(values)!r}; choose one of {', '.join(JUDGES)}"
-            ) from None
-        raise UserError(f"{source}: judge.{describe_validation_error(exc, skip=1)}") from None
+    return parse_backend_config(_ADAPTER, values, source, "judge", JUDGES, DEFAULT_JUDGE)
 
 
 def build_judge(config: Any, resources: BackendResources | None = None) -> Judge:
