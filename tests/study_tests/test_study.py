@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from tuner.cli import main
+from tuner.study import open_storage
 
 SPACE = {
     "top_k": {"type": "int", "low": 1, "high": 4},
@@ -126,12 +127,11 @@ def test_interrupted_run_leaves_a_resumable_study(tiny_dataset_dir: Path, tmp_pa
 
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        if (tmp_path / "out" / "tiny" / "study.db").exists():
-            try:
-                if len(optuna.load_study(study_name="tiny", storage=storage).trials) >= 3:
-                    break
-            except KeyError:
-                pass
+        try:
+            if len(optuna.load_study(study_name="tiny", storage=open_storage(storage)).trials) >= 3:
+                break
+        except KeyError:
+            pass
         time.sleep(0.5)
     worker.send_signal(signal.SIGINT)
     output, _ = worker.communicate(timeout=60)
@@ -140,3 +140,17 @@ def test_interrupted_run_leaves_a_resumable_study(tiny_dataset_dir: Path, tmp_pa
     done = len(optuna.load_study(study_name="tiny", storage=storage).trials)
     assert main(["run", str(study_file), "--trials", str(done + 1), "--no-report"]) == 0
     assert len(optuna.load_study(study_name="tiny", storage=storage).trials) >= done + 1
+
+
+def test_calibrate_from_a_study_file_feeds_the_study(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+    study_file = write_study(tmp_path, tiny_dataset_dir)
+    assert main(["calibrate", "--study", str(study_file), "--runs", "2"]) == 0
+    floor_file = tmp_path / "out" / "tiny" / "noise_floor.json"
+    floor = json.loads(floor_file.read_text())
+    assert floor["runs"] == 2 and floor["settings"]["top_k"] == 1  # the first enqueued configuration
+    # offline backends are deterministic: only the case-sampling part of the floor remains
+    assert floor["components"]["v3_delta_faithful"]["run_sd"] == 0.0
+    study_file = write_study(tmp_path, tiny_dataset_dir, noise_floor=str(floor_file))
+    assert main(["run", str(study_file), "--trials", "2", "--no-report"]) == 0
+    study = optuna.load_study(study_name="tiny", storage=f"sqlite:///{tmp_path / 'out' / 'tiny' / 'study.db'}")
+    assert study.user_attrs["noise_floor"] == floor["objectives"]

@@ -28,8 +28,10 @@ _FLAGS: tuple[tuple[str, type, str], ...] = (
 )
 
 
-def add_dataset_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dataset", metavar="DATASET", help="dataset folder, or 'demo' for the built-in demo")
+def add_dataset_argument(parser: argparse.ArgumentParser, optional: bool = False) -> None:
+    parser.add_argument(
+        "dataset", metavar="DATASET", nargs="?" if optional else None, help="dataset folder, or 'demo' for the built-in demo"
+    )
 
 
 def add_settings_arguments(parser: argparse.ArgumentParser) -> None:

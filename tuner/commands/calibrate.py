@@ -16,32 +16,49 @@ HELP = "Measure the noise floor of one configuration: run-to-run (judge vs gener
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_dataset_argument(parser)
+    add_dataset_argument(parser, optional=True)
+    parser.add_argument(
+        "--study", metavar="STUDY.yaml",
+        help="take dataset, baseline settings (first enqueued trial), backends and noise from a study file",
+    )
     add_settings_arguments(parser)
     add_backend_arguments(parser)
     add_noise_arguments(parser)
     parser.add_argument("--runs", type=int, default=3, metavar="R", help="regenerate and re-judge runs (default 3, at least 2)")
-    parser.add_argument("--out", default="noise_floor.json", metavar="FILE", help="where to write the noise floor (JSON)")
+    parser.add_argument(
+        "--out", metavar="FILE", help="where to write the noise floor (JSON; default noise_floor.json, or in the study's output folder)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from tuner.calibration import calibrate
     from tuner.dataset import load_dataset, resolve_dataset
+    from tuner.errors import UserError
     from tuner.evaluation.render import noise_floor_table
     from tuner.llm import BackendResources
     from tuner.progress import RichReporter
     from tuner.retrieval import RetrievalPipeline
 
-    settings = settings_from_args(args)
-    noise = noise_from_args(args)
-    generator_config, judge_config = backend_configs_from_args(args)
-    dataset = load_dataset(resolve_dataset(args.dataset))
+    if args.study:
+        from tuner.study import load_study_file
+
+        loaded = load_study_file(args.study, dataset=args.dataset)
+        settings, noise = loaded.baseline_settings(), loaded.config.noise
+        generator_config, judge_config = loaded.generator, loaded.judge
+        dataset_spec, out = loaded.dataset, args.out or str(loaded.output / "noise_floor.json")
+    elif args.dataset:
+        settings, noise = settings_from_args(args), noise_from_args(args)
+        generator_config, judge_config = backend_configs_from_args(args)
+        dataset_spec, out = args.dataset, args.out or "noise_floor.json"
+    else:
+        raise UserError("give a DATASET (with settings flags) or --study STUDY.yaml")
+    dataset = load_dataset(resolve_dataset(dataset_spec))
     reporter = RichReporter()
     if dataset.retrieval_only:
         reporter.stage("dataset has no keypoints: noise floor of the retrieval metrics only")
     pipeline = RetrievalPipeline(dataset, reporter=reporter)
     floor = calibrate(pipeline, settings, generator_config, judge_config, noise, args.runs, BackendResources(), reporter)
-    floor.write(args.out)
+    floor.write(out)
     reporter.console.print(noise_floor_table(floor), soft_wrap=True)
-    reporter.stage(f"wrote {args.out}")
+    reporter.stage(f"wrote {out}" + (f" (use it in the study file: noise_floor: {out})" if args.study else ""))
     return 0

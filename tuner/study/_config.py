@@ -90,6 +90,11 @@ class LoadedStudy:
         if config.objectives[:2] != ["recall_at_k", "v3_delta_faithful"]:
             raise UserError(f"{path}: objectives: must start with recall_at_k, v3_delta_faithful")
 
+    def baseline_settings(self) -> RetrievalSettings:
+        """The configuration the noise floor is measured on: the first enqueued trial, else the fixed settings."""
+        first = self.config.enqueue[0] if self.config.enqueue else {}
+        return settings_from_mapping({**self.base_settings.model_dump(), **first}, f"{self.path}: enqueue[0]")
+
     @property
     def directions(self) -> list[str]:
         return [OBJECTIVES[o] for o in self.config.objectives]

@@ -14,6 +14,7 @@ import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
 from tuner.errors import UserError
+from tuner.export import redact_url
 from tuner.evaluation.robustness import RobustnessEvaluator
 from tuner.generation import build_generator
 from tuner.judging import build_judge
@@ -26,6 +27,7 @@ from tuner.study._samplers import build_sampler
 from tuner.study._space import SearchSpace, load_search_space
 
 FINISHED = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
+STORAGE_ATTEMPTS = 5
 
 
 def open_storage(url: str, heartbeat_interval: int | None = None) -> optuna.storages.BaseStorage:
@@ -41,10 +43,17 @@ def open_storage(url: str, heartbeat_interval: int | None = None) -> optuna.stor
                 grace_period=heartbeat_interval * 3,
                 heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1),
             )
-        try:
-            return optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True}, **kwargs)
-        except Exception as exc:  # SQLAlchemy raises many kinds for a bad URL or an unreachable server
-            raise UserError(f"storage {url.split('@')[-1]}: cannot open: {str(exc).splitlines()[0]}") from None
+        attempt = 0
+        while True:
+            try:
+                return optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True}, **kwargs)
+            except Exception as exc:  # SQLAlchemy raises many kinds for a bad URL or an unreachable server
+                attempt += 1
+                # workers starting together on a fresh database race to create its tables: retry that
+                if "already exists" in str(exc) and attempt < STORAGE_ATTEMPTS:
+                    time.sleep(0.5 * attempt)
+                    continue
+                raise UserError(f"storage {redact_url(url)}: cannot open: {str(exc).splitlines()[0]}") from None
 
 
 def load_study(loaded: LoadedStudy) -> optuna.Study:
@@ -83,9 +92,8 @@ def _noise_floor(loaded: LoadedStudy, objective: TrialObjective, reporter: Repor
         path = (loaded.path.parent / spec).resolve()
         return dict(NoiseFloor.from_file(path).objectives)
     reporter.stage("calibrating the noise floor on the baseline configuration (noise_floor: auto)")
-    baseline = objective.settings_for(loaded.config.enqueue[0] if loaded.config.enqueue else {})
     floor = calibrate(
-        objective.pipeline, baseline, loaded.generator, loaded.judge, loaded.config.noise,
+        objective.pipeline, loaded.baseline_settings(), loaded.generator, loaded.judge, loaded.config.noise,
         runs=3, resources=resources, reporter=reporter,
     )
     return dict(floor.objectives)
