@@ -100,7 +100,7 @@ def finish(result: StudyRun, rule: str, report: bool, reporter: Reporter) -> dic
         from tuner.report import write_report
 
         picks = {name: pick(name, entries, directions, floor).number for name in ("knee", "cheapest")}
-        paths["report"] = str(write_report(study, out / "report.html", picks))
+        paths["report"] = str(write_report(study, out / "report.html", picks, storage_url=redact_url(result.loaded.storage)))
     values = ", ".join(f"{k}={v:.3f}" for k, v in chosen.values.items())
     reporter.stage(f"picked trial {chosen.number} ({rule}): {values}")
     for name, path in paths.items():
