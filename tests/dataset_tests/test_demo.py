@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tuner.cli import main
-from tuner.dataset import CONFLICTS, CORPUS, GOLDEN, Dataset, generate_demo, load_dataset, resolve_dataset
+from tuner.dataset import CONFLICTS, CORPUS, GOLDEN, Conflict, Dataset, generate_demo, load_dataset, resolve_dataset
 from tuner.dataset._demo import GENERATOR_VERSION, demo_records
 from tuner.errors import UserError
 
@@ -47,9 +47,9 @@ def test_counts_and_sizes(demo: Dataset) -> None:
     long_share = sum(w > 350 for w in words) / len(words)
     assert 0.12 <= long_share <= 0.18
     assert all(w <= 600 for w in words)
-    assert all(w >= 80 for w in words if w <= 350)
+    assert all(w >= 60 for w in words if w <= 350)
     assert all(w <= 200 for w in words if w <= 350)
-    assert sum(words) + sum(len(c.text.split()) for c in demo.conflicts) <= 60_000
+    assert sum(words) + sum(len(c.text.split()) for c in demo.conflicts) <= 70_000
 
 
 def test_stale_versions_cover_a_third_and_differ(demo: Dataset) -> None:
@@ -82,14 +82,43 @@ def test_categories_difficulties_and_keypoints(demo: Dataset) -> None:
             assert all(len(alias) >= 3 and not alias.isdigit() for alias in keypoint)
 
 
+def _editions(demo: Dataset) -> dict[str, list[Conflict]]:
+    editions: dict[str, list[Conflict]] = {}
+    for conflict in demo.conflicts:
+        editions.setdefault(conflict.conflicts_with, []).append(conflict)
+    return editions
+
+
 def test_wrong_answers_come_from_stale_versions(demo: Dataset) -> None:
-    stale = {c.conflicts_with: c for c in demo.conflicts}
+    editions = _editions(demo)
     with_wrong = [case for case in demo.golden if case.wrong_answers]
-    assert len(with_wrong) >= 20
+    assert len(with_wrong) >= 60
     for case in with_wrong:
-        sources = [stale[d].text for d in case.relevant_doc_ids if d in stale]
+        sources = [e.text for d in case.relevant_doc_ids for e in editions.get(d, [])]
         assert all(any(w in text for text in sources) for w in case.wrong_answers)
         assert not any(w in case.ground_truth for w in case.wrong_answers)
+
+
+def test_several_dated_editions_drift_away_from_the_current_value(demo: Dataset) -> None:
+    """Every stale document has several older editions under an archive title; a changed fact takes a
+    different older value in each edition, and every such value is a wrong answer of the case asking it."""
+    titles = {d.doc_id: d.title for d in demo.corpus}
+    editions = _editions(demo)
+    assert {len(group) for group in editions.values()} == {2, 3}
+    drifting = 0
+    for doc_id, group in editions.items():
+        dates = [e.doc_id.removeprefix(f"{doc_id}-") for e in group]
+        assert dates == sorted(dates, reverse=True) and len(set(dates)) == len(dates)
+        assert all(re.fullmatch(r"\d{4}-\d{2}-\d{2}", d) for d in dates)
+        assert all(e.title != titles[doc_id] and "archive" in e.title for e in group)
+        values = [v for e in group for v in e.wrong_values]
+        drifting += len(set(values)) > len(group[0].wrong_values)
+    assert drifting == len(editions)
+    for case in demo.golden:
+        if len(case.relevant_doc_ids) == 1 and case.wrong_answers:
+            (doc,) = case.relevant_doc_ids
+            stated = {v for e in editions[doc] for v in e.wrong_values}
+            assert len(case.wrong_answers) >= 2 and set(case.wrong_answers) <= stated
 
 
 def test_near_duplicates_and_namesakes(demo: Dataset) -> None:

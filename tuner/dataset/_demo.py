@@ -9,12 +9,13 @@ import random
 from pathlib import Path
 from typing import Any
 
-from tuner.dataset._demo_docs import plan_documents, render
+from tuner.dataset._demo_docs import edition_title, plan_documents, render, render_edition
+from tuner.dataset._demo_values import date
 from tuner.dataset._demo_questions import make_golden
 from tuner.dataset._model import Dataset
 from tuner.dataset._write import write_dataset
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 """Bump whenever generated content changes, so cached demo datasets are rebuilt."""
 
 
@@ -23,21 +24,21 @@ def demo_records(seed: int = 0) -> tuple[list[dict[str, Any]], list[dict[str, An
     rng = random.Random(seed)
     specs = plan_documents(rng)
     corpus = [
-        {"doc_id": s.doc_id, "title": s.title, "text": render(s, rng, stale=False), "metadata": {"kind": s.kind, "family": s.family}}
+        {"doc_id": s.doc_id, "title": s.title, "text": render(s, rng), "metadata": {"kind": s.kind, "family": s.family}}
         for s in specs
     ]
     conflicts = [
         {
-            "doc_id": f"{s.doc_id}-old",
-            "title": s.title,
-            "text": render(s, rng, stale=True),
+            "doc_id": f"{s.doc_id}-{date(e.effective).aliases[1]}",
+            "title": edition_title(e),
+            "text": render_edition(s, e, rng),
             "conflicts_with": s.doc_id,
             "kind": "stale_version",
             "severity": s.severity,
-            "wrong_values": [v.text for v in s.stale.values()],
+            "wrong_values": [v.text for v in e.values.values()],
         }
         for s in specs
-        if s.stale
+        for e in s.editions
     ]
     return corpus, make_golden(rng, specs), conflicts
 

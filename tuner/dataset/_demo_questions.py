@@ -10,6 +10,8 @@ from tuner.dataset._demo_docs import DocSpec, Fact
 from tuner.dataset._demo_values import distinct
 
 SINGLE, MULTI, LONG_TAIL = 100, 40, 40
+STALE_LAG = 0.6
+SHORT_REF_SHARE = 0.5
 
 
 def _answer(spec: DocSpec, fact: Fact) -> str:
@@ -18,20 +20,23 @@ def _answer(spec: DocSpec, fact: Fact) -> str:
 
 
 def _wrong(spec: DocSpec, fact: Fact) -> list[str]:
-    stale = spec.stale.get(fact.attr.key)
-    return [stale.text] if stale is not None else []
+    return [value.text for value in spec.stale_values(fact.attr.key)]
 
 
-def _case(specs: list[tuple[DocSpec, Fact]], category: str, difficulty: str) -> dict[str, Any]:
+def _ref(rng: random.Random, spec: DocSpec) -> str:
+    return spec.short if spec.short and rng.random() < SHORT_REF_SHARE else spec.ref
+
+
+def _case(rng: random.Random, specs: list[tuple[DocSpec, Fact]], category: str, difficulty: str) -> dict[str, Any]:
     if len(specs) == 1:
         (spec, fact), = specs
-        question = f"What is the {fact.attr.label} of {spec.ref}?"
+        question = f"What is the {fact.attr.label} of {_ref(rng, spec)}?"
     else:
         (a, fa), (b, fb) = specs
         if fa.attr.label == fb.attr.label:
-            question = f"What is the {fa.attr.label} of {a.ref} and of {b.ref}?"
+            question = f"What is the {fa.attr.label} of {_ref(rng, a)} and of {_ref(rng, b)}?"
         else:
-            question = f"What is the {fa.attr.label} of {a.ref}, and what is the {fb.attr.label} of {b.ref}?"
+            question = f"What is the {fa.attr.label} of {_ref(rng, a)}, and what is the {fb.attr.label} of {_ref(rng, b)}?"
     record: dict[str, Any] = {
         "question": question,
         "ground_truth": " ".join(_answer(s, f) for s, f in specs),
@@ -48,6 +53,13 @@ def _case(specs: list[tuple[DocSpec, Fact]], category: str, difficulty: str) -> 
     return record
 
 
+def _stale_first(rng: random.Random, specs: list[DocSpec]) -> list[DocSpec]:
+    """``specs`` shuffled, documents with older editions mostly ahead: the golden set over-samples the
+    facts that conflicts can contradict, as a regression set keeps its known-risky cases."""
+    keyed = [(rng.random() + (0.0 if s.editions else STALE_LAG), s.doc_id, s) for s in specs]
+    return [s for _key, _id, s in sorted(keyed)]
+
+
 def make_golden(rng: random.Random, specs: list[DocSpec]) -> list[dict[str, Any]]:
     """About 180 questions; each (document, fact) is asked about at most once."""
     used: set[tuple[str, str]] = set()
@@ -58,12 +70,12 @@ def make_golden(rng: random.Random, specs: list[DocSpec]) -> list[dict[str, Any]
 
     def pick(spec: DocSpec, facts: list[Fact]) -> Fact:
         # Favor facts a stale version contradicts: those are the questions where conflicts can mislead.
-        changed = [f for f in facts if f.attr.key in spec.stale]
+        changed = [f for f in facts if spec.stale_values(f.attr.key)]
         return rng.choice(changed) if changed and rng.random() < 0.8 else rng.choice(facts)
 
     def take(picked: list[tuple[DocSpec, Fact]], category: str, difficulty: str) -> None:
         used.update((s.doc_id, f.attr.key) for s, f in picked)
-        cases.append(_case(picked, category, difficulty))
+        cases.append(_case(rng, picked, category, difficulty))
 
     by_family: dict[tuple[str, str], list[DocSpec]] = defaultdict(list)
     for spec in specs:
@@ -84,8 +96,7 @@ def make_golden(rng: random.Random, specs: list[DocSpec]) -> list[dict[str, Any]
             fa, fb = rng.choice(options)
             take([(a, fa), (b, fb)], "multi_hop", "hard")
 
-    rare = [s for s in specs if s.long or s.kind in ("partner", "store")]
-    rng.shuffle(rare)
+    rare = _stale_first(rng, [s for s in specs if s.long or s.kind in ("partner", "store")])
     for spec in rare * 2:
         if sum(c["category"] == "long_tail" for c in cases) >= LONG_TAIL:
             break
@@ -94,15 +105,14 @@ def make_golden(rng: random.Random, specs: list[DocSpec]) -> list[dict[str, Any]
             fact = facts[-1] if spec.long else pick(spec, facts)
             take([(spec, fact)], "long_tail", "hard" if spec.long else "medium")
 
-    common = [s for s in specs if not s.long and s.kind not in ("partner", "store")]
-    rng.shuffle(common)
+    common = _stale_first(rng, [s for s in specs if not s.long and s.kind not in ("partner", "store")])
     for spec in common:
         if sum(c["category"] == "single_hop" for c in cases) >= SINGLE:
             break
         facts = fresh(spec)
         if facts:
             fact = pick(spec, facts)
-            tricky = spec.kind == "product" or fact.attr.key in spec.stale
+            tricky = spec.kind == "product" or bool(spec.stale_values(fact.attr.key))
             take([(spec, fact)], "single_hop", "medium" if tricky else "easy")
 
     return [{"id": f"q{index:03d}", **case} for index, case in enumerate(cases, start=1)]

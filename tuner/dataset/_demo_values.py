@@ -99,10 +99,12 @@ class Quantity:
         """A sibling value for a model variant: a few steps away from ``base``."""
         return self._shift(rng, base, rng.choice((-3, -2, -1, 1, 2, 3)))
 
-    def stale(self, rng: random.Random, base: Value, severity: str) -> Value:
-        """An older value: subtle = 1 step, moderate = a few steps, obvious = far away."""
-        steps = {"subtle": 1, "moderate": rng.randint(2, 4), "obvious": rng.randint(6, 12)}[severity]
-        return self._shift(rng, base, steps * rng.choice((-1, 1)))
+    def stale(self, rng: random.Random, base: Value, severity: str, previous: int = 0) -> tuple[Value, int]:
+        """An older value and its step offset from ``base``: subtle = 1 step, moderate = a few steps,
+        obvious = far away, beyond the ``previous`` offset (older editions drift further from today's value)."""
+        steps = abs(previous) + {"subtle": 1, "moderate": rng.randint(2, 4), "obvious": rng.randint(6, 12)}[severity]
+        steps *= (1 if previous > 0 else -1) if previous else rng.choice((-1, 1))
+        return self._shift(rng, base, steps), steps
 
     def _shift(self, rng: random.Random, base: Value, steps: int) -> Value:
         for attempt in range(8):
