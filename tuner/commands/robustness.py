@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from tuner.commands._common import (
     add_backend_arguments,
@@ -15,6 +16,12 @@ from tuner.commands._common import (
 )
 from tuner.errors import UserError
 
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from tuner.llm import LLMConfig
+    from tuner.stats import Estimate
+
 HELP = "Evaluate one configuration under noise variants v0–v4: faithfulness, Δfaithful, misled and rejection rates."
 
 
@@ -27,6 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--variants", default="v0,v1,v2,v3,v4", metavar="LIST", help="comma-separated variants (v0 is always included)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    parser.add_argument(
+        "--ragas",
+        metavar="FILE",
+        help="YAML LLM endpoint config (base_url, model, api_key_env, ...): also score ragas Faithfulness and "
+        "NoiseSensitivity on the same samples (needs tuner[ragas]; see docs/backends.md)",
+    )
 
 
 def parse_variants(text: str) -> tuple[str, ...]:
@@ -52,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     noise = noise_from_args(args)
     variants = parse_variants(args.variants)
+    ragas_config = _ragas_config(args.ragas)
     dataset = load_dataset(resolve_dataset(args.dataset))
     if dataset.retrieval_only:
         raise UserError(
@@ -66,6 +80,11 @@ def run(args: argparse.Namespace) -> int:
     evaluator = RobustnessEvaluator(pipeline, generator, judge, noise)
     outcomes = evaluate_with_progress(evaluator, settings, variants, reporter)
     report = summarize(outcomes, variants, evaluator.calls.as_dict())
+    ragas = None
+    if ragas_config is not None:
+        from tuner.judging._ragas import ragas_scores
+
+        ragas = ragas_scores(outcomes, variants, ragas_config, resources, reporter)
     if args.json:
         payload = report.to_dict()
         payload.update(
@@ -74,8 +93,41 @@ def run(args: argparse.Namespace) -> int:
             settings=settings.model_dump(mode="json"),
             noise=noise.model_dump(mode="json"),
         )
+        if ragas is not None:
+            payload["ragas"] = {v: {name: est.to_dict() for name, est in per.items()} for v, per in ragas.items()}
         print(json.dumps(payload, indent=2))
     else:
         reporter.console.print(robustness_table(report, retrieval, noise), soft_wrap=True)
         reporter.console.print(robustness_buckets_table(report), soft_wrap=True)
+        if ragas is not None:
+            reporter.console.print(_ragas_table(ragas), soft_wrap=True)
     return 0
+
+
+def _ragas_config(path: str | None) -> LLMConfig | None:
+    """The ragas judge's endpoint from ``--ragas FILE``, checked (and ragas importable) before any work starts."""
+    if path is None:
+        return None
+    from tuner.corruption.llm import load_llm_config
+    from tuner.judging._ragas import require_ragas
+    from tuner.llm import ChatClient
+
+    config = load_llm_config(path)
+    try:
+        ChatClient(config)  # reads the API key now, so a missing variable fails before the evaluation
+    except UserError as exc:
+        raise UserError(f"{path}: {exc}") from None
+    require_ragas()
+    return config
+
+
+def _ragas_table(scores: dict[str, dict[str, Estimate]]) -> Table:
+    from rich.table import Table
+
+    table = Table(title="ragas on the same samples (faithfulness: higher is better; noise sensitivity: lower is better)")
+    table.add_column("variant")
+    table.add_column("faithfulness")
+    table.add_column("noise sensitivity")
+    for variant, per in scores.items():
+        table.add_row(variant, per["faithfulness"].describe(), per["noise_sensitivity"].describe())
+    return table
