@@ -10,6 +10,7 @@ from typing import Any
 
 from tuner.errors import UserError
 from tuner.io import atomic_write_json
+from tuner.stats import min_detectable_difference
 
 OBJECTIVES = ("recall_at_k", "hit_at_k", "mrr", "context_precision", "faithful_v0", "faithful_v3", "v3_delta_faithful")
 """Metric names a noise floor covers, as studies and gates name their objectives."""
@@ -63,6 +64,14 @@ class NoiseFloor:
     calls: dict[str, int] = field(default_factory=dict)
     undefined: dict[str, str] = field(default_factory=dict)
     z: float = 1.96
+
+    def run_margins(self) -> dict[str, float]:
+        """Per objective, the part of the floor that comes from run-to-run noise: z · √2 · run_sd.
+
+        This is the margin a paired comparison on the same cases must clear: the case-sampling part
+        of the floor is what the paired test itself measures on those cases, so it is not added again.
+        """
+        return {name: min_detectable_difference(c.run_sd, 0.0, self.z) for name, c in self.components.items()}
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -29,7 +29,9 @@ def trial_profile(trial: optuna.trial.FrozenTrial) -> TrialProfile | None:
     attrs = trial.user_attrs
     if "f0" not in attrs or trial.values is None:
         return None
-    return TrialProfile(trial.number, trial.values[0], float(attrs["context_words"]), attrs["f0"], attrs["f3"])
+    return TrialProfile(
+        trial.number, attrs["recall_cases"], float(attrs["context_words"]), attrs["f0"], attrs["f3"]
+    )
 
 
 class TrialObjective:
@@ -43,7 +45,7 @@ class TrialObjective:
         base_settings: RetrievalSettings,
         objectives: Sequence[str],
         case_order: Sequence[str],
-        noise_floor: dict[str, float],
+        margin: dict[str, float],
         pruning: PruningConfig,
         usage: Usage,
         min_recall: float | None = None,
@@ -54,7 +56,7 @@ class TrialObjective:
         self.base = base_settings
         self.objectives = list(objectives)
         self.case_order = list(case_order)
-        self.floor = noise_floor
+        self.margin = margin
         self.pruning = pruning
         self.usage = usage
         self.min_recall = min_recall
@@ -75,6 +77,8 @@ class TrialObjective:
         trial.set_user_attr("settings", settings.model_dump())
         trial.set_user_attr("recall_ci", list(recall.ci) if recall.ci else None)
         trial.set_user_attr("context_words", retrieval.mean_context_words)
+        recall_cases = list(retrieval.per_case["recall_at_k"])  # dataset order: the same for every trial
+        trial.set_user_attr("recall_cases", recall_cases)
         if self.min_recall is not None:
             trial.set_user_attr("constraint", [self.min_recall - float(recall.value or 0.0)])
         batches = self.batches()
@@ -83,13 +87,13 @@ class TrialObjective:
             outcomes += self.evaluator.evaluate(settings, ("v0", "v3"), batch)
             if not self.pruning.enabled or look == len(batches):
                 continue
-            evidence = self._check(trial, outcomes, float(recall.value or 0.0), retrieval.mean_context_words, look, len(batches))
+            evidence = self._check(trial, outcomes, recall_cases, retrieval.mean_context_words, look, len(batches))
             if evidence is not None:
                 self._record(trial, outcomes, calls_before, usage_before)
                 partial = summarize_variant(outcomes, "v3", ci=False).delta_faithful
                 trial.set_user_attr("partial_values", {"recall_at_k": float(recall.value or 0.0), "v3_delta_faithful": _finite(partial)})
                 trial.set_user_attr("pruning", evidence)
-                raise optuna.TrialPruned(f"dominated by trial {evidence['dominated_by']} beyond the noise floor")
+                raise optuna.TrialPruned(f"dominated by trial {evidence['dominated_by']} beyond the noise margin")
         summary = summarize_variant(outcomes, "v3", seed=trial.number)
         if summary.delta_faithful is None:
             raise UserError("v3 Δfaithful is undefined: no case answered correctly at v0 (check the generator/judge)")
@@ -110,14 +114,14 @@ class TrialObjective:
         return tuple(values[name] for name in self.objectives)
 
     def _check(
-        self, trial: optuna.Trial, outcomes: list[CaseOutcome], recall: float, words: float, look: int, looks: int
+        self, trial: optuna.Trial, outcomes: list[CaseOutcome], recall: list[float], words: float, look: int, looks: int
     ) -> dict[str, Any] | None:
         f0 = [o.variants["v0"].faithful for o in outcomes]
         f3 = [o.variants["v3"].faithful for o in outcomes]
         current = TrialProfile(trial.number, recall, words, f0, f3)
         front = [p for t in trial.study.best_trials if (p := trial_profile(t)) is not None]
         return should_prune(
-            current, len(outcomes), front, self.floor, look, looks, self.pruning.alpha, self.pruning.spending,
+            current, len(outcomes), front, self.margin, look, looks, self.pruning.alpha, self.pruning.spending,
             "context_words" in self.objectives,
         )
 

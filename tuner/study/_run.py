@@ -82,21 +82,26 @@ class StudyRun:
     interrupted: bool
 
 
-def _noise_floor(loaded: LoadedStudy, objective: TrialObjective, reporter: Reporter, resources: BackendResources) -> dict[str, float]:
+def _noise_floor(
+    loaded: LoadedStudy, objective: TrialObjective, reporter: Reporter, resources: BackendResources
+) -> tuple[dict[str, float], dict[str, float]]:
+    """(noise floor, pruning margin) per objective: from the study file's numbers (both the same), a
+    ``tuner calibrate`` file, or a calibration run now (``auto``) on the baseline configuration."""
     spec = loaded.config.noise_floor
     if isinstance(spec, dict):
-        return {k: float(v) for k, v in spec.items()}
+        values = {k: float(v) for k, v in spec.items()}
+        return values, values
     from tuner.calibration import NoiseFloor, calibrate
 
     if spec != "auto":
-        path = (loaded.path.parent / spec).resolve()
-        return dict(NoiseFloor.from_file(path).objectives)
-    reporter.stage("calibrating the noise floor on the baseline configuration (noise_floor: auto)")
-    floor = calibrate(
-        objective.pipeline, loaded.baseline_settings(), loaded.generator, loaded.judge, loaded.config.noise,
-        runs=3, resources=resources, reporter=reporter,
-    )
-    return dict(floor.objectives)
+        floor = NoiseFloor.from_file((loaded.path.parent / spec).resolve())
+    else:
+        reporter.stage("calibrating the noise floor on the baseline configuration (noise_floor: auto)")
+        floor = calibrate(
+            objective.pipeline, loaded.baseline_settings(), loaded.generator, loaded.judge, loaded.config.noise,
+            runs=3, resources=resources, reporter=reporter,
+        )
+    return dict(floor.objectives), floor.run_margins()
 
 
 def run_study(
@@ -132,16 +137,17 @@ def run_study(
         resources.usage, config.constraints.min_recall,
     )
     if "noise_floor" not in attrs:
-        objective.floor = _noise_floor(loaded, objective, reporter, resources)
+        floor, objective.margin = _noise_floor(loaded, objective, reporter, resources)
         for key, value in {
             "dataset_hash": dataset.content_hash, "case_order": order, "objectives": config.objectives,
-            "noise_floor": objective.floor, "study_file": str(loaded.path), "settings": loaded.base_settings.model_dump(),
+            "noise_floor": floor, "pruning_margin": objective.margin, "study_file": str(loaded.path),
+            "settings": loaded.base_settings.model_dump(),
         }.items():
             study.set_user_attr(key, value)
         for params in config.enqueue:
             study.enqueue_trial(params, skip_if_exists=True)
     else:
-        objective.floor = dict(attrs["noise_floor"])
+        objective.margin = dict(attrs["pruning_margin"])
     target = trials or config.budget.trials
     return _optimize(study, objective, loaded, dataset, space, target, reporter)
 

@@ -1,0 +1,163 @@
+"""Study benchmarks (issue: tuning studies §3, §8). Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/study.py [part ...]
+
+- ``walltime``: the demo study end to end (`tuner run studies/demo.yaml`, 40 trials) in a fresh cache, in a
+  subprocess, including model load and the noise-floor calibration.
+- ``samplers``: hypervolume after N trials for TPE vs random vs the full grid on a reduced grid space
+  (equal budgets: TPE and random get 25% of the grid's trials).
+- ``pruning``: the same fixed list of configurations evaluated with and without noise-floor pruning:
+  generator + judge calls, and whether every front trial of the unpruned run is kept or tied (within the
+  noise floor) with a kept trial of the pruned run.
+
+All parts share one cache (``$TUNER_CACHE`` or a temporary folder) after the walltime part, so the
+sampler and pruning parts measure trials, not embedding.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import yaml
+
+from tuner.pareto import hypervolume_history
+from tuner.study import load_study_file, points_of, run_study, study_front, study_summary
+from tuner.study._front import directions_of
+
+ROOT = Path(__file__).resolve().parent.parent
+GRID_SPACE = {
+    "top_k": {"type": "categorical", "choices": [1, 2, 3, 4, 6, 8, 10]},
+    "relevance_threshold": {"type": "categorical", "choices": [0.0, 0.2, 0.4]},
+    "rerank_strength": {"type": "categorical", "choices": [0.0, 0.5]},
+    "retriever": {"type": "categorical", "choices": ["bm25", "dense", "hybrid"]},
+}
+
+
+def write_study(folder: Path, name: str, **overrides: Any) -> Path:
+    base = yaml.safe_load((ROOT / "studies" / "demo.yaml").read_text())
+    base.update(name=name, output=str(folder), search_space=str(ROOT / "search_spaces" / "default.yaml"), **overrides)
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(base))
+    return path
+
+
+def walltime(folder: Path) -> list[str]:
+    env = {**os.environ, "TUNER_CACHE": str(folder / "fresh-cache"), "HF_HUB_OFFLINE": "1"}
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "tuner", "run", str(ROOT / "studies" / "demo.yaml"), "--out", str(folder / "demo")],
+        env=env, capture_output=True, text=True,
+    )
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(done.stderr[-2000:])
+    summary = study_summary(optuna.load_study(study_name="demo", storage=f"sqlite:///{folder / 'demo' / 'study.db'}"))
+    return [f"demo study, cold cache, end to end: {seconds:.0f} s wall ({summary['n_complete']} complete, "
+            f"{summary['n_pruned']} pruned, calls {summary['calls']})"]
+
+
+def final_hypervolumes(study: optuna.Study) -> list[float]:
+    directions = directions_of(study)
+    points = sorted(points_of(study), key=lambda p: p.number)
+    return hypervolume_history(points, directions, {"recall_at_k": 0.0, "v3_delta_faithful": 1.0})
+
+
+def samplers(folder: Path) -> list[str]:
+    grid_size = 1
+    for spec in GRID_SPACE.values():
+        grid_size *= len(spec["choices"])
+    budget = grid_size // 4
+    space = folder / "grid_space.yaml"
+    space.write_text(yaml.safe_dump(GRID_SPACE))
+    lines = []
+    results: dict[str, list[float]] = {}
+    for name, trials in (("grid", grid_size), ("tpe", budget), ("random", budget)):
+        path = write_study(
+            folder, f"sampler-{name}", search_space=str(space), sampler={"name": name, "seed": 0},
+            budget={"trials": trials}, pruning={"enabled": False}, enqueue=[],
+        )
+        start = time.perf_counter()
+        run = run_study(load_study_file(path))
+        results[name] = final_hypervolumes(run.study)
+        lines.append(f"{name}: {trials} trials in {time.perf_counter() - start:.0f} s, final hypervolume {results[name][-1]:.4f}")
+    grid_final = results["grid"][-1]
+    for name in ("tpe", "random"):
+        history = results[name]
+        reached = next((i + 1 for i, hv in enumerate(history) if hv >= 0.95 * grid_final), None)
+        lines.append(
+            f"{name} vs grid: {history[-1] / grid_final:.1%} of the grid's final hypervolume after {len(history)} trials "
+            f"({len(history) / grid_size:.0%} of the grid's {grid_size}); 95% reached after "
+            f"{reached if reached is not None else 'never'} trials"
+        )
+    return lines
+
+
+def pruning(folder: Path, n_configs: int = 40) -> list[str]:
+    spec = yaml.safe_load((ROOT / "search_spaces" / "default.yaml").read_text())
+    rng = random.Random(7)
+
+    def draw(param: dict[str, Any]) -> Any:
+        if param["type"] == "categorical":
+            return rng.choice(param["choices"])
+        if param["type"] == "int":
+            return rng.randint(param["low"], param["high"])
+        steps = int(round((param["high"] - param["low"]) / param["step"]))
+        return round(param["low"] + rng.randint(0, steps) * param["step"], 10)
+
+    configs = [{name: draw(param) for name, param in spec.items()} for _ in range(n_configs)]
+    runs = {}
+    for label, enabled in (("unpruned", False), ("pruned", True)):
+        path = write_study(
+            folder, f"pruning-{label}", enqueue=configs, budget={"trials": n_configs},
+            pruning={"enabled": enabled, "batch_size": 20, "alpha": 0.05, "spending": "bonferroni"},
+            sampler={"name": "random", "seed": 0},
+        )
+        start = time.perf_counter()
+        runs[label] = (run_study(load_study_file(path)).study, time.perf_counter() - start)
+    (plain, plain_s), (pruned, pruned_s) = runs["unpruned"], runs["pruned"]
+    calls = {label: study_summary(s)["calls"] for label, (s, _) in runs.items()}
+    total = {label: c["generator"] + c["judge"] for label, c in calls.items()}
+    _, floor, plain_front = study_front(plain)
+    directions = directions_of(pruned)
+    kept = {p.number: p for p in points_of(pruned)}
+    kept_params = {tuple(sorted(p.params.items())): p for p in kept.values()}
+    uncovered = []
+    for entry in plain_front:
+        if tuple(sorted(entry.params.items())) in kept_params:
+            continue
+        tied = any(
+            all(abs(entry.values[name] - p.values[name]) <= floor.get(name, 0.0) or
+                (p.values[name] >= entry.values[name] if d == "maximize" else p.values[name] <= entry.values[name])
+                for name, d in directions.items())
+            for p in kept.values()
+        )
+        if not tied:
+            uncovered.append(entry.number)
+    summary = study_summary(pruned)
+    return [
+        f"same {n_configs} configurations, noise floor {floor}",
+        f"without pruning: {total['unpruned']} generator+judge calls ({calls['unpruned']}), {plain_s:.0f} s",
+        f"with pruning: {total['pruned']} calls ({calls['pruned']}), {pruned_s:.0f} s, {summary['n_pruned']} trials pruned",
+        f"calls saved: {1 - total['pruned'] / total['unpruned']:.1%}",
+        f"unpruned front: {len(plain_front)} trials; not kept and not tied-or-beaten by a kept trial: {uncovered or 'none'}",
+    ]
+
+
+PARTS = {"walltime": walltime, "samplers": samplers, "pruning": pruning}
+
+if __name__ == "__main__":
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    chosen = sys.argv[1:] or list(PARTS)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        os.environ.setdefault("TUNER_CACHE", str(folder / "fresh-cache"))
+        for part in chosen:
+            print(f"## {part}", flush=True)
+            for line in PARTS[part](folder):
+                print(line, flush=True)
