@@ -72,6 +72,9 @@ class SentenceTransformerEncoder:
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
+
+            transformers_logging.disable_progress_bar()  # tuner reports its own progress
 
             self._model = SentenceTransformer(self._path, device="cpu")
         return self._model

@@ -8,6 +8,7 @@ from tuner.judging._base import MISSING_REASONS, VERDICTS, Judge, KeypointVerdic
 from tuner.judging._lexical import LexicalJudge, LexicalJudgeConfig, wrong_values_per_keypoint
 from tuner.judging._llm import ANSWER_PROMPT, CONTEXT_PROMPT, REPAIR_PROMPT, LLMJudge, LLMJudgeConfig, parse_verdict
 from tuner.judging._normalize import Normalized, normalize
+from tuner.judging._ragas import RAGAS_METRICS, ragas_scores
 from tuner.judging._registry import DEFAULT_JUDGE, JUDGES, JudgeConfig, build_judge, parse_judge_config
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "DEFAULT_JUDGE",
     "JUDGES",
     "MISSING_REASONS",
+    "RAGAS_METRICS",
     "REPAIR_PROMPT",
     "VERDICTS",
     "Judge",
@@ -31,5 +33,6 @@ __all__ = [
     "normalize",
     "parse_judge_config",
     "parse_verdict",
+    "ragas_scores",
     "wrong_values_per_keypoint",
 ]
