@@ -41,7 +41,7 @@ GRID_SPACE = {
 
 def write_study(folder: Path, name: str, **overrides: Any) -> Path:
     base = yaml.safe_load((ROOT / "studies" / "demo.yaml").read_text())
-    base.update(name=name, output=str(folder), search_space=str(ROOT / "search_spaces" / "default.yaml"), **overrides)
+    base.update({"name": name, "output": str(folder), "search_space": str(ROOT / "search_spaces" / "default.yaml"), **overrides})
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(base))
     return path
@@ -62,12 +62,6 @@ def walltime(folder: Path) -> list[str]:
             f"{summary['n_pruned']} pruned, calls {summary['calls']})"]
 
 
-def final_hypervolumes(study: optuna.Study) -> list[float]:
-    directions = directions_of(study)
-    points = sorted(points_of(study), key=lambda p: p.number)
-    return hypervolume_history(points, directions, {"recall_at_k": 0.0, "v3_delta_faithful": 1.0})
-
-
 def samplers(folder: Path) -> list[str]:
     grid_size = 1
     for spec in GRID_SPACE.values():
@@ -76,22 +70,33 @@ def samplers(folder: Path) -> list[str]:
     space = folder / "grid_space.yaml"
     space.write_text(yaml.safe_dump(GRID_SPACE))
     lines = []
-    results: dict[str, list[float]] = {}
+    studies: dict[str, optuna.Study] = {}
     for name, trials in (("grid", grid_size), ("tpe", budget), ("random", budget)):
         path = write_study(
             folder, f"sampler-{name}", search_space=str(space), sampler={"name": name, "seed": 0},
             budget={"trials": trials}, pruning={"enabled": False}, enqueue=[],
         )
         start = time.perf_counter()
-        run = run_study(load_study_file(path))
-        results[name] = final_hypervolumes(run.study)
-        lines.append(f"{name}: {trials} trials in {time.perf_counter() - start:.0f} s, final hypervolume {results[name][-1]:.4f}")
-    grid_final = results["grid"][-1]
+        studies[name] = run_study(load_study_file(path)).study
+        lines.append(f"{name}: {trials} trials in {time.perf_counter() - start:.0f} s")
+    directions = directions_of(studies["grid"])
+    every = [p for study in studies.values() for p in points_of(study)]
+    # reference: the worst value of each objective seen by any sampler (the nadir), so the volume measures
+    # the part of the space the samplers actually compete for
+    reference = {
+        name: (min if d == "maximize" else max)(p.values[name] for p in every) for name, d in directions.items()
+    }
+    histories = {
+        name: hypervolume_history(sorted(points_of(study), key=lambda p: p.number), directions, reference)
+        for name, study in studies.items()
+    }
+    grid_final = histories["grid"][-1]
+    lines.append(f"reference point (nadir of all trials): {reference}; grid's final hypervolume {grid_final:.4f}")
     for name in ("tpe", "random"):
-        history = results[name]
+        history = histories[name]
         reached = next((i + 1 for i, hv in enumerate(history) if hv >= 0.95 * grid_final), None)
         lines.append(
-            f"{name} vs grid: {history[-1] / grid_final:.1%} of the grid's final hypervolume after {len(history)} trials "
+            f"{name}: {history[-1] / grid_final:.1%} of the grid's final hypervolume after {len(history)} trials "
             f"({len(history) / grid_size:.0%} of the grid's {grid_size}); 95% reached after "
             f"{reached if reached is not None else 'never'} trials"
         )
