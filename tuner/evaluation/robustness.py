@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -162,19 +161,18 @@ class RobustnessEvaluator:
             else None
         )
         builder = self._builder(settings)
-        jobs = [
-            (case, variant, builder.build(self._rows[case.id], case, clean[self._rows[case.id]],
-                                          None if in_index is None else in_index[self._rows[case.id]], variant))
-            for case in cases
-            for variant in variants
-        ]
-        answers = map_concurrent(lambda job: self._answer(job[0], job[2]), jobs, self.generator.concurrency)
+        contexts = []
+        for case in cases:
+            row = self._rows[case.id]
+            hard = None if in_index is None else in_index[row]
+            contexts += [(case, builder.build(row, case, clean[row], hard, variant)) for variant in variants]
+        answers = map_concurrent(lambda job: self._answer(*job), contexts, self.generator.concurrency)
         verdicts = map_concurrent(
-            lambda pair: self._judge(pair[0][0], pair[1], pair[0][2]), list(zip(jobs, answers)), self.judge.concurrency
+            lambda job: self._judge(job[0][0], job[1], job[0][1]), list(zip(contexts, answers)), self.judge.concurrency
         )
         outcomes: dict[str, dict[str, VariantOutcome]] = {}
-        for (case, variant, context), answer, verdict in zip(jobs, answers, verdicts):
-            outcomes.setdefault(case.id, {})[variant] = VariantOutcome(variant, context, answer, verdict)
+        for (case, context), answer, verdict in zip(contexts, answers, verdicts):
+            outcomes.setdefault(case.id, {})[context.variant] = VariantOutcome(context.variant, context, answer, verdict)
         return [CaseOutcome(case, outcomes[case.id]) for case in cases]
 
 
@@ -306,6 +304,3 @@ def summarize(outcomes: Sequence[CaseOutcome], variants: Sequence[str], calls: d
         calls=dict(calls or {}),
     )
 
-
-def count_missing(outcomes: Sequence[CaseOutcome]) -> Counter[str]:
-    return Counter(o.missing for case in outcomes for o in case.variants.values() if o.missing)
