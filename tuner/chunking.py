@@ -70,6 +70,12 @@ def chunk_dataset(dataset: Dataset, chunk_size: int, chunk_overlap: float) -> li
     return chunks
 
 
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$€£])|\n\s*")
+"""A sentence ends at a line break, or at . ! ? followed by space and a capital, digit or currency sign
+(so "v2.5 is out" and "e.g. foo" stay whole). A heuristic, good enough to pick and rewrite sentences."""
+_HAS_WORD = re.compile(r"\w")
+
+
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a passage (split after . ! ? or a line break), empty pieces dropped."""
-    return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+    """The sentences of ``text`` (see ``SENTENCE_BREAK``), stripped; pieces without a word character dropped."""
+    return [s.strip() for s in SENTENCE_BREAK.split(text) if _HAS_WORD.search(s)]

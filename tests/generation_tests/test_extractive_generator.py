@@ -13,7 +13,6 @@ from tuner.generation import (
     build_generator,
     parse_generator_config,
     position_bonus,
-    split_sentences,
 )
 from tuner.llm import BackendResources
 
@@ -26,18 +25,6 @@ def generator(encoder: CachedEncoder, **values: Any) -> ExtractiveGenerator:
     built = build_generator(parse_generator_config(values, "study.yaml"), BackendResources(encoder=encoder))
     assert isinstance(built, ExtractiveGenerator)
     return built
-
-
-def test_split_sentences() -> None:
-    text = "Released on August 8 , 2014 . On August 20 it hit Steam! Why? 3 sequels followed.\nNew line"
-    assert split_sentences(text) == [
-        "Released on August 8 , 2014 .",
-        "On August 20 it hit Steam!",
-        "Why?",
-        "3 sequels followed.",
-        "New line",
-    ]
-    assert split_sentences("version 2.5 is out. ... ") == ["version 2.5 is out. ..."]
 
 
 def test_position_bonus_is_u_shaped() -> None:

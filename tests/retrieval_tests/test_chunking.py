@@ -55,3 +55,13 @@ def test_chunks_map_back_to_document_spans(tiny_dataset_dir) -> None:  # type: i
 
 def test_sentence_split() -> None:
     assert split_sentences("First one. Second? Third!\nFourth") == ["First one.", "Second?", "Third!", "Fourth"]
+    text = "Released on August 8 , 2014 . On August 20 it hit Steam! Why? 3 sequels followed.\nNew line"
+    assert split_sentences(text) == [
+        "Released on August 8 , 2014 .",
+        "On August 20 it hit Steam!",
+        "Why?",
+        "3 sequels followed.",
+        "New line",
+    ]
+    assert split_sentences("version 2.5 is out. ... ") == ["version 2.5 is out. ..."]
+    assert split_sentences("It costs $5. $10 buys two.") == ["It costs $5.", "$10 buys two."]

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from tuner.chunking import SENTENCE_BREAK
 from tuner.dataset import Keypoint
 
 MONTH_NAMES = (
@@ -53,7 +54,6 @@ _NOT_NAMES = frozenset(
     since during and but or to of not no yes also however then there here what which who how
     monday tuesday wednesday thursday friday saturday sunday""".split()
 ) | {m.lower() for m in MONTH_NAMES}
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$€£])|\n\s*\n?")
 
 
 @dataclass(frozen=True)
@@ -100,7 +100,7 @@ def sentence_spans(text: str, protected: Sequence[Span | AnswerSpan] = ()) -> li
     """``(start, end)`` of each sentence; a break inside a protected span is not a break."""
     spans: list[tuple[int, int]] = []
     start = 0
-    for match in _SENTENCE_BREAK.finditer(text):
+    for match in SENTENCE_BREAK.finditer(text):
         if _overlaps(match.start(), match.end(), protected):
             continue
         if match.start() > start:

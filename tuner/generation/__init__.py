@@ -11,7 +11,6 @@ from tuner.generation._extractive import (
     ExtractiveGeneratorConfig,
     ScoredSentence,
     position_bonus,
-    split_sentences,
 )
 from tuner.generation._openai import (
     DEFAULT_PROMPT_TEMPLATE,
@@ -50,5 +49,4 @@ __all__ = [
     "parse_generator_config",
     "position_bonus",
     "render_prompt",
-    "split_sentences",
 ]

@@ -9,7 +9,6 @@ Use an LLM generator for any claim about how a deployed model behaves.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -18,25 +17,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from tuner.cache import content_key
+from tuner.chunking import split_sentences
 from tuner.embedding import Encoder
 from tuner.generation._base import ABSTAIN, Answer
 from tuner.llm import BackendResources
 from tuner.settings import DEFAULT_EMBEDDING_MODEL
-
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
-_HAS_WORD = re.compile(r"\w")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Split on line breaks and on ``.``/``!``/``?`` followed by space and a capital letter or digit.
-
-    A heuristic (``e.g. Smith`` splits wrongly); good enough to pick an answer sentence.
-    """
-    sentences: list[str] = []
-    for line in text.splitlines():
-        sentences.extend(s.strip() for s in _SENTENCE_BREAK.split(line) if _HAS_WORD.search(s))
-    return sentences
-
 
 def position_bonus(index: int, count: int, primacy: float, recency: float) -> float:
     """Score bonus of the context at ``index`` (0-based) among ``count``: a U-shaped position prior.
