@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -56,3 +57,8 @@ def load_settings_file(path: str) -> RetrievalSettings:
     if isinstance(data.get("settings"), dict):
         data = data["settings"]
     return settings_from_mapping(data, path)
+
+
+def format_settings(values: Mapping[str, Any]) -> str:
+    """``name=value`` pairs sorted by name, floats without binary noise (``0.15``, not ``0.15000000000000002``)."""
+    return ", ".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}" for name, value in sorted(values.items()))

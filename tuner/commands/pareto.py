@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from tuner.commands._study_args import add_study_arguments, loaded_study
 
@@ -17,6 +18,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from tuner.settings import format_settings
     from tuner.study import load_study, study_front, study_summary
     from tuner.study._front import entry_json
 
@@ -27,8 +29,9 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"front": front, **study_summary(study), "noise_floor": floor}, indent=2))
         return 0
     summary = study_summary(study)
+    floor_text = ", ".join(f"{name} ±{value:.3f}" for name, value in floor.items())
     table = Table(title=f"study '{study.study_name}': front of {len(front)} "
-                  f"({summary['n_complete']} complete, {summary['n_pruned']} pruned); noise floor {floor}")
+                  f"({summary['n_complete']} complete, {summary['n_pruned']} pruned); noise floor {floor_text}")
     for column in ("trial", *directions, "context words", "n/N", "tie", "params"):
         table.add_column(column)
     for row in front:
@@ -39,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         table.add_row(
             str(row["trial"]), *cells, f"{row['context_words']:.0f}", f"{row['n']}/{row['n_total']}",
             "" if row["tie_group"] is None else f"group {row['tie_group']}",
-            ", ".join(f"{k}={v}" for k, v in row["params"].items()),
+            format_settings(row["params"]),
         )
-    Console().print(table)
+    Console(width=None if sys.stdout.isatty() else 200).print(table)  # piped output keeps whole rows
     return 0

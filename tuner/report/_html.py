@@ -34,6 +34,7 @@ from tuner.report._figures import (
     sweet_spot_figure,
 )
 from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
+from tuner.settings import format_settings
 
 STATE_WORDS = {"complete": "complete", "pruned": "pruned", "fail": "failed", "running": "running", "waiting": "waiting"}
 CALL_WORDS = {"generator": "generator calls", "judge": "judge calls", "tokens": "tokens"}
@@ -68,10 +69,6 @@ def _value(point: Point, name: str) -> str:
     ci = point.ci.get(name)
     text = f"{point.values[name]:.3f}"
     return text + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
-
-
-def _params(params: Mapping[str, object]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(params.items()))
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: Sequence[int] = ()) -> str:
@@ -128,7 +125,7 @@ def _front_table(entries: Sequence[FrontEntry], summary: StudySummary, attrs: Ma
             _n_of_total(attrs[e.number]),
             "" if e.tie_group is None else f"T{e.tie_group + 1}",
             ", ".join(f"#{n}" for n in e.epsilon_dominated_by),
-            _params(e.params),
+            format_settings(e.params),
         ]
         for e in entries
     ]
@@ -144,7 +141,7 @@ def _pruned_table(summary: StudySummary) -> str:
     for trial in summary.pruned:
         pruning = trial.user_attrs.get("pruning", {})
         rows.append([f"#{trial.number}", str(pruning.get("look", "")), str(pruning.get("cases_used", "")),
-                     "" if "dominated_by" not in pruning else f"#{pruning['dominated_by']}", _params(trial.params)])
+                     "" if "dominated_by" not in pruning else f"#{pruning['dominated_by']}", format_settings(trial.params)])
     table = _table(["trial", "look", "cases used", "dominated by", "params"], rows, text_columns=[4])
     return f"<details><summary>{len(rows)} pruned trial(s)</summary>{table}</details>"
 
@@ -156,7 +153,7 @@ def _picks_section(picks: Mapping[str, int], summary: StudySummary, attrs: Mappi
     names = list(summary.directions)
     overview = _table(
         ["rule", "trial", *(label(n) for n in names), "n/N", "params"],
-        [[rule, f"#{n}", *(_value(points[n], m) for m in names), _n_of_total(attrs[n]), _params(points[n].params)]
+        [[rule, f"#{n}", *(_value(points[n], m) for m in names), _n_of_total(attrs[n]), format_settings(points[n].params)]
          for rule, n in picks.items()],
         text_columns=[0, len(names) + 3],
     )
