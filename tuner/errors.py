@@ -26,5 +26,5 @@ def describe_validation_error(exc: ValidationError, skip: int = 0) -> str:
     location parts, e.g. a union tag); an unexpected key reads "unknown key"."""
     first = exc.errors()[0]
     key = ".".join(str(part) for part in first["loc"][skip:])
-    message = "unknown key" if first["type"] == "extra_forbidden" else first["msg"]
+    message = "unknown key" if first["type"] == "extra_forbidden" else first["msg"].removeprefix("Value error, ")
     return f"{key}: {message}" if key else message

@@ -33,7 +33,7 @@ def test_thresholds_file_overrides_a_subset(tmp_path: Path) -> None:
     ("text", "message"),
     [
         ("retrieval: {recal_at_k: 0.03}\n", "t.yaml: retrieval.recal_at_k: unknown key"),
-        ("delta_faithful: {warn: 0.2, fail: 0.1}\n", "t.yaml: delta_faithful: Value error, warn (0.2) must not exceed fail (0.1)"),
+        ("delta_faithful: {warn: 0.2, fail: 0.1}\n", "t.yaml: delta_faithful: warn (0.2) must not exceed fail (0.1)"),
         ("categories: {critical: {fail: 2}}\n", "t.yaml: categories.critical.fail: Input should be less than or equal to 1"),
         ("judge: {}\n", "t.yaml: judge: unknown key"),
         ("[1, 2]\n", "t.yaml: expected a mapping (gate thresholds)"),

@@ -154,3 +154,16 @@ def test_calibrate_from_a_study_file_feeds_the_study(tiny_dataset_dir: Path, tmp
     assert main(["run", str(study_file), "--trials", "2", "--no-report"]) == 0
     study = optuna.load_study(study_name="tiny", storage=f"sqlite:///{tmp_path / 'out' / 'tiny' / 'study.db'}")
     assert study.user_attrs["noise_floor"] == floor["objectives"]
+
+
+def test_pick_rule_is_checked_before_the_study_runs(tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    study_file = write_study(tmp_path, tiny_dataset_dir, pick={"rule": "min-delta"})
+    assert main(["run", str(study_file)]) == 2
+    assert "pick: rule min-delta needs min_recall" in capsys.readouterr().err
+    study_file = write_study(tmp_path, tiny_dataset_dir)
+    assert main(["run", str(study_file), "--pick", "min-delta"]) == 2
+    assert "--min-recall" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    assert main(["run", str(study_file), "--trials", "3", "--no-report", "--pick", "min-delta", "--min-recall", "0.5"]) == 0
+    exported = yaml.safe_load((tmp_path / "out" / "tiny" / "config.yaml").read_text())
+    assert exported["provenance"]["pick"] == "min-delta" and exported["provenance"]["values"]["recall_at_k"] >= 0.5

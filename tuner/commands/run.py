@@ -11,23 +11,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_study_arguments(parser)
     parser.add_argument("--trials", type=int, metavar="N", help="finished trials to reach (default: budget.trials)")
     parser.add_argument("--dry-run", action="store_true", help="estimate generator/judge calls and tokens, spend nothing")
-    parser.add_argument("--pick", default="knee", help="pick rule for the exported config (knee, min-delta, cheapest)")
+    parser.add_argument("--pick", help="pick rule for the exported config: knee, min-delta or cheapest (default: the study file's pick)")
+    parser.add_argument("--min-recall", type=float, metavar="X", help="recall floor for --pick min-delta")
     parser.add_argument("--no-report", action="store_true", help="skip the HTML report")
 
 
 def run(args: argparse.Namespace) -> int:
     import optuna
 
+    from tuner.errors import UserError
+    from tuner.pareto import PICK_RULES
     from tuner.progress import RichReporter
     from tuner.study import run_study
     from tuner.study._finish import dry_run, finish
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # progress comes from the reporter, one line per trial
     loaded = loaded_study(args)
+    rule = args.pick or loaded.config.pick.rule
+    min_recall = args.min_recall if args.min_recall is not None else loaded.config.pick.min_recall
+    if rule not in PICK_RULES or (rule == "min-delta" and min_recall is None):
+        raise UserError(f"--pick {rule}: choose knee, cheapest, or min-delta with --min-recall X")
     reporter = RichReporter()
     if args.dry_run:
         dry_run(loaded, args.trials, reporter)
         return 0
     result = run_study(loaded, args.trials, reporter)
-    finish(result, args.pick, not args.no_report, reporter)
+    finish(result, rule, min_recall, not args.no_report, reporter)
     return 130 if result.interrupted else 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
@@ -45,6 +45,20 @@ class PruningConfig(_Strict):
     spending: Literal["obrien_fleming", "bonferroni"] = "bonferroni"
 
 
+class PickConfig(_Strict):
+    """Which front trial ``tuner run`` exports: ``knee``, ``min-delta`` (lowest Δ with recall ≥ ``min_recall``)
+    or ``cheapest`` (smallest context among the knee's ties)."""
+
+    rule: Literal["knee", "min-delta", "cheapest"] = "knee"
+    min_recall: float | None = Field(None, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _floor_for_min_delta(self) -> PickConfig:
+        if self.rule == "min-delta" and self.min_recall is None:
+            raise ValueError("rule min-delta needs min_recall")
+        return self
+
+
 class ConstraintsConfig(_Strict):
     min_recall: float | None = Field(None, ge=0, le=1)
 
@@ -63,6 +77,7 @@ class StudyConfig(_Strict):
     budget: BudgetConfig = BudgetConfig()
     pruning: PruningConfig = PruningConfig()
     noise_floor: str | dict[str, float] = "auto"
+    pick: PickConfig = PickConfig()
     enqueue: list[dict[str, Any]] = Field(default_factory=list)
     seed: int = 0
     storage: str | None = None

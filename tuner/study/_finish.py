@@ -78,7 +78,7 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
     )
 
 
-def finish(result: StudyRun, rule: str, report: bool, reporter: Reporter) -> dict[str, Any]:
+def finish(result: StudyRun, rule: str, min_recall: float | None, report: bool, reporter: Reporter) -> dict[str, Any]:
     """Print the front, write the HTML report and export the picked configuration; return their paths."""
     study = result.study
     summary = study_summary(study)
@@ -93,7 +93,7 @@ def finish(result: StudyRun, rule: str, report: bool, reporter: Reporter) -> dic
     if not entries:
         reporter.stage("no complete trial yet: nothing to export")
         return paths
-    chosen = pick(rule, entries, directions, floor)
+    chosen = pick(rule, entries, directions, floor, min_recall=min_recall)
     document = trial_document(study, chosen.number, rule, result.loaded.storage)
     paths["config"] = str(write_export(out / "config.yaml", document))
     if report:
