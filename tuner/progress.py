@@ -43,7 +43,8 @@ class RichReporter:
     def __init__(self) -> None:
         from rich.console import Console
 
-        self.console = Console(stderr=True, highlight=False)
+        # piped or logged output keeps whole table rows instead of wrapping at 80 columns
+        self.console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
 
     def stage(self, message: str) -> None:
         self.console.print(f"[dim]·[/dim] {message}")
