@@ -16,7 +16,9 @@ import random
 import resource
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -31,11 +33,14 @@ from tuner.retrieval._table import load_chunk_table
 from tuner.settings import RetrievalSettings
 
 
+T = TypeVar("T")
+
+
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def timed(fn):  # type: ignore[no-untyped-def]
+def timed(fn: Callable[[], T]) -> tuple[T, float]:
     start = time.perf_counter()
     result = fn()
     return result, time.perf_counter() - start

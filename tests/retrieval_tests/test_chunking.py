@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tuner.chunking import chunk_dataset, split_sentences, word_spans
@@ -40,7 +42,7 @@ def test_bad_chunking_is_rejected(size: int, overlap: float) -> None:
         word_spans(TEXT, size, overlap)
 
 
-def test_chunks_map_back_to_document_spans(tiny_dataset_dir) -> None:  # type: ignore[no-untyped-def]
+def test_chunks_map_back_to_document_spans(tiny_dataset_dir: Path) -> None:
     dataset = load_dataset(tiny_dataset_dir)
     texts = {d.doc_id: d.text for d in dataset.corpus} | {c.doc_id: c.text for c in dataset.conflicts}
     chunks = chunk_dataset(dataset, 12, 0.25)
