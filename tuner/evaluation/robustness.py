@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -62,6 +63,36 @@ class CaseOutcome:
     variants: dict[str, VariantOutcome]
 
 
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Memo(Generic[K, V]):
+    """Thread-safe memo: a key is computed once even when concurrent callers ask for it at the same time
+    (the others wait for the first), so concurrent requests for one context cost one call."""
+
+    def __init__(self) -> None:
+        self._futures: dict[K, Future[V]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: K, compute: Callable[[], V]) -> tuple[V, bool]:
+        """(value, True if this call computed it)."""
+        with self._lock:
+            future = self._futures.get(key)
+            owner = future is None
+            if future is None:
+                future = self._futures[key] = Future()
+        if owner:
+            try:
+                future.set_result(compute())
+            except BaseException as exc:
+                future.set_exception(exc)
+                with self._lock:
+                    del self._futures[key]  # a later call may try again
+                raise
+        return future.result(), owner
+
+
 @dataclass
 class CallCounts:
     """Generator and judge requests actually made (memo hits excluded), and the tokens they reported."""
@@ -93,8 +124,8 @@ class RobustnessEvaluator:
         self.judge = judge
         self.noise = noise
         self.calls = CallCounts()
-        self._answers: dict[tuple[str, tuple[str, ...]], Answer] = {}
-        self._verdicts: dict[tuple[str, str, tuple[str, ...]], tuple[KeypointVerdict, ...]] = {}
+        self._answers: Memo[tuple[str, tuple[str, ...]], Answer] = Memo()
+        self._verdicts: Memo[tuple[str, str, tuple[str, ...]], tuple[KeypointVerdict, ...]] = Memo()
         self._builders: dict[tuple[object, ...], VariantBuilder] = {}
         self._question_vectors: dict[str, np.ndarray] = {}
         dataset = pipeline.dataset
@@ -123,22 +154,23 @@ class RobustnessEvaluator:
 
     def _answer(self, case: GoldenCase, context: VariantContext) -> Answer:
         key = (case.question, tuple(context.passages))
-        if key not in self._answers:
-            self._answers[key] = self.generator.generate(case.question, context.passages)
+        answer, computed = self._answers.get(key, lambda: self.generator.generate(case.question, context.passages))
+        if computed:
             self.calls.add(generator=1)
-        return self._answers[key]
+        return answer
 
     def _judge(self, case: GoldenCase, answer: Answer, context: VariantContext) -> tuple[KeypointVerdict, ...]:
         if answer.missing_reason:
             return ()
-        key = (case.id, answer.text, tuple(context.passages))
-        if key not in self._verdicts:
-            verdicts = self.judge.judge(
-                case.question, answer.text, context.passages, case.keypoints, self.wrong_answers(case)
-            )
-            self._verdicts[key] = tuple(verdicts)
+
+        def ask() -> tuple[KeypointVerdict, ...]:
+            wrong = self.wrong_answers(case)
+            return tuple(self.judge.judge(case.question, answer.text, context.passages, case.keypoints, wrong))
+
+        verdicts, computed = self._verdicts.get((case.id, answer.text, tuple(context.passages)), ask)
+        if computed:
             self.calls.add(judge=2 * len(case.keypoints))
-        return self._verdicts[key]
+        return verdicts
 
     def evaluate(
         self,
