@@ -11,7 +11,8 @@ from tuner.dataset._beir import NO_REFERENCE, import_beir
 from tuner.dataset._conflictnq import import_conflictnq
 from tuner.errors import UserError
 
-CONFLICTNQ = Path("/work/shared/datasets/conflictnq/conflict_nq_val.jsonl")
+# the read-only shared/ folder lies beside the repository (never copied into it)
+CONFLICTNQ = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "conflictnq" / "conflict_nq_val.jsonl"
 
 
 def _beir(root: Path, qrels: str = "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t2\nq2\td3\t0\nq3\td3\t1\n") -> Path:

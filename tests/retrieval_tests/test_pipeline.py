@@ -122,3 +122,18 @@ def test_top_k_beyond_candidate_depth_is_a_user_error(pipeline: RetrievalPipelin
 
     with pytest.raises(UserError, match="candidate_depth"):
         pipeline.retrieve(RetrievalSettings(top_k=20, candidate_depth=10))
+
+
+def test_hnsw_index_is_cached_and_agrees_with_exact_search(tiny_dataset_dir: Path, tmp_path: Path, encoder: CachedEncoder) -> None:
+    dataset = load_dataset(tiny_dataset_dir)
+    exact = RetrievalPipeline(dataset, cache=DiskCache(tmp_path / "a"), encoder=encoder)
+    approximate = RetrievalPipeline(dataset, cache=DiskCache(tmp_path / "b"), encoder=encoder)
+    settings = RetrievalSettings(retriever="dense", chunk_size=40, top_k=3)
+    flat = exact.candidates(settings, "all")
+    hnsw = approximate.candidates(settings.model_copy(update={"dense_index": "hnsw"}), "clean")
+    assert approximate.cache.stats.by_namespace.get("dense-index") == 1
+    # on a corpus this small the graph search visits every node: the same ranking as exact search
+    clean = exact.candidates(settings, "clean")
+    np.testing.assert_array_equal(hnsw.indices, clean.indices)
+    np.testing.assert_allclose(hnsw.scores, clean.scores, rtol=1e-5)
+    assert not np.array_equal(flat.indices, clean.indices)
