@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tuner.cli import main
-from tuner.study import open_storage
+from tuner.study import load_study_file, open_storage, run_study
 
 SPACE = {
     "top_k": {"type": "int", "low": 1, "high": 4},
@@ -167,3 +167,33 @@ def test_pick_rule_is_checked_before_the_study_runs(tiny_dataset_dir: Path, tmp_
     assert main(["run", str(study_file), "--trials", "3", "--no-report", "--pick", "min-delta", "--min-recall", "0.5"]) == 0
     exported = yaml.safe_load((tmp_path / "out" / "tiny" / "config.yaml").read_text())
     assert exported["provenance"]["pick"] == "min-delta" and exported["provenance"]["values"]["recall_at_k"] >= 0.5
+
+
+@pytest.mark.parametrize(
+    "sampler,kind",
+    [
+        ("nsga2", optuna.samplers.NSGAIISampler),
+        ("gp", optuna.samplers.GPSampler),
+        ("random", optuna.samplers.RandomSampler),
+        ("grid", optuna.samplers.GridSampler),
+    ],
+)
+def test_every_sampler_runs_a_study(tiny_dataset_dir: Path, tmp_path: Path, sampler: str, kind: type) -> None:
+    study_file = write_study(tmp_path, tiny_dataset_dir, sampler={"name": sampler, "seed": 0}, enqueue=[])
+    run = run_study(load_study_file(study_file), trials=3)
+    assert isinstance(run.study.sampler, kind)
+    assert len(run.study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))) == 3
+
+
+def test_context_cost_objective_and_recall_constraint(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+    study_file = write_study(
+        tmp_path, tiny_dataset_dir, objectives=["recall_at_k", "v3_delta_faithful", "context_words"],
+        constraints={"min_recall": 0.8},
+    )
+    assert main(["run", str(study_file), "--trials", "4", "--no-report"]) == 0
+    study = optuna.load_study(study_name="tiny", storage=f"sqlite:///{tmp_path / 'out' / 'tiny' / 'study.db'}")
+    assert [d.name for d in study.directions] == ["MAXIMIZE", "MINIMIZE", "MINIMIZE"]
+    for trial in study.get_trials(states=(optuna.trial.TrialState.COMPLETE,)):
+        recall, _delta, words = trial.values
+        assert words == pytest.approx(trial.user_attrs["context_words"])
+        assert trial.constraints == {"min_recall": pytest.approx(0.8 - recall)}  # ≤ 0 means feasible

@@ -80,7 +80,8 @@ class TrialObjective:
         recall_cases = list(retrieval.per_case["recall_at_k"])  # dataset order: the same for every trial
         trial.set_user_attr("recall_cases", recall_cases)
         if self.min_recall is not None:
-            trial.set_user_attr("constraint", [self.min_recall - float(recall.value or 0.0)])
+            # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
+            trial.set_constraint("min_recall", self.min_recall - float(recall.value or 0.0))
         batches = self.batches()
         outcomes: list[CaseOutcome] = []
         for look, batch in enumerate(batches, start=1):

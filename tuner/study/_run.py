@@ -122,7 +122,7 @@ def run_study(
         raise UserError(f"{loaded.search_space_path}: top_k reaches {max_top_k} > candidate_depth {loaded.base_settings.candidate_depth}")
     loaded.output.mkdir(parents=True, exist_ok=True)
     storage = open_storage(loaded.storage, config.heartbeat_interval)
-    sampler = build_sampler(config.sampler, space, config.constraints.min_recall is not None)
+    sampler = build_sampler(config.sampler, space)
     study = optuna.create_study(
         study_name=config.name, storage=storage, directions=loaded.directions, sampler=sampler, load_if_exists=True
     )
