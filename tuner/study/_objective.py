@@ -74,14 +74,14 @@ class TrialObjective:
         calls_before, usage_before = self.evaluator.calls.as_dict(), self.usage.snapshot()
         retrieval = evaluate_retrieval(self.pipeline, settings, "clean")
         recall = retrieval.overall["recall_at_k"]
+        recall_value = float(recall.value or 0.0)
         trial.set_user_attr("settings", settings.model_dump())
-        trial.set_user_attr("recall_ci", list(recall.ci) if recall.ci else None)
         trial.set_user_attr("context_words", retrieval.mean_context_words)
         recall_cases = list(retrieval.per_case["recall_at_k"])  # dataset order: the same for every trial
         trial.set_user_attr("recall_cases", recall_cases)
         if self.min_recall is not None:
             # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
-            trial.set_constraint("min_recall", self.min_recall - float(recall.value or 0.0))
+            trial.set_constraint("min_recall", self.min_recall - recall_value)
         batches = self.batches()
         outcomes: list[CaseOutcome] = []
         for look, batch in enumerate(batches, start=1):
@@ -92,7 +92,7 @@ class TrialObjective:
             if evidence is not None:
                 self._record(trial, outcomes, calls_before, usage_before)
                 partial = summarize_variant(outcomes, "v3", ci=False).delta_faithful
-                trial.set_user_attr("partial_values", {"recall_at_k": float(recall.value or 0.0), "v3_delta_faithful": _finite(partial)})
+                trial.set_user_attr("partial_values", {"recall_at_k": recall_value, "v3_delta_faithful": _finite(partial)})
                 trial.set_user_attr("pruning", evidence)
                 raise optuna.TrialPruned(f"dominated by trial {evidence['dominated_by']} beyond the noise margin")
         summary = summarize_variant(outcomes, "v3", seed=trial.number)
@@ -110,7 +110,7 @@ class TrialObjective:
         trial.set_user_attr("n_total", len(self.case_order))
         trial.set_user_attr("grade", summary.grade)
         trial.set_user_attr("by_category", self._by_category(retrieval.by_category, outcomes))
-        values = {"recall_at_k": float(recall.value or 0.0), "v3_delta_faithful": summary.delta_faithful,
+        values = {"recall_at_k": recall_value, "v3_delta_faithful": summary.delta_faithful,
                   "context_words": retrieval.mean_context_words}
         return tuple(values[name] for name in self.objectives)
 

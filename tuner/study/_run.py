@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import random
 import time
 import warnings
@@ -26,7 +25,6 @@ from tuner.study._objective import TrialObjective
 from tuner.study._samplers import build_sampler
 from tuner.study._space import SearchSpace, load_search_space
 
-FINISHED = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
 STORAGE_ATTEMPTS = 5
 
 
@@ -115,21 +113,19 @@ def run_study(
     if dataset.retrieval_only:
         raise UserError(f"{loaded.dataset}: no keypoints: a study needs them for v3 Δfaithful (use 'tuner eval' instead)")
     space = load_search_space(loaded.search_space_path)
-    if config.sampler.name == "grid":
-        space.grid()
+    sampler = build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
     max_top_k = space.max_top_k()
     if max_top_k is not None and max_top_k > loaded.base_settings.candidate_depth:
         raise UserError(f"{loaded.search_space_path}: top_k reaches {max_top_k} > candidate_depth {loaded.base_settings.candidate_depth}")
     loaded.output.mkdir(parents=True, exist_ok=True)
     storage = open_storage(loaded.storage, config.heartbeat_interval)
-    sampler = build_sampler(config.sampler, space)
     study = optuna.create_study(
         study_name=config.name, storage=storage, directions=loaded.directions, sampler=sampler, load_if_exists=True
     )
     attrs = study.user_attrs
     if attrs.get("dataset_hash") not in (None, dataset.content_hash):
         raise UserError(f"study '{config.name}' in {loaded.storage} was run on another dataset; use a new name or storage")
-    pipeline = RetrievalPipeline(dataset, reporter=reporter, encoder=None)
+    pipeline = RetrievalPipeline(dataset, reporter=reporter)
     evaluator = RobustnessEvaluator(pipeline, build_generator(loaded.generator, resources), build_judge(loaded.judge, resources), config.noise)
     order = attrs.get("case_order") or case_order(dataset, config.seed)
     objective = TrialObjective(
@@ -160,25 +156,21 @@ def _optimize(
     start = time.monotonic()
     interrupted = False
 
-    def finished() -> list[optuna.trial.FrozenTrial]:
-        return study.get_trials(deepcopy=False, states=FINISHED)
+    def finished(summary: dict[str, Any]) -> int:
+        return int(summary["n_complete"] + summary["n_pruned"])
 
-    def calls_spent() -> int:
-        return sum(t.user_attrs.get("calls", {}).get("generator", 0) + t.user_attrs.get("calls", {}).get("judge", 0)
-                   for t in study.get_trials(deepcopy=False))
-
-    already = len(finished())
+    already = finished(study_summary(study))
     with reporter.task(f"study '{loaded.config.name}'", max(target - already, 0)) as task:
 
         def callback(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
             task.advance()
-            done = finished()
-            pruned = sum(t.state == optuna.trial.TrialState.PRUNED for t in done)
+            summary = study_summary(study)
+            calls = summary["calls"]["generator"] + summary["calls"]["judge"]
             reporter.stage(
-                f"trial {trial.number} {trial.state.name.lower()}: {len(done)}/{target} finished, {pruned} pruned, "
-                f"front {len(study.best_trials)}, calls {calls_spent()}"
+                f"trial {trial.number} {trial.state.name.lower()}: {finished(summary)}/{target} finished, "
+                f"{summary['n_pruned']} pruned, front {len(study.best_trials)}, calls {calls}"
             )
-            if len(done) >= target or (budget.max_llm_calls is not None and calls_spent() >= budget.max_llm_calls):
+            if finished(summary) >= target or (budget.max_llm_calls is not None and calls >= budget.max_llm_calls):
                 study.stop()
 
         if already < target:
@@ -206,7 +198,3 @@ def study_summary(study: optuna.Study) -> dict[str, Any]:
         "n_failed": states.count(optuna.trial.TrialState.FAIL),
         "calls": calls,
     }
-
-
-def dumps(payload: Any) -> str:
-    return json.dumps(payload, indent=2, default=str)
