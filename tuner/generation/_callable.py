@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,7 +31,7 @@ def load_callable(spec: str) -> Callable[..., Any]:
         target = getattr(target, part)
     if not callable(target):
         raise UserError(f"generator.function: '{spec}' is not callable")
-    return target  # type: ignore[no-any-return]
+    return cast(Callable[..., Any], target)
 
 
 class CallableGeneratorConfig(BaseModel):
