@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -143,7 +144,7 @@ def test_every_problem_is_reported(tmp_path: Path) -> None:
 
 
 def test_validate_subprocess(tmp_path: Path) -> None:
-    tuner = Path("/work/venv/bin/tuner")
+    tuner = Path(sys.executable).parent / "tuner"  # the console script of the interpreter running the tests
     good = _write(tmp_path / "good")
     bad = _write(tmp_path / "bad", golden=[{**CASES[0], "keypoints": [[]]}])
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
