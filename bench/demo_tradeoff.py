@@ -6,7 +6,7 @@ offline backends (default extractive generator, lexical judge, default ``NoiseCo
 recall@k on the clean index, v0 faithfulness, v3 Δfaithful and the v3 misled rate. The demo is
 meant to show recall@k and Δfaithful both rising with top_k, and a higher threshold lowering both.
 
-Run: ``TUNER_CACHE=/tmp/tradeoff-cache /work/venv/bin/python bench/demo_tradeoff.py [--seed N]``
+Run: ``TUNER_CACHE=/tmp/tradeoff-cache .venv/bin/python bench/demo_tradeoff.py [--seed N]``
 (the per-text embedding store in the cache makes later runs fast).
 """
 

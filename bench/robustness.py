@@ -7,7 +7,7 @@
     top_k / relevance_threshold / rerank_strength: one shared evaluator (call memo on) versus a
     fresh evaluator per trial (memo off).
 
-Run: ``/work/venv/bin/python bench/robustness.py`` — appends its results to bench/RESULTS.md.
+Run: ``.venv/bin/python bench/robustness.py`` — appends its results to bench/RESULTS.md.
 """
 
 from __future__ import annotations
