@@ -4,7 +4,7 @@
   subprocess, including model load and the noise-floor calibration.
 - ``samplers``: hypervolume after N trials for TPE vs random vs the full grid on a reduced grid space
   (equal budgets: TPE and random get 25% of the grid's trials).
-- ``pruning``: the same fixed list of configurations evaluated with and without noise-floor pruning:
+- ``pruning``: the demo study and a fixed list of configurations, each with and without noise-floor pruning:
   generator + judge calls, and whether every front trial of the unpruned run is kept or tied (within the
   noise floor) with a kept trial of the pruned run.
 
@@ -27,8 +27,9 @@ import optuna
 import yaml
 
 from tuner.pareto import hypervolume_history
-from tuner.study import load_study_file, points_of, run_study, study_front, study_summary
+from tuner.study import TrialProfile, load_study_file, points_of, run_study, should_prune, study_front, study_summary
 from tuner.study._front import directions_of
+from tuner.study._objective import trial_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID_SPACE = {
@@ -103,7 +104,85 @@ def samplers(folder: Path) -> list[str]:
     return lines
 
 
+def _front_kept(plain: optuna.Study, pruned: optuna.Study) -> tuple[int, list[int]]:
+    """(size of the unpruned front, its trials neither kept in the pruned study nor tied with or beaten by
+    a kept trial within the noise floor)."""
+    _, floor, plain_front = study_front(plain)
+    directions = directions_of(pruned)
+    kept = points_of(pruned)
+    kept_params = {tuple(sorted(p.params.items())) for p in kept}
+    uncovered = [
+        entry.number
+        for entry in plain_front
+        if tuple(sorted(entry.params.items())) not in kept_params
+        and not any(
+            all(abs(entry.values[name] - p.values[name]) <= floor.get(name, 0.0) or
+                (p.values[name] >= entry.values[name] if d == "maximize" else p.values[name] <= entry.values[name])
+                for name, d in directions.items())
+            for p in kept
+        )
+    ]
+    return len(plain_front), uncovered
+
+
+def _with_and_without(folder: Path, name: str, label: str, **overrides: Any) -> tuple[list[str], optuna.Study]:
+    """Run one study file with pruning off and on: the comparison lines, and the unpruned study."""
+    runs = {}
+    for mode, enabled in (("unpruned", False), ("pruned", True)):
+        path = write_study(
+            folder, f"pruning-{name}-{mode}",
+            pruning={"enabled": enabled, "batch_size": 20, "alpha": 0.05, "spending": "bonferroni"}, **overrides,
+        )
+        start = time.perf_counter()
+        runs[mode] = (run_study(load_study_file(path)).study, time.perf_counter() - start)
+    (plain, plain_s), (pruned, pruned_s) = runs["unpruned"], runs["pruned"]
+    calls = {mode: study_summary(study)["calls"] for mode, (study, _) in runs.items()}
+    total = {mode: c["generator"] + c["judge"] for mode, c in calls.items()}
+    front_size, uncovered = _front_kept(plain, pruned)
+    return [
+        f"{label}: without pruning {total['unpruned']} generator+judge calls ({plain_s:.0f} s); with pruning "
+        f"{total['pruned']} calls ({pruned_s:.0f} s), {study_summary(pruned)['n_pruned']} trials pruned; "
+        f"calls saved: {1 - total['pruned'] / total['unpruned']:.1%}",
+        f"{label}: unpruned front {front_size} trials; not kept and not tied-or-beaten by a kept trial: {uncovered or 'none'}",
+    ], plain
+
+
+def _false_prunes(study: optuna.Study, orders: int = 10, batch: int = 20, alpha: float = 0.05) -> str:
+    """Replay the sequential test on the complete trials of an unpruned study over random case orders: for
+    every pair (trial, rival) where the rival has the higher recall, how often is the trial pruned although
+    its full Δfaithful is not above the rival's (H0 true)?"""
+    trials = [t for t in study.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.COMPLETE]
+    profiles = [trial_profile(t) for t in trials]
+    n = len(trials[0].user_attrs["f0"])
+    looks = list(range(batch, n, batch))
+    rng = random.Random(0)
+    h0_pairs = wrong = prunes = 0
+    for _ in range(orders):
+        order = rng.sample(range(n), n)
+        shuffled = [
+            TrialProfile(p.number, p.recall, p.context_words, [p.f0[i] for i in order], [p.f3[i] for i in order])
+            for p in profiles if p is not None
+        ]
+        for trial, full in zip(shuffled, trials):
+            for rival, rival_full in zip(shuffled, trials):
+                if rival.recall <= trial.recall:
+                    continue
+                h0 = full.values[1] <= rival_full.values[1]
+                h0_pairs += h0
+                for look, m in enumerate(looks, start=1):
+                    partial = TrialProfile(trial.number, trial.recall, trial.context_words, trial.f0[:m], trial.f3[:m])
+                    if should_prune(partial, [rival], {}, look, len(looks), alpha, "bonferroni", False) is not None:
+                        prunes += 1
+                        wrong += h0
+                        break
+    return (f"false prunes over {orders} random case orders: {wrong} of {h0_pairs} (trial, rival) pairs where "
+            f"H0 holds ({wrong / max(h0_pairs, 1):.2%}, alpha {alpha}); {prunes} prunes in all")
+
+
 def pruning(folder: Path, n_configs: int = 40) -> list[str]:
+    """Each with and without pruning: the demo study itself (TPE: the two runs sample different trials once a
+    trial is pruned) and a fixed list of random configurations (the same trials in both runs); then the
+    test's false-prune rate."""
     spec = yaml.safe_load((ROOT / "search_spaces" / "default.yaml").read_text())
     rng = random.Random(7)
 
@@ -116,42 +195,12 @@ def pruning(folder: Path, n_configs: int = 40) -> list[str]:
         return round(param["low"] + rng.randint(0, steps) * param["step"], 10)
 
     configs = [{name: draw(param) for name, param in spec.items()} for _ in range(n_configs)]
-    runs = {}
-    for label, enabled in (("unpruned", False), ("pruned", True)):
-        path = write_study(
-            folder, f"pruning-{label}", enqueue=configs, budget={"trials": n_configs},
-            pruning={"enabled": enabled, "batch_size": 20, "alpha": 0.05, "spending": "bonferroni"},
-            sampler={"name": "random", "seed": 0},
-        )
-        start = time.perf_counter()
-        runs[label] = (run_study(load_study_file(path)).study, time.perf_counter() - start)
-    (plain, plain_s), (pruned, pruned_s) = runs["unpruned"], runs["pruned"]
-    calls = {label: study_summary(s)["calls"] for label, (s, _) in runs.items()}
-    total = {label: c["generator"] + c["judge"] for label, c in calls.items()}
-    _, floor, plain_front = study_front(plain)
-    directions = directions_of(pruned)
-    kept = {p.number: p for p in points_of(pruned)}
-    kept_params = {tuple(sorted(p.params.items())): p for p in kept.values()}
-    uncovered = []
-    for entry in plain_front:
-        if tuple(sorted(entry.params.items())) in kept_params:
-            continue
-        tied = any(
-            all(abs(entry.values[name] - p.values[name]) <= floor.get(name, 0.0) or
-                (p.values[name] >= entry.values[name] if d == "maximize" else p.values[name] <= entry.values[name])
-                for name, d in directions.items())
-            for p in kept.values()
-        )
-        if not tied:
-            uncovered.append(entry.number)
-    summary = study_summary(pruned)
-    return [
-        f"same {n_configs} configurations, noise floor {floor}",
-        f"without pruning: {total['unpruned']} generator+judge calls ({calls['unpruned']}), {plain_s:.0f} s",
-        f"with pruning: {total['pruned']} calls ({calls['pruned']}), {pruned_s:.0f} s, {summary['n_pruned']} trials pruned",
-        f"calls saved: {1 - total['pruned'] / total['unpruned']:.1%}",
-        f"unpruned front: {len(plain_front)} trials; not kept and not tied-or-beaten by a kept trial: {uncovered or 'none'}",
-    ]
+    demo, _ = _with_and_without(folder, "demo", "demo study (TPE, 40 trials)")
+    fixed, plain = _with_and_without(
+        folder, "fixed", f"{n_configs} fixed configurations", enqueue=configs, budget={"trials": n_configs},
+        sampler={"name": "random", "seed": 0},
+    )
+    return [*demo, *fixed, _false_prunes(plain)]
 
 
 PARTS = {"walltime": walltime, "samplers": samplers, "pruning": pruning}

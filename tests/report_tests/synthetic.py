@@ -64,8 +64,8 @@ def build_study(storage: str, complete: int = 24, pruned: int = 4, failed: int =
             trial = create_trial(values=[recall, delta], params=params, distributions=DISTRIBUTIONS, user_attrs=attrs)
         elif index < complete + pruned:
             attrs = {
-                "pruning": {"look": 1, "cases_used": 10, "dominated_by": 0,
-                            "differences": {"recall_at_k": -0.2}, "p_values": {"recall_at_k": 0.001}},
+                "pruning": {"look": 1, "cases_used": 10, "dominated_by": 0, "p_value": 0.001,
+                            "differences": {"recall_at_k": 0.2, "v3_delta_faithful": 0.1}},
                 "calls": {"generator": 20, "judge": 80, "tokens": 30_000},
             }
             if index % 2 == 0:

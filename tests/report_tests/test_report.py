@@ -42,7 +42,7 @@ def test_header_counts_trials_calls_and_noise_floor(report_path: Path, study_fol
     assert "1,520 generator calls, 6,080 judge calls, 2,304,000 tokens" in page
     assert f"recall@k ±{NOISE_FLOOR['recall_at_k']:g}, v3 Δfaithful ±{NOISE_FLOOR['v3_delta_faithful']:g}" in page
     assert f"optuna-dashboard sqlite:///{study_folder / 'study.db'}" in page
-    assert "4 pruned trial(s)" in page
+    assert "4 pruned trial(s)" in page and "<td>0.001</td>" in page  # the pruning p-value of each
 
 
 def test_summary_reads_the_trial_contract(synthetic_study: optuna.Study) -> None:

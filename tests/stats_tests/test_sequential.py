@@ -1,32 +1,74 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from tuner.stats import alpha_spending, alpha_spending_schedule, one_sided_margin_test
+from tuner.stats import alpha_spending, alpha_spending_schedule, ratio_excess_test
 
 
-def test_margin_test_by_hand() -> None:
-    # d − margin = [0.05, 0.15, 0.25]: mean 0.15, s = 0.1, t = 0.15/(0.1/√3) = 2.598, df = 2
-    # P(T_2 ≥ 2.598) = 0.0608
-    assert one_sided_margin_test([0.1, 0.2, 0.3], margin=0.05) == pytest.approx(0.0608, abs=1e-4)
+def test_ratio_excess_by_hand() -> None:
+    # trial known on 3 of 4 cases: a = [0, 1, 1], b = [1, 1, 1] → R̂ = 2/3; the rival's a are all 0 → R_F = 0, v = 0
+    # u = a − 2/3 = [−2/3, 1/3, 1/3]: s² = (4/9 + 1/9 + 1/9)/2 = 1/3; SE = √(1 − 3/4) · √(1/3) / √3 = 1/6
+    # t = (2/3 − 0)/(1/6) = 4, df = 2: P(T_2 ≥ 4) = 0.02860
+    result = ratio_excess_test([0.0, 1.0, 1.0], [1.0, 1.0, 1.0], [0.0] * 4, [1.0] * 4)
+    assert result is not None
+    assert (result.estimate, result.rival, result.n, result.n_total) == (pytest.approx(2 / 3), 0.0, 3, 4)
+    assert result.se == pytest.approx(1 / 6)
+    assert result.p_value == pytest.approx(0.02860, abs=1e-5)
+    # a margin of 0.5 leaves t = (2/3 − 0.5)/(1/6) = 1: P(T_2 ≥ 1) = 0.2113
+    assert ratio_excess_test([0.0, 1.0, 1.0], [1.0] * 3, [0.0] * 4, [1.0] * 4, margin=0.5).p_value == pytest.approx(0.2113, abs=1e-4)
 
 
-def test_margin_test_at_the_margin_is_one_half() -> None:
-    # mean(d) − margin = 0 → t = 0 → p = 0.5
-    assert one_sided_margin_test([0.0, 0.2, 0.1, 0.3], margin=0.15) == pytest.approx(0.5)
+def test_ratio_excess_uses_the_rival_as_a_control_variate() -> None:
+    # the rival's full ratio is 0.25 (1 of 4), but it scored 0.5 on the two sampled cases: the sample is a
+    # "hard" one, so the trial's 1.0 on it is corrected down by v̄_S = mean((a^F − 0.25 b^F)/1) = 0.25
+    result = ratio_excess_test([1.0, 1.0], [1.0, 1.0], [1.0, 0.0, 0.0, 0.0], [1.0] * 4)
+    assert result is not None and result.rival == 0.25
+    assert result.estimate == pytest.approx(0.75)
 
 
-def test_margin_test_with_zero_variance() -> None:
-    assert one_sided_margin_test([0.2, 0.2, 0.2], margin=0.1) == 0.0  # all above the margin
-    assert one_sided_margin_test([0.1, 0.1], margin=0.1) == 1.0  # equal to the margin: H0 holds
-    assert one_sided_margin_test([0.0, 0.0, 0.0], margin=0.1) == 1.0
+def test_ratio_excess_is_exact_on_the_whole_list_and_silent_without_spread() -> None:
+    full = ratio_excess_test([1.0, 0.0], [1.0, 1.0], [0.0, 0.0], [1.0, 1.0], margin=0.4)
+    assert full is not None and (full.estimate, full.se, full.p_value) == (0.5, 0.0, 0.0)
+    assert ratio_excess_test([1.0, 0.0], [1.0, 1.0], [0.0, 0.0], [1.0, 1.0], margin=0.5).p_value == 1.0
+    # two of four cases, the same value on both: no variance estimate, so no evidence either way
+    flat = ratio_excess_test([1.0, 1.0], [1.0, 1.0], [0.0] * 4, [1.0] * 4)
+    assert flat is not None and flat.p_value == 1.0
 
 
-def test_margin_test_needs_two_finite_diffs() -> None:
-    with pytest.raises(ValueError, match="at least two"):
-        one_sided_margin_test([0.3])
-    with pytest.raises(ValueError, match="NaN"):
-        one_sided_margin_test([0.3, float("nan")])
+def test_ratio_excess_skips_missing_scores_and_needs_two_cases() -> None:
+    nan = float("nan")
+    result = ratio_excess_test([1.0, nan, 0.0, 1.0], [1.0, nan, 1.0, 1.0], [0.0] * 6, [1.0] * 6)
+    assert result is not None and (result.n, result.n_total) == (3, 6)
+    assert ratio_excess_test([1.0, nan], [1.0, 1.0], [0.0] * 4, [1.0] * 4) is None
+    assert ratio_excess_test([1.0, 1.0], [1.0, 1.0], [0.0] * 4, [0.0] * 4) is None  # the rival's Σ b = 0
+    with pytest.raises(ValueError, match="aligned"):
+        ratio_excess_test([1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [0.0, 0.0], [1.0, 1.0])
+
+
+def _population(rng: np.random.Generator, n: int, rate: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per-case (f0 − f3, f0) of n cases: f0 in {0.5, 1}, a share ``rate`` of the cases misled (f3 = 0)."""
+    f0 = rng.choice([0.5, 1.0], size=n)
+    misled = rng.random(n) < rate
+    return np.where(misled, f0, 0.0), f0
+
+
+def test_ratio_excess_level_and_power_over_random_case_orders() -> None:
+    rng = np.random.default_rng(3)
+    n, m, runs = 180, 40, 1000
+    trial_a, trial_b = _population(rng, n, 0.2)
+    shuffled = rng.permutation(n)
+    same_a, same_b = trial_a[shuffled], trial_b[shuffled]  # another trial misled on other cases, with the same Δ
+    rejected = powered = 0
+    for _ in range(runs):
+        order = rng.permutation(n)
+        sample_a, sample_b = trial_a[order][:m], trial_b[order][:m]
+        boundary = ratio_excess_test(sample_a, sample_b, same_a[order], same_b[order])  # H0 holds: Δ − Δ_F = 0
+        rejected += boundary is not None and boundary.p_value < 0.05
+        robust = ratio_excess_test(sample_a, sample_b, np.zeros(n), trial_b[order])  # the rival is never misled
+        powered += robust is not None and robust.p_value < 0.05
+    assert rejected / runs <= 0.07  # the level is alpha = 0.05, up to the t approximation and simulation error
+    assert powered / runs >= 0.95  # a trial that loses ~16% of its faithfulness is told apart on 40 of 180 cases
 
 
 def test_obrien_fleming_two_looks_by_hand() -> None:

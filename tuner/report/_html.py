@@ -140,9 +140,11 @@ def _pruned_table(summary: StudySummary) -> str:
     rows = []
     for trial in summary.pruned:
         pruning = trial.user_attrs.get("pruning", {})
+        p_value = pruning.get("p_value")
         rows.append([f"#{trial.number}", str(pruning.get("look", "")), str(pruning.get("cases_used", "")),
-                     "" if "dominated_by" not in pruning else f"#{pruning['dominated_by']}", format_settings(trial.params)])
-    table = _table(["trial", "look", "cases used", "dominated by", "params"], rows, text_columns=[4])
+                     "" if "dominated_by" not in pruning else f"#{pruning['dominated_by']}",
+                     "" if not isinstance(p_value, float) else f"{p_value:.2g}", format_settings(trial.params)])
+    table = _table(["trial", "look", "cases used", "dominated by", "p (Δ)", "params"], rows, text_columns=[5])
     return f"<details><summary>{len(rows)} pruned trial(s)</summary>{table}</details>"
 
 

@@ -8,13 +8,14 @@ from __future__ import annotations
 from tuner.stats._estimate import CiMethod, Estimate, by_group, mean_estimate
 from tuner.stats._noise import VarianceDecomposition, min_detectable_difference, variance_decomposition
 from tuner.stats._resampling import PairedDifference, bootstrap_ci, bootstrap_sd, paired_bootstrap_diff, ratio_of_means_ci
-from tuner.stats._sequential import SpendingKind, alpha_spending, alpha_spending_schedule, one_sided_margin_test
+from tuner.stats._sequential import RatioExcess, SpendingKind, alpha_spending, alpha_spending_schedule, ratio_excess_test
 from tuner.stats._wilson import wilson_interval
 
 __all__ = [
     "CiMethod",
     "Estimate",
     "PairedDifference",
+    "RatioExcess",
     "SpendingKind",
     "VarianceDecomposition",
     "alpha_spending",
@@ -24,8 +25,8 @@ __all__ = [
     "by_group",
     "mean_estimate",
     "min_detectable_difference",
-    "one_sided_margin_test",
     "paired_bootstrap_diff",
+    "ratio_excess_test",
     "ratio_of_means_ci",
     "variance_decomposition",
     "wilson_interval",

@@ -2,7 +2,7 @@
 
 from tuner.study._config import OBJECTIVES, LoadedStudy, StudyConfig, load_study_file
 from tuner.study._front import directions_of, points_of, study_front
-from tuner.study._pruning import TrialProfile, linearized_delta, should_prune
+from tuner.study._pruning import TrialProfile, should_prune
 from tuner.study._run import StudyRun, case_order, load_study, open_storage, run_study, study_summary
 from tuner.study._samplers import SAMPLERS, build_sampler
 from tuner.study._space import SearchSpace, load_search_space
@@ -18,7 +18,6 @@ __all__ = [
     "build_sampler",
     "case_order",
     "directions_of",
-    "linearized_delta",
     "load_search_space",
     "load_study",
     "load_study_file",

@@ -26,12 +26,11 @@ def _finite(value: float | None) -> float | None:
 
 
 def trial_profile(trial: optuna.trial.FrozenTrial) -> TrialProfile | None:
+    """A completed trial as pruning compares it (recall@k is always the first objective)."""
     attrs = trial.user_attrs
     if "f0" not in attrs or trial.values is None:
         return None
-    return TrialProfile(
-        trial.number, attrs["recall_cases"], float(attrs["context_words"]), attrs["f0"], attrs["f3"]
-    )
+    return TrialProfile(trial.number, trial.values[0], float(attrs["context_words"]), attrs["f0"], attrs["f3"])
 
 
 class TrialObjective:
@@ -77,8 +76,6 @@ class TrialObjective:
         recall_value = float(recall.value or 0.0)
         trial.set_user_attr("settings", settings.model_dump())
         trial.set_user_attr("context_words", retrieval.mean_context_words)
-        recall_cases = list(retrieval.per_case["recall_at_k"])  # dataset order: the same for every trial
-        trial.set_user_attr("recall_cases", recall_cases)
         if self.min_recall is not None:
             # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
             trial.set_constraint("min_recall", self.min_recall - recall_value)
@@ -88,7 +85,7 @@ class TrialObjective:
             outcomes += self.evaluator.evaluate(settings, ("v0", "v3"), batch)
             if not self.pruning.enabled or look == len(batches):
                 continue
-            evidence = self._check(trial, outcomes, recall_cases, retrieval.mean_context_words, look, len(batches))
+            evidence = self._check(trial, outcomes, recall_value, retrieval.mean_context_words, look, len(batches))
             if evidence is not None:
                 self._record(trial, outcomes, calls_before, usage_before)
                 partial = summarize_variant(outcomes, "v3", ci=False).delta_faithful
@@ -115,14 +112,14 @@ class TrialObjective:
         return tuple(values[name] for name in self.objectives)
 
     def _check(
-        self, trial: optuna.Trial, outcomes: list[CaseOutcome], recall: list[float], words: float, look: int, looks: int
+        self, trial: optuna.Trial, outcomes: list[CaseOutcome], recall: float, words: float, look: int, looks: int
     ) -> dict[str, Any] | None:
         f0 = [o.variants["v0"].faithful for o in outcomes]
         f3 = [o.variants["v3"].faithful for o in outcomes]
         current = TrialProfile(trial.number, recall, words, f0, f3)
         front = [p for t in trial.study.best_trials if (p := trial_profile(t)) is not None]
         return should_prune(
-            current, len(outcomes), front, self.margin, look, looks, self.pruning.alpha, self.pruning.spending,
+            current, front, self.margin, look, looks, self.pruning.alpha, self.pruning.spending,
             "context_words" in self.objectives,
         )
 

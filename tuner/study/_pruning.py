@@ -1,27 +1,30 @@
 """Noise-aware pruning for multi-objective studies (Optuna has none for several objectives).
 
-A running trial T is pruned after a batch only when some trial F of the current front is better on
-EVERY objective by more than that objective's margin, each with statistical confidence:
+Pruning stops a trial early, so the question it answers is: will this trial, once evaluated on every
+case, be beaten by a trial of the current front on every objective by more than the noise margin?
+A running trial T is pruned after a batch only when some front trial F, already evaluated on every
+case, is better on every objective by more than that objective's margin:
 
-- recall@k is deterministic and known on every case before the first batch; the per-case differences
-  ``recall_i(F) − recall_i(T)`` are tested with H0: mean ≤ ε_recall;
-- v3 Δfaithful is compared on the cases T has been evaluated on so far, paired with F's values on the
-  same cases (every trial walks one shared shuffled case order). Δ is a ratio of means; it is
-  linearized per case as ``d_i = (f0_i − f3_i) / mean(f0)`` (so mean(d) = Δ) and the paired
-  differences ``d_i(T) − d_i(F)`` are tested with H0: mean ≤ ε_Δ;
-- context words (when it is an objective) are deterministic: ``words(T) − words(F) > ε_words``.
+- recall@k is deterministic and known on every case before the first batch, so its comparison is
+  exact: ``recall(F) − recall(T) > ε_recall``;
+- context words (when it is an objective) likewise: ``words(T) − words(F) > ε_words``;
+- v3 Δfaithful of T is known only on the cases evaluated so far, the first m of the study's one
+  shuffled case order. Among the front trials that beat T on the exact objectives, the one with the
+  lowest Δ is the rival (chosen from completed trials only, before T's Δ data are looked at, so there
+  is one test per look, not one per front trial). ``tuner.stats.ratio_excess_test`` estimates T's Δ
+  on all N cases from the m cases, with the rival's per-case values on the same cases as a control
+  variate (the paired comparison) and a finite-population correction, and tests H0: Δ(T) − Δ(F) ≤ ε_Δ
+  one-sided. It is repeated after every batch, so it rejects at the per-look alpha of an
+  alpha-spending schedule over the planned looks (total ≤ alpha).
 
-Both tests are one-sided paired t-tests (``tuner.stats.one_sided_margin_test``). Pruning needs every
-test to reject (an intersection–union test): if T is in fact not beaten on some objective, pruning
-needs that objective's test to reject wrongly, so the error is bounded by the largest component
-level. The Δ test is repeated after every batch on growing data, so it rejects at the per-look alpha
-of an alpha-spending schedule over the planned looks (total ≤ alpha); the recall test sees the same
-complete data at every look, so a single level-alpha test suffices for it.
+The margins ε are the run-to-run part of the calibrated noise floor (``NoiseFloor.run_margins``):
+regenerating and re-judging would move a trial's values by that much, so a smaller advantage is not
+one another run would reproduce. The case-sampling part of the floor is not a margin here: trials
+are compared on one frozen case list, recall exactly and Δ by the test above, whose only sampling
+uncertainty is the cases not yet evaluated. With deterministic backends the margins are 0.
 
-The margins ε are the run-to-run part of the calibrated noise floor (``NoiseFloor.run_margins``): the
-case-sampling part of the floor is exactly what the paired tests measure on the shared cases, so adding
-it as a margin too would count it twice. With deterministic backends the margins are 0 and the tests
-alone decide.
+What this guarantees: with probability ≥ 1 − alpha, a pruned trial would have been dominated on the
+complete evaluation by a trial that stays in the study, so it would not have been on the front.
 """
 
 from __future__ import annotations
@@ -32,40 +35,35 @@ from typing import Any
 
 import numpy as np
 
-from tuner.stats import SpendingKind, alpha_spending, one_sided_margin_test
+from tuner.stats import SpendingKind, alpha_spending, ratio_excess_test
 
 
 @dataclass(frozen=True)
 class TrialProfile:
-    """What pruning compares: per-case recall (dataset order), context words, and per-case
-    faithfulness at v0 and v3 in the study's shared case order (None = missing)."""
+    """What pruning compares: recall@k and context words (exact), and per-case faithfulness at v0 and v3
+    in the study's shared case order (None = missing; a front trial has every case)."""
 
     number: int
-    recall: Sequence[float]
+    recall: float
     context_words: float
     f0: Sequence[float | None]
     f3: Sequence[float | None]
 
+    def drops(self) -> tuple[np.ndarray, np.ndarray]:
+        """(f0 − f3, f0) per case, NaN where missing: Δfaithful = Σ(f0 − f3) / Σ f0 is their ratio."""
+        f0 = np.array([np.nan if v is None else v for v in self.f0], dtype=float)
+        f3 = np.array([np.nan if v is None else v for v in self.f3], dtype=float)
+        return f0 - f3, f0
 
-def linearized_delta(f0: np.ndarray, f3: np.ndarray) -> np.ndarray | None:
-    """Per-case terms d_i = (f0_i − f3_i) / mean(f0), whose mean is Δfaithful; None when mean(f0) = 0."""
-    base = float(np.mean(f0)) if len(f0) else 0.0
-    return None if base <= 0 else (f0 - f3) / base
 
-
-def _paired(a: TrialProfile, b: TrialProfile, m: int) -> tuple[np.ndarray, ...]:
-    rows = [
-        (a.f0[i], a.f3[i], b.f0[i], b.f3[i])
-        for i in range(m)
-        if None not in (a.f0[i], a.f3[i], b.f0[i], b.f3[i])
-    ]
-    array = np.asarray(rows, dtype=float).reshape(-1, 4)
-    return array[:, 0], array[:, 1], array[:, 2], array[:, 3]
+def _delta(profile: TrialProfile) -> float:
+    drop, base = profile.drops()
+    scored = np.isfinite(drop)
+    return float(drop[scored].sum() / base[scored].sum()) if base[scored].sum() > 0 else float("nan")
 
 
 def should_prune(
     current: TrialProfile,
-    evaluated: int,
     front: Sequence[TrialProfile],
     margin: dict[str, float],
     look: int,
@@ -74,39 +72,35 @@ def should_prune(
     spending: SpendingKind,
     use_context_words: bool,
 ) -> dict[str, Any] | None:
-    """The evidence for pruning ``current`` after ``evaluated`` cases, or None to keep it running."""
+    """The evidence for pruning ``current`` (evaluated on its first ``len(current.f0)`` cases), or None."""
+    recall_margin, words_margin = margin.get("recall_at_k", 0.0), margin.get("context_words", 0.0)
+    rivals = [
+        (delta, rival)
+        for rival in front
+        if rival.recall - current.recall > recall_margin
+        and (not use_context_words or current.context_words - rival.context_words > words_margin)
+        and np.isfinite(delta := _delta(rival))
+    ]
+    if not rivals:
+        return None
+    _, rival = min(rivals, key=lambda pair: pair[0])
+    test = ratio_excess_test(*current.drops(), *rival.drops(), margin=margin.get("v3_delta_faithful", 0.0))
     alpha_look = alpha_spending(alpha, look, max_looks, spending)
-    for rival in front:
-        words_gap = current.context_words - rival.context_words
-        if use_context_words and words_gap <= margin.get("context_words", 0.0):
-            continue
-        recall_diffs = np.asarray(rival.recall, dtype=float) - np.asarray(current.recall, dtype=float)
-        if len(recall_diffs) < 2:
-            continue
-        p_recall = one_sided_margin_test(recall_diffs, margin.get("recall_at_k", 0.0))
-        if p_recall >= alpha:
-            continue
-        t0, t3, r0, r3 = _paired(current, rival, evaluated)
-        if len(t0) < 2:
-            continue
-        d_current, d_rival = linearized_delta(t0, t3), linearized_delta(r0, r3)
-        if d_current is None or d_rival is None:
-            continue
-        delta_diffs = d_current - d_rival
-        p_delta = one_sided_margin_test(delta_diffs, margin.get("v3_delta_faithful", 0.0))
-        if p_delta < alpha_look:
-            return {
-                "look": look,
-                "max_looks": max_looks,
-                "cases_used": int(len(delta_diffs)),
-                "dominated_by": rival.number,
-                "differences": {
-                    "recall_at_k": round(float(np.mean(recall_diffs)), 6),
-                    "v3_delta_faithful": round(float(np.mean(delta_diffs)), 6),
-                    **({"context_words": round(words_gap, 3)} if use_context_words else {}),
-                },
-                "margin": dict(margin),
-                "p_values": {"recall_at_k": p_recall, "v3_delta_faithful": p_delta},
-                "alpha": {"recall_at_k": alpha, "v3_delta_faithful": alpha_look},
-            }
-    return None
+    if test is None or test.p_value >= alpha_look:
+        return None
+    return {
+        "look": look,
+        "max_looks": max_looks,
+        "cases_used": test.n,
+        "n_total": test.n_total,
+        "dominated_by": rival.number,
+        "differences": {
+            "recall_at_k": round(rival.recall - current.recall, 6),
+            "v3_delta_faithful": round(test.estimate - test.rival, 6),
+            **({"context_words": round(current.context_words - rival.context_words, 3)} if use_context_words else {}),
+        },
+        "v3_delta_faithful": {"estimate": round(test.estimate, 6), "se": round(test.se, 6), "rival": round(test.rival, 6)},
+        "margin": dict(margin),
+        "p_value": test.p_value,
+        "alpha": alpha_look,
+    }
