@@ -179,12 +179,10 @@ def _false_prunes(study: optuna.Study, orders: int = 10, batch: int = 20, alpha:
             f"H0 holds ({wrong / max(h0_pairs, 1):.2%}, alpha {alpha}); {prunes} prunes in all")
 
 
-def pruning(folder: Path, n_configs: int = 40) -> list[str]:
-    """Each with and without pruning: the demo study itself (TPE: the two runs sample different trials once a
-    trial is pruned) and a fixed list of random configurations (the same trials in both runs); then the
-    test's false-prune rate."""
+def _random_configs(seed: int, count: int) -> list[dict[str, Any]]:
+    """``count`` seeded random draws from ``search_spaces/default.yaml``."""
     spec = yaml.safe_load((ROOT / "search_spaces" / "default.yaml").read_text())
-    rng = random.Random(7)
+    rng = random.Random(seed)
 
     def draw(param: dict[str, Any]) -> Any:
         if param["type"] == "categorical":
@@ -194,13 +192,27 @@ def pruning(folder: Path, n_configs: int = 40) -> list[str]:
         steps = int(round((param["high"] - param["low"]) / param["step"]))
         return round(param["low"] + rng.randint(0, steps) * param["step"], 10)
 
-    configs = [{name: draw(param) for name, param in spec.items()} for _ in range(n_configs)]
-    demo, _ = _with_and_without(folder, "demo", "demo study (TPE, 40 trials)")
-    fixed, plain = _with_and_without(
-        folder, "fixed", f"{n_configs} fixed configurations", enqueue=configs, budget={"trials": n_configs},
-        sampler={"name": "random", "seed": 0},
-    )
-    return [*demo, *fixed, _false_prunes(plain)]
+    return [{name: draw(param) for name, param in spec.items()} for _ in range(count)]
+
+
+def pruning(folder: Path, n_configs: int = 40) -> list[str]:
+    """Each with and without pruning: the demo study itself with three sampler seeds (TPE: the two runs
+    sample different trials once a trial is pruned) and three fixed lists of random configurations (the
+    same trials in both runs); then the test's false-prune rate on the first list."""
+    lines: list[str] = []
+    for seed in (0, 1, 2):
+        lines += _with_and_without(
+            folder, f"demo-seed{seed}", f"demo study (TPE seed {seed}, 40 trials)", sampler={"name": "tpe", "seed": seed}
+        )[0]
+    plains = []
+    for seed in (7, 11, 13):
+        fixed, plain = _with_and_without(
+            folder, f"fixed-seed{seed}", f"{n_configs} fixed configurations (draw seed {seed})",
+            enqueue=_random_configs(seed, n_configs), budget={"trials": n_configs}, sampler={"name": "random", "seed": 0},
+        )
+        lines += fixed
+        plains.append(plain)
+    return [*lines, _false_prunes(plains[0])]
 
 
 PARTS = {"walltime": walltime, "samplers": samplers, "pruning": pruning}
