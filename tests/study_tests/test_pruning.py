@@ -73,3 +73,17 @@ def test_context_words_must_also_be_worse_when_it_is_an_objective() -> None:
     cheaper = TrialProfile(1, 0.7, 100.0, CLEAN[:20], _misled(list(range(10)), 20))
     assert should_prune(cheaper, [front], MARGIN, 1, 5, 0.05, "bonferroni", True) is None
     assert should_prune(cheaper, [front], MARGIN, 1, 5, 0.05, "bonferroni", False) is not None
+
+
+def test_a_completed_trial_is_profiled_from_its_values_and_per_case_scores() -> None:
+    from optuna.distributions import IntDistribution
+    from optuna.trial import TrialState, create_trial
+
+    from tuner.study._objective import trial_profile
+
+    attrs = {"context_words": 120.0, "f0": [1.0, 0.5], "f3": [0.0, None]}
+    complete = create_trial(values=[0.75, 0.4], params={"top_k": 2}, distributions={"top_k": IntDistribution(1, 4)}, user_attrs=attrs)
+    complete.number = 3
+    assert trial_profile(complete) == TrialProfile(3, 0.75, 120.0, [1.0, 0.5], [0.0, None])
+    pruned = create_trial(state=TrialState.PRUNED, user_attrs=attrs)
+    assert trial_profile(pruned) is None  # no values: never a rival
