@@ -85,7 +85,8 @@ class TrialObjective:
             outcomes += self.evaluator.evaluate(settings, ("v0", "v3"), batch)
             if not self.pruning.enabled or look == len(batches):
                 continue
-            evidence = self._check(trial, outcomes, recall_value, retrieval.mean_context_words, look, len(batches))
+            # a look after every batch but the last (after the last one the trial is complete anyway)
+            evidence = self._check(trial, outcomes, recall_value, retrieval.mean_context_words, look, len(batches) - 1)
             if evidence is not None:
                 self._record(trial, outcomes, calls_before, usage_before)
                 partial = summarize_variant(outcomes, "v3", ci=False).delta_faithful
