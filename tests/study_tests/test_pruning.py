@@ -87,3 +87,15 @@ def test_a_completed_trial_is_profiled_from_its_values_and_per_case_scores() -> 
     assert trial_profile(complete) == TrialProfile(3, 0.75, 120.0, [1.0, 0.5], [0.0, None])
     pruned = create_trial(state=TrialState.PRUNED, user_attrs=attrs)
     assert trial_profile(pruned) is None  # no values: never a rival
+
+
+def test_progress_names_the_rival_and_the_evidence_of_a_pruned_trial() -> None:
+    from optuna.trial import TrialState, create_trial
+
+    from tuner.study._run import _outcome
+
+    evidence = {"cases_used": 60, "n_total": 180, "dominated_by": 3, "p_value": 0.00213}
+    assert _outcome(create_trial(state=TrialState.PRUNED, user_attrs={"pruning": evidence})) == (
+        "pruned after 60/180 cases (beaten by #3, p=0.0021)"
+    )
+    assert _outcome(create_trial(values=[0.5, 0.1])) == "complete"

@@ -167,7 +167,7 @@ def _optimize(
             summary = study_summary(study)
             calls = summary["calls"]["generator"] + summary["calls"]["judge"]
             reporter.stage(
-                f"trial {trial.number} {trial.state.name.lower()}: {finished(summary)}/{target} finished, "
+                f"trial {trial.number} {_outcome(trial)}: {finished(summary)}/{target} finished, "
                 f"{summary['n_pruned']} pruned, front {len(study.best_trials)}, calls {calls}"
             )
             if finished(summary) >= target or (budget.max_llm_calls is not None and calls >= budget.max_llm_calls):
@@ -183,6 +183,15 @@ def _optimize(
                 interrupted = True
                 reporter.stage("interrupted: the study is saved; run the same command again to resume")
     return StudyRun(study, loaded, dataset, space, time.monotonic() - start, interrupted)
+
+
+def _outcome(trial: optuna.trial.FrozenTrial) -> str:
+    """``complete``, or ``pruned after 60/180 cases (beaten by #3, p=0.002)``, or the state's name."""
+    evidence = trial.user_attrs.get("pruning")
+    if trial.state != optuna.trial.TrialState.PRUNED or not evidence:
+        return trial.state.name.lower()
+    return (f"pruned after {evidence['cases_used']}/{evidence['n_total']} cases "
+            f"(beaten by #{evidence['dominated_by']}, p={evidence['p_value']:.2g})")
 
 
 def study_summary(study: optuna.Study) -> dict[str, Any]:
