@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import optuna
@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tuner.cli import main
-from tuner.study import load_study_file, open_storage, run_study
+from tuner.study import load_study_file, run_study
 
 SPACE = {
     "top_k": {"type": "int", "low": 1, "high": 4},
@@ -125,16 +125,16 @@ def test_interrupted_run_leaves_a_resumable_study(tiny_dataset_dir: Path, tmp_pa
     )
     storage = f"sqlite:///{tmp_path / 'out' / 'tiny' / 'study.db'}"
 
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            if len(optuna.load_study(study_name="tiny", storage=open_storage(storage)).trials) >= 3:
-                break
-        except KeyError:
-            pass
-        time.sleep(0.5)
+    seen = []
+    assert worker.stdout is not None
+    for line in worker.stdout:  # progress lines as they are printed: interrupt once 3 trials are finished
+        seen.append(line)
+        finished = re.search(r": (\d+)/200 finished", line)
+        if finished and int(finished.group(1)) >= 3:
+            break
     worker.send_signal(signal.SIGINT)
-    output, _ = worker.communicate(timeout=60)
+    rest, _ = worker.communicate(timeout=60)
+    output = "".join(seen) + rest
     assert worker.returncode == 130, output
     assert "resume" in output
     done = len(optuna.load_study(study_name="tiny", storage=storage).trials)
