@@ -122,6 +122,8 @@ def test_interrupted_run_leaves_a_resumable_study(tiny_dataset_dir: Path, tmp_pa
     worker = subprocess.Popen(
         [sys.executable, "-m", "tuner", "run", str(study_file), "--no-report"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        # a shell running the tests in the background ignores SIGINT, and children inherit that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     storage = f"sqlite:///{tmp_path / 'out' / 'tiny' / 'study.db'}"
 
