@@ -29,12 +29,14 @@ complete evaluation by a trial that stays in the study, so it would not have bee
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from tuner.metrics import delta_faithful
 from tuner.stats import SpendingKind, alpha_spending, ratio_excess_test
 
 
@@ -49,17 +51,23 @@ class TrialProfile:
     f0: Sequence[float | None]
     f3: Sequence[float | None]
 
-    def drops(self) -> tuple[np.ndarray, np.ndarray]:
-        """(f0 − f3, f0) per case, NaN where missing: Δfaithful = Σ(f0 − f3) / Σ f0 is their ratio."""
+    def scores(self) -> tuple[np.ndarray, np.ndarray]:
+        """(f0, f3) per case as arrays, NaN where missing."""
         f0 = np.array([np.nan if v is None else v for v in self.f0], dtype=float)
         f3 = np.array([np.nan if v is None else v for v in self.f3], dtype=float)
+        return f0, f3
+
+    def drops(self) -> tuple[np.ndarray, np.ndarray]:
+        """(f0 − f3, f0) per case, NaN where missing: Δfaithful = Σ(f0 − f3) / Σ f0 is their ratio."""
+        f0, f3 = self.scores()
         return f0 - f3, f0
 
 
 def _delta(profile: TrialProfile) -> float:
-    drop, base = profile.drops()
-    scored = np.isfinite(drop)
-    return float(drop[scored].sum() / base[scored].sum()) if base[scored].sum() > 0 else float("nan")
+    """Δfaithful over the cases scored at both v0 and v3 (NaN when there are none or mean F0 = 0)."""
+    f0, f3 = profile.scores()
+    scored = np.isfinite(f0) & np.isfinite(f3)
+    return delta_faithful(f0[scored], f3[scored]) if scored.any() else math.nan
 
 
 def should_prune(
