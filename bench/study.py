@@ -26,7 +26,7 @@ from typing import Any
 import optuna
 import yaml
 
-from tuner.pareto import hypervolume_history
+from tuner.pareto import Point, hypervolume_history, pareto_front
 from tuner.study import TrialProfile, load_study_file, points_of, run_study, should_prune, study_front, study_summary
 from tuner.study._front import directions_of
 from tuner.study._objective import trial_profile
@@ -154,19 +154,21 @@ def _oracle_savings(study: optuna.Study, gap: float, cases: int) -> str:
     ``cases`` cases, each trial that a front trial of its time beats on recall and on Δ by more than ``gap``.
     A stopped trial is charged ``cases``/N of its calls (calls are not uniform over cases, so this is an
     estimate)."""
-    trials = [t for t in study.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.COMPLETE]
-    n = len(trials[0].user_attrs["f0"])
-    spent = full = 0.0
-    kept: list[optuna.trial.FrozenTrial] = []
-    for trial in trials:
-        calls = trial.user_attrs["calls"]["generator"] + trial.user_attrs["calls"]["judge"]
-        full += calls
-        front = [t for t in kept if not any(o.values[0] >= t.values[0] and o.values[1] <= t.values[1] and o.values != t.values for o in kept)]
-        if any(f.values[0] > trial.values[0] and trial.values[1] - f.values[1] > gap for f in front):
-            spent += calls * cases / n
+    complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    calls = {t.number: t.user_attrs["calls"]["generator"] + t.user_attrs["calls"]["judge"] for t in complete}
+    n = len(complete[0].user_attrs["f0"])
+    directions = directions_of(study)
+    spent = 0.0
+    kept: list[Point] = []
+    for point in points_of(study):
+        recall, delta = point.values["recall_at_k"], point.values["v3_delta_faithful"]
+        front = pareto_front(kept, directions) if kept else []
+        if any(f.values["recall_at_k"] > recall and delta - f.values["v3_delta_faithful"] > gap for f in front):
+            spent += calls[point.number] * cases / n
         else:
-            spent += calls
-            kept.append(trial)
+            spent += calls[point.number]
+            kept.append(point)
+    full = sum(calls.values())
     return f"oracle stopping every trial beaten by > {gap} in Δ after {cases} cases: {1 - spent / full:.1%} saved"
 
 
