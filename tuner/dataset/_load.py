@@ -116,6 +116,15 @@ def _keypoints(where: str, value: list[Any], problems: _Problems) -> tuple[tuple
     return tuple(keypoints)
 
 
+def _is_repeat(seen: dict[str, str], field: str, key: str, where: str, problems: _Problems) -> bool:
+    """True, with one problem naming the first occurrence, when ``key`` was seen before; else remember it."""
+    if key in seen:
+        problems.add(where, f"duplicate {field} '{key}' (first at {seen[key]})")
+        return True
+    seen[key] = where
+    return False
+
+
 def _load_corpus(path: Path, problems: _Problems) -> list[Document]:
     documents: list[Document] = []
     seen: dict[str, str] = {}
@@ -123,10 +132,8 @@ def _load_corpus(path: Path, problems: _Problems) -> list[Document]:
         if not _check_fields(where, record, _CORPUS_FIELDS, ("doc_id", "text"), problems):
             continue
         doc_id = record["doc_id"]
-        if doc_id in seen:
-            problems.add(where, f"duplicate doc_id '{doc_id}' (first at {seen[doc_id]})")
+        if _is_repeat(seen, "doc_id", doc_id, where, problems):
             continue
-        seen[doc_id] = where
         documents.append(Document(doc_id, record["text"], record.get("title", ""), record.get("metadata", {})))
     if not documents and not problems.lines:
         problems.add(str(path), "no documents")
@@ -141,10 +148,8 @@ def _load_golden(path: Path, doc_ids: set[str], problems: _Problems) -> list[Gol
         if not _check_fields(where, record, _GOLDEN_FIELDS, required, problems):
             continue
         case_id = record["id"]
-        if case_id in seen:
-            problems.add(where, f"duplicate id '{case_id}' (first at {seen[case_id]})")
+        if _is_repeat(seen, "id", case_id, where, problems):
             continue
-        seen[case_id] = where
         keypoints = _keypoints(where, record["keypoints"], problems)
         relevant = _string_list(where, "relevant_doc_ids", record["relevant_doc_ids"], problems)
         wrong = _string_list(where, "wrong_answers", record.get("wrong_answers", []), problems)
@@ -181,13 +186,11 @@ def _load_conflicts(path: Path, doc_ids: set[str], problems: _Problems) -> list[
         if not _check_fields(where, record, _CONFLICT_FIELDS, ("doc_id", "text", "conflicts_with"), problems):
             continue
         doc_id = record["doc_id"]
-        if doc_id in seen:
-            problems.add(where, f"duplicate doc_id '{doc_id}' (first at {seen[doc_id]})")
-            continue
         if doc_id in doc_ids:
             problems.add(where, f"doc_id '{doc_id}' is also a corpus document")
             continue
-        seen[doc_id] = where
+        if _is_repeat(seen, "doc_id", doc_id, where, problems):
+            continue
         if record["conflicts_with"] not in doc_ids:
             problems.add(where, f"conflicts_with names unknown document '{record['conflicts_with']}'")
             continue
