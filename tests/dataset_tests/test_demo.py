@@ -13,7 +13,7 @@ import pytest
 
 from tuner.cli import main
 from tuner.dataset import CONFLICTS, CORPUS, GOLDEN, Conflict, Dataset, generate_demo, load_dataset, resolve_dataset
-from tuner.dataset._demo import GENERATOR_VERSION, demo_records
+from tuner.dataset.demo import GENERATOR_VERSION, demo_records
 from tuner.errors import UserError
 
 

@@ -1,7 +1,7 @@
 """Datasets: the folder format (corpus, golden questions, conflicts), loading and validation."""
 
 from tuner.dataset._builtin import resolve_dataset
-from tuner.dataset._demo import generate_demo
+from tuner.dataset.demo import generate_demo
 from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, load_dataset
 from tuner.dataset._model import Conflict, Dataset, Document, GoldenCase, Keypoint
 from tuner.dataset._write import write_dataset

@@ -7,7 +7,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from tuner.cache import default_cache_root
-from tuner.dataset._demo import GENERATOR_VERSION, generate_demo
+from tuner.dataset.demo import GENERATOR_VERSION, generate_demo
 from tuner.dataset._load import CORPUS
 from tuner.errors import UserError
 

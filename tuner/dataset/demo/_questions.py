@@ -6,8 +6,8 @@ import random
 from collections import defaultdict
 from typing import Any
 
-from tuner.dataset._demo_docs import DocSpec, Fact
-from tuner.dataset._demo_values import distinct
+from tuner.dataset.demo._docs import DocSpec, Fact
+from tuner.dataset.demo._values import distinct
 
 SINGLE, MULTI, LONG_TAIL = 100, 40, 40
 STALE_LAG = 0.6

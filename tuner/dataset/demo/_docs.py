@@ -5,11 +5,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from tuner.dataset._demo_catalog import COMPANY, PRODUCT_COMMON, PRODUCT_LINES, RELEASE_ATTRS, SUPPORT_TOPICS, TODAY, Attr
-from tuner.dataset._demo_company import (
+from tuner.dataset.demo._catalog import COMPANY, PRODUCT_COMMON, PRODUCT_LINES, RELEASE_ATTRS, SUPPORT_TOPICS, TODAY, Attr
+from tuner.dataset.demo._company import (
     CITIES, FILLER, GUIDE_ATTRS, INTRO, PARTNER_ATTRS, PARTNERS, PLAN_ATTRS, PLANS, POLICIES, REGIONS, SECTIONS, STORE_ATTRS,
 )
-from tuner.dataset._demo_values import SEVERITIES, Value, date, distinct
+from tuner.dataset.demo._values import SEVERITIES, Value, date, distinct
 
 SUBJECT_FILLER = (
     "{s} is designed and tested by {company}.",

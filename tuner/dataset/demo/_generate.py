@@ -9,9 +9,9 @@ import random
 from pathlib import Path
 from typing import Any
 
-from tuner.dataset._demo_docs import edition_title, plan_documents, render, render_edition
-from tuner.dataset._demo_values import date
-from tuner.dataset._demo_questions import make_golden
+from tuner.dataset.demo._docs import edition_title, plan_documents, render, render_edition
+from tuner.dataset.demo._values import date
+from tuner.dataset.demo._questions import make_golden
 from tuner.dataset._model import Dataset
 from tuner.dataset._write import write_dataset
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from tuner.dataset._demo_values import Quantity, Value, date, decimal, percent, unit, usd, version
+from tuner.dataset.demo._values import Quantity, Value, date, decimal, percent, unit, usd, version
 
 COMPANY = "Lumina Systems"
 TODAY = dt.date(2025, 6, 1).toordinal()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tuner.dataset._demo_catalog import DAYS, GB, HOURS, MINUTES, RECENT, Attr, _a
-from tuner.dataset._demo_values import Quantity, decimal, percent, unit, usd, version
+from tuner.dataset.demo._catalog import DAYS, GB, HOURS, MINUTES, RECENT, Attr, _a
+from tuner.dataset.demo._values import Quantity, decimal, percent, unit, usd, version
 
 REGIONS = ("United States", "Canada", "United Kingdom", "Germany", "France", "Japan", "Australia", "Brazil")
 
