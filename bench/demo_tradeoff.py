@@ -22,7 +22,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from tuner.dataset import generate_demo  # noqa: E402
 from tuner.evaluation import evaluate_retrieval  # noqa: E402
-from tuner.evaluation.robustness import RobustnessEvaluator, summarize_variant  # noqa: E402
+from tuner.evaluation import Responder, RobustnessEvaluator, summarize_variant  # noqa: E402
 from tuner.generation import build_generator, parse_generator_config  # noqa: E402
 from tuner.judging import build_judge, parse_judge_config  # noqa: E402
 from tuner.noise import NoiseConfig  # noqa: E402
@@ -55,8 +55,7 @@ def main() -> None:
         pipeline = RetrievalPipeline(dataset)
         evaluator = RobustnessEvaluator(
             pipeline,
-            build_generator(parse_generator_config({}, "bench")),
-            build_judge(parse_judge_config({}, "bench")),
+            Responder(build_generator(parse_generator_config({}, "bench")), build_judge(parse_judge_config({}, "bench"))),
             NoiseConfig(),
         )
         print(f"{'retriever':9} {'k':>2} {'thr':>4} | {'recall@k':>8} {'F(v0)':>6} {'Δfaith v3':>9} {'misled':>6} {'n/N':>8}")

@@ -28,7 +28,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from tuner.cache import DiskCache  # noqa: E402
 from tuner.dataset import Dataset, load_dataset, resolve_dataset  # noqa: E402
 from tuner.embedding import get_encoder  # noqa: E402
-from tuner.evaluation.robustness import RobustnessEvaluator, summarize  # noqa: E402
+from tuner.evaluation import Responder, RobustnessEvaluator, summarize  # noqa: E402
 from tuner.generation import ExtractiveGenerator, ExtractiveGeneratorConfig  # noqa: E402
 from tuner.judging import LexicalJudge  # noqa: E402
 from tuner.noise import VARIANTS, NoiseConfig  # noqa: E402
@@ -45,16 +45,16 @@ def evaluator_for(dataset: Dataset, root: Path) -> RobustnessEvaluator:
     encoder = get_encoder(DEFAULT_EMBEDDING_MODEL, root)
     pipeline = RetrievalPipeline(dataset, cache=DiskCache(root), encoder=encoder)
     generator = ExtractiveGenerator(ExtractiveGeneratorConfig(), encoder)
-    return RobustnessEvaluator(pipeline, generator, LexicalJudge(), NoiseConfig())
+    return RobustnessEvaluator(pipeline, Responder(generator, LexicalJudge()), NoiseConfig())
 
 
 def timed_matrix(evaluator: RobustnessEvaluator, settings: RetrievalSettings) -> tuple[float, dict[str, object]]:
     start = time.perf_counter()
     outcomes = evaluator.evaluate(settings, VARIANTS)
-    report = summarize(outcomes, VARIANTS, evaluator.calls.as_dict())
+    report = summarize(outcomes, VARIANTS, evaluator.responder.calls())
     elapsed = time.perf_counter() - start
     v3 = report.variants["v3"]
-    return elapsed, {"v3_delta": v3.delta_faithful, "n": v3.faithful.n, "N": v3.faithful.n_total, "calls": evaluator.calls.as_dict()}
+    return elapsed, {"v3_delta": v3.delta_faithful, "n": v3.faithful.n, "N": v3.faithful.n_total, "calls": evaluator.responder.calls()}
 
 
 def sample_trials() -> list[RetrievalSettings]:
@@ -69,9 +69,9 @@ def calls_per_trial(dataset: Dataset, root: Path, shared: bool) -> tuple[list[in
     for settings in sample_trials():
         if not shared:
             evaluator = evaluator_for(dataset, root)
-        before = evaluator.calls.generator + evaluator.calls.judge
+        before = evaluator.responder.calls()["total"]
         evaluator.evaluate(settings, VARIANTS)
-        per_trial.append(evaluator.calls.generator + evaluator.calls.judge - before)
+        per_trial.append(evaluator.responder.calls()["total"] - before)
     return per_trial, time.perf_counter() - start
 
 

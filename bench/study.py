@@ -26,10 +26,20 @@ from typing import Any
 import optuna
 import yaml
 
+from tuner.objectives import DELTA, RECALL
 from tuner.pareto import Point, hypervolume_history, pareto_front
-from tuner.study import TrialProfile, load_study_file, points_of, run_study, should_prune, study_front, study_summary
-from tuner.study._front import directions_of
-from tuner.study._objective import trial_profile
+from tuner.study import (
+    TrialProfile,
+    TrialRecord,
+    directions_of,
+    load_study_file,
+    points_of,
+    run_study,
+    should_prune,
+    study_front,
+    study_summary,
+    trial_profile,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID_SPACE = {
@@ -155,15 +165,16 @@ def _oracle_savings(study: optuna.Study, gap: float, cases: int) -> str:
     A stopped trial is charged ``cases``/N of its calls (calls are not uniform over cases, so this is an
     estimate)."""
     complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
-    calls = {t.number: t.user_attrs["calls"]["generator"] + t.user_attrs["calls"]["judge"] for t in complete}
-    n = len(complete[0].user_attrs["f0"])
+    records = {t.number: TrialRecord.from_trial(t) for t in complete}
+    calls = {number: record.calls.llm for number, record in records.items() if record.calls is not None}
+    n = len(records[complete[0].number].f0 or ())
     directions = directions_of(study)
     spent = 0.0
     kept: list[Point] = []
     for point in points_of(study):
-        recall, delta = point.values["recall_at_k"], point.values["v3_delta_faithful"]
+        recall, delta = point.values[RECALL], point.values[DELTA]
         front = pareto_front(kept, directions) if kept else []
-        if any(f.values["recall_at_k"] > recall and delta - f.values["v3_delta_faithful"] > gap for f in front):
+        if any(f.values[RECALL] > recall and delta - f.values[DELTA] > gap for f in front):
             spent += calls[point.number] * cases / n
         else:
             spent += calls[point.number]
@@ -178,7 +189,7 @@ def _false_prunes(study: optuna.Study, orders: int = 10, batch: int = 20, alpha:
     its full Δfaithful is not above the rival's (H0 true)?"""
     trials = [t for t in study.get_trials(deepcopy=False) if t.state == optuna.trial.TrialState.COMPLETE]
     profiles = [trial_profile(t) for t in trials]
-    n = len(trials[0].user_attrs["f0"])
+    n = len(TrialRecord.from_trial(trials[0]).f0 or ())
     looks = list(range(batch, n, batch))
     rng = random.Random(0)
     h0_pairs = wrong = prunes = 0

@@ -10,7 +10,7 @@ from tuner.dataset import load_dataset
 from tuner.embedding import CachedEncoder
 from tuner.generation import build_generator, parse_generator_config
 from tuner.judging import VERDICTS, KeypointVerdict, build_judge, parse_judge_config
-from tuner.llm import BackendResources
+from tuner.llm import BackendResources, RequestCount
 from tuner.noise import NoiseConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.gate import RobustnessSetup
@@ -24,6 +24,7 @@ class FlakyJudge:
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
+        self.requests_made = RequestCount()
 
     def judge(
         self,

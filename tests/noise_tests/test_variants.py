@@ -5,7 +5,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from tuner.evaluation.robustness import CaseOutcome, RobustnessEvaluator
+from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import Answer, ExtractiveGenerator, ExtractiveGeneratorConfig
 from tuner.judging import KeypointVerdict, LexicalJudge
 from tuner.noise import VARIANTS, NoiseConfig
@@ -25,6 +25,7 @@ class RecordingGenerator:
 
     def __init__(self, inner: ExtractiveGenerator) -> None:
         self.inner = inner
+        self.requests_made = inner.requests_made
         self.calls: list[tuple[str, tuple[str, ...]]] = []
 
     def generate(self, question: str, contexts: Sequence[str]) -> Answer:
@@ -34,6 +35,7 @@ class RecordingGenerator:
 
 class RecordingJudge(LexicalJudge):
     def __init__(self) -> None:
+        super().__init__()
         self.calls: list[tuple[str, tuple[tuple[str, ...], ...], tuple[str, ...]]] = []
 
     def judge(
@@ -50,7 +52,7 @@ class RecordingJudge(LexicalJudge):
 
 def _evaluate(pipeline: RetrievalPipeline, noise: NoiseConfig, settings: RetrievalSettings = SETTINGS) -> list[CaseOutcome]:
     encoder = pipeline.encoder(settings)
-    evaluator = RobustnessEvaluator(pipeline, ExtractiveGenerator(ExtractiveGeneratorConfig(), encoder), LexicalJudge(), noise)
+    evaluator = RobustnessEvaluator(pipeline, Responder(ExtractiveGenerator(ExtractiveGeneratorConfig(), encoder), LexicalJudge()), noise)
     return evaluator.evaluate(settings)
 
 
@@ -62,7 +64,7 @@ def _similarity(pipeline: RetrievalPipeline, question: str, passage: str) -> flo
 def test_only_the_context_changes_between_variants(pipeline: RetrievalPipeline) -> None:
     generator = RecordingGenerator(ExtractiveGenerator(ExtractiveGeneratorConfig(), pipeline.encoder(SETTINGS)))
     judge = RecordingJudge()
-    outcomes = RobustnessEvaluator(pipeline, generator, judge, NoiseConfig()).evaluate(SETTINGS)
+    outcomes = RobustnessEvaluator(pipeline, Responder(generator, judge), NoiseConfig()).evaluate(SETTINGS)
     for outcome in outcomes:
         case = outcome.case
         asked = {contexts for question, contexts in generator.calls if question == case.question}

@@ -24,7 +24,7 @@ from tuner.errors import UserError  # noqa: E402
 from tuner.evaluation.robustness import CaseOutcome, VariantOutcome  # noqa: E402
 from tuner.generation import Answer  # noqa: E402
 from tuner.judging import KeypointVerdict  # noqa: E402
-from tuner.judging._ragas import ragas_scores  # noqa: E402
+from tuner.evaluation import ragas_scores  # noqa: E402
 from tuner.llm import BackendResources, LLMConfig  # noqa: E402
 from tuner.llm.testing import FakeChatServer, Reply  # noqa: E402
 from tuner.noise import VariantContext  # noqa: E402

@@ -16,6 +16,7 @@ from tuner.llm import BackendResources
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import wilson_interval
+from tuner.evaluation import Responder
 from tuner.stress import (
     UNFILTERED_NOTE,
     CaseResult,
@@ -37,7 +38,7 @@ def run(corrupted_dir: Path, encoder: CachedEncoder) -> tuple[RetrievalPipeline,
     resources = BackendResources(encoder=encoder)
     generator = build_generator(parse_generator_config(None, "test"), resources)
     judge = build_judge(parse_judge_config(None, "test"), resources)
-    return pipeline, StressEvaluator(pipeline, generator, judge).run(RetrievalSettings(top_k=5))
+    return pipeline, StressEvaluator(pipeline, Responder(generator, judge)).run(RetrievalSettings(top_k=5))
 
 
 def test_conditions_are_every_kind_and_severity_present(corrupted_dir: Path) -> None:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tuner.study import TrialProfile, should_prune
+from tuner.study import PruneEvidence, TrialProfile, should_prune
 
 MARGIN = {"recall_at_k": 0.125, "v3_delta_faithful": 0.05}  # binary fractions: exact comparisons
 N = 40
@@ -12,7 +12,7 @@ def _misled(cases: list[int], n: int = N) -> list[float]:
     return [0.0 if i in cases else 1.0 for i in range(n)]
 
 
-def _check(current: TrialProfile, front: list[TrialProfile], look: int = 1, looks: int = 5) -> dict | None:
+def _check(current: TrialProfile, front: list[TrialProfile], look: int = 1, looks: int = 5) -> PruneEvidence | None:
     return should_prune(current, front, MARGIN, look, looks, 0.05, "bonferroni", use_context_words=False)
 
 
@@ -21,10 +21,11 @@ def test_clearly_dominated_trial_is_pruned_with_its_evidence() -> None:
     misled = TrialProfile(7, 0.7, 100.0, CLEAN[:20], _misled(list(range(0, 20, 2)), 20))  # half of 20 cases lost
     evidence = _check(misled, [robust])
     assert evidence is not None
-    assert (evidence["dominated_by"], evidence["cases_used"], evidence["n_total"]) == (0, 20, 40)
-    assert evidence["differences"] == {"recall_at_k": 0.2, "v3_delta_faithful": 0.5}
-    assert evidence["alpha"] == 0.01  # 0.05 over 5 looks
-    assert evidence["p_value"] < 0.01
+    assert (evidence.dominated_by, evidence.cases_used, evidence.n_total) == (0, 20, 40)
+    assert evidence.differences == {"recall_at_k": 0.2, "v3_delta_faithful": 0.5}
+    assert evidence.alpha == 0.01  # 0.05 over 5 looks
+    assert evidence.p_value < 0.01
+    assert PruneEvidence.from_dict(evidence.to_dict()) == evidence
 
 
 def test_a_tie_within_the_margin_is_not_pruned() -> None:
@@ -49,7 +50,7 @@ def test_the_rival_is_the_most_robust_front_trial_with_better_recall() -> None:
     robust = TrialProfile(2, 0.9, 100.0, CLEAN, CLEAN)
     trial = TrialProfile(9, 0.7, 100.0, CLEAN[:20], _misled(list(range(0, 20, 2)), 20))
     evidence = _check(trial, [high_recall, robust_but_low, robust])
-    assert evidence is not None and evidence["dominated_by"] == 2
+    assert evidence is not None and evidence.dominated_by == 2
 
 
 def test_too_few_cases_or_missing_scores_never_prune() -> None:
@@ -64,7 +65,7 @@ def test_repeated_looks_spend_less_alpha_per_look() -> None:
     noisy = TrialProfile(1, 0.5, 100.0, CLEAN[:12], _misled([1, 4, 7, 10], 12))  # 4 of 12 lost
     single_look = should_prune(noisy, [front], MARGIN, 1, 1, 0.05, "bonferroni", False)
     many_looks = should_prune(noisy, [front], MARGIN, 1, 20, 0.05, "bonferroni", False)
-    assert single_look is not None and single_look["p_value"] > 0.05 / 20
+    assert single_look is not None and single_look.p_value > 0.05 / 20
     assert many_looks is None
 
 
@@ -79,12 +80,12 @@ def test_a_completed_trial_is_profiled_from_its_values_and_per_case_scores() -> 
     from optuna.distributions import IntDistribution
     from optuna.trial import TrialState, create_trial
 
-    from tuner.study._objective import trial_profile
+    from tuner.study import trial_profile
 
     attrs = {"context_words": 120.0, "f0": [1.0, 0.5], "f3": [0.0, None]}
     complete = create_trial(values=[0.75, 0.4], params={"top_k": 2}, distributions={"top_k": IntDistribution(1, 4)}, user_attrs=attrs)
     complete.number = 3
-    assert trial_profile(complete) == TrialProfile(3, 0.75, 120.0, [1.0, 0.5], [0.0, None])
+    assert trial_profile(complete) == TrialProfile(3, 0.75, 120.0, (1.0, 0.5), (0.0, None))
     pruned = create_trial(state=TrialState.PRUNED, user_attrs=attrs)
     assert trial_profile(pruned) is None  # no values: never a rival
 

@@ -6,6 +6,6 @@ read back by studies (pruning, ε-ties on Pareto fronts) and gates. See docs/rob
 """
 
 from tuner.calibration._calibrate import calibrate, public_config, with_run_seed
-from tuner.calibration._floor import OBJECTIVES, NoiseComponent, NoiseFloor
+from tuner.calibration._floor import FLOOR_METRICS, NoiseComponent, NoiseFloor
 
-__all__ = ["OBJECTIVES", "NoiseComponent", "NoiseFloor", "calibrate", "public_config", "with_run_seed"]
+__all__ = ["FLOOR_METRICS", "NoiseComponent", "NoiseFloor", "calibrate", "public_config", "with_run_seed"]

@@ -22,10 +22,10 @@ from numpy.typing import NDArray
 from tuner.calibration._floor import NoiseComponent, NoiseFloor
 from tuner.errors import UserError
 from tuner.evaluation.retrieval import score_contexts
-from tuner.evaluation.robustness import CaseOutcome, RobustnessEvaluator
+from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import Answer, build_generator
 from tuner.judging import build_judge
-from tuner.llm import BackendResources
+from tuner.llm import BackendResources, RequestCount
 from tuner.metrics import delta_faithful
 from tuner.noise import NoiseConfig
 from tuner.progress import Reporter, SilentReporter
@@ -68,6 +68,7 @@ class _SavedAnswers:
 
     def __init__(self, answers: dict[tuple[str, tuple[str, ...]], Answer]) -> None:
         self.answers = answers
+        self.requests_made = RequestCount()  # replaying makes no request
 
     def generate(self, question: str, contexts: Sequence[str]) -> Answer:
         return self.answers[(question, tuple(contexts))]
@@ -209,18 +210,18 @@ def calibrate(
         def regenerate(run: int) -> list[CaseOutcome]:
             generator = build_generator(with_run_seed(generator_config, run), resources)
             judge = build_judge(with_run_seed(judge_config, run), resources)
-            evaluator = RobustnessEvaluator(pipeline, generator, judge, noise)
-            outcomes = evaluator.evaluate(settings, _VARIANTS)
-            calls.update(generator=evaluator.calls.generator, judge=evaluator.calls.judge)
+            responder = Responder(generator, judge)
+            outcomes = RobustnessEvaluator(pipeline, responder, noise).evaluate(settings, _VARIANTS)
+            calls.update(generator=responder.calls()["generator"], judge=responder.calls()["judge"])
             return outcomes
 
         regenerated = _each_run(runs, "regenerating answers", reporter, regenerate)
         saved = _SavedAnswers(_saved_answers(regenerated[0]))
 
         def rejudge(run: int) -> list[CaseOutcome]:
-            evaluator = RobustnessEvaluator(pipeline, saved, build_judge(with_run_seed(judge_config, run), resources), noise)
-            outcomes = evaluator.evaluate(settings, _VARIANTS)
-            calls.update(judge=evaluator.calls.judge)
+            responder = Responder(saved, build_judge(with_run_seed(judge_config, run), resources))
+            outcomes = RobustnessEvaluator(pipeline, responder, noise).evaluate(settings, _VARIANTS)
+            calls.update(judge=responder.calls()["judge"])
             return outcomes
 
         rejudged = _each_run(runs, "re-judging the answers of run 0", reporter, rejudge)

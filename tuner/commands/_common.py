@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tuner.evaluation.robustness import CaseOutcome, RobustnessEvaluator
+    from tuner.evaluation import CaseOutcome, RobustnessEvaluator
     from tuner.generation import Generator
     from tuner.judging import Judge
     from tuner.llm import BackendResources
@@ -125,7 +125,8 @@ def evaluate_with_progress(
     """``evaluator.evaluate`` over every case with keypoints, in batches of cases so a progress bar can
     advance; a batch holds at least twice the backends' concurrency, so no call slot idles for long."""
     case_ids = [case.id for case in evaluator.pipeline.dataset.golden if case.keypoints]
-    size = max(8, 2 * evaluator.generator.concurrency, 2 * evaluator.judge.concurrency)
+    responder = evaluator.responder
+    size = max(8, 2 * responder.generator.concurrency, 2 * responder.judge_backend.concurrency)
     outcomes: list[CaseOutcome] = []
     with reporter.task(f"answering and judging {len(case_ids)} cases × {len(variants)} variants", len(case_ids)) as task:
         for start in range(0, len(case_ids), size):

@@ -102,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"{root / CONFLICTS}: already exists; pass --force to replace it")
     dataset = _staged(root, {})
     if args.llm_config:
-        from tuner.corruption.llm import llm_corruptors, load_llm_config
+        from tuner.corruption.llm import llm_corruptors
+        from tuner.llm import load_llm_config
 
         corruptors, concurrency = llm_corruptors(load_llm_config(args.llm_config), kinds)
     else:

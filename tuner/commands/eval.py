@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.evaluation import evaluate_retrieval
-    from tuner.evaluation.render import retrieval_table
+    from tuner.commands._render import retrieval_table
     from tuner.progress import RichReporter
     from tuner.retrieval import RetrievalPipeline
 

@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.export import write_export
     from tuner.pareto import pick
     from tuner.study import load_study, study_front
-    from tuner.study._finish import trial_document
+    from tuner.study import trial_document
 
     loaded = loaded_study(args)
     study = load_study(loaded)

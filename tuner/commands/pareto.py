@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tuner.settings import format_settings
     from tuner.study import load_study, study_front, study_summary
-    from tuner.study._front import entry_json
+    from tuner.study import entry_json
 
     study = load_study(loaded_study(args))
     directions, floor, entries = study_front(study)

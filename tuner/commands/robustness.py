@@ -55,9 +55,8 @@ def parse_variants(text: str) -> tuple[str, ...]:
 
 def run(args: argparse.Namespace) -> int:
     from tuner.dataset import load_dataset, resolve_dataset
-    from tuner.evaluation import evaluate_retrieval
-    from tuner.evaluation.render import robustness_buckets_table, robustness_table
-    from tuner.evaluation.robustness import RobustnessEvaluator, summarize
+    from tuner.commands._render import robustness_buckets_table, robustness_table
+    from tuner.evaluation import Responder, RobustnessEvaluator, evaluate_retrieval, ragas_scores, summarize
     from tuner.llm import BackendResources
     from tuner.progress import RichReporter
     from tuner.retrieval import RetrievalPipeline
@@ -77,13 +76,11 @@ def run(args: argparse.Namespace) -> int:
     reporter = RichReporter()
     pipeline = RetrievalPipeline(dataset, reporter=reporter)
     retrieval = evaluate_retrieval(pipeline, settings)
-    evaluator = RobustnessEvaluator(pipeline, generator, judge, noise)
-    outcomes = evaluate_with_progress(evaluator, settings, variants, reporter)
-    report = summarize(outcomes, variants, evaluator.calls.as_dict())
+    responder = Responder(generator, judge)
+    outcomes = evaluate_with_progress(RobustnessEvaluator(pipeline, responder, noise), settings, variants, reporter)
+    report = summarize(outcomes, variants, responder.calls())
     ragas = None
     if ragas_config is not None:
-        from tuner.judging._ragas import ragas_scores
-
         ragas = ragas_scores(outcomes, variants, ragas_config, resources, reporter)
     if args.json:
         payload = report.to_dict()
@@ -108,9 +105,8 @@ def _ragas_config(path: str | None) -> LLMConfig | None:
     """The ragas judge's endpoint from ``--ragas FILE``, checked (and ragas importable) before any work starts."""
     if path is None:
         return None
-    from tuner.corruption.llm import load_llm_config
-    from tuner.judging._ragas import require_ragas
-    from tuner.llm import ChatClient
+    from tuner.evaluation import require_ragas
+    from tuner.llm import ChatClient, load_llm_config
 
     config = load_llm_config(path)
     try:

@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.pareto import PICK_RULES
     from tuner.progress import RichReporter
     from tuner.study import run_study
-    from tuner.study._finish import dry_run, finish
+    from tuner.study import dry_run, finish
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # progress comes from the reporter, one line per trial
     loaded = loaded_study(args)

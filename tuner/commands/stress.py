@@ -23,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.commands._common import backends_from_args
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.errors import UserError
+    from tuner.evaluation import Responder
     from tuner.llm import BackendResources
     from tuner.progress import RichReporter
     from tuner.retrieval import RetrievalPipeline
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     dataset = load_dataset(resolve_dataset(args.dataset))
     generator, judge = backends_from_args(args, BackendResources())
     reporter = RichReporter()
-    report = StressEvaluator(RetrievalPipeline(dataset, reporter=reporter), generator, judge, args.noise_n).run(settings)
+    report = StressEvaluator(RetrievalPipeline(dataset, reporter=reporter), Responder(generator, judge), args.noise_n).run(settings)
     paths = write_stress_outputs(report, args.out)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))

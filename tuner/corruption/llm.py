@@ -6,21 +6,14 @@ rule-based path never loads the OpenAI client.
 
 from __future__ import annotations
 
-import json
 import random
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
-
-from pydantic import ValidationError
 
 from tuner.corruption._base import CaseFacts, CorruptedDoc, CorruptionFailed, Corruptor
 from tuner.corruption._text import contains_any
 from tuner.dataset import Document
-from tuner.errors import UserError, describe_validation_error
-from tuner.io import read_yaml_mapping
-from tuner.llm import BackendError, BackendResources, ChatClient, LLMConfig, fill
+from tuner.llm import BackendError, BackendResources, ChatClient, LLMConfig, fill, json_object
 
 KIND_INSTRUCTIONS = {
     "factual_corruption": "replace each answer-bearing fact with a plausible wrong value of the same type "
@@ -46,21 +39,13 @@ PROMPT = (
     '["<each wrong value the new text asserts, copied exactly from it>"]}. '
     "For relevance_poisoning, wrong_values is []."
 )
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 
 
 def parse_rewrite(reply: str) -> tuple[str, tuple[str, ...]] | None:
     """``(text, wrong_values)`` from a reply holding one JSON object (code fences and surrounding text
     tolerated); ``None`` if there is none or its fields have the wrong types."""
-    body = _FENCE.sub("", reply.strip())
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        payload = json.loads(body[start : end + 1])
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(payload, dict):
+    payload = json_object(reply)
+    if payload is None:
         return None
     text, wrong = payload.get("text"), payload.get("wrong_values", [])
     if not isinstance(text, str) or not isinstance(wrong, list) or not all(isinstance(w, str) for w in wrong):
@@ -113,15 +98,6 @@ class LLMCorruptor:
         if not found:
             raise CorruptionFailed("model reply named no wrong value found in its text")
         return CorruptedDoc(text, found)
-
-
-def load_llm_config(path: str | Path) -> LLMConfig:
-    """An :class:`LLMConfig` from a YAML mapping (``base_url``, ``model``, ``api_key_env``, ...)."""
-    data = read_yaml_mapping(path, "an LLM endpoint config with base_url and model")
-    try:
-        return LLMConfig(**data)
-    except ValidationError as exc:
-        raise UserError(f"{path}: {describe_validation_error(exc)}") from None
 
 
 def llm_corruptors(

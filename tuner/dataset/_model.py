@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,19 @@ class Dataset:
     def retrieval_only(self) -> bool:
         """True when no golden case has keypoints: only retrieval metrics can be computed."""
         return all(not case.keypoints for case in self.golden)
+
+    @cached_property
+    def _wrong_values(self) -> dict[str, tuple[str, ...]]:
+        """Per corpus doc id, the wrong values its conflicting documents assert."""
+        values: dict[str, list[str]] = {}
+        for conflict in self.conflicts:
+            values.setdefault(conflict.conflicts_with, []).extend(conflict.wrong_values)
+        return {doc_id: tuple(v) for doc_id, v in values.items()}
+
+    def wrong_answers(self, case: GoldenCase) -> list[str]:
+        """The case's known wrong answers plus the wrong values asserted by conflicts of its relevant documents."""
+        extra = [value for doc in case.relevant_doc_ids for value in self._wrong_values.get(doc, ())]
+        return list(dict.fromkeys([*case.wrong_answers, *extra]))
 
     def summary(self) -> str:
         kinds = sorted({c.category for c in self.golden})

@@ -1,5 +1,37 @@
-"""Evaluations of one configuration: retrieval metrics (deterministic) and, later, noise robustness."""
+"""Evaluations of one configuration (ranking → metrics; variants → answers → verdicts → metrics).
 
+Retrieval metrics are deterministic and need no model (:func:`evaluate_retrieval`); noise robustness
+answers every noise variant through one :class:`Responder` and summarizes Δfaithful per variant
+(:class:`RobustnessEvaluator`, :func:`summarize`); ragas scores the same samples on request
+(:func:`ragas_scores`, extra ``tuner[ragas]``).
+"""
+
+from tuner.evaluation._ragas import RAGAS_METRICS, ragas_scores, require_ragas
+from tuner.evaluation._responder import Memo, Responder
 from tuner.evaluation.retrieval import RetrievalReport, evaluate_retrieval
+from tuner.evaluation.robustness import (
+    CaseOutcome,
+    RobustnessEvaluator,
+    RobustnessReport,
+    VariantOutcome,
+    VariantSummary,
+    summarize,
+    summarize_variant,
+)
 
-__all__ = ["RetrievalReport", "evaluate_retrieval"]
+__all__ = [
+    "RAGAS_METRICS",
+    "CaseOutcome",
+    "Memo",
+    "Responder",
+    "RetrievalReport",
+    "RobustnessEvaluator",
+    "RobustnessReport",
+    "VariantOutcome",
+    "VariantSummary",
+    "evaluate_retrieval",
+    "ragas_scores",
+    "require_ragas",
+    "summarize",
+    "summarize_variant",
+]

@@ -2,30 +2,30 @@
 
 Per case and variant the generator answers from the variant's context and the judge gives, per
 keypoint, two separate verdicts (answer, context). Only the context differs between variants.
-Calls are memoized per (question, context) and (answer, context, keypoints), so trials whose contexts
-equal an earlier trial's cost nothing; remote backends also persist their calls in the call cache.
+Answers and verdicts come from a :class:`~tuner.evaluation.Responder`, memoized per (question, context)
+and (answer, context, keypoints), so trials whose contexts equal an earlier trial's cost nothing; remote
+backends also persist their calls in the call cache.
 """
 
 from __future__ import annotations
 
 import math
-import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from tuner.dataset import GoldenCase
-from tuner.generation import Answer, Generator
-from tuner.judging import Judge, KeypointVerdict
+from tuner.evaluation._responder import Responder
+from tuner.generation import Answer
 from tuner.llm import map_concurrent
 from tuner.metrics import contradicted_share, delta_faithful, faithful, grade_delta, misled, missing_reason, rejected
 from tuner.noise import VARIANTS, NoiseConfig, VariantBuilder, VariantContext
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import Estimate, mean_estimate, ratio_of_means_ci
+from tuner.verdicts import KeypointVerdict
 
 
 @dataclass(frozen=True)
@@ -63,82 +63,23 @@ class CaseOutcome:
     variants: dict[str, VariantOutcome]
 
 
-K = TypeVar("K")
-V = TypeVar("V")
-
-
-class Memo(Generic[K, V]):
-    """Thread-safe memo: a key is computed once even when concurrent callers ask for it at the same time
-    (the others wait for the first), so concurrent requests for one context cost one call."""
-
-    def __init__(self) -> None:
-        self._futures: dict[K, Future[V]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: K, compute: Callable[[], V]) -> tuple[V, bool]:
-        """(value, True if this call computed it)."""
-        with self._lock:
-            future = self._futures.get(key)
-            owner = future is None
-            if future is None:
-                future = self._futures[key] = Future()
-        if owner:
-            try:
-                future.set_result(compute())
-            except BaseException as exc:
-                future.set_exception(exc)
-                with self._lock:
-                    del self._futures[key]  # a later call may try again
-                raise
-        return future.result(), owner
-
-
-@dataclass
-class CallCounts:
-    """Generator and judge requests actually made (memo hits excluded), and the tokens they reported."""
-
-    generator: int = 0
-    judge: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-
-    def add(self, generator: int = 0, judge: int = 0) -> None:
-        with self._lock:
-            self.generator += generator
-            self.judge += judge
-
-    def as_dict(self) -> dict[str, int]:
-        return {"generator": self.generator, "judge": self.judge, "total": self.generator + self.judge}
-
-
 class RobustnessEvaluator:
     """Evaluates cases of one dataset under noise variants for any retrieval settings.
 
-    >>> evaluator = RobustnessEvaluator(pipeline, generator, judge, NoiseConfig())  # doctest: +SKIP
+    >>> evaluator = RobustnessEvaluator(pipeline, Responder(generator, judge), NoiseConfig())  # doctest: +SKIP
     >>> outcomes = evaluator.evaluate(RetrievalSettings(top_k=4), variants=("v0", "v3"))  # doctest: +SKIP
     >>> summarize(outcomes, ("v0", "v3")).variants["v3"].delta_faithful  # doctest: +SKIP
     """
 
-    def __init__(self, pipeline: RetrievalPipeline, generator: Generator, judge: Judge, noise: NoiseConfig) -> None:
+    def __init__(self, pipeline: RetrievalPipeline, responder: Responder, noise: NoiseConfig) -> None:
         self.pipeline = pipeline
-        self.generator = generator
-        self.judge = judge
+        self.responder = responder
         self.noise = noise
-        self.calls = CallCounts()
-        self._answers: Memo[tuple[str, tuple[str, ...]], Answer] = Memo()
-        self._verdicts: Memo[tuple[str, str, tuple[str, ...]], tuple[KeypointVerdict, ...]] = Memo()
         self._builders: dict[tuple[object, ...], VariantBuilder] = {}
         self._question_vectors: dict[str, np.ndarray] = {}
         dataset = pipeline.dataset
         self._conflicts_with = {c.doc_id: c.conflicts_with for c in dataset.conflicts}
-        self._wrong_values: dict[str, list[str]] = {}
-        for conflict in dataset.conflicts:
-            self._wrong_values.setdefault(conflict.conflicts_with, []).extend(conflict.wrong_values)
         self._rows = {case.id: row for row, case in enumerate(dataset.golden)}
-
-    def wrong_answers(self, case: GoldenCase) -> list[str]:
-        """The case's known wrong answers plus the wrong values asserted by conflicts of its relevant documents."""
-        extra = [value for doc in case.relevant_doc_ids for value in self._wrong_values.get(doc, [])]
-        return list(dict.fromkeys([*case.wrong_answers, *extra]))
 
     def _builder(self, settings: RetrievalSettings) -> VariantBuilder:
         key = (settings.chunking, settings.embedding_model)
@@ -151,26 +92,6 @@ class RobustnessEvaluator:
                 table, self._question_vectors[settings.embedding_model], self.noise, self._conflicts_with
             )
         return self._builders[key]
-
-    def _answer(self, case: GoldenCase, context: VariantContext) -> Answer:
-        key = (case.question, tuple(context.passages))
-        answer, computed = self._answers.get(key, lambda: self.generator.generate(case.question, context.passages))
-        if computed:
-            self.calls.add(generator=1)
-        return answer
-
-    def _judge(self, case: GoldenCase, answer: Answer, context: VariantContext) -> tuple[KeypointVerdict, ...]:
-        if answer.missing_reason:
-            return ()
-
-        def ask() -> tuple[KeypointVerdict, ...]:
-            wrong = self.wrong_answers(case)
-            return tuple(self.judge.judge(case.question, answer.text, context.passages, case.keypoints, wrong))
-
-        verdicts, computed = self._verdicts.get((case.id, answer.text, tuple(context.passages)), ask)
-        if computed:
-            self.calls.add(judge=2 * len(case.keypoints))
-        return verdicts
 
     def evaluate(
         self,
@@ -198,9 +119,14 @@ class RobustnessEvaluator:
             row = self._rows[case.id]
             hard = None if in_index is None else in_index[row]
             contexts += [(case, builder.build(row, case, clean[row], hard, variant)) for variant in variants]
-        answers = map_concurrent(lambda job: self._answer(*job), contexts, self.generator.concurrency)
+        responder, dataset = self.responder, self.pipeline.dataset
+        answers = map_concurrent(
+            lambda job: responder.answer(job[0].question, job[1].passages), contexts, responder.generator.concurrency
+        )
         verdicts = map_concurrent(
-            lambda job: self._judge(job[0][0], job[1], job[0][1]), list(zip(contexts, answers)), self.judge.concurrency
+            lambda job: responder.judge(job[0][0], job[1], job[0][1].passages, dataset.wrong_answers(job[0][0])),
+            list(zip(contexts, answers)),
+            responder.judge_backend.concurrency,
         )
         outcomes: dict[str, dict[str, VariantOutcome]] = {}
         for (case, context), answer, verdict in zip(contexts, answers, verdicts):

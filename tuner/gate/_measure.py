@@ -7,15 +7,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tuner import __version__
-from tuner.evaluation import RetrievalReport, evaluate_retrieval
-from tuner.evaluation.robustness import CaseOutcome, RobustnessEvaluator, RobustnessReport, summarize
+from tuner.dataset import Dataset
+from tuner.evaluation import (
+    CaseOutcome,
+    Responder,
+    RetrievalReport,
+    RobustnessEvaluator,
+    RobustnessReport,
+    evaluate_retrieval,
+    summarize,
+)
 from tuner.gate._baseline import Baseline, now_iso
 from tuner.generation import Generator
-from tuner.judging import Judge, KeypointVerdict
+from tuner.judging import Judge
 from tuner.llm import map_concurrent
 from tuner.noise import NoiseConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
+from tuner.verdicts import KeypointVerdict
 
 GRADED_VARIANTS = ("v1", "v2", "v3")
 """Variants whose Δfaithful is graded; v4 (no relevant context at all) is judged by its rejection rate."""
@@ -100,7 +109,7 @@ class GateMeasurement:
         )
 
 
-def recheck_judge(evaluator: RobustnessEvaluator, outcomes: Sequence[CaseOutcome], judge: Judge) -> JudgeAgreement:
+def recheck_judge(dataset: Dataset, outcomes: Sequence[CaseOutcome], judge: Judge) -> JudgeAgreement:
     """Judge every answered outcome again with ``judge`` and compare with the verdicts it already has."""
     jobs = [
         (outcome.case, variant)
@@ -110,7 +119,7 @@ def recheck_judge(evaluator: RobustnessEvaluator, outcomes: Sequence[CaseOutcome
     ]
     again = map_concurrent(
         lambda job: judge.judge(
-            job[0].question, job[1].answer.text, job[1].context.passages, job[0].keypoints, evaluator.wrong_answers(job[0])
+            job[0].question, job[1].answer.text, job[1].context.passages, job[0].keypoints, dataset.wrong_answers(job[0])
         ),
         jobs,
         judge.concurrency,
@@ -145,11 +154,11 @@ def measure(
     variants: tuple[str, ...] = ()
     if robustness is not None and not pipeline.dataset.retrieval_only:
         variants = tuple(dict.fromkeys(["v0", *robustness.variants]))
-        evaluator = RobustnessEvaluator(pipeline, robustness.generator, robustness.judge, robustness.noise)
-        outcomes = evaluator.evaluate(settings, variants, case_ids)
-        summary = summarize(outcomes, variants, evaluator.calls.as_dict())
+        responder = Responder(robustness.generator, robustness.judge)
+        outcomes = RobustnessEvaluator(pipeline, responder, robustness.noise).evaluate(settings, variants, case_ids)
+        summary = summarize(outcomes, variants, responder.calls())
         if robustness.recheck is not None and robustness.judge_cases > 0:
-            agreement = recheck_judge(evaluator, outcomes[: robustness.judge_cases], robustness.recheck)
+            agreement = recheck_judge(pipeline.dataset, outcomes[: robustness.judge_cases], robustness.recheck)
     return GateMeasurement(
         settings=settings,
         noise=robustness.noise if robustness is not None else None,

@@ -4,7 +4,7 @@
 endpoint) and ``callable`` (a Python function), chosen by ``backend`` in the configuration.
 """
 
-from tuner.generation._base import ABSTAIN, MISSING_REASONS, Answer, Generator
+from tuner.generation._base import ABSTAIN, Answer, Generator
 from tuner.generation._callable import CallableGenerator, CallableGeneratorConfig, load_callable
 from tuner.generation._extractive import (
     ExtractiveGenerator,
@@ -32,7 +32,6 @@ __all__ = [
     "DEFAULT_GENERATOR",
     "DEFAULT_PROMPT_TEMPLATE",
     "GENERATORS",
-    "MISSING_REASONS",
     "Answer",
     "CallableGenerator",
     "CallableGeneratorConfig",

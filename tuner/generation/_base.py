@@ -6,10 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from tuner.llm import RequestCount
+from tuner.verdicts import GENERATION_MISSING
+
 ABSTAIN = "I don't know."
 """What a generator says when the context does not answer the question; a real answer, not a missing one."""
 
-MISSING_REASONS = ("timeout", "backend_error", "empty_answer")
 
 
 @dataclass(frozen=True)
@@ -23,8 +25,8 @@ class Answer:
     def __post_init__(self) -> None:
         if bool(self.text.strip()) == (self.missing_reason is not None):
             raise ValueError(f"Answer needs text or a missing_reason, not both or neither: {self!r}")
-        if self.missing_reason is not None and self.missing_reason not in MISSING_REASONS:
-            raise ValueError(f"unknown missing_reason {self.missing_reason!r}; expected one of {MISSING_REASONS}")
+        if self.missing_reason is not None and self.missing_reason not in GENERATION_MISSING:
+            raise ValueError(f"unknown missing_reason {self.missing_reason!r}; expected one of {GENERATION_MISSING}")
 
     @classmethod
     def missing(cls, reason: str) -> Answer:
@@ -40,10 +42,12 @@ class Generator(Protocol):
     """Answers a question from contexts given in retrieval order (the order is part of the input).
 
     ``concurrency`` is how many ``generate`` calls the caller may run at once (see
-    :func:`tuner.llm.map_concurrent`).
+    :func:`tuner.llm.map_concurrent`); ``requests_made`` counts the answers it produced (see
+    :class:`~tuner.llm.RequestCount`).
     """
 
     name: str
     concurrency: int
+    requests_made: RequestCount
 
     def generate(self, question: str, contexts: Sequence[str]) -> Answer: ...

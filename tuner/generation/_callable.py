@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tuner.errors import UserError
 from tuner.generation._base import Answer
-from tuner.llm import BackendResources
+from tuner.llm import BackendResources, RequestCount
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +55,10 @@ class CallableGenerator:
         self.config = config
         self.function = load_callable(config.function)
         self.concurrency = config.concurrency
+        self.requests_made = RequestCount()
 
     def generate(self, question: str, contexts: Sequence[str]) -> Answer:
+        self.requests_made.add()
         try:
             result = self.function(question, list(contexts))
         except Exception as exc:

@@ -20,7 +20,7 @@ from tuner.cache import content_key
 from tuner.chunking import split_sentences
 from tuner.embedding import Encoder
 from tuner.generation._base import ABSTAIN, Answer
-from tuner.llm import BackendResources
+from tuner.llm import BackendResources, RequestCount
 from tuner.settings import DEFAULT_EMBEDDING_MODEL
 
 def position_bonus(index: int, count: int, primacy: float, recency: float) -> float:
@@ -77,6 +77,7 @@ class ExtractiveGenerator:
     def __init__(self, config: ExtractiveGeneratorConfig, encoder: Encoder) -> None:
         self.config = config
         self.encoder = encoder
+        self.requests_made = RequestCount()
 
     def score(self, question: str, contexts: Sequence[str]) -> list[ScoredSentence]:
         """Every distinct sentence, best first (ties keep context order); a repeated sentence keeps its best score."""
@@ -94,6 +95,7 @@ class ExtractiveGenerator:
         return sorted(best.values(), key=lambda s: -s.score)
 
     def generate(self, question: str, contexts: Sequence[str]) -> Answer:
+        self.requests_made.add()
         eligible = [s for s in self.score(question, contexts) if s.similarity >= self.config.similarity_floor]
         if not eligible:
             return Answer(ABSTAIN)

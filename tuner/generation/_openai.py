@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import field_validator
 
 from tuner.generation._base import ABSTAIN, Answer
-from tuner.llm import BackendError, BackendResources, ChatClient, LLMConfig, fill
+from tuner.llm import BackendError, BackendResources, ChatClient, LLMConfig, RequestCount, fill, missing_reason_for
 
 DEFAULT_PROMPT_TEMPLATE = (
     "Answer the question using only the numbered context passages below. "
@@ -62,15 +62,15 @@ class OpenAIGenerator:
         self.config = config
         self.client = client
         self.concurrency = config.concurrency
+        self.requests_made = RequestCount()
 
     def generate(self, question: str, contexts: Sequence[str]) -> Answer:
         prompt = render_prompt(self.config.prompt_template, question, contexts)
+        self.requests_made.add()
         try:
             completion = self.client.complete([{"role": "user", "content": prompt}])
         except BackendError as exc:
-            if exc.fatal:
-                raise
-            return Answer.missing("timeout" if exc.kind == "timeout" else "backend_error")
+            return Answer.missing(missing_reason_for(exc))
         return Answer.of(completion.text)
 
 

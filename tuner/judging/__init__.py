@@ -4,20 +4,18 @@
 prompts per keypoint to an OpenAI-compatible endpoint), chosen by ``backend`` in the configuration.
 """
 
-from tuner.judging._base import MISSING_REASONS, VERDICTS, Judge, KeypointVerdict, Verdict
+from tuner.judging._base import Judge
 from tuner.judging._lexical import LexicalJudge, LexicalJudgeConfig, wrong_values_per_keypoint
 from tuner.judging._llm import ANSWER_PROMPT, CONTEXT_PROMPT, REPAIR_PROMPT, LLMJudge, LLMJudgeConfig, parse_verdict
 from tuner.judging._normalize import Normalized, normalize
-from tuner.judging._ragas import RAGAS_METRICS, ragas_scores
 from tuner.judging._registry import DEFAULT_JUDGE, JUDGES, JudgeConfig, build_judge, parse_judge_config
+from tuner.verdicts import VERDICTS, KeypointVerdict, Verdict
 
 __all__ = [
     "ANSWER_PROMPT",
     "CONTEXT_PROMPT",
     "DEFAULT_JUDGE",
     "JUDGES",
-    "MISSING_REASONS",
-    "RAGAS_METRICS",
     "REPAIR_PROMPT",
     "VERDICTS",
     "Judge",
@@ -33,6 +31,5 @@ __all__ = [
     "normalize",
     "parse_judge_config",
     "parse_verdict",
-    "ragas_scores",
     "wrong_values_per_keypoint",
 ]

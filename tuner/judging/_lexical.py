@@ -9,9 +9,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from tuner.judging._base import KeypointVerdict, Verdict
+from tuner.verdicts import KeypointVerdict, Verdict
 from tuner.judging._normalize import Normalized, normalize
-from tuner.llm import BackendResources
+from tuner.llm import BackendResources, RequestCount
 
 
 class LexicalJudgeConfig(BaseModel):
@@ -87,6 +87,9 @@ class LexicalJudge:
     name = "lexical"
     concurrency = 1
 
+    def __init__(self) -> None:
+        self.requests_made = RequestCount()
+
     def judge(
         self,
         question: str,
@@ -98,6 +101,9 @@ class LexicalJudge:
         answer_text = [("answer", normalize(answer))] if answer.strip() else []
         context_texts = [(f"context[{i}]", normalize(text)) for i, text in enumerate(contexts, start=1)]
         wrong = wrong_values_per_keypoint(keypoints, wrong_answers)
+        # what a two-question judge would send (one prompt each for answer and context), so call budgets
+        # and pruning savings read the same offline as with an LLM judge
+        self.requests_made.add(2 * len(keypoints))
         verdicts: list[KeypointVerdict] = []
         for keypoint, wrong_values in zip(keypoints, wrong):
             aliases = [normalize(alias).text for alias in keypoint]

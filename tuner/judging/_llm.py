@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -11,8 +10,19 @@ from typing import Literal
 from pydantic import Field
 
 from tuner.generation import format_contexts
-from tuner.judging._base import VERDICTS, KeypointVerdict, Verdict
-from tuner.llm import BackendError, BackendResources, ChatClient, LLMConfig, Message, fill, map_concurrent
+from tuner.verdicts import VERDICTS, KeypointVerdict, Verdict
+from tuner.llm import (
+    BackendError,
+    BackendResources,
+    ChatClient,
+    LLMConfig,
+    Message,
+    RequestCount,
+    fill,
+    json_object,
+    map_concurrent,
+    missing_reason_for,
+)
 
 _REPLY_FORMAT = (
     'Reply with only a JSON object, no other text: {"verdict": "supported" | "contradicted" | "absent", '
@@ -40,21 +50,11 @@ CONTEXT_PROMPT = (
 
 REPAIR_PROMPT = "That reply was not a valid JSON object of the required form. " + _REPLY_FORMAT
 
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
-
-
 def parse_verdict(reply: str) -> tuple[Verdict, str] | None:
     """``(verdict, evidence)`` from a reply holding one JSON object (code fences and text around it
     are tolerated); ``None`` if there is no such object or its verdict is not one of :data:`VERDICTS`."""
-    text = _FENCE.sub("", reply.strip())
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        return None
-    try:
-        payload = json.loads(text[start : end + 1])
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(payload, dict):
+    payload = json_object(reply)
+    if payload is None:
         return None
     verdict = str(payload.get("verdict", "")).strip().lower()
     evidence = payload.get("evidence", "")
@@ -95,6 +95,7 @@ class LLMJudge:
         self.config = config
         self.client = client
         self.concurrency = config.concurrency
+        self.requests_made = RequestCount()
 
     def judge(
         self,
@@ -119,12 +120,11 @@ class LLMJudge:
             return _Side(None, "", "empty_answer")
         messages: list[Message] = [{"role": "user", "content": prompt}]
         for attempt in range(self.config.parse_retries + 1):
+            self.requests_made.add()
             try:
                 reply = self.client.complete(messages).text
             except BackendError as exc:
-                if exc.fatal:
-                    raise
-                return _Side(None, "", "timeout" if exc.kind == "timeout" else "backend_error")
+                return _Side(None, "", missing_reason_for(exc))
             parsed = parse_verdict(reply)
             if parsed is not None:
                 return _Side(parsed[0], parsed[1], None)

@@ -3,10 +3,11 @@
 from tuner.llm._cache import CACHE_FILE, CachedReply, CallCache, request_key
 from tuner.llm._client import BackendError, ChatClient, Completion, ErrorKind, Message
 from tuner.llm._concurrent import map_concurrent
-from tuner.llm._config import LLMConfig
+from tuner.llm._config import LLMConfig, load_llm_config
 from tuner.llm._prompt import fill
+from tuner.llm._reply import ReplyParseError, json_object, missing_reason_for, parse_structured
 from tuner.llm._resources import BackendResources
-from tuner.llm._usage import Usage, UsageCounts
+from tuner.llm._usage import RequestCount, Usage, UsageCounts
 
 __all__ = [
     "CACHE_FILE",
@@ -19,9 +20,15 @@ __all__ = [
     "ErrorKind",
     "LLMConfig",
     "Message",
+    "ReplyParseError",
+    "RequestCount",
     "Usage",
     "UsageCounts",
     "fill",
+    "json_object",
+    "load_llm_config",
     "map_concurrent",
+    "missing_reason_for",
+    "parse_structured",
     "request_key",
 ]

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tuner.errors import UserError, describe_validation_error
+from tuner.io import read_yaml_mapping
 
 
 class LLMConfig(BaseModel):
@@ -33,3 +38,13 @@ class LLMConfig(BaseModel):
     max_retries: int = Field(3, ge=0, le=20)
     backoff_base: float = Field(1.0, ge=0.0)
     cache: bool = True
+
+
+def load_llm_config(path: str | Path) -> LLMConfig:
+    """An :class:`LLMConfig` from a YAML mapping (``base_url``, ``model``, ``api_key_env``, ...); a bad key or
+    value is one line naming the file and the key."""
+    data = read_yaml_mapping(path, "an LLM endpoint config with base_url and model")
+    try:
+        return LLMConfig(**data)
+    except ValidationError as exc:
+        raise UserError(f"{path}: {describe_validation_error(exc)}") from None

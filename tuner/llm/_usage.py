@@ -46,3 +46,25 @@ class Usage:
     def snapshot(self) -> UsageCounts:
         with self._lock:
             return self._counts
+
+
+class RequestCount:
+    """Requests one generator or judge backend made, counted by the backend itself (thread-safe).
+
+    A request is one question to the model: one answer for a generator; for a judge, one verdict
+    prompt (two per keypoint for the two-question judges, plus any repair prompts). Memoized answers
+    and verdicts never reach a backend, so they are not counted; replies served by the call cache are.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._value = 0
+
+    def add(self, count: int = 1) -> None:
+        with self._lock:
+            self._value += count
+
+    @property
+    def value(self) -> int:
+        with self._lock:
+            return self._value

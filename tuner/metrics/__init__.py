@@ -9,16 +9,7 @@ from collections.abc import Callable, Collection, Sequence
 
 from tuner.metrics.context_precision import context_precision
 from tuner.metrics.delta import Grade, delta_faithful, grade_delta
-from tuner.metrics.faithfulness import (
-    ABSENT,
-    ANSWER_VERDICTS,
-    CONTRADICTED,
-    SUPPORTED,
-    KeypointVerdict,
-    contradicted_share,
-    faithful,
-    missing_reason,
-)
+from tuner.metrics.faithfulness import contradicted_share, faithful, missing_reason
 from tuner.metrics.hit_at_k import hit_at_k
 from tuner.metrics.misled import misled
 from tuner.metrics.mrr import mrr
@@ -37,14 +28,9 @@ RETRIEVAL_METRICS: dict[str, RetrievalMetric] = {
 """Retrieval metrics keyed by the name used in configuration and JSON output."""
 
 __all__ = [
-    "ABSENT",
     "ABSTENTION_PHRASES",
-    "ANSWER_VERDICTS",
-    "CONTRADICTED",
     "RETRIEVAL_METRICS",
-    "SUPPORTED",
     "Grade",
-    "KeypointVerdict",
     "RetrievalMetric",
     "context_precision",
     "contradicted_share",

@@ -3,28 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, Protocol
+from typing import Final
 
-SUPPORTED: Final = "supported"
-CONTRADICTED: Final = "contradicted"
-ABSENT: Final = "absent"
-ANSWER_VERDICTS: Final = frozenset({SUPPORTED, CONTRADICTED, ABSENT})
+from tuner.verdicts import CONTRADICTED, SUPPORTED, VERDICTS, KeypointVerdict
+
 DEFAULT_MISSING_REASON: Final = "missing"
-
-
-class KeypointVerdict(Protocol):
-    """What the metrics read from a judge verdict on one keypoint.
-
-    ``answer`` says whether the answer states the keypoint ("supported"), states something that
-    contradicts it ("contradicted") or does not state it ("absent"); None when the judge gave no usable
-    verdict, in which case ``missing_reason`` says why (timeout, parse failure, empty answer, ...).
-    """
-
-    @property
-    def answer(self) -> str | None: ...
-
-    @property
-    def missing_reason(self) -> str | None: ...
 
 
 def missing_reason(verdicts: Sequence[KeypointVerdict]) -> str | None:
@@ -43,9 +26,9 @@ def answer_verdicts(verdicts: Sequence[KeypointVerdict]) -> list[str] | None:
     if not verdicts:
         raise ValueError("answer metrics need at least one keypoint verdict")
     labels = [verdict.answer for verdict in verdicts]
-    unknown = {label for label in labels if label is not None and label not in ANSWER_VERDICTS}
+    unknown = {label for label in labels if label is not None and label not in VERDICTS}
     if unknown:
-        raise ValueError(f"unknown answer verdict(s) {sorted(unknown)}; expected one of {sorted(ANSWER_VERDICTS)}")
+        raise ValueError(f"unknown answer verdict(s) {sorted(unknown)}; expected one of {sorted(VERDICTS)}")
     if any(label is None for label in labels):
         return None
     return [label for label in labels if label is not None]
@@ -56,8 +39,7 @@ def faithful(verdicts: Sequence[KeypointVerdict]) -> float | None:
 
     The share of the reference keypoints that the answer states correctly.
 
-    >>> from types import SimpleNamespace as V
-    >>> faithful([V(answer="supported", missing_reason=None), V(answer="absent", missing_reason=None)])
+    >>> faithful([KeypointVerdict("supported", "supported"), KeypointVerdict("absent", "supported")])
     0.5
     """
     labels = answer_verdicts(verdicts)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tuner.metrics.faithfulness import CONTRADICTED, SUPPORTED, KeypointVerdict, answer_verdicts
+from tuner.metrics.faithfulness import answer_verdicts
+from tuner.verdicts import CONTRADICTED, SUPPORTED, KeypointVerdict
 
 
 def misled(v0_verdicts: Sequence[KeypointVerdict], v_verdicts: Sequence[KeypointVerdict]) -> bool | None:

@@ -14,7 +14,8 @@ from tuner.pareto._hypervolume import (
     hypervolume_history,
 )
 from tuner.pareto._pick import PICK_RULES, PickRule, cheapest, knee, min_delta, pick
-from tuner.pareto._types import CONTEXT_WORDS, DELTA, RECALL, Direction, FrontEntry, Point
+from tuner.objectives import CONTEXT_WORDS, DELTA, RECALL, Direction
+from tuner.pareto._types import FrontEntry, Point
 
 __all__ = [
     "CONTEXT_WORDS",

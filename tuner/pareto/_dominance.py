@@ -8,7 +8,8 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
-from tuner.pareto._types import CONTEXT_WORDS, Direction, FrontEntry, Point, epsilon_vector, goodness
+from tuner.objectives import CONTEXT_WORDS, Direction
+from tuner.pareto._types import FrontEntry, Point, epsilon_vector, goodness
 
 P = TypeVar("P", bound=Point)
 

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from tuner.pareto._types import DELTA, RECALL, Direction, Point, goodness
+from tuner.objectives import DELTA, RECALL, Direction
+from tuner.pareto._types import Point, goodness
 
 DEFAULT_REFERENCE: dict[str, float] = {RECALL: 0.0, DELTA: 1.0}
 """The worst value of each bounded objective: recall 0, and a relative faithfulness drop of 100%."""

@@ -10,7 +10,8 @@ import numpy as np
 
 from tuner.errors import UserError
 from tuner.pareto._dominance import ties_of
-from tuner.pareto._types import DELTA, RECALL, Direction, FrontEntry, goodness
+from tuner.objectives import DELTA, RECALL, Direction
+from tuner.pareto._types import FrontEntry, goodness
 
 
 class PickRule(Protocol):

@@ -5,17 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-Direction = Literal["maximize", "minimize"]
-
-RECALL = "recall_at_k"
-DELTA = "v3_delta_faithful"
-CONTEXT_WORDS = "context_words"
-"""Objective names as the study stores them in its ``objectives`` user attr."""
+from tuner.objectives import Direction
 
 
 @dataclass(frozen=True)

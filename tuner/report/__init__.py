@@ -4,14 +4,12 @@ parameter importances and picked configurations by category. See docs/report.md.
 from __future__ import annotations
 
 from tuner.report._html import default_picks, render_report, write_report
-from tuner.report._study import PARTIAL_VALUES_ATTR, StudySummary, summarize_study, trial_point
+from tuner.report._study import StudySummary, summarize_study
 
 __all__ = [
-    "PARTIAL_VALUES_ATTR",
     "StudySummary",
     "default_picks",
     "render_report",
     "summarize_study",
-    "trial_point",
     "write_report",
 ]

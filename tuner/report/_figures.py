@@ -12,7 +12,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from tuner.pareto import FrontEntry, Point
-from tuner.report._study import PARTIAL_VALUES_ATTR, StudySummary
+from tuner.report._study import StudySummary
+from tuner.study import PruneEvidence, TrialRecord
 
 MIN_IMPORTANCE_TRIALS = 10
 """Below this many complete trials PED-ANOVA's top quantile holds one or two trials and its importances are noise."""
@@ -111,13 +112,13 @@ def front_figure(
             marker={"symbol": "circle-open", "size": 20, "color": TIE_COLORS[index % len(TIE_COLORS)], "line": {"width": 2}},
             name=f"ε-tie T{index + 1}: " + ", ".join(f"#{n}" for n in group), hoverinfo="skip",
         ))
-    partial = [(t, t.user_attrs.get(PARTIAL_VALUES_ATTR, {})) for t in summary.pruned]
+    partial = [(t, TrialRecord.from_trial(t).partial_values or {}) for t in summary.pruned]
     drawn = [(t, v) for t, v in partial if x in v and y in v]
     if drawn:
         fig.add_trace(go.Scatter(
             x=[v[x] for _, v in drawn], y=[v[y] for _, v in drawn], mode="markers", name="pruned (partial values)",
             marker={"symbol": "x", "color": PRUNED_COLOR, "size": 8},
-            text=[_pruned_hover(t.number, t.user_attrs.get("pruning", {})) for t, _ in drawn], hoverinfo="text",
+            text=[_pruned_hover(t.number, TrialRecord.from_trial(t).pruning) for t, _ in drawn], hoverinfo="text",
         ))
     points = {p.number: p for p in summary.points}
     rules_of: dict[int, list[str]] = {}
@@ -134,8 +135,10 @@ def front_figure(
     return Figure(_layout(fig, f"Front: {label(x)} vs {label(y)} (error bars: 95% intervals)", height=560))
 
 
-def _pruned_hover(number: int, pruning: Mapping[str, object]) -> str:
-    details = [f"{key} {pruning[key]}" for key in ("look", "cases_used", "dominated_by") if key in pruning]
+def _pruned_hover(number: int, pruning: PruneEvidence | None) -> str:
+    details = [] if pruning is None else [
+        f"look {pruning.look}", f"cases_used {pruning.cases_used}", f"dominated_by {pruning.dominated_by}"
+    ]
     return "<br>".join([f"trial #{number} (pruned)", *details])
 
 

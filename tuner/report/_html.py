@@ -35,6 +35,7 @@ from tuner.report._figures import (
 )
 from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
 from tuner.settings import format_settings
+from tuner.study import TrialRecord
 
 STATE_WORDS = {"complete": "complete", "pruned": "pruned", "fail": "failed", "running": "running", "waiting": "waiting"}
 CALL_WORDS = {"generator": "generator calls", "judge": "judge calls", "tokens": "tokens"}
@@ -87,8 +88,8 @@ def _figure_html(figure: Figure, div_id: str) -> str:
     return pio.to_html(figure.figure, full_html=False, include_plotlyjs=False, div_id=div_id, config=PLOT_CONFIG)
 
 
-def _n_of_total(trial_attrs: Mapping[str, object]) -> str:
-    n, total = trial_attrs.get("n"), trial_attrs.get("n_total")
+def _n_of_total(record: TrialRecord) -> str:
+    n, total = record.n, record.n_total
     return "" if n is None else f"{n}/{total}"
 
 
@@ -116,13 +117,13 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
     )
 
 
-def _front_table(entries: Sequence[FrontEntry], summary: StudySummary, attrs: Mapping[int, Mapping[str, object]]) -> str:
+def _front_table(entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord]) -> str:
     names = list(summary.directions)
     rows = [
         [
             f"#{e.number}", *(_value(e, n) for n in names),
             *([] if CONTEXT_WORDS in names else ["—" if e.context_words is None else f"{e.context_words:.0f}"]),
-            _n_of_total(attrs[e.number]),
+            _n_of_total(records[e.number]),
             "" if e.tie_group is None else f"T{e.tie_group + 1}",
             ", ".join(f"#{n}" for n in e.epsilon_dominated_by),
             format_settings(e.params),
@@ -139,27 +140,27 @@ def _pruned_table(summary: StudySummary) -> str:
         return ""
     rows = []
     for trial in summary.pruned:
-        pruning = trial.user_attrs.get("pruning", {})
-        p_value = pruning.get("p_value")
-        rows.append([f"#{trial.number}", str(pruning.get("look", "")), str(pruning.get("cases_used", "")),
-                     "" if "dominated_by" not in pruning else f"#{pruning['dominated_by']}",
-                     "" if not isinstance(p_value, float) else f"{p_value:.2g}", format_settings(trial.params)])
+        pruning = TrialRecord.from_trial(trial).pruning
+        cells = ["", "", "", ""] if pruning is None else [
+            str(pruning.look), str(pruning.cases_used), f"#{pruning.dominated_by}", f"{pruning.p_value:.2g}"
+        ]
+        rows.append([f"#{trial.number}", *cells, format_settings(trial.params)])
     table = _table(["trial", "look", "cases used", "dominated by", "p (Δ)", "params"], rows, text_columns=[5])
     return f"<details><summary>{len(rows)} pruned trial(s)</summary>{table}</details>"
 
 
-def _picks_section(picks: Mapping[str, int], summary: StudySummary, attrs: Mapping[int, Mapping[str, object]]) -> str:
+def _picks_section(picks: Mapping[str, int], summary: StudySummary, records: Mapping[int, TrialRecord]) -> str:
     if not picks:
         return '<p class="note">No configuration picked.</p>'
     points = {p.number: p for p in summary.points}
     names = list(summary.directions)
     overview = _table(
         ["rule", "trial", *(label(n) for n in names), "n/N", "params"],
-        [[rule, f"#{n}", *(_value(points[n], m) for m in names), _n_of_total(attrs[n]), format_settings(points[n].params)]
+        [[rule, f"#{n}", *(_value(points[n], m) for m in names), _n_of_total(records[n]), format_settings(points[n].params)]
          for rule, n in picks.items()],
         text_columns=[0, len(names) + 3],
     )
-    by_category = {rule: attrs[n].get("by_category", {}) for rule, n in picks.items()}
+    by_category = {rule: records[n].by_category or {} for rule, n in picks.items()}
     categories = sorted({c for cats in by_category.values() for c in cats})
     if not categories:
         return overview + '<p class="note">The picked trials have no per-category scores (user attr by_category).</p>'
@@ -182,7 +183,7 @@ def render_report(
     """The report of ``study`` as one HTML page (see ``write_report``)."""
     summary = summarize_study(study)
     names = list(summary.directions)
-    attrs = {t.number: t.user_attrs for t in study.get_trials(deepcopy=False)}
+    records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
     entries = front_entries(summary.points, summary.directions, summary.noise_floor) if summary.points else []
     groups = tie_groups(entries, summary.directions, summary.noise_floor)
     chosen = default_picks(entries, summary) if picks is None else dict(picks)
@@ -196,12 +197,12 @@ def render_report(
     on_front = {e.number for e in entries}
     sections = [
         ("1. Front", _figure_html(front_figure(summary, entries, groups, chosen), "front")
-         + (_front_table(entries, summary, attrs) if entries else "") + _pruned_table(summary)),
+         + (_front_table(entries, summary, records) if entries else "") + _pruned_table(summary)),
         ("2. Hypervolume history", _figure_html(
             hypervolume_figure([p.number for p in summary.points], history, reference), "hypervolume")),
         ("3. Sweet spot: top_k", _figure_html(sweet_spot_figure(summary, on_front, names[:2]), "sweet-spot")),
         ("4. Parameter importances", _figure_html(importance_figure(study, summary), "importances")),
-        ("5. Picked configurations by category", _picks_section(chosen, summary, attrs)),
+        ("5. Picked configurations by category", _picks_section(chosen, summary, records)),
     ]
     body = _header(summary, final_hv, storage_url) + "".join(
         f"<section><h2>{_esc(title)}</h2>{content}</section>" for title, content in sections

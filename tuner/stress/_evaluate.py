@@ -12,21 +12,20 @@ interval. Cases whose answer or verdicts are missing are counted by reason, neve
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from tuner.chunking import CONFLICT
 from tuner.dataset import Dataset, GoldenCase
 from tuner.errors import UserError
-from tuner.evaluation.robustness import RobustnessEvaluator
-from tuner.generation import Answer, Generator
-from tuner.judging import Judge, KeypointVerdict
+from tuner.evaluation import Responder, RobustnessEvaluator
 from tuner.llm import map_concurrent
 from tuner.metrics import faithful, misled
 from tuner.noise import NoiseConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import Estimate, mean_estimate
+from tuner.verdicts import KeypointVerdict
 
 CLEAN = "clean"
 UNFILTERED = "unfiltered"
@@ -140,30 +139,6 @@ class PositionResult:
                 "n_total": self.accuracy.n_total, "missing": dict(self.accuracy.missing)}
 
 
-@dataclass
-class _Answers:
-    """Answers and verdicts memoized by their inputs: conditions whose context equals another's cost nothing."""
-
-    generator: Generator
-    judge: Judge
-    answers: dict[tuple[str, tuple[str, ...]], Answer] = field(default_factory=dict)
-    verdicts: dict[tuple[str, str, tuple[str, ...]], tuple[KeypointVerdict, ...]] = field(default_factory=dict)
-
-    def answer(self, question: str, passages: tuple[str, ...]) -> Answer:
-        key = (question, passages)
-        if key not in self.answers:
-            self.answers[key] = self.generator.generate(question, list(passages))
-        return self.answers[key]
-
-    def judged(self, case: GoldenCase, answer: Answer, passages: tuple[str, ...], wrong: list[str]) -> tuple[KeypointVerdict, ...]:
-        if answer.missing_reason:
-            return ()
-        key = (case.id, answer.text, passages)
-        if key not in self.verdicts:
-            self.verdicts[key] = tuple(self.judge.judge(case.question, answer.text, list(passages), case.keypoints, wrong))
-        return self.verdicts[key]
-
-
 @dataclass(frozen=True)
 class StressReport:
     settings: RetrievalSettings
@@ -185,11 +160,11 @@ class StressReport:
 class StressEvaluator:
     """Runs every condition and position for one configuration over one pipeline (one index).
 
-    >>> report = StressEvaluator(pipeline, generator, judge).run(RetrievalSettings(top_k=4))  # doctest: +SKIP
+    >>> report = StressEvaluator(pipeline, Responder(generator, judge)).run(RetrievalSettings(top_k=4))  # doctest: +SKIP
     >>> report.conditions["factual_corruption/moderate"].accuracy.describe()  # doctest: +SKIP
     """
 
-    def __init__(self, pipeline: RetrievalPipeline, generator: Generator, judge: Judge, noise_n: int = 2) -> None:
+    def __init__(self, pipeline: RetrievalPipeline, responder: Responder, noise_n: int = 2) -> None:
         dataset = pipeline.dataset
         if not dataset.conflicts:
             raise UserError(f"{dataset.path}: no conflicting documents (conflicts.jsonl); write some with 'tuner corrupt'")
@@ -197,14 +172,13 @@ class StressEvaluator:
             raise UserError(f"{dataset.path}: no golden case has keypoints; accuracy cannot be judged")
         self.pipeline = pipeline
         self.noise_n = noise_n
-        self._memo = _Answers(generator, judge)
-        self._wrong = RobustnessEvaluator(pipeline, generator, judge, NoiseConfig(n=noise_n))
+        self.responder = responder
         self.cases = [case for case in dataset.golden if case.keypoints]
         self._rows = {case.id: row for row, case in enumerate(dataset.golden)}
 
     def _score(self, case: GoldenCase, passages: tuple[str, ...], conflicts: tuple[str, ...]) -> CaseResult:
-        answer = self._memo.answer(case.question, passages)
-        verdicts = self._memo.judged(case, answer, passages, self._wrong.wrong_answers(case))
+        answer = self.responder.answer(case.question, passages)
+        verdicts = self.responder.judge(case, answer, passages, self.pipeline.dataset.wrong_answers(case))
         if answer.missing_reason:
             return CaseResult(case.id, None, answer.missing_reason, verdicts, conflicts)
         score = faithful(verdicts)
@@ -221,14 +195,14 @@ class StressEvaluator:
                 pair[0], tuple(pair[1].passages), tuple(c.doc_id for c in pair[1].chunks if c.source == CONFLICT)
             ),
             list(zip(self.cases, jobs)),
-            min(self._memo.generator.concurrency, self._memo.judge.concurrency),
+            self.responder.concurrency,
         )
 
     def position(self, settings: RetrievalSettings, position: Position) -> PositionResult:
         """v3 in ``inject`` mode at ``position``: the same n conflict chunks of each case's relevant
         documents (most similar first), placed at the front, middle or end of its clean context."""
         evaluator = RobustnessEvaluator(
-            self.pipeline, self._memo.generator, self._memo.judge, NoiseConfig(n=self.noise_n, hard_mode="inject", position=position)
+            self.pipeline, self.responder, NoiseConfig(n=self.noise_n, hard_mode="inject", position=position)
         )
         outcomes = [o for o in evaluator.evaluate(settings, ("v3",), [c.id for c in self.cases]) if o.variants["v3"].context.injected]
         rows = [o.variants["v3"] for o in outcomes]

@@ -1,8 +1,13 @@
-"""Tuning studies: study files, search spaces, the trial objective with noise-floor-aware pruning, runs."""
+"""Tuning studies (trial record → front → report/export): study files, search spaces, the trial objective with
+noise-floor-aware pruning, the trial and study records, runs, and what a run writes when it ends."""
 
-from tuner.study._config import OBJECTIVES, LoadedStudy, StudyConfig, load_study_file
-from tuner.study._front import directions_of, points_of, study_front
-from tuner.study._pruning import TrialProfile, should_prune
+from tuner.objectives import OBJECTIVES
+from tuner.study._config import LoadedStudy, StudyConfig, load_study_file
+from tuner.study._finish import dry_run, finish, trial_document
+from tuner.study._front import directions_of, entry_json, points_of, study_front, trial_point
+from tuner.study._objective import trial_profile
+from tuner.study._pruning import PruneEvidence, TrialProfile, should_prune
+from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
 from tuner.study._run import StudyRun, case_order, load_study, open_storage, run_study, study_summary
 from tuner.study._samplers import SAMPLERS, build_sampler
 from tuner.study._space import SearchSpace, load_search_space
@@ -11,13 +16,20 @@ __all__ = [
     "OBJECTIVES",
     "SAMPLERS",
     "LoadedStudy",
+    "PruneEvidence",
     "SearchSpace",
     "StudyConfig",
+    "StudyRecord",
     "StudyRun",
+    "TrialCalls",
     "TrialProfile",
+    "TrialRecord",
     "build_sampler",
     "case_order",
     "directions_of",
+    "dry_run",
+    "entry_json",
+    "finish",
     "load_search_space",
     "load_study",
     "load_study_file",
@@ -27,4 +39,7 @@ __all__ = [
     "should_prune",
     "study_front",
     "study_summary",
+    "trial_document",
+    "trial_point",
+    "trial_profile",
 ]

@@ -12,14 +12,9 @@ from tuner.io import read_yaml_mapping
 from tuner.generation import parse_generator_config
 from tuner.judging import parse_judge_config
 from tuner.noise import NoiseConfig
+from tuner.objectives import OBJECTIVES, REQUIRED
 from tuner.settings import RetrievalSettings, settings_from_mapping
 
-OBJECTIVES: dict[str, str] = {
-    "recall_at_k": "maximize",
-    "v3_delta_faithful": "minimize",
-    "context_words": "minimize",
-}
-"""Objectives a study can optimize, with their direction."""
 
 
 class _Strict(BaseModel):
@@ -67,7 +62,7 @@ class StudyConfig(_Strict):
     name: str
     dataset: str = "demo"
     search_space: str = "../search_spaces/default.yaml"
-    objectives: list[str] = Field(default_factory=lambda: ["recall_at_k", "v3_delta_faithful"], min_length=2)
+    objectives: list[str] = Field(default_factory=lambda: list(REQUIRED), min_length=2)
     constraints: ConstraintsConfig = ConstraintsConfig()
     settings: dict[str, Any] = Field(default_factory=dict, description="fixed retrieval settings")
     generator: dict[str, Any] = Field(default_factory=dict)
@@ -102,8 +97,8 @@ class LoadedStudy:
         unknown = [o for o in config.objectives if o not in OBJECTIVES]
         if unknown:
             raise UserError(f"{path}: objectives: unknown {unknown} (known: {', '.join(OBJECTIVES)})")
-        if config.objectives[:2] != ["recall_at_k", "v3_delta_faithful"]:
-            raise UserError(f"{path}: objectives: must start with recall_at_k, v3_delta_faithful")
+        if tuple(config.objectives[:2]) != REQUIRED:
+            raise UserError(f"{path}: objectives: must start with {', '.join(REQUIRED)}")
 
     def baseline_settings(self) -> RetrievalSettings:
         """The configuration the noise floor is measured on: the first enqueued trial, else the fixed settings."""

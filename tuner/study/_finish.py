@@ -12,6 +12,7 @@ from tuner.pareto import pick
 from tuner.progress import Reporter
 from tuner.study._config import LoadedStudy
 from tuner.study._front import directions_of, study_front
+from tuner.study._record import StudyRecord, TrialRecord
 from tuner.study._run import StudyRun, study_summary
 from tuner.study._space import load_search_space
 
@@ -63,17 +64,18 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
     """The export of one complete trial: its full settings and provenance (storage URL without password)."""
     trial = study.trials[number]
     names = list(directions_of(study))
+    record, study_record = TrialRecord.from_trial(trial), StudyRecord.from_study(study)
     return export_document(
-        trial.user_attrs["settings"],
+        record.settings or {},
         {
             "study": study.study_name,
             "storage": redact_url(storage),
             "trial": number,
             "pick": rule,
-            "dataset_hash": study.user_attrs.get("dataset_hash"),
+            "dataset_hash": study_record.dataset_hash,
             "values": dict(zip(names, trial.values)),
-            "ci": trial.user_attrs.get("ci"),
-            "noise_floor": study.user_attrs.get("noise_floor"),
+            "ci": record.ci,
+            "noise_floor": study_record.noise_floor,
         },
     )
 

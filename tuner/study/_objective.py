@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import socket
 from collections.abc import Sequence
@@ -11,26 +10,23 @@ from typing import Any
 import optuna
 
 from tuner.errors import UserError
-from tuner.evaluation.retrieval import evaluate_retrieval
-from tuner.evaluation.robustness import CaseOutcome, RobustnessEvaluator, summarize_variant
-from tuner.llm import Usage
+from tuner.evaluation import CaseOutcome, RobustnessEvaluator, evaluate_retrieval, summarize_variant
+from tuner.llm import Usage, UsageCounts
+from tuner.objectives import CONTEXT_WORDS, DELTA, RECALL
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import PruningConfig
-from tuner.study._pruning import TrialProfile, should_prune
+from tuner.study._pruning import PruneEvidence, TrialProfile, should_prune
+from tuner.study._record import TrialCalls, TrialRecord, finite_or_none
 from tuner.study._space import SearchSpace
-
-
-def _finite(value: float | None) -> float | None:
-    return value if value is not None and math.isfinite(value) else None
 
 
 def trial_profile(trial: optuna.trial.FrozenTrial) -> TrialProfile | None:
     """A completed trial as pruning compares it (recall@k is always the first objective)."""
-    attrs = trial.user_attrs
-    if "f0" not in attrs or trial.values is None:
+    record = TrialRecord.from_trial(trial)
+    if record.f0 is None or record.f3 is None or record.context_words is None or trial.values is None:
         return None
-    return TrialProfile(trial.number, trial.values[0], float(attrs["context_words"]), attrs["f0"], attrs["f3"])
+    return TrialProfile(trial.number, trial.values[0], record.context_words, record.f0, record.f3)
 
 
 class TrialObjective:
@@ -68,14 +64,13 @@ class TrialObjective:
         return [self.case_order[i : i + size] for i in range(0, len(self.case_order), size)]
 
     def __call__(self, trial: optuna.Trial) -> tuple[float, ...]:
-        trial.set_user_attr("worker", f"{socket.gethostname()}:{os.getpid()}")
+        TrialRecord(worker=f"{socket.gethostname()}:{os.getpid()}").write(trial)
         settings = self.settings_for(self.space.suggest(trial))
-        calls_before, usage_before = self.evaluator.calls.as_dict(), self.usage.snapshot()
+        calls_before, usage_before = self.evaluator.responder.calls(), self.usage.snapshot()
         retrieval = evaluate_retrieval(self.pipeline, settings, "clean")
-        recall = retrieval.overall["recall_at_k"]
+        recall = retrieval.overall[RECALL]
         recall_value = float(recall.value or 0.0)
-        trial.set_user_attr("settings", settings.model_dump())
-        trial.set_user_attr("context_words", retrieval.mean_context_words)
+        TrialRecord(settings=settings.model_dump(), context_words=retrieval.mean_context_words).write(trial)
         if self.min_recall is not None:
             # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
             trial.set_constraint("min_recall", self.min_recall - recall_value)
@@ -88,57 +83,56 @@ class TrialObjective:
             # a look after every batch but the last (after the last one the trial is complete anyway)
             evidence = self._check(trial, outcomes, recall_value, retrieval.mean_context_words, look, len(batches) - 1)
             if evidence is not None:
-                self._record(trial, outcomes, calls_before, usage_before)
                 partial = summarize_variant(outcomes, "v3", ci=False).delta_faithful
-                trial.set_user_attr("partial_values", {"recall_at_k": recall_value, "v3_delta_faithful": _finite(partial)})
-                trial.set_user_attr("pruning", evidence)
-                raise optuna.TrialPruned(f"dominated by trial {evidence['dominated_by']} beyond the noise margin")
+                self._spent(outcomes, calls_before, usage_before).write(trial)
+                TrialRecord(
+                    partial_values={RECALL: recall_value, DELTA: finite_or_none(partial)}, pruning=evidence
+                ).write(trial)
+                raise optuna.TrialPruned(f"dominated by trial {evidence.dominated_by} beyond the noise margin")
         summary = summarize_variant(outcomes, "v3", seed=trial.number)
         if summary.delta_faithful is None:
             raise UserError("v3 Δfaithful is undefined: no case answered correctly at v0 (check the generator/judge)")
-        self._record(trial, outcomes, calls_before, usage_before)
-        trial.set_user_attr(
-            "ci",
-            {
-                "recall_at_k": list(recall.ci) if recall.ci else None,
-                "v3_delta_faithful": [_finite(c) for c in summary.delta_ci] if summary.delta_ci else None,
+        self._spent(outcomes, calls_before, usage_before).write(trial)
+        TrialRecord(
+            ci={
+                RECALL: list(recall.ci) if recall.ci else None,
+                DELTA: [finite_or_none(c) for c in summary.delta_ci] if summary.delta_ci else None,
             },
-        )
-        trial.set_user_attr("n", summary.delta_n)
-        trial.set_user_attr("n_total", len(self.case_order))
-        trial.set_user_attr("grade", summary.grade)
-        trial.set_user_attr("by_category", self._by_category(retrieval.by_category, outcomes))
-        values = {"recall_at_k": recall_value, "v3_delta_faithful": summary.delta_faithful,
-                  "context_words": retrieval.mean_context_words}
+            n=summary.delta_n,
+            n_total=len(self.case_order),
+            grade=summary.grade,
+            by_category=self._by_category(retrieval.by_category, outcomes),
+        ).write(trial)
+        values = {RECALL: recall_value, DELTA: summary.delta_faithful, CONTEXT_WORDS: retrieval.mean_context_words}
         return tuple(values[name] for name in self.objectives)
 
     def _check(
         self, trial: optuna.Trial, outcomes: list[CaseOutcome], recall: float, words: float, look: int, looks: int
-    ) -> dict[str, Any] | None:
+    ) -> PruneEvidence | None:
         f0 = [o.variants["v0"].faithful for o in outcomes]
         f3 = [o.variants["v3"].faithful for o in outcomes]
         current = TrialProfile(trial.number, recall, words, f0, f3)
         front = [p for t in trial.study.best_trials if (p := trial_profile(t)) is not None]
         return should_prune(
             current, front, self.margin, look, looks, self.pruning.alpha, self.pruning.spending,
-            "context_words" in self.objectives,
+            CONTEXT_WORDS in self.objectives,
         )
 
-    def _record(self, trial: optuna.Trial, outcomes: list[CaseOutcome], calls_before: dict[str, int], usage_before: Any) -> None:
-        calls_after = self.evaluator.calls.as_dict()
+    def _spent(self, outcomes: list[CaseOutcome], calls_before: dict[str, int], usage_before: UsageCounts) -> TrialRecord:
+        """What the trial cost and the per-case scores pruning compares."""
+        calls_after = self.evaluator.responder.calls()
         tokens = self.usage.snapshot() - usage_before
-        trial.set_user_attr(
-            "calls",
-            {
-                "generator": calls_after["generator"] - calls_before["generator"],
-                "judge": calls_after["judge"] - calls_before["judge"],
-                "tokens": tokens.prompt_tokens + tokens.completion_tokens,
-                "remote_calls": tokens.calls,
-            },
+        return TrialRecord(
+            calls=TrialCalls(
+                generator=calls_after["generator"] - calls_before["generator"],
+                judge=calls_after["judge"] - calls_before["judge"],
+                tokens=tokens.prompt_tokens + tokens.completion_tokens,
+                remote_calls=tokens.calls,
+            ),
+            cases_evaluated=len(outcomes),
+            f0=tuple(o.variants["v0"].faithful for o in outcomes),
+            f3=tuple(o.variants["v3"].faithful for o in outcomes),
         )
-        trial.set_user_attr("cases_evaluated", len(outcomes))
-        trial.set_user_attr("f0", [o.variants["v0"].faithful for o in outcomes])
-        trial.set_user_attr("f3", [o.variants["v3"].faithful for o in outcomes])
 
     @staticmethod
     def _by_category(retrieval_buckets: dict[str, Any], outcomes: list[CaseOutcome]) -> dict[str, Any]:
@@ -149,8 +143,8 @@ class TrialObjective:
         for category, metrics in retrieval_buckets.items():
             summary = summarize_variant(groups[category], "v3", ci=False) if category in groups else None
             table[category] = {
-                "recall_at_k": metrics["recall_at_k"].value,
-                "v3_delta_faithful": None if summary is None else _finite(summary.delta_faithful),
-                "n": metrics["recall_at_k"].n,
+                RECALL: metrics[RECALL].value,
+                DELTA: None if summary is None else finite_or_none(summary.delta_faithful),
+                "n": metrics[RECALL].n,
             }
         return table

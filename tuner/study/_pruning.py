@@ -30,14 +30,72 @@ complete evaluation by a trial that stays in the study, so it would not have bee
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from tuner.metrics import delta_faithful
+from tuner.objectives import CONTEXT_WORDS, DELTA, RECALL
 from tuner.stats import SpendingKind, alpha_spending, ratio_excess_test
+
+
+@dataclass(frozen=True)
+class PruneEvidence:
+    """Why a trial was pruned, stored in its ``pruning`` user attribute.
+
+    At look ``look`` of ``max_looks``, on its first ``cases_used`` of ``n_total`` cases, trial
+    ``dominated_by`` beat it by ``differences`` (rival better by this much per objective, recall and
+    context words exact, Δ estimated); ``estimate`` ± ``se`` is the pruned trial's estimated Δ on all
+    cases and ``rival_delta`` the rival's; H0 (not beaten by more than ``margin``) had ``p_value`` <
+    ``alpha``, the per-look level of the spending schedule.
+    """
+
+    look: int
+    max_looks: int
+    cases_used: int
+    n_total: int
+    dominated_by: int
+    differences: dict[str, float]
+    estimate: float
+    se: float
+    rival_delta: float
+    margin: dict[str, float]
+    p_value: float
+    alpha: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "look": self.look,
+            "max_looks": self.max_looks,
+            "cases_used": self.cases_used,
+            "n_total": self.n_total,
+            "dominated_by": self.dominated_by,
+            "differences": dict(self.differences),
+            DELTA: {"estimate": self.estimate, "se": self.se, "rival": self.rival_delta},
+            "margin": dict(self.margin),
+            "p_value": self.p_value,
+            "alpha": self.alpha,
+        }
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> PruneEvidence:
+        delta = values.get(DELTA, {})
+        return cls(
+            look=int(values.get("look", 0)),
+            max_looks=int(values.get("max_looks", 0)),
+            cases_used=int(values.get("cases_used", 0)),
+            n_total=int(values.get("n_total", 0)),
+            dominated_by=int(values["dominated_by"]),
+            differences=dict(values.get("differences", {})),
+            estimate=float(delta.get("estimate", math.nan)),
+            se=float(delta.get("se", math.nan)),
+            rival_delta=float(delta.get("rival", math.nan)),
+            margin=dict(values.get("margin", {})),
+            p_value=float(values.get("p_value", math.nan)),
+            alpha=float(values.get("alpha", math.nan)),
+        )
 
 
 @dataclass(frozen=True)
@@ -79,9 +137,9 @@ def should_prune(
     alpha: float,
     spending: SpendingKind,
     use_context_words: bool,
-) -> dict[str, Any] | None:
+) -> PruneEvidence | None:
     """The evidence for pruning ``current`` (evaluated on its first ``len(current.f0)`` cases), or None."""
-    recall_margin, words_margin = margin.get("recall_at_k", 0.0), margin.get("context_words", 0.0)
+    recall_margin, words_margin = margin.get(RECALL, 0.0), margin.get(CONTEXT_WORDS, 0.0)
     rivals = [
         (delta, rival)
         for rival in front
@@ -92,23 +150,25 @@ def should_prune(
     if not rivals:
         return None
     _, rival = min(rivals, key=lambda pair: pair[0])
-    test = ratio_excess_test(*current.drops(), *rival.drops(), margin=margin.get("v3_delta_faithful", 0.0))
+    test = ratio_excess_test(*current.drops(), *rival.drops(), margin=margin.get(DELTA, 0.0))
     alpha_look = alpha_spending(alpha, look, max_looks, spending)
     if test is None or test.p_value >= alpha_look:
         return None
-    return {
-        "look": look,
-        "max_looks": max_looks,
-        "cases_used": test.n,
-        "n_total": test.n_total,
-        "dominated_by": rival.number,
-        "differences": {
-            "recall_at_k": round(rival.recall - current.recall, 6),
-            "v3_delta_faithful": round(test.estimate - test.rival, 6),
-            **({"context_words": round(current.context_words - rival.context_words, 3)} if use_context_words else {}),
+    return PruneEvidence(
+        look=look,
+        max_looks=max_looks,
+        cases_used=test.n,
+        n_total=test.n_total,
+        dominated_by=rival.number,
+        differences={
+            RECALL: round(rival.recall - current.recall, 6),
+            DELTA: round(test.estimate - test.rival, 6),
+            **({CONTEXT_WORDS: round(current.context_words - rival.context_words, 3)} if use_context_words else {}),
         },
-        "v3_delta_faithful": {"estimate": round(test.estimate, 6), "se": round(test.se, 6), "rival": round(test.rival, 6)},
-        "margin": dict(margin),
-        "p_value": test.p_value,
-        "alpha": alpha_look,
-    }
+        estimate=round(test.estimate, 6),
+        se=round(test.se, 6),
+        rival_delta=round(test.rival, 6),
+        margin=dict(margin),
+        p_value=test.p_value,
+        alpha=alpha_look,
+    )

@@ -14,7 +14,7 @@ import optuna
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
 from tuner.errors import UserError
 from tuner.export import redact_url
-from tuner.evaluation.robustness import RobustnessEvaluator
+from tuner.evaluation import Responder, RobustnessEvaluator
 from tuner.generation import build_generator
 from tuner.judging import build_judge
 from tuner.llm import BackendResources
@@ -22,6 +22,7 @@ from tuner.progress import Reporter, SilentReporter
 from tuner.retrieval import RetrievalPipeline
 from tuner.study._config import LoadedStudy
 from tuner.study._objective import TrialObjective
+from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
 from tuner.study._samplers import build_sampler
 from tuner.study._space import SearchSpace, load_search_space
 
@@ -122,28 +123,27 @@ def run_study(
     study = optuna.create_study(
         study_name=config.name, storage=storage, directions=loaded.directions, sampler=sampler, load_if_exists=True
     )
-    attrs = study.user_attrs
-    if attrs.get("dataset_hash") not in (None, dataset.content_hash):
+    record = StudyRecord.from_study(study)
+    if record.dataset_hash not in (None, dataset.content_hash):
         raise UserError(f"study '{config.name}' in {loaded.storage} was run on another dataset; use a new name or storage")
     pipeline = RetrievalPipeline(dataset, reporter=reporter)
-    evaluator = RobustnessEvaluator(pipeline, build_generator(loaded.generator, resources), build_judge(loaded.judge, resources), config.noise)
-    order = attrs.get("case_order") or case_order(dataset, config.seed)
+    responder = Responder(build_generator(loaded.generator, resources), build_judge(loaded.judge, resources))
+    evaluator = RobustnessEvaluator(pipeline, responder, config.noise)
+    order = record.case_order or case_order(dataset, config.seed)
     objective = TrialObjective(
         pipeline, evaluator, space, loaded.base_settings, config.objectives, order, {}, config.pruning,
         resources.usage, config.constraints.min_recall,
     )
-    if "noise_floor" not in attrs:
+    if not record.created:
         floor, objective.margin = _noise_floor(loaded, objective, reporter, resources)
-        for key, value in {
-            "dataset_hash": dataset.content_hash, "case_order": order, "objectives": config.objectives,
-            "noise_floor": floor, "pruning_margin": objective.margin, "study_file": str(loaded.path),
-            "settings": loaded.base_settings.model_dump(),
-        }.items():
-            study.set_user_attr(key, value)
+        StudyRecord(
+            dataset_hash=dataset.content_hash, case_order=order, objectives=list(config.objectives), noise_floor=floor,
+            pruning_margin=objective.margin, study_file=str(loaded.path), settings=loaded.base_settings.model_dump(),
+        ).write(study)
         for params in config.enqueue:
             study.enqueue_trial(params, skip_if_exists=True)
     else:
-        objective.margin = dict(attrs["pruning_margin"])
+        objective.margin = dict(record.pruning_margin)
     target = trials or config.budget.trials
     return _optimize(study, objective, loaded, dataset, space, target, reporter)
 
@@ -187,19 +187,20 @@ def _optimize(
 
 def _outcome(trial: optuna.trial.FrozenTrial) -> str:
     """``complete``, or ``pruned after 60/180 cases (beaten by #3, p=0.002)``, or the state's name."""
-    evidence = trial.user_attrs.get("pruning")
-    if trial.state != optuna.trial.TrialState.PRUNED or not evidence:
+    evidence = TrialRecord.from_trial(trial).pruning
+    if trial.state != optuna.trial.TrialState.PRUNED or evidence is None:
         return trial.state.name.lower()
-    return (f"pruned after {evidence['cases_used']}/{evidence['n_total']} cases "
-            f"(beaten by #{evidence['dominated_by']}, p={evidence['p_value']:.2g})")
+    return (f"pruned after {evidence.cases_used}/{evidence.n_total} cases "
+            f"(beaten by #{evidence.dominated_by}, p={evidence.p_value:.2g})")
 
 
 def study_summary(study: optuna.Study) -> dict[str, Any]:
     states = [t.state for t in study.get_trials(deepcopy=False)]
     calls: dict[str, int] = {"generator": 0, "judge": 0, "tokens": 0}
     for trial in study.get_trials(deepcopy=False):
+        spent = TrialRecord.from_trial(trial).calls or TrialCalls()
         for key in calls:
-            calls[key] += int(trial.user_attrs.get("calls", {}).get(key, 0))
+            calls[key] += getattr(spent, key)
     return {
         "n_trials": len(states),
         "n_complete": states.count(optuna.trial.TrialState.COMPLETE),

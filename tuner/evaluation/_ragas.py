@@ -11,57 +11,29 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from tuner.errors import UserError
-from tuner.llm import BackendError, BackendResources, ChatClient, LLMConfig, map_concurrent
+from tuner.evaluation.robustness import CaseOutcome
+from tuner.llm import (
+    BackendError,
+    BackendResources,
+    ChatClient,
+    LLMConfig,
+    ReplyParseError,
+    map_concurrent,
+    missing_reason_for,
+    parse_structured,
+)
 from tuner.progress import Reporter, SilentReporter
 from tuner.stats import Estimate, mean_estimate
 
-if TYPE_CHECKING:
-    from tuner.evaluation.robustness import CaseOutcome
-
 RAGAS_METRICS = ("faithfulness", "noise_sensitivity")
-RAGAS_MISSING_REASONS = (
-    "not_judged",  # the keypoint judge has no score for this sample, so there is nothing to compare with
-    "no_context",  # the variant's context is empty
-    "no_reference",  # the case has no ground_truth (NoiseSensitivity only)
-    "timeout",
-    "backend_error",
-    "parse_failure",  # a reply was not a JSON object of the schema ragas asked for
-    "inconsistent_reply",  # replies parsed but ragas could not combine them (e.g. fewer verdicts than statements)
-    "no_statements",  # the model found no statements in the answer, so the ratio is undefined
-)
-
 M = TypeVar("M", bound=BaseModel)
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
-
-
-class ReplyParseError(Exception):
-    """A reply that does not hold a JSON object valid for the requested response model."""
-
-
-def parse_structured(reply: str, model: type[M]) -> M:
-    """The ``model`` instance in ``reply``: one JSON object, code fences and text around it tolerated.
-
-    >>> class Out(BaseModel):
-    ...     statements: list[str]
-    >>> parse_structured('```json\\n{"statements": ["a"]}\\n```', Out).statements
-    ['a']
-    """
-    text = _FENCE.sub("", reply.strip())
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        raise ReplyParseError("no JSON object in the reply")
-    try:
-        return model.model_validate_json(text[start : end + 1])
-    except ValidationError as exc:
-        raise ReplyParseError(f"{exc.error_count()} schema errors") from None
 
 
 class RagasChatLLM:
@@ -142,9 +114,7 @@ def _score(metric: Any, name: str, sample: RagasSample) -> tuple[float | None, s
     try:
         value = metric.score(**inputs).value
     except BackendError as exc:
-        if exc.fatal:
-            raise
-        return None, "timeout" if exc.kind == "timeout" else "backend_error"
+        return None, missing_reason_for(exc)
     except ReplyParseError:
         return None, "parse_failure"
     except ValueError:
@@ -173,7 +143,7 @@ def ragas_scores(
     (also reference = ground truth; share of the answer's statements that are wrong yet supported by a
     relevant passage, lower is better). Each estimate is the mean over the scored samples with a
     bootstrap interval (none when ``ci`` is false); the other samples are missing, counted by reason
-    (:data:`RAGAS_MISSING_REASONS`), never scored 0.
+    (:data:`tuner.verdicts.MISSING_REASONS`), never scored 0.
 
     The judge model is ``llm_config`` (its key is read from the variable named by ``api_key_env``);
     identical samples are scored once. An unreachable endpoint or a rejected key raises

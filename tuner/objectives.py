@@ -1,0 +1,22 @@
+"""The objectives a study optimizes (study → trial record → front): their names and directions, in one place.
+
+Every module that stores, reads or prints an objective uses these names; a study stores the list it
+optimizes in its ``objectives`` user attribute, in the order of ``trial.values``.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+Direction = Literal["maximize", "minimize"]
+
+RECALL: Final = "recall_at_k"
+"""recall@k on the clean index: deterministic, from labeled relevant documents (maximize)."""
+DELTA: Final = "v3_delta_faithful"
+"""Δfaithful of the v3 (relevant-hard, conflicting) variant against the clean baseline (minimize)."""
+CONTEXT_WORDS: Final = "context_words"
+"""Mean words of context handed to the generator per case: an optional cost objective (minimize)."""
+
+OBJECTIVES: dict[str, Direction] = {RECALL: "maximize", DELTA: "minimize", CONTEXT_WORDS: "minimize"}
+"""Objectives a study can optimize, with their direction; every study starts with RECALL, DELTA."""
+REQUIRED: Final = (RECALL, DELTA)

@@ -1,0 +1,154 @@
+"""What a study and each of its trials record in Optuna's user attributes (study → **trial record** → front).
+
+One typed home for the keys: the objective writes a :class:`TrialRecord`, and the front, the report,
+the exports and the benchmarks read it back with :meth:`TrialRecord.from_trial`, so a new attribute is
+added in one place. The stored form is plain JSON (what optuna-dashboard shows); docs/report.md lists it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import optuna
+
+from tuner.study._pruning import PruneEvidence
+
+
+@dataclass(frozen=True)
+class TrialCalls:
+    """Generator and judge requests a trial made (memo hits excluded), the tokens and remote calls they cost."""
+
+    generator: int = 0
+    judge: int = 0
+    tokens: int = 0
+    remote_calls: int = 0
+
+    @property
+    def llm(self) -> int:
+        """Generator plus judge requests: what ``budget.max_llm_calls`` counts."""
+        return self.generator + self.judge
+
+
+def finite_or_none(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class TrialRecord:
+    """A trial's user attributes. Every field is optional: a running, pruned or failed trial has only some.
+
+    ``f0``/``f3`` are per-case faithfulness at v0 and v3 in the study's case order (None = missing);
+    ``ci`` maps an objective to its 95% interval (a bound is None when undefined); ``n``/``n_total`` are
+    the cases scored at both variants and the cases with keypoints; ``partial_values`` are a pruned
+    trial's objective values on the cases it ran; ``pruning`` is the evidence it was pruned on.
+    """
+
+    worker: str | None = None
+    settings: dict[str, Any] | None = None
+    context_words: float | None = None
+    calls: TrialCalls | None = None
+    cases_evaluated: int | None = None
+    f0: tuple[float | None, ...] | None = None
+    f3: tuple[float | None, ...] | None = None
+    ci: dict[str, list[float | None] | None] | None = None
+    n: int | None = None
+    n_total: int | None = None
+    grade: str | None = None
+    by_category: dict[str, dict[str, Any]] | None = None
+    partial_values: dict[str, float | None] | None = None
+    pruning: PruneEvidence | None = None
+
+    def to_attrs(self) -> dict[str, Any]:
+        """The fields that are set, as JSON-ready user attributes."""
+        attrs: dict[str, Any] = {}
+        for name in self.__dataclass_fields__:
+            value = getattr(self, name)
+            if value is None:
+                continue
+            if isinstance(value, TrialCalls):
+                value = asdict(value)
+            elif isinstance(value, PruneEvidence):
+                value = value.to_dict()
+            elif isinstance(value, tuple):
+                value = list(value)
+            attrs[name] = value
+        return attrs
+
+    def write(self, trial: optuna.Trial) -> None:
+        for key, value in self.to_attrs().items():
+            trial.set_user_attr(key, value)
+
+    @classmethod
+    def from_attrs(cls, attrs: Mapping[str, Any]) -> TrialRecord:
+        calls, pruning = attrs.get("calls"), attrs.get("pruning")
+        f0, f3 = attrs.get("f0"), attrs.get("f3")
+        words = attrs.get("context_words")
+        return cls(
+            worker=attrs.get("worker"),
+            settings=attrs.get("settings"),
+            context_words=None if words is None else float(words),
+            calls=None if calls is None else TrialCalls(**{k: int(calls.get(k, 0)) for k in TrialCalls.__dataclass_fields__}),
+            cases_evaluated=attrs.get("cases_evaluated"),
+            f0=None if f0 is None else tuple(f0),
+            f3=None if f3 is None else tuple(f3),
+            ci=attrs.get("ci"),
+            n=attrs.get("n"),
+            n_total=attrs.get("n_total"),
+            grade=attrs.get("grade"),
+            by_category=attrs.get("by_category"),
+            partial_values=attrs.get("partial_values"),
+            pruning=None if not pruning else PruneEvidence.from_dict(pruning),
+        )
+
+    @classmethod
+    def from_trial(cls, trial: optuna.trial.FrozenTrial) -> TrialRecord:
+        return cls.from_attrs(trial.user_attrs)
+
+    def intervals(self) -> dict[str, tuple[float, float]]:
+        """The 95% interval of each objective whose bounds are both defined."""
+        return {
+            name: (float(bounds[0]), float(bounds[1]))
+            for name, bounds in (self.ci or {}).items()
+            if bounds is not None and None not in bounds
+        }
+
+
+@dataclass(frozen=True)
+class StudyRecord:
+    """A study's user attributes, fixed when the first worker creates it: the dataset it ran on, the one
+    shuffled case order every trial walks, the objectives in ``trial.values`` order, the noise floor
+    and the pruning margins (see ``tuner.calibration``), the study file and the fixed settings."""
+
+    dataset_hash: str | None = None
+    case_order: list[str] = field(default_factory=list)
+    objectives: list[str] = field(default_factory=list)
+    noise_floor: dict[str, float] | None = None
+    pruning_margin: dict[str, float] = field(default_factory=dict)
+    study_file: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def created(self) -> bool:
+        """True once a worker has written the record (the noise floor is the last thing it decides)."""
+        return self.noise_floor is not None
+
+    def write(self, study: optuna.Study) -> None:
+        for key, value in asdict(self).items():
+            study.set_user_attr(key, value)
+
+    @classmethod
+    def from_study(cls, study: optuna.Study) -> StudyRecord:
+        attrs = study.user_attrs
+        floor = attrs.get("noise_floor")
+        return cls(
+            dataset_hash=attrs.get("dataset_hash"),
+            case_order=list(attrs.get("case_order") or []),
+            objectives=list(attrs.get("objectives") or []),
+            noise_floor=None if floor is None else {k: float(v) for k, v in floor.items()},
+            pruning_margin={k: float(v) for k, v in (attrs.get("pruning_margin") or {}).items()},
+            study_file=attrs.get("study_file"),
+            settings=dict(attrs.get("settings") or {}),
+        )
