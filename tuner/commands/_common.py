@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from tuner.evaluation import CaseOutcome, RobustnessEvaluator
-    from tuner.generation import Generator
-    from tuner.judging import Judge
+    from tuner.generation import Generator, GeneratorConfig
+    from tuner.judging import Judge, JudgeConfig
+    from tuner.llm import BackendRegistry
     from tuner.llm import BackendResources
     from tuner.noise import NoiseConfig
     from tuner.progress import Reporter
     from tuner.settings import RetrievalSettings
+
+C = TypeVar("C")
 
 _FLAGS: tuple[tuple[str, type, str], ...] = (
     ("top_k", int, "chunks in the final context"),
@@ -86,28 +89,30 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--judge", metavar="FILE", help="YAML with a 'judge:' mapping (default: offline lexical)")
 
 
-def load_backend_config(path: str | None, kind: str) -> Any:
-    """The ``kind`` ("generator" or "judge") config in YAML file ``path``: the mapping under ``kind:`` if
-    there is one (so a study file can be given as is), else the whole mapping; no file gives the default."""
+def load_backend_config(path: str | None, registry: BackendRegistry[Any, C]) -> C:
+    """The config of a ``registry.kind`` backend ("generator" or "judge") in YAML file ``path``: the mapping
+    under ``kind:`` if there is one (so a study file can be given as is), else the whole mapping; no file
+    gives the default."""
     from tuner.errors import UserError
-    from tuner.generation import parse_generator_config
-    from tuner.judging import parse_judge_config
-
-    parse = parse_generator_config if kind == "generator" else parse_judge_config
-    if path is None:
-        return parse(None, "default")
     from tuner.io import read_yaml_mapping
+
+    kind = registry.kind
+    if path is None:
+        return registry.parse(None, "default")
 
     data = read_yaml_mapping(path, f"a '{kind}:' section or the {kind} settings themselves")
     section = data.get(kind, data)
     if not isinstance(section, dict):
         raise UserError(f"{path}: {kind}: expected a mapping")
-    return parse(section, path)
+    return registry.parse(section, path)
 
 
-def backend_configs_from_args(args: argparse.Namespace) -> tuple[Any, Any]:
+def backend_configs_from_args(args: argparse.Namespace) -> tuple[GeneratorConfig, JudgeConfig]:
     """(generator config, judge config) from ``--generator`` / ``--judge``, validated, defaults if absent."""
-    return load_backend_config(args.generator, "generator"), load_backend_config(args.judge, "judge")
+    from tuner.generation import GENERATORS
+    from tuner.judging import JUDGES
+
+    return load_backend_config(args.generator, GENERATORS), load_backend_config(args.judge, JUDGES)
 
 
 def backends_from_args(args: argparse.Namespace, resources: BackendResources) -> tuple[Generator, Judge]:

@@ -1,5 +1,6 @@
 """OpenAI-compatible plumbing shared by generators and judges: config, client, call cache, usage, concurrency."""
 
+from tuner.llm._backends import BackendRegistry
 from tuner.llm._cache import CACHE_FILE, CachedReply, CallCache, request_key
 from tuner.llm._client import BackendError, ChatClient, Completion, ErrorKind, Message
 from tuner.llm._concurrent import map_concurrent
@@ -12,6 +13,7 @@ from tuner.llm._usage import RequestCount, Usage, UsageCounts
 __all__ = [
     "CACHE_FILE",
     "BackendError",
+    "BackendRegistry",
     "BackendResources",
     "CachedReply",
     "CallCache",

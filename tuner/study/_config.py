@@ -9,8 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
-from tuner.generation import parse_generator_config
-from tuner.judging import parse_judge_config
+from tuner.generation import ExtractiveGeneratorConfig, GeneratorConfig, parse_generator_config
+from tuner.judging import JudgeConfig, LexicalJudgeConfig, parse_judge_config
 from tuner.noise import NoiseConfig
 from tuner.objectives import OBJECTIVES, REQUIRED
 from tuner.settings import RetrievalSettings, settings_from_mapping
@@ -65,8 +65,8 @@ class StudyConfig(_Strict):
     objectives: list[str] = Field(default_factory=lambda: list(REQUIRED), min_length=2)
     constraints: ConstraintsConfig = ConstraintsConfig()
     settings: dict[str, Any] = Field(default_factory=dict, description="fixed retrieval settings")
-    generator: dict[str, Any] = Field(default_factory=dict)
-    judge: dict[str, Any] = Field(default_factory=dict)
+    generator: GeneratorConfig = Field(default_factory=ExtractiveGeneratorConfig)
+    judge: JudgeConfig = Field(default_factory=LexicalJudgeConfig)
     noise: NoiseConfig = NoiseConfig()
     sampler: SamplerConfig = SamplerConfig()
     budget: BudgetConfig = BudgetConfig()
@@ -91,8 +91,8 @@ class LoadedStudy:
         self.dataset = dataset or (config.dataset if config.dataset.split(":")[0] == "demo" else str(base / config.dataset))
         self.search_space_path = (base / config.search_space).resolve()
         self.storage = storage or config.storage or f"sqlite:///{self.output / 'study.db'}"
-        self.generator = parse_generator_config(config.generator, str(path))
-        self.judge = parse_judge_config(config.judge, str(path))
+        self.generator: GeneratorConfig = config.generator
+        self.judge: JudgeConfig = config.judge
         self.base_settings: RetrievalSettings = settings_from_mapping(config.settings, f"{path}: settings")
         unknown = [o for o in config.objectives if o not in OBJECTIVES]
         if unknown:
@@ -114,6 +114,9 @@ def load_study_file(path: str | Path, storage: str | None = None, out: str | Non
     """Validate a study file before any work starts; a bad key or value is one line naming the file and key."""
     file = Path(path)
     data = read_yaml_mapping(file, "a study file")
+    # backends first, so a bad backend gets the registry's message (it names the known backends)
+    data = {**data, "generator": parse_generator_config(data.get("generator"), str(file)),
+            "judge": parse_judge_config(data.get("judge"), str(file))}
     try:
         config = StudyConfig(**data)
     except ValidationError as exc:
