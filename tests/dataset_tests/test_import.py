@@ -7,7 +7,8 @@ import pytest
 
 from tuner.cli import main
 from tuner.dataset import load_dataset
-from tuner.dataset._beir import NO_REFERENCE, import_beir
+from tuner.dataset._beir import import_beir
+from tuner.dataset._importing import NO_REFERENCE
 from tuner.dataset._conflictnq import import_conflictnq
 from tuner.errors import UserError
 
