@@ -26,6 +26,12 @@ def _squad(args: argparse.Namespace) -> ImportResult:
     return import_squad(args.source, args.category)
 
 
+def _table(args: argparse.Namespace) -> ImportResult:
+    from tuner.dataset._table import import_table, table_mapping
+
+    return import_table(args.source, table_mapping(args.preset, args.mapping, args.map), args.corpus, args.split)
+
+
 def _format(
     formats: argparse._SubParsersAction[argparse.ArgumentParser],
     name: str,
@@ -43,6 +49,7 @@ def _format(
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from tuner.dataset._squad import DEFAULT_CATEGORY
+    from tuner.dataset._table import PRESETS
 
     formats = parser.add_subparsers(dest="format", required=True, metavar="FORMAT")
     beir = _format(formats, "beir", "BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv (retrieval-only)",
@@ -53,6 +60,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     squad = _format(formats, "squad", "SQuAD v1/v2 JSON (CMRC 2018, ...): paragraphs as corpus, answer texts as keypoint aliases",
                     ("FILE", "SQuAD-format .json file"), _squad)
     squad.add_argument("--category", default=DEFAULT_CATEGORY, help=f"category label of every question (default {DEFAULT_CATEGORY})")
+    table = _format(formats, "table", "a CSV/TSV, JSONL or Parquet table, or a save_to_disk folder, with a column mapping",
+                    ("FILE", "table file (by extension) or saved Hugging Face dataset folder"), _table)
+    table.add_argument("--map", metavar="FIELD=COLUMN,...", help="source column per tuner field, e.g. question=q,answer=a,contexts=passage")
+    table.add_argument("--mapping", metavar="YAML", help="mapping file: columns, separator, alias_separator, answer_keypoint, preset")
+    table.add_argument("--preset", help=f"start from a named mapping ({', '.join(PRESETS)})")
+    table.add_argument("--corpus", metavar="FILE", help="documents named by relevant_doc_ids: a table with doc_id, text, title")
+    table.add_argument("--split", help="split of a saved DatasetDict (default: its only split)")
 
 
 def run(args: argparse.Namespace) -> int:
