@@ -7,12 +7,21 @@ import pytest
 
 from tuner.cli import main
 from tuner.dataset import load_dataset
-from tuner.dataset._beir import NO_REFERENCE, import_beir
+from tuner.dataset._beir import import_beir
+from tuner.dataset._importing import NO_REFERENCE
 from tuner.dataset._conflictnq import import_conflictnq
 from tuner.errors import UserError
 
-# the read-only shared/ folder lies beside the repository (never copied into it)
-CONFLICTNQ = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "conflictnq" / "conflict_nq_val.jsonl"
+
+
+def shared_dataset(relative: str) -> Path:
+    """A file of the read-only shared/ folder, which lies beside the repository or a folder above a worktree
+    of it (never copied into it); the first candidate when the file is nowhere."""
+    candidates = [folder / "shared" / "datasets" / relative for folder in Path(__file__).resolve().parents[3:]]
+    return next((path for path in candidates if path.is_file()), candidates[0])
+
+
+CONFLICTNQ = shared_dataset("conflictnq/conflict_nq_val.jsonl")
 
 
 def _beir(root: Path, qrels: str = "query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td2\t2\nq2\td3\t0\nq3\td3\t1\n") -> Path:

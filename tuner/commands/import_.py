@@ -1,29 +1,78 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
-HELP = "Convert an outside dataset (BEIR folder, ConflictNQ file) into a tuner dataset folder."
+from tuner.dataset._importing import ImportResult
+
+HELP = "Convert an outside dataset (BEIR, ConflictNQ, SQuAD, a CSV/JSONL/Parquet table) into a tuner dataset folder."
+
+
+def _beir(args: argparse.Namespace) -> ImportResult:
+    from tuner.dataset._beir import import_beir
+
+    return import_beir(args.source, args.split)
+
+
+def _conflictnq(args: argparse.Namespace) -> ImportResult:
+    from tuner.dataset._conflictnq import import_conflictnq
+
+    return import_conflictnq(args.source)
+
+
+def _squad(args: argparse.Namespace) -> ImportResult:
+    from tuner.dataset._squad import import_squad
+
+    return import_squad(args.source, args.category)
+
+
+def _table(args: argparse.Namespace) -> ImportResult:
+    from tuner.dataset._table import import_table, table_mapping
+
+    return import_table(args.source, table_mapping(args.preset, args.mapping, args.map), args.corpus, args.split)
+
+
+def _format(
+    formats: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help: str,
+    source: tuple[str, str],
+    importer: Callable[[argparse.Namespace], ImportResult],
+) -> argparse.ArgumentParser:
+    parser = formats.add_parser(name, help=help, description=help)
+    parser.add_argument("source", metavar=source[0], help=source[1])
+    parser.add_argument("destination", metavar="DST", help="dataset folder to create")
+    parser.add_argument("--force", action="store_true", help="replace a dataset already in DST")
+    parser.set_defaults(importer=importer)
+    return parser
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from tuner.dataset._squad import DEFAULT_CATEGORY
+    from tuner.dataset._table import PRESETS
+
     formats = parser.add_subparsers(dest="format", required=True, metavar="FORMAT")
-    beir = formats.add_parser("beir", help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv (retrieval-only)")
-    beir.add_argument("source", metavar="SRC", help="BEIR dataset folder")
-    beir.add_argument("destination", metavar="DST", help="dataset folder to create")
+    beir = _format(formats, "beir", "BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv (retrieval-only)",
+                   ("SRC", "BEIR dataset folder"), _beir)
     beir.add_argument("--split", default="test", help="qrels split to use (default test)")
-    beir.add_argument("--force", action="store_true", help="replace a dataset already in DST")
-    nq = formats.add_parser("conflictnq", help="ConflictNQ jsonl: real passages as corpus, fake passages as conflicts")
-    nq.add_argument("source", metavar="FILE", help="conflict_nq_*.jsonl file")
-    nq.add_argument("destination", metavar="DST", help="dataset folder to create")
-    nq.add_argument("--force", action="store_true", help="replace a dataset already in DST")
+    _format(formats, "conflictnq", "ConflictNQ jsonl: real passages as corpus, fake passages as conflicts",
+            ("FILE", "conflict_nq_*.jsonl file"), _conflictnq)
+    squad = _format(formats, "squad", "SQuAD v1/v2 JSON (CMRC 2018, ...): paragraphs as corpus, answer texts as keypoint aliases",
+                    ("FILE", "SQuAD-format .json file"), _squad)
+    squad.add_argument("--category", default=DEFAULT_CATEGORY, help=f"category label of every question (default {DEFAULT_CATEGORY})")
+    table = _format(formats, "table", "a CSV/TSV, JSONL or Parquet table, or a save_to_disk folder, with a column mapping",
+                    ("FILE", "table file (by extension) or saved Hugging Face dataset folder"), _table)
+    table.add_argument("--map", metavar="FIELD=COLUMN,...", help="source column per tuner field, e.g. question=q,answer=a,contexts=passage")
+    table.add_argument("--mapping", metavar="YAML", help="mapping file: columns, separator, alias_separator, answer_keypoint, preset")
+    table.add_argument("--preset", help=f"start from a named mapping ({', '.join(PRESETS)})")
+    table.add_argument("--corpus", metavar="FILE", help="documents named by relevant_doc_ids: a table with doc_id, text, title")
+    table.add_argument("--split", help="split of a saved DatasetDict (default: its only split)")
 
 
 def run(args: argparse.Namespace) -> int:
     from tuner.dataset import write_dataset
-    from tuner.dataset._beir import import_beir
-    from tuner.dataset._conflictnq import import_conflictnq
 
-    result = import_beir(args.source, args.split) if args.format == "beir" else import_conflictnq(args.source)
+    result: ImportResult = args.importer(args)
     dataset = write_dataset(args.destination, result.corpus, result.golden, result.conflicts, force=args.force)
     print(f"{args.destination}: imported {args.format}: {dataset.summary()}")
     for note in result.notes:

@@ -2,47 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from tuner.dataset._importing import NO_REFERENCE, Collector, ImportResult, read_jsonl
 from tuner.errors import UserError
-
-NO_REFERENCE = "(retrieval-only: no reference answer)"
-
-
-@dataclass
-class ImportResult:
-    """Records ready for :func:`write_dataset` plus one human-readable note per thing that was skipped."""
-
-    corpus: list[dict[str, Any]]
-    golden: list[dict[str, Any]]
-    conflicts: list[dict[str, Any]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-
-def _jsonl(path: Path, required: tuple[str, ...]) -> Iterator[tuple[str, dict[str, Any]]]:
-    if not path.is_file():
-        raise UserError(f"{path}: not found")
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            where = f"{path}:{number}"
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError:
-                raise UserError(f"{where}: invalid UTF-8") from None
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{where}: malformed JSON: {exc.msg}") from None
-            if not isinstance(record, dict):
-                raise UserError(f"{where}: expected a JSON object")
-            missing = [key for key in required if key not in record]
-            if missing:
-                raise UserError(f"{where}: missing field '{missing[0]}'")
-            yield where, record
 
 
 def _qrels(path: Path) -> dict[str, list[str]]:
@@ -74,29 +37,27 @@ def import_beir(source: str | Path, split: str = "test") -> ImportResult:
     root = Path(source)
     if not root.is_dir():
         raise UserError(f"{root}: BEIR folder not found")
-    corpus: list[dict[str, Any]] = []
+    collected = Collector()
     empty = 0
-    for _where, record in _jsonl(root / "corpus.jsonl", ("_id", "text")):
+    for where, record in read_jsonl(root / "corpus.jsonl", ("_id", "text")):
         text = str(record["text"]).strip() or str(record.get("title") or "").strip()
         if not text:
             empty += 1
             continue
-        corpus.append({"doc_id": str(record["_id"]), "title": str(record.get("title") or ""), "text": text})
-    doc_ids = {d["doc_id"] for d in corpus}
+        collected.document(where, str(record["_id"]), text, str(record.get("title") or ""))
     relevant = _qrels(root / "qrels" / f"{split}.tsv")
-    golden: list[dict[str, Any]] = []
     skipped = 0
-    for _where, record in _jsonl(root / "queries.jsonl", ("_id", "text")):
+    for where, record in read_jsonl(root / "queries.jsonl", ("_id", "text")):
         query_id = str(record["_id"])
-        docs = [d for d in relevant.get(query_id, []) if d in doc_ids]
+        docs = [d for d in relevant.get(query_id, []) if collected.has_document(d)]
         if not docs or not str(record["text"]).strip():
             skipped += 1
             continue
-        golden.append({"id": query_id, "question": str(record["text"]), "ground_truth": NO_REFERENCE, "keypoints": [], "relevant_doc_ids": docs})
+        collected.case(where, {"id": query_id, "question": str(record["text"]), "ground_truth": NO_REFERENCE, "keypoints": [], "relevant_doc_ids": docs})
     notes = []
     if skipped:
         notes.append(f"{skipped} queries without relevant documents in qrels/{split}.tsv were skipped")
     if empty:
         notes.append(f"{empty} documents with empty text and title were skipped")
     notes.append("no keypoints: the dataset supports retrieval-only studies (no faithfulness objective)")
-    return ImportResult(corpus, golden, [], notes)
+    return collected.result(notes)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
-from tuner.dataset._beir import ImportResult, _jsonl
+from tuner.dataset._importing import Collector, ImportResult, content_id, read_jsonl
 from tuner.errors import UserError
 
 _FIELDS = ("id", "question", "real_answer", "real_short_answer", "real_passages", "fake_short_answer", "fake_passages")
@@ -19,10 +18,6 @@ def _passages(where: str, record: dict[str, Any], key: str) -> list[tuple[str, s
     return [(p["passage"].strip(), str(p.get("summary") or "")) for p in items if p["passage"].strip()]
 
 
-def _doc_id(prefix: str, text: str) -> str:
-    return f"{prefix}-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
-
-
 def _aliases(answer: str) -> list[str]:
     """The answer as written, plus the Natural Questions tokenization (``August 8 , 2014``) found in passages."""
     tokenized = answer.replace(",", " ,").replace("'s", " 's")
@@ -31,24 +26,17 @@ def _aliases(answer: str) -> list[str]:
 
 def import_conflictnq(source: str | Path) -> ImportResult:
     """Real passages (deduplicated) form the corpus; each fake passage conflicts with its question's first real one."""
-    path = Path(source)
-    corpus: dict[str, dict[str, Any]] = {}
+    collected = Collector()
     conflicts: dict[str, dict[str, Any]] = {}
-    golden: list[dict[str, Any]] = []
     skipped = 0
-    for where, record in _jsonl(path, _FIELDS):
+    for where, record in read_jsonl(Path(source), _FIELDS):
         real = _passages(where, record, "real_passages")
         fake = _passages(where, record, "fake_passages")
         real_answer, fake_answer = str(record["real_short_answer"]).strip(), str(record["fake_short_answer"]).strip()
         if not real or not real_answer:
             skipped += 1
             continue
-        relevant = []
-        for text, title in real:
-            doc_id = _doc_id("nq", text)
-            corpus.setdefault(doc_id, {"doc_id": doc_id, "title": title, "text": text})
-            if doc_id not in relevant:
-                relevant.append(doc_id)
+        relevant = list(dict.fromkeys(collected.text_document(where, "nq", text, title) for text, title in real))
         case: dict[str, Any] = {
             "id": str(record["id"]),
             "question": str(record.get("cleaned_question") or record["question"]),
@@ -59,16 +47,17 @@ def import_conflictnq(source: str | Path) -> ImportResult:
         }
         if fake_answer and fake_answer != real_answer:
             case["wrong_answers"] = [fake_answer]
-        golden.append(case)
+        collected.case(where, case)
         for text, title in fake:
-            doc_id = _doc_id("nq-fake", text)
+            doc_id = content_id("nq-fake", text)
             conflicts.setdefault(doc_id, {
                 "doc_id": doc_id, "title": title, "text": text, "conflicts_with": relevant[0],
                 "kind": "fabricated", "wrong_values": [fake_answer] if fake_answer else [],
             })
     notes = [f"{skipped} records without real passages or short answer were skipped"] if skipped else []
-    texts = {doc_id: doc["text"] for doc_id, doc in corpus.items()}
-    verbatim = sum(any(a in texts[d] for a in case["keypoints"][0] for d in case["relevant_doc_ids"]) for case in golden)
+    result = collected.result(notes, list(conflicts.values()))
+    texts = {doc["doc_id"]: doc["text"] for doc in result.corpus}
+    verbatim = sum(any(a in texts[d] for a in case["keypoints"][0] for d in case["relevant_doc_ids"]) for case in result.golden)
     # ConflictNQ short answers are often paraphrases, so a lexical keypoint check is strict on them.
-    notes.append(f"{verbatim} of {len(golden)} short answers occur verbatim in their real passages")
-    return ImportResult(list(corpus.values()), golden, list(conflicts.values()), notes)
+    result.notes.append(f"{verbatim} of {len(result.golden)} short answers occur verbatim in their real passages")
+    return result
