@@ -28,7 +28,7 @@ import jieba
 from rank_bm25 import BM25Okapi
 
 from tuner.dataset import Dataset, write_dataset
-from tuner.dataset._squad import import_squad
+from tuner.dataset.importers import import_squad
 from tuner.evaluation import evaluate_retrieval
 from tuner.metrics import recall_at_k
 from tuner.progress import SilentReporter

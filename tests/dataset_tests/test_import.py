@@ -7,9 +7,9 @@ import pytest
 
 from tuner.cli import main
 from tuner.dataset import load_dataset
-from tuner.dataset._beir import import_beir
-from tuner.dataset._importing import NO_REFERENCE
-from tuner.dataset._conflictnq import import_conflictnq
+from tuner.dataset.importers import import_beir
+from tuner.dataset.importers._importing import NO_REFERENCE
+from tuner.dataset.importers._conflictnq import import_conflictnq
 from tuner.errors import UserError
 
 

@@ -10,7 +10,7 @@ import pytest
 from tests.dataset_tests.test_import import shared_dataset
 from tuner.cli import main
 from tuner.dataset import load_dataset
-from tuner.dataset._squad import import_squad
+from tuner.dataset.importers._squad import import_squad
 from tuner.errors import UserError
 
 CMRC = shared_dataset("cmrc2018/cmrc2018_trial.json")

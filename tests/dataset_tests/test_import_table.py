@@ -9,7 +9,7 @@ import pytest
 
 from tuner.cli import main
 from tuner.dataset import load_dataset
-from tuner.dataset._table import import_table, table_mapping
+from tuner.dataset.importers._table import import_table, table_mapping
 from tuner.errors import UserError
 
 RETURNS = "顾客可在收货后30天内退货。"

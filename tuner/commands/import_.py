@@ -3,31 +3,31 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from tuner.dataset._importing import ImportResult
+from tuner.dataset.importers import ImportResult
 
 HELP = "Convert an outside dataset (BEIR, ConflictNQ, SQuAD, a CSV/JSONL/Parquet table) into a tuner dataset folder."
 
 
 def _beir(args: argparse.Namespace) -> ImportResult:
-    from tuner.dataset._beir import import_beir
+    from tuner.dataset.importers import import_beir
 
     return import_beir(args.source, args.split)
 
 
 def _conflictnq(args: argparse.Namespace) -> ImportResult:
-    from tuner.dataset._conflictnq import import_conflictnq
+    from tuner.dataset.importers import import_conflictnq
 
     return import_conflictnq(args.source)
 
 
 def _squad(args: argparse.Namespace) -> ImportResult:
-    from tuner.dataset._squad import import_squad
+    from tuner.dataset.importers import import_squad
 
     return import_squad(args.source, args.category)
 
 
 def _table(args: argparse.Namespace) -> ImportResult:
-    from tuner.dataset._table import import_table, table_mapping
+    from tuner.dataset.importers import import_table, table_mapping
 
     return import_table(args.source, table_mapping(args.preset, args.mapping, args.map), args.corpus, args.split)
 
@@ -48,8 +48,7 @@ def _format(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from tuner.dataset._squad import DEFAULT_CATEGORY
-    from tuner.dataset._table import PRESETS
+    from tuner.dataset.importers import DEFAULT_CATEGORY, PRESETS
 
     formats = parser.add_subparsers(dest="format", required=True, metavar="FORMAT")
     beir = _format(formats, "beir", "BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv (retrieval-only)",

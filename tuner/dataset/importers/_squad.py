@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tuner.dataset._importing import Collector, ImportResult, unique_texts
+from tuner.dataset.importers._importing import Collector, ImportResult, unique_texts
 from tuner.errors import UserError
 
 DEFAULT_CATEGORY = "squad"

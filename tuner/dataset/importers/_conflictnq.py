@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tuner.dataset._importing import Collector, ImportResult, content_id, read_jsonl
+from tuner.dataset.importers._importing import Collector, ImportResult, content_id, read_jsonl
 from tuner.errors import UserError
 
 _FIELDS = ("id", "question", "real_answer", "real_short_answer", "real_passages", "fake_short_answer", "fake_passages")

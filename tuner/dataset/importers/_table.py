@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from tuner.dataset._importing import NO_REFERENCE, Collector, ImportResult, read_jsonl, unique_texts
+from tuner.dataset.importers._importing import NO_REFERENCE, Collector, ImportResult, read_jsonl, unique_texts
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tuner.dataset._importing import NO_REFERENCE, Collector, ImportResult, read_jsonl
+from tuner.dataset.importers._importing import NO_REFERENCE, Collector, ImportResult, read_jsonl
 from tuner.errors import UserError
 
 
