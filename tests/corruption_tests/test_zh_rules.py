@@ -128,11 +128,11 @@ def test_numeric_distance_grows_with_severity_in_chinese() -> None:
     assert max(distances["moderate"]) < min(distances["obvious"])
 
 
-def test_a_term_is_swapped_for_a_name_of_the_same_length_when_subtle() -> None:
+def test_a_term_is_swapped_for_a_chinese_name_of_the_same_length_when_subtle() -> None:
     subtle = {corrupt(GAME, "factual_corruption", "subtle", (("盛大游戏",),), seed).wrong_values[0] for seed in range(8)}
     obvious = {corrupt(GAME, "factual_corruption", "obvious", (("盛大游戏",),), seed).wrong_values[0] for seed in range(8)}
     assert subtle <= {"游戏橘子", "腾讯游戏", "盛大网络"}
-    assert not any(len(name) == 4 and not name.isascii() for name in obvious)
+    assert "晋国" in obvious and "Nexon" not in obvious  # a Chinese name is swapped for a Chinese one
     result = corrupt(GAME, "factual_corruption", "subtle", (("盛大游戏",),))
     assert result.text == GAME.replace("盛大游戏", result.wrong_values[0], 1)
 

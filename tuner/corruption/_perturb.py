@@ -202,7 +202,8 @@ def swap_entity(name: str, pool: Sequence[str], severity: str, rng: random.Rando
 
     Likeness is shape first (same number of words, digits or not, same number of CJK characters:
     "Polar Express" is a likelier stand-in for "Mercury Logistics" than "Oslo" is, "游戏橘子" for
-    "盛大游戏" than "晋国"), then difflib's character ratio. Names that
+    "盛大游戏" than "晋国"), then difflib's character ratio. A Chinese name is swapped for a Chinese
+    one, a Latin-script name for a Latin-script one, while the pool has any. Names that
     contain, or are contained in, an ``avoid`` string are never picked, so the right answer cannot
     survive inside its replacement.
     """
@@ -211,10 +212,10 @@ def swap_entity(name: str, pool: Sequence[str], severity: str, rng: random.Rando
     def shape(text: str) -> tuple[int, bool, int]:
         return len(text.split()), any(ch.isdigit() for ch in text), len(_zh.CJK.findall(text))
 
-    candidates = sorted(
-        {c for c in pool if not any(b in c.lower() or c.lower() in b for b in blocked)},
-        key=lambda c: (shape(c) != shape(name), -SequenceMatcher(None, name.lower(), c.lower()).ratio(), c),
-    )
+    allowed = {c for c in pool if not any(b in c.lower() or c.lower() in b for b in blocked)}
+    chinese = bool(_zh.CJK.search(name))
+    allowed = {c for c in allowed if bool(_zh.CJK.search(c)) == chinese} or allowed
+    candidates = sorted(allowed, key=lambda c: (shape(c) != shape(name), -SequenceMatcher(None, name.lower(), c.lower()).ratio(), c))
     if not candidates:
         return None
     third = SEVERITIES.index(severity)
