@@ -82,3 +82,36 @@ def test_wrong_values_are_attributed_to_the_most_similar_keypoint() -> None:
 def test_registry_default() -> None:
     config = parse_judge_config(None, "study.yaml")
     assert config.backend == "lexical" and build_judge(config).name == "lexical"
+
+
+ZH_KEYPOINTS = [("30天", "三十天"), ("2016年9月4日",)]
+ZH_WRONG = ["15天", "2016年9月5日"]
+
+
+def judge_zh(answer: str, contexts: list[str]) -> list[KeypointVerdict]:
+    return LexicalJudge().judge("退货期多长？政策何时生效？", answer, contexts, ZH_KEYPOINTS, ZH_WRONG)
+
+
+def test_chinese_keypoints_are_found_inside_chinese_sentences() -> None:
+    window, date = judge_zh("退货期为30天，自2016-09-04起生效。", ["本店退货期为三十天内。该政策于二〇一六年九月四日生效。"])
+    assert (window.answer, window.context, date.answer, date.context) == ("supported",) * 4
+    assert window.evidence == 'answer: "30天" | context[1]: "三十天"'
+    assert date.evidence == 'answer: "2016-09-04" | context[1]: "二〇一六年九月四日"'
+
+
+def test_chinese_wrong_values_contradict_in_answer_and_context() -> None:
+    window, date = judge_zh("可以在15天内退货，政策自2016年9月5日起。", ["旧版：退货期为十五天。", "与退货无关的说明。"])
+    assert (window.answer, date.answer) == ("contradicted", "contradicted")
+    assert window.evidence == 'answer: "15天" (wrong value) | context[1]: "十五天" (wrong value)'
+    assert window.context == "contradicted" and date.context == "absent"
+
+
+def test_chinese_wrong_values_are_attributed_by_similarity() -> None:
+    assert wrong_values_per_keypoint(ZH_KEYPOINTS, ZH_WRONG) == [["15 天"], ["2016 09 05"]]
+
+
+def test_chinese_numbers_in_any_form_and_no_false_numbers() -> None:
+    verdicts = LexicalJudge().judge(
+        "q", "观众约一千三百六十一万人，占百分之五。他十分满意。", [], [("1361万",), ("5%",), ("10分",)], ["1200万"]
+    )
+    assert [v.answer for v in verdicts] == ["supported", "supported", "absent"]  # 十分 "very" is not 10

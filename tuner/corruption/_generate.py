@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tuner.corruption._base import CaseFacts, CorruptionFailed, Corruptor
-from tuner.corruption._text import find_entities, find_values
+from tuner.corruption._script import ENGLISH, script_of
+from tuner.corruption._text import Span
 from tuner.dataset import Conflict, Dataset
 
 
@@ -29,16 +30,23 @@ class CorruptionRun:
 
 
 def corpus_entities(dataset: Dataset) -> tuple[str, ...]:
-    """Every name in the corpus plus capitalized keypoint aliases: the pool that entity swaps draw from."""
-    names = [doc.text[e.start : e.end] for doc in dataset.corpus for e in find_entities(doc.text, find_values(doc.text))]
-    names += [
-        alias
-        for case in dataset.golden
-        for keypoint in case.keypoints
-        for alias in keypoint
-        if alias[:1].isupper() and not find_values(alias)
-    ]
+    """Every name in the corpus plus keypoint aliases that are names (capitalized, or short Chinese
+    terms), without values: the pool that entity swaps draw from."""
+    names = [doc.text[e.start : e.end] for doc in dataset.corpus for e in _entities(doc.text)]
+    names += [alias for case in dataset.golden for keypoint in case.keypoints for alias in keypoint if _is_name_alias(alias)]
     return tuple(dict.fromkeys(names))
+
+
+def _entities(text: str) -> list[Span]:
+    script = script_of(text)
+    return script.find_entities(text, script.find_values(text))
+
+
+def _is_name_alias(alias: str) -> bool:
+    script = script_of(alias)
+    if script.find_values(alias):
+        return False
+    return alias[:1].isupper() or script is not ENGLISH and script.is_name([alias])
 
 
 def relevant_facts(dataset: Dataset) -> dict[str, tuple[tuple[str, ...], ...]]:
@@ -129,11 +137,12 @@ def conflicts_jsonl(conflicts: Sequence[Conflict]) -> str:
 
 
 def value_type(text: str) -> str:
-    """date, money, percent or number (its first value), else name if capitalized, else statement."""
-    values = find_values(text)
+    """date, money, percent or number (its first value), else name (capitalized, or a short Chinese term), else statement."""
+    script = script_of(text)
+    values = script.find_values(text)
     if values:
         return values[0].kind
-    return "name" if any(ch.isupper() for ch in text) else "statement"
+    return "name" if script.is_name([text]) else "statement"
 
 
 def wrong_answers_by_case(dataset: Dataset, conflicts: Sequence[Conflict]) -> dict[str, tuple[str, ...]]:

@@ -10,11 +10,13 @@ import calendar
 import datetime
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from tuner.corruption._text import DATE_FORMATS, MONTH_NAMES, NUMERAL, apply_edits, find_values
+from tuner.corruption import _zh
+from tuner.corruption._text import DATE_FORMATS, MONTH_NAMES, NUMERAL, Span, apply_edits, find_values
+from tuner.numerals import NUMBER, chinese_numeral, parse_number
 
 SEVERITIES = ("subtle", "moderate", "obvious")
 
@@ -42,7 +44,8 @@ class DateRule:
 class Style:
     numbers: Mapping[str, NumberRule]
     dates: Mapping[str, Mapping[str, DateRule]]
-    """severity -> precision of the date as written (day, month, year) -> rule; never finer than the precision."""
+    """severity -> precision of the date as written (day, month, year; monthday for a day without a
+    year, which can move by half a year at most) -> rule; never finer than the precision."""
 
 
 PLAUSIBLE = Style(
@@ -52,11 +55,14 @@ PLAUSIBLE = Style(
         "obvious": NumberRule(20.0, 200.0),
     },
     dates={
-        "subtle": {"day": DateRule("days", 1, 10), "month": DateRule("months", 1, 1), "year": DateRule("years", 1, 1)},
-        "moderate": {"day": DateRule("months", 1, 11), "month": DateRule("months", 2, 11), "year": DateRule("years", 2, 5)},
-        "obvious": {"day": DateRule("years", 10, 40), "month": DateRule("years", 10, 40), "year": DateRule("years", 10, 40)},
+        "subtle": {"day": DateRule("days", 1, 10), "month": DateRule("months", 1, 1), "year": DateRule("years", 1, 1),
+                   "monthday": DateRule("days", 1, 10)},
+        "moderate": {"day": DateRule("months", 1, 11), "month": DateRule("months", 2, 11), "year": DateRule("years", 2, 5),
+                     "monthday": DateRule("months", 1, 4)},
+        "obvious": {"day": DateRule("years", 10, 40), "month": DateRule("years", 10, 40), "year": DateRule("years", 10, 40),
+                    "monthday": DateRule("months", 5, 6)},
     },
-)
+)  # fmt: skip
 """A wrong answer someone could believe (factual corruption, contradiction)."""
 
 TYPO = Style(
@@ -66,25 +72,43 @@ TYPO = Style(
         "obvious": NumberRule(100.0, 1000.0, upward_only=True),
     },
     dates={
-        "subtle": {"day": DateRule("days", 1, 2), "month": DateRule("months", 1, 1), "year": DateRule("years", 1, 1)},
-        "moderate": {"day": DateRule("months", 1, 6), "month": DateRule("months", 2, 6), "year": DateRule("years", 2, 5)},
-        "obvious": {"day": DateRule("years", 300, 900), "month": DateRule("years", 300, 900), "year": DateRule("years", 300, 900)},
+        "subtle": {"day": DateRule("days", 1, 2), "month": DateRule("months", 1, 1), "year": DateRule("years", 1, 1),
+                   "monthday": DateRule("days", 1, 2)},
+        "moderate": {"day": DateRule("months", 1, 6), "month": DateRule("months", 2, 6), "year": DateRule("years", 2, 5),
+                     "monthday": DateRule("months", 1, 4)},
+        "obvious": {"day": DateRule("years", 300, 900), "month": DateRule("years", 300, 900), "year": DateRule("years", 300, 900),
+                    "monthday": DateRule("months", 5, 6)},
     },
-)
+)  # fmt: skip
 """A garbled number (numeric typo): one digit off, doubled or halved, absurd."""
 
 
-def perturb_values(text: str, style: Style, severity: str, rng: random.Random) -> str:
-    """``text`` with every date, amount, percentage and number in it replaced by a wrong one."""
-    edits = [(v.start, v.end, perturb_value(text[v.start : v.end], v.kind, style, severity, rng)) for v in find_values(text)]
+def perturb_values(
+    text: str, style: Style, severity: str, rng: random.Random, find: Callable[[str], list[Span]] = find_values
+) -> str:
+    """``text`` with every date, amount, percentage and number in it (as ``find`` sees them) replaced by a wrong one."""
+    edits = [(v.start, v.end, perturb_value(text[v.start : v.end], v.kind, style, severity, rng)) for v in find(text)]
     return apply_edits(text, edits)
 
 
 def perturb_value(value: str, kind: str, style: Style, severity: str, rng: random.Random) -> str:
+    """A wrong value written like ``value``: its first numeral changed, Chinese numerals written in Chinese."""
     if kind == "date":
         return shift_date(value, style.dates[severity], rng)
     rule = style.numbers[severity]
+    if NUMERAL.search(value) is None:
+        return _perturb_chinese(value, rule, rng)
     return NUMERAL.sub(lambda m: perturb_numeral(m.group(), rule, rng), value, count=1)
+
+
+def _perturb_chinese(value: str, rule: NumberRule, rng: random.Random) -> str:
+    """The first integer written in Chinese numerals ("三十天", "百分之五") changed as :func:`perturb_numeral` would."""
+    for match in NUMBER.finditer(value):
+        number = parse_number(match["number"]) if match["number"] else None
+        if number is not None and number.denominator == 1:
+            new = int(perturb_numeral(str(number.numerator), rule, rng))
+            return value[: match.start()] + chinese_numeral(new) + value[match.end() :]
+    raise ValueError(f"no numeral in {value!r}")
 
 
 def perturb_numeral(numeral: str, rule: NumberRule, rng: random.Random) -> str:
@@ -122,30 +146,36 @@ def _digit_typo(numeral: str, rng: random.Random) -> str:
 
 
 def shift_date(value: str, rules: Mapping[str, DateRule], rng: random.Random) -> str:
-    """``value`` (one of the DATE_FORMATS shapes) moved by its precision's rule, written the same way."""
-    for pattern, precision in DATE_FORMATS:
+    """``value`` (one of the English or Chinese DATE_FORMATS shapes) moved by its precision's rule, written
+    the same way (a month or day keeps its zero padding or lack of it)."""
+    for pattern, precision in (*DATE_FORMATS, *_zh.DATE_FORMATS):
         match = pattern.fullmatch(value)
         if match is not None:
             break
     else:
         raise ValueError(f"not a date: {value!r}")
     fields = match.groupdict()
-    year = int(fields["y"])
+    year = int(fields["y"]) if fields.get("y") else _ANY_LEAP_YEAR
     month = int(fields["m"]) if fields.get("m") else _month_number(fields["mon"]) if fields.get("mon") else 1
     day = int(fields["d"]) if fields.get("d") else 1
     rule = rules[precision]
     amount = rng.randint(rule.low, rule.high) * rng.choice((-1, 1))
     shifted = _shift(datetime.date(year, month, min(day, calendar.monthrange(year, month)[1])), rule.unit, amount)
-    new_fields = {"y": f"{shifted.year:04d}", "m": f"{shifted.month:02d}", "d": str(shifted.day)}
+    padded_month = len(fields.get("m") or "00") == 2
+    new_fields = {"y": f"{shifted.year:04d}", "m": f"{shifted.month:02d}" if padded_month else str(shifted.month), "d": str(shifted.day)}
     if fields.get("mon"):
         name = MONTH_NAMES[shifted.month - 1]
         new_fields["mon"] = name if fields["mon"] in MONTH_NAMES else name[:3]
     if fields.get("ord"):
         new_fields["ord"] = _ordinal(shifted.day)
-    if fields.get("m"):
+    if fields.get("m") and len(fields.get("d") or "") == 2:
         new_fields["d"] = f"{shifted.day:02d}"
     edits = [(match.start(g), match.end(g), new_fields[g]) for g, v in fields.items() if v is not None]
     return apply_edits(value, edits)
+
+
+_ANY_LEAP_YEAR = 2000
+"""The year a date without one ("9月4日") is moved in; a leap year so that 2月29日 exists."""
 
 
 def _month_number(name: str) -> int:
@@ -170,20 +200,22 @@ def _ordinal(day: int) -> str:
 def swap_entity(name: str, pool: Sequence[str], severity: str, rng: random.Random, avoid: Sequence[str]) -> str | None:
     """Another name from ``pool``: subtle picks among the third most like ``name``, obvious among the least.
 
-    Likeness is shape first (same number of words, digits or not: "Polar Express" is a likelier
-    stand-in for "Mercury Logistics" than "Oslo" is), then difflib's character ratio. Names that
+    Likeness is shape first (same number of words, digits or not, same number of CJK characters:
+    "Polar Express" is a likelier stand-in for "Mercury Logistics" than "Oslo" is, "游戏橘子" for
+    "盛大游戏" than "晋国"), then difflib's character ratio. A Chinese name is swapped for a Chinese
+    one, a Latin-script name for a Latin-script one, while the pool has any. Names that
     contain, or are contained in, an ``avoid`` string are never picked, so the right answer cannot
     survive inside its replacement.
     """
     blocked = [a.strip().lower() for a in (name, *avoid) if a.strip()]
 
-    def shape(text: str) -> tuple[int, bool]:
-        return len(text.split()), any(ch.isdigit() for ch in text)
+    def shape(text: str) -> tuple[int, bool, int]:
+        return len(text.split()), any(ch.isdigit() for ch in text), len(_zh.CJK.findall(text))
 
-    candidates = sorted(
-        {c for c in pool if not any(b in c.lower() or c.lower() in b for b in blocked)},
-        key=lambda c: (shape(c) != shape(name), -SequenceMatcher(None, name.lower(), c.lower()).ratio(), c),
-    )
+    allowed = {c for c in pool if not any(b in c.lower() or c.lower() in b for b in blocked)}
+    chinese = bool(_zh.CJK.search(name))
+    allowed = {c for c in allowed if bool(_zh.CJK.search(c)) == chinese} or allowed
+    candidates = sorted(allowed, key=lambda c: (shape(c) != shape(name), -SequenceMatcher(None, name.lower(), c.lower()).ratio(), c))
     if not candidates:
         return None
     third = SEVERITIES.index(severity)
@@ -226,3 +258,39 @@ def negation(sentence: str, start: int, end: int) -> tuple[int, int, str] | None
     else:
         negated = f"do not {verb}"
     return chosen.start(), chosen.end(), negated
+
+
+_CHINESE_NEGATABLE = re.compile(
+    r"(?<![不没未非无别并])(?:"
+    r"(?P<verb>已经|曾经|可以|应该|需要|能够|包括|包含|含有|支持|提供|允许|属于|位于|拥有|具有)"
+    r"|(?<![而])(?P<done>已)"
+    r"|(?<![或还就只但可于总凡正要若像算])(?P<be>是)"
+    r"|(?<![因作成认以行称视较最更])(?P<as>为)(?![了何什止])"
+    r"|(?<![所没只还具拥含享占持富稀固特共原现])(?P<have>有)(?![些关限效的时名趣点])"
+    r")"
+)
+_CHINESE_NEGATED = {"已经": "并未", "已": "未", "曾经": "从未", "是": "不是", "为": "并非", "有": "没有", "拥有": "没有", "能够": "不能"}
+_CLAUSE_END = re.compile(r"[。！？；，,;!?\n]")
+
+
+def chinese_negation(sentence: str, start: int, end: int) -> tuple[int, int, str] | None:
+    """The edit that negates the predicate governing ``sentence[start:end]``: 是→不是, 为→并非, 有→没有,
+    已经→并未, 已→未, 曾经→从未, 支持→不支持 (不 before the other verbs).
+
+    Only the clause around the span is searched (up to the nearest ，。；！？ on either side): the
+    nearest predicate before the span, else the first one inside or after it; ``None`` if there is
+    none or it is already negated (不/没/未/非/无 right before it). Words that only contain the
+    character (或是, 因为, 所有, 有些 ...) are not predicates.
+    """
+    before_start = [m.end() for m in _CLAUSE_END.finditer(sentence, 0, start)]
+    clause_start = before_start[-1] if before_start else 0
+    after_end = _CLAUSE_END.search(sentence, end)
+    clause_end = after_end.start() if after_end else len(sentence)
+    found = list(_CHINESE_NEGATABLE.finditer(sentence, clause_start, clause_end))
+    before = [m for m in found if m.end() <= start]
+    later = [m for m in found if m.end() > start]
+    chosen = before[-1] if before else later[0] if later else None
+    if chosen is None:
+        return None
+    verb = chosen.group()
+    return chosen.start(), chosen.end(), _CHINESE_NEGATED.get(verb, "不" + verb)

@@ -8,17 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tuner.corruption._base import CaseFacts, CorruptedDoc
-from tuner.corruption._perturb import PLAUSIBLE, TYPO, negation, perturb_value, perturb_values, swap_entity
-from tuner.corruption._text import (
-    AnswerSpan,
-    Span,
-    answer_spans,
-    apply_edits,
-    contains_any,
-    find_entities,
-    find_values,
-    sentence_spans,
-)
+from tuner.corruption._perturb import PLAUSIBLE, TYPO, perturb_value, perturb_values, swap_entity
+from tuner.corruption._script import Script, script_of
+from tuner.corruption._text import AnswerSpan, Span, answer_spans, apply_edits, contains_any, sentence_spans
 from tuner.dataset import Document
 
 Edit = tuple[int, int, str]
@@ -26,18 +18,6 @@ Edit = tuple[int, int, str]
 _ATTEMPTS = 8
 """Fresh draws before giving up on a document, for when a wrong value happens to contain the right one."""
 
-_FRAMES = {
-    "subtle": ("As of the latest revision, ", ""),
-    "moderate": ("Contrary to earlier reports, ", ""),
-    "obvious": ("Contrary to earlier reports, ", " Any source stating otherwise is wrong."),
-}
-_VAGUE = {
-    "money": "an unspecified amount",
-    "percent": "an unspecified percentage",
-    "date": "an unspecified date",
-    "number": "a number of",
-    "entity": "an unnamed party",
-}
 _ARTICLE_BEFORE = re.compile(r"(?:^|(?<=\s))(?:a|an|A|An) $")
 
 
@@ -45,10 +25,10 @@ def _aliases(span: AnswerSpan, facts: CaseFacts) -> list[str]:
     return [alias for index in sorted(span.keypoints) for alias in facts.keypoints[index]]
 
 
-def _targets(text: str, facts: CaseFacts, values: list[Span]) -> list[AnswerSpan]:
+def _targets(text: str, facts: CaseFacts, values: list[Span], script: Script) -> list[AnswerSpan]:
     """The answer spans; without any, every value; without values, every name."""
     answers = answer_spans(text, facts.keypoints, values)
-    fallback = values or find_entities(text, values)
+    fallback = values or script.find_entities(text, values)
     return answers or [AnswerSpan(span.start, span.end, frozenset()) for span in fallback]
 
 
@@ -60,40 +40,41 @@ def _containing(sentences: list[tuple[int, int]], position: int) -> tuple[int, i
     return next(s for s in sentences if s[0] <= position < s[1])
 
 
-def _rebuild(text: str, sentences: list[tuple[int, int]], edits: list[Edit], severity: str | None) -> str:
+def _rebuild(text: str, sentences: list[tuple[int, int]], edits: list[Edit], severity: str | None, script: Script) -> str:
     """Apply ``edits``; with a ``severity``, frame each edited sentence as an explicit contradiction.
 
-    The framed sentence's first word is lowercased unless it is a name or was itself edited.
+    In a cased script the framed sentence's first word is lowercased unless it is a name or was itself edited.
     """
-    names = {span.start for span in find_entities(text, find_values(text))}
+    names = {span.start for span in script.find_entities(text, script.find_values(text))}
     pieces: list[str] = []
     cursor = 0
     for start, end in sentences:
         inner = [(a - start, b - start, new) for a, b, new in edits if start <= a < end]
         sentence = apply_edits(text[start:end], inner)
         if inner and severity is not None:
-            keep_case = start in names or any(a == 0 for a, _, _ in inner)
-            sentence = _frame(sentence, severity, lowercase=not keep_case)
+            keep_case = not script.cased or start in names or any(a == 0 for a, _, _ in inner)
+            sentence = _frame(sentence, severity, script, lowercase=not keep_case)
         pieces += [text[cursor:start], sentence]
         cursor = end
     return "".join(pieces) + text[cursor:]
 
 
-def _frame(sentence: str, severity: str, lowercase: bool) -> str:
-    prefix, suffix = _FRAMES[severity]
+def _frame(sentence: str, severity: str, script: Script, lowercase: bool) -> str:
+    prefix, suffix = script.frames[severity]
     first = sentence.split(" ", 1)[0]
     if lowercase and first[:1].isupper() and first[1:] == first[1:].lower():
         sentence = sentence[0].lower() + sentence[1:]
-    if suffix and not sentence.rstrip().endswith((".", "!", "?")):
-        sentence = sentence.rstrip() + "."
+    if suffix and not sentence.rstrip().endswith(tuple(script.stops)):
+        sentence = sentence.rstrip() + script.stops[0]
     return prefix + sentence + suffix
 
 
 def _rewrite_answers(document: Document, facts: CaseFacts, severity: str, rng: random.Random, framed: bool) -> CorruptedDoc | None:
     """Put a plausible wrong value where each answer is; negate the verb of answers that are statements."""
     text = document.text
-    values = find_values(text)
-    targets = _targets(text, facts, values)
+    script = script_of(text)
+    values = script.find_values(text)
+    targets = _targets(text, facts, values, script)
     sentences = sentence_spans(text, targets)
     for _ in range(_ATTEMPTS):
         chosen: dict[str, str | None] = {}
@@ -105,7 +86,7 @@ def _rewrite_answers(document: Document, facts: CaseFacts, severity: str, rng: r
             original = text[target.start : target.end]
             aliases = _aliases(target, facts)
             if original.lower() not in chosen:
-                chosen[original.lower()] = _wrong_value(original, aliases, facts, severity, rng)
+                chosen[original.lower()] = _wrong_value(original, aliases, facts, severity, rng, script)
             new = chosen[original.lower()]
             if new is None:
                 statements.append(target)
@@ -115,7 +96,7 @@ def _rewrite_answers(document: Document, facts: CaseFacts, severity: str, rng: r
             displaced += aliases
         for target in statements:
             start, end = _containing(sentences, target.start)
-            edit = negation(text[start:end], target.start - start, target.end - start)
+            edit = script.negation(text[start:end], target.start - start, target.end - start)
             if edit is None:
                 continue
             verb_start, verb_end, negated = edit[0] + start, edit[1] + start, edit[2]
@@ -126,17 +107,19 @@ def _rewrite_answers(document: Document, facts: CaseFacts, severity: str, rng: r
             wrong.append(text[low:verb_start] + negated + text[verb_end:high])
         if not edits:
             return None
-        corrupted = _rebuild(text, sentences, edits, severity if framed else None)
+        corrupted = _rebuild(text, sentences, edits, severity if framed else None, script)
         if not contains_any(corrupted, displaced) and all(w in corrupted for w in wrong):
             return CorruptedDoc(corrupted, _dedupe(wrong))
     return None
 
 
-def _wrong_value(original: str, aliases: list[str], facts: CaseFacts, severity: str, rng: random.Random) -> str | None:
+def _wrong_value(
+    original: str, aliases: list[str], facts: CaseFacts, severity: str, rng: random.Random, script: Script
+) -> str | None:
     """A wrong value of the same type, or ``None`` for a statement (which gets negated instead)."""
-    if find_values(original):
-        return perturb_values(original, PLAUSIBLE, severity, rng)
-    if not aliases or any(ch.isupper() for alias in aliases for ch in alias):
+    if script.find_values(original):
+        return perturb_values(original, PLAUSIBLE, severity, rng, script.find_values)
+    if not aliases or script.is_name(aliases):
         return swap_entity(original, facts.entities, severity, rng, avoid=aliases)
     return None
 
@@ -173,7 +156,7 @@ class NumericTypo:
 
     def corrupt(self, document: Document, facts: CaseFacts, severity: str, rng: random.Random) -> CorruptedDoc | None:
         text = document.text
-        values = find_values(text)
+        values = script_of(text).find_values(text)
         if not values:
             return None
         answers = [a for a in answer_spans(text, facts.keypoints, values) if any(a.start <= v.start < a.end for v in values)]
@@ -209,7 +192,8 @@ class RelevancePoisoning:
 
     def corrupt(self, document: Document, facts: CaseFacts, severity: str, rng: random.Random) -> CorruptedDoc | None:
         text = document.text
-        values = find_values(text)
+        script = script_of(text)
+        values = script.find_values(text)
         answers = answer_spans(text, facts.keypoints, values) or [AnswerSpan(v.start, v.end, frozenset()) for v in values]
         if not answers and severity != "obvious":
             return None
@@ -222,17 +206,17 @@ class RelevancePoisoning:
                 if sentence not in bearing:
                     body.append(text[sentence[0] : sentence[1]])
                 elif severity == "subtle":
-                    vague = _vague_sentence(text, sentence, answers, values, facts)
+                    vague = _vague_sentence(text, sentence, answers, values, facts, script)
                     body += [vague] if vague is not None else []
-        subjects = _subjects(document, values, answers, withheld)
-        corrupted = " ".join(body + _filler(subjects, " ".join(body), severity))
+        subjects = _subjects(document, values, answers, withheld, script)
+        corrupted = script.separator.join(body + _filler(subjects, script.separator.join(body), severity, script))
         if corrupted == text or not corrupted.strip() or contains_any(corrupted, withheld):
             return None
         return CorruptedDoc(corrupted)
 
 
 def _vague_sentence(
-    text: str, sentence: tuple[int, int], answers: list[AnswerSpan], values: list[Span], facts: CaseFacts
+    text: str, sentence: tuple[int, int], answers: list[AnswerSpan], values: list[Span], facts: CaseFacts, script: Script
 ) -> str | None:
     """The sentence with each answer value replaced by a vague phrase; ``None`` if an answer is a statement."""
     start, end = sentence
@@ -241,9 +225,9 @@ def _vague_sentence(
         inner = [v for v in values if answer.start <= v.start < answer.end]
         aliases = _aliases(answer, facts)
         if inner:
-            edits += [(v.start, v.end, _VAGUE[v.kind]) for v in inner]
-        elif any(ch.isupper() for alias in aliases for ch in alias):
-            edits.append((answer.start, answer.end, _VAGUE["entity"]))
+            edits += [(v.start, v.end, script.vague[v.kind]) for v in inner]
+        elif script.is_name(aliases):
+            edits.append((answer.start, answer.end, script.vague["entity"]))
         else:
             return None
     local = text[start:end]
@@ -258,12 +242,12 @@ def _vague_sentence(
     return apply_edits(local, shifted)
 
 
-def _subjects(document: Document, values: list[Span], answers: list[AnswerSpan], withheld: list[str]) -> list[str]:
+def _subjects(document: Document, values: list[Span], answers: list[AnswerSpan], withheld: list[str], script: Script) -> list[str]:
     """Names the filler must keep mentioning: the document's entities that are not answers (else its title)."""
     text = document.text
     names = [
         text[e.start : e.end]
-        for e in find_entities(text, values)
+        for e in script.find_entities(text, values)
         if not any(e.start < a.end and a.start < e.end for a in answers)
     ]
     names = [n for n in _dedupe(names) if not contains_any(n, withheld)]
@@ -273,17 +257,10 @@ def _subjects(document: Document, values: list[Span], answers: list[AnswerSpan],
     return names[:6]
 
 
-def _join(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-
-
-def _filler(subjects: list[str], body: str, severity: str) -> list[str]:
-    names = subjects or ["this topic"]
+def _filler(subjects: list[str], body: str, severity: str, script: Script) -> list[str]:
+    names = subjects or [script.no_subject]
     if severity == "obvious":
-        return [
-            f"This page collects general notes about {_join(names)}.",
-            f"{names[0][0].upper() + names[0][1:]} comes up often in questions from readers.",
-            f"The specifics for {names[0]} are covered in other documents.",
-        ]
+        first = names[0]
+        return [line.format(all=script.join(names), first=first, First=first[0].upper() + first[1:]) for line in script.filler]
     missing = [n for n in subjects if n not in body] if severity == "subtle" else subjects
-    return [f"More details about {_join(missing)} are available in related documents."] if missing else []
+    return [script.more.format(all=script.join(missing))] if missing else []

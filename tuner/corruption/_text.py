@@ -46,6 +46,9 @@ _VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("number", re.compile(rf"{_OPEN}(?:{_NUMERAL}){_CLOSE}")),
 )
 
+CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+"""A CJK ideograph: Chinese text has no spaces, so words cannot be widened across these."""
+
 _ENTITY = re.compile(r"(?<![\w])[A-Z][A-Za-z0-9&'\-]*(?:[ ](?:[A-Z][A-Za-z0-9&'\-]*|\d+(?![\w%]|[.,]\d)))*")
 _NAME_BEFORE = re.compile(r"(?:^|\s)(?P<word>[A-Z][A-Za-z0-9&'\-]*) $")
 _NOT_NAMES = frozenset(
@@ -152,6 +155,7 @@ def answer_spans(text: str, keypoints: Sequence[Keypoint], values: Sequence[Span
     """Every occurrence (case-insensitive) of every keypoint alias, widened to whole values and words.
 
     "12" inside "$12.99" widens to "$12.99", "30" inside "30-day" stays "30" plus the value it is;
+    a CJK character is a word of its own ("30天" inside "退货期为30天内" stays "30天");
     overlapping occurrences merge, keeping the set of keypoints each span answers.
     """
     lower = text.lower()
@@ -174,13 +178,16 @@ def answer_spans(text: str, keypoints: Sequence[Keypoint], values: Sequence[Span
 
 
 def _widen(text: str, start: int, end: int, values: Sequence[Span]) -> tuple[int, int]:
+    def glued(a: str, b: str) -> bool:
+        return a.isalnum() and b.isalnum() and not CJK.match(a) and not CJK.match(b)
+
     for _ in range(2):
         for value in values:
             if start < value.end and value.start < end:
                 start, end = min(start, value.start), max(end, value.end)
-        while start > 0 and text[start - 1].isalnum() and text[start].isalnum():
+        while start > 0 and glued(text[start - 1], text[start]):
             start -= 1
-        while end < len(text) and text[end].isalnum() and text[end - 1].isalnum():
+        while end < len(text) and glued(text[end], text[end - 1]):
             end += 1
     return start, end
 

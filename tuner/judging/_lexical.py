@@ -80,8 +80,10 @@ class LexicalJudge:
     contains an alias, even when another context states a wrong value (the conflict is then quoted
     in the evidence: the right fact was available, and the conflict is the variant's doing);
     ``contradicted`` if only wrong values occur; ``absent`` otherwise. An empty answer gets no
-    answer verdict (``missing_reason="empty_answer"``). Paraphrases ("two years" for "24 months")
-    are not recognized: list them as aliases, or use the ``llm`` judge.
+    answer verdict (``missing_reason="empty_answer"``). Chinese keypoints are found inside
+    unsegmented sentences, with Chinese numerals, 万/亿, 年月日 dates and 百分之 meeting their Arabic
+    and ISO forms ("三十天" states "30天"). Paraphrases ("two years" for "24 months") are not
+    recognized: list them as aliases, or use the ``llm`` judge.
     """
 
     name = "lexical"

@@ -4,6 +4,13 @@ Both sides of a comparison go through :func:`normalize`, so "$1,299", "1 299" an
 "1299", "March 1, 2024", "1 March 2024" and "2024-03-01" as "2024 03 01", "thirty" as "30", "30%"
 and "30 per cent" as "30 percent". Each output character keeps the span of source text it came
 from, so a match found in normalized text can be quoted verbatim from the original.
+
+Chinese: full-width characters fold to ASCII; Chinese numerals become Arabic ("七十" → "70",
+"1361万" → "13610000", "1.5亿" → "150000000"; see :mod:`tuner.numerals` for what is left alone, e.g.
+"十分" "very"); "2016年9月4日", "2016年9月", "9月4日" become "2016 09 04", "2016 09", "09 04" (the
+English forms), a year "2016年" becomes "2016"; "百分之五" becomes "5 percent". Every CJK character
+is then a token of its own ("退货期为30天" → "退 货 期 为 30 天"), so a keypoint is found inside a
+sentence that has no spaces.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+
+from tuner.numerals import NUMBER, format_number, has_chinese, parse_number
 
 _MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
@@ -69,8 +78,11 @@ def _fold_chars(source: str) -> Normalized:
     return Normalized(source, "".join(out), tuple(starts), tuple(ends))
 
 
-def _substitute(state: Normalized, pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str]) -> Normalized:
-    """Replace each match of ``pattern``; replacement characters map to the whole span they replace."""
+def _substitute(state: Normalized, pattern: re.Pattern[str], replace: Callable[[re.Match[str]], str | None]) -> Normalized:
+    """Replace each match of ``pattern``; replacement characters map to the whole span they replace.
+
+    ``replace`` returning ``None`` keeps the match as it is, each character with its own span.
+    """
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -81,7 +93,12 @@ def _substitute(state: Normalized, pattern: re.Pattern[str], replace: Callable[[
         starts.extend(state.starts[position:begin])
         ends.extend(state.ends[position:begin])
         replacement = replace(match)
-        if replacement and end > begin:
+        if replacement is None:
+            replacement = state.text[begin:end]
+            out.append(replacement)
+            starts.extend(state.starts[begin:end])
+            ends.extend(state.ends[begin:end])
+        elif replacement and end > begin:
             out.append(replacement)
             starts.extend([state.starts[begin]] * len(replacement))
             ends.extend([state.ends[end - 1]] * len(replacement))
@@ -119,7 +136,37 @@ def _strip_zeros(m: re.Match[str]) -> str:
     return m["int"] + (f".{m['frac']}" if m["frac"] else "")
 
 
-_RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+def _chinese_number(m: re.Match[str]) -> str | None:
+    if m["word"] or not has_chinese(m["number"]):
+        return None
+    value = parse_number(m["number"])
+    return None if value is None else format_number(value)
+
+
+def _chinese_date(m: re.Match[str]) -> str | None:
+    fields = m.groupdict()
+    if fields.get("y") is None:
+        day = int(fields["d"])
+        date = f"{int(fields['m']):02d} {day:02d}" if 1 <= int(fields["m"]) <= 12 and 1 <= day <= 31 else None
+    else:
+        date = _date(fields["y"], int(fields["m"]), fields.get("d"))
+    return None if date is None else f" {date} "
+
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+_CHINESE_RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str | None]], ...] = (
+    (NUMBER, _chinese_number),
+    (re.compile(r"(?<!\d)(?P<y>\d{4})\s*年\s*(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*[日号]"), _chinese_date),
+    (re.compile(r"(?<!\d)(?P<y>\d{4})\s*年\s*(?P<m>\d{1,2})\s*月"), _chinese_date),
+    (re.compile(r"(?<!\d)(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*[日号]"), _chinese_date),
+    (re.compile(r"(?<!\d)(?P<y>(?:1[5-9]|20)\d\d)\s*年"), lambda m: f" {m['y']} "),
+    (re.compile(r"百分之\s*(?:(?P<n>\d+(?:\.\d+)?)|百)"), lambda m: f" {m['n'] or 100} percent "),
+    (re.compile(f"[{_CJK}]"), lambda m: f" {m[0]} "),
+)
+"""Before the English rules: these read characters that the English ``\\b`` cannot separate."""
+
+_RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str | None]], ...] = (
+    *_CHINESE_RULES,
     (re.compile(r"\b(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})\b"), _iso_date),
     (re.compile(rf"\b(?P<mon>{_MONTH})\.?\s+(?P<d>\d{{1,2}}){_ORDINAL}\s*,?\s+(?P<y>\d{{4}})\b"), _named_date),
     (re.compile(rf"\b(?P<d>\d{{1,2}}){_ORDINAL}\s+(?:of\s+)?(?P<mon>{_MONTH})\.?\s*,?\s+(?P<y>\d{{4}})\b"), _named_date),
