@@ -138,12 +138,13 @@ def _company_docs(rng: random.Random, lang: Language) -> list[DocSpec]:
     return specs
 
 
-def _plan_editions(rng: random.Random, spec: DocSpec) -> None:
+def _plan_editions(rng: random.Random, spec: DocSpec, page_figures: list[str]) -> None:
     """``MIN_EDITIONS``..``MAX_EDITIONS`` older editions, about a year apart; each changes one or two facts to an older value.
 
     Figures drift over the editions (a price raised twice, a window shortened), so different editions
     can state different wrong values for the same fact: the more of them reach the context, the more
-    chances one of them is picked over the current document.
+    chances one of them is picked over the current document. An older value is also kept out of
+    ``page_figures`` (written figures of the current page, ``990元``) so it is never found inside one (``90元``).
     """
     spec.severity = rng.choice(SEVERITIES)
     changed = rng.sample(spec.facts, min(len(spec.facts), rng.randint(1, 2)))
@@ -156,7 +157,7 @@ def _plan_editions(rng: random.Random, spec: DocSpec) -> None:
             taken = [fact.value, *spec.stale_values(fact.attr.key)]
             value, offsets[fact.attr.key] = fact.attr.quantity.stale(rng, fact.value, spec.severity, offsets[fact.attr.key])
             # A lower bound can fold a drift back onto an earlier value: drift once more.
-            while not all(distinct(value, other) for other in taken):
+            while not all(distinct(value, other) for other in taken) or any(value.text in text for text in page_figures):
                 value, offsets[fact.attr.key] = fact.attr.quantity.stale(rng, fact.value, "subtle", offsets[fact.attr.key])
             values[fact.attr.key] = value
         spec.editions.append(Edition(effective, values))
@@ -168,7 +169,8 @@ def plan_documents(rng: random.Random, lang: Language, stale_share: float = STAL
     for spec in specs:
         spec.effective = lang.catalog.today - rng.randint(1, 29)
     for spec in rng.sample(specs, round(len(specs) * stale_share)):
-        _plan_editions(rng, spec)
+        page = [f.value.text for f in spec.facts] + [lang.phrasing.date(spec.effective).text]
+        _plan_editions(rng, spec, page if lang.phrasing.avoid_page_figures else [])
     return specs
 
 

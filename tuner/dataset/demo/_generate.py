@@ -13,6 +13,7 @@ from tuner.dataset.demo._docs import edition_id, edition_title, plan_documents, 
 from tuner.dataset.demo._language import Language
 from tuner.dataset.demo._questions import make_golden
 from tuner.dataset.demo.en import ENGLISH
+from tuner.dataset.demo.zh import CHINESE
 from tuner.dataset._model import Dataset
 from tuner.dataset._write import write_dataset
 from tuner.errors import UserError
@@ -20,7 +21,7 @@ from tuner.errors import UserError
 GENERATOR_VERSION = 3
 """Bump whenever generated content changes (in any language), so cached demo datasets are rebuilt."""
 
-LANGUAGES: dict[str, Language] = {lang.code: lang for lang in (ENGLISH,)}
+LANGUAGES: dict[str, Language] = {lang.code: lang for lang in (ENGLISH, CHINESE)}
 """Demo languages by code (``--lang``)."""
 
 

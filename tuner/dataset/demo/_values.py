@@ -58,7 +58,8 @@ class Quantity:
         return self._shift(rng, base, steps), steps
 
     def _shift(self, rng: random.Random, base: Value, steps: int) -> Value:
-        for attempt in range(8):
+        # Up to ten neighbours can share a written prefix: 百分之二十 is inside 百分之二十一 .. 百分之二十九.
+        for attempt in range(16):
             value = base.number + steps * self.step
             if value < self.lo or value <= 0:
                 value = base.number + abs(steps) * self.step

@@ -32,7 +32,7 @@ ENGLISH = Language(
     ),
     phrasing=Phrasing(
         date=date, length=_words, length_unit="words", short_length=(70, 115), long_length=(360, 460),
-        join=" ", pronoun="it", indefinite=_indefinite, fact_wordings=FACT_WORDINGS,
+        join=" ", avoid_page_figures=False, pronoun="it", indefinite=_indefinite, fact_wordings=FACT_WORDINGS,
         product_subject="the {model} {noun}",
         product_title="{model} {noun} product sheet",
         product_short="the {code}",
