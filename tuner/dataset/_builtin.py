@@ -1,4 +1,5 @@
-"""Dataset specs on the command line: ``demo`` / ``demo:SEED`` name the built-in demo, anything else is a folder."""
+"""Dataset specs on the command line: ``demo`` / ``demo:SEED`` name the built-in English demo, ``demo-zh`` /
+``demo-zh:SEED`` the Chinese one (``demo-LANG`` for any demo language); anything else is a folder."""
 
 from __future__ import annotations
 
@@ -7,32 +8,50 @@ from pathlib import Path
 from filelock import FileLock
 
 from tuner.cache import default_cache_root
-from tuner.dataset.demo import GENERATOR_VERSION, generate_demo
+from tuner.dataset.demo import GENERATOR_VERSION, LANGUAGES, generate_demo
 from tuner.dataset._load import CORPUS
 from tuner.errors import UserError
 
+DEMO = "demo"
 
-def _demo_seed(spec: str) -> int | None:
-    if spec == "demo":
-        return 0
-    if not spec.startswith("demo:"):
+
+def _demo_name(language: str) -> str:
+    """The spec name of the demo in ``language``: ``demo`` for English (as it always was), ``demo-zh`` otherwise."""
+    return DEMO if language == "en" else f"{DEMO}-{language}"
+
+
+_DEMO_NAMES = {_demo_name(code): code for code in LANGUAGES}
+
+
+def is_builtin(spec: str) -> bool:
+    """True when ``spec`` names a built-in demo (``demo``, ``demo-zh:3``), not a folder."""
+    return spec.split(":", 1)[0] in _DEMO_NAMES
+
+
+def _demo_spec(spec: str) -> tuple[str, int] | None:
+    """``(language, seed)`` of a demo spec; None for a folder."""
+    name, colon, seed = spec.partition(":")
+    if name not in _DEMO_NAMES:
         return None
+    if not colon:
+        return _DEMO_NAMES[name], 0
     try:
-        return int(spec.removeprefix("demo:"))
+        return _DEMO_NAMES[name], int(seed)
     except ValueError:
-        raise UserError(f"dataset '{spec}': the demo seed must be an integer (demo:SEED)") from None
+        raise UserError(f"dataset '{spec}': the demo seed must be an integer ({name}:SEED)") from None
 
 
 def resolve_dataset(spec: str | Path) -> Path:
-    """The folder for ``spec``; ``demo[:SEED]`` is generated into the cache on first use, once across processes."""
-    seed = _demo_seed(str(spec)) if isinstance(spec, str) else None
-    if seed is None:
+    """The folder for ``spec``; ``demo[-LANG][:SEED]`` is generated into the cache on first use, once across processes."""
+    demo = _demo_spec(spec) if isinstance(spec, str) else None
+    if demo is None:
         return Path(spec)
-    folder = default_cache_root() / "datasets" / f"demo-seed{seed}-v{GENERATOR_VERSION}"
+    language, seed = demo
+    folder = default_cache_root() / "datasets" / f"{_demo_name(language)}-seed{seed}-v{GENERATOR_VERSION}"
     if (folder / CORPUS).exists():
         return folder
     folder.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(folder) + ".lock"):
         if not (folder / CORPUS).exists():
-            generate_demo(folder, seed)
+            generate_demo(folder, seed, language=language)
     return folder

@@ -6,7 +6,8 @@ import random
 from collections import defaultdict
 from typing import Any
 
-from tuner.dataset.demo._docs import DocSpec, Fact
+from tuner.dataset.demo._docs import DocSpec, Fact, cap
+from tuner.dataset.demo._language import Language
 from tuner.dataset.demo._values import distinct
 
 SINGLE, MULTI, LONG_TAIL = 100, 40, 40
@@ -15,8 +16,7 @@ SHORT_REF_SHARE = 0.5
 
 
 def _answer(spec: DocSpec, fact: Fact) -> str:
-    sentence = fact.attr.sentence.format(s=spec.subject, v=fact.value.text)
-    return sentence[0].upper() + sentence[1:]
+    return cap(fact.attr.sentence.format(s=spec.subject, v=fact.value.text))
 
 
 def _wrong(spec: DocSpec, fact: Fact) -> list[str]:
@@ -27,19 +27,23 @@ def _ref(rng: random.Random, spec: DocSpec) -> str:
     return spec.short if spec.short and rng.random() < SHORT_REF_SHARE else spec.ref
 
 
-def _case(rng: random.Random, specs: list[tuple[DocSpec, Fact]], category: str, difficulty: str) -> dict[str, Any]:
+def _question(rng: random.Random, lang: Language, specs: list[tuple[DocSpec, Fact]]) -> str:
+    p = lang.phrasing
     if len(specs) == 1:
         (spec, fact), = specs
-        question = f"What is the {fact.attr.label} of {_ref(rng, spec)}?"
-    else:
-        (a, fa), (b, fb) = specs
-        if fa.attr.label == fb.attr.label:
-            question = f"What is the {fa.attr.label} of {_ref(rng, a)} and of {_ref(rng, b)}?"
-        else:
-            question = f"What is the {fa.attr.label} of {_ref(rng, a)}, and what is the {fb.attr.label} of {_ref(rng, b)}?"
+        return p.question_one.format(label=fact.attr.label, ask=fact.attr.ask, ref=_ref(rng, spec))
+    (a, fa), (b, fb) = specs
+    ref_a = _ref(rng, a)
+    ref_b = _ref(rng, b)
+    if fa.attr.label == fb.attr.label:
+        return p.question_same.format(label=fa.attr.label, ask=fa.attr.ask, ref_a=ref_a, ref_b=ref_b)
+    return p.question_two.format(label_a=fa.attr.label, ask_a=fa.attr.ask, ref_a=ref_a, label_b=fb.attr.label, ask_b=fb.attr.ask, ref_b=ref_b)
+
+
+def _case(rng: random.Random, lang: Language, specs: list[tuple[DocSpec, Fact]], category: str, difficulty: str) -> dict[str, Any]:
     record: dict[str, Any] = {
-        "question": question,
-        "ground_truth": " ".join(_answer(s, f) for s, f in specs),
+        "question": _question(rng, lang, specs),
+        "ground_truth": lang.phrasing.join.join(_answer(s, f) for s, f in specs),
         "keypoints": [list(f.value.aliases) for _s, f in specs],
         "relevant_doc_ids": [s.doc_id for s, _f in specs],
         "category": category,
@@ -60,7 +64,7 @@ def _stale_first(rng: random.Random, specs: list[DocSpec]) -> list[DocSpec]:
     return [s for _key, _id, s in sorted(keyed)]
 
 
-def make_golden(rng: random.Random, specs: list[DocSpec]) -> list[dict[str, Any]]:
+def make_golden(rng: random.Random, lang: Language, specs: list[DocSpec]) -> list[dict[str, Any]]:
     """About 180 questions; each (document, fact) is asked about at most once."""
     used: set[tuple[str, str]] = set()
     cases: list[dict[str, Any]] = []
@@ -75,7 +79,7 @@ def make_golden(rng: random.Random, specs: list[DocSpec]) -> list[dict[str, Any]
 
     def take(picked: list[tuple[DocSpec, Fact]], category: str, difficulty: str) -> None:
         used.update((s.doc_id, f.attr.key) for s, f in picked)
-        cases.append(_case(rng, picked, category, difficulty))
+        cases.append(_case(rng, lang, picked, category, difficulty))
 
     by_family: dict[tuple[str, str], list[DocSpec]] = defaultdict(list)
     for spec in specs:

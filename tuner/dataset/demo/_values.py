@@ -1,26 +1,13 @@
-"""Written forms of demo values (prices, durations, dates, versions) and seeded stale perturbations."""
+"""Demo values in any language: a value as written plus its aliases, how values are drawn, and seeded
+stale perturbations. The written forms themselves (currencies, units, dates) belong to a language."""
 
 from __future__ import annotations
 
-import datetime as dt
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-_ONES = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split()
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
-_MONTHS = "January February March April May June July August September October November December".split()
 SEVERITIES = ("subtle", "moderate", "obvious")
-
-
-def number_words(n: int) -> str | None:
-    """English words for 0..99 (``45`` -> ``forty-five``); None outside that range."""
-    if not 0 <= n < 100:
-        return None
-    if n < 20:
-        return _ONES[n]
-    tens, ones = divmod(n, 10)
-    return _TENS[tens - 2] + (f"-{_ONES[ones]}" if ones else "")
 
 
 @dataclass(frozen=True)
@@ -35,39 +22,6 @@ class Value:
 Formatter = Callable[[float], Value]
 
 
-def usd(n: float) -> Value:
-    amount = int(n)
-    return Value(f"${amount:,}", (f"${amount:,}", f"{amount} USD"), amount)
-
-
-def unit(singular: str, plural: str, long_name: str | None = None) -> Formatter:
-    def render(n: float) -> Value:
-        count = int(n)
-        name = singular if count == 1 else plural
-        aliases = [f"{count} {name}"]
-        words = number_words(count)
-        if words is not None:
-            aliases.append(f"{words} {name}")
-        if long_name:
-            aliases.append(f"{count} {long_name}")
-        return Value(aliases[0], tuple(aliases), count)
-
-    return render
-
-
-def decimal(symbol: str, long_name: str) -> Formatter:
-    def render(n: float) -> Value:
-        text = f"{n:.2f}".rstrip("0").rstrip(".")
-        return Value(f"{text} {symbol}", (f"{text} {symbol}", f"{text} {long_name}"), n)
-
-    return render
-
-
-def percent(n: float) -> Value:
-    count = int(n)
-    return Value(f"{count}%", (f"{count}%", f"{count} percent"), count)
-
-
 def version(n: float) -> Value:
     """Encode ``major*100 + minor*10 + patch`` as ``major.minor.patch``."""
     code = int(n)
@@ -75,11 +29,8 @@ def version(n: float) -> Value:
     return Value(text, (text, f"v{text}"), code)
 
 
-def date(n: float) -> Value:
-    """``n`` is a day ordinal; written ``March 3, 2025`` with the ISO form as alias."""
-    day = dt.date.fromordinal(int(n))
-    text = f"{_MONTHS[day.month - 1]} {day.day}, {day.year}"
-    return Value(text, (text, day.isoformat()), day.toordinal())
+def error_code(n: float) -> Value:
+    return Value(f"E-{int(n)}", (f"E-{int(n)}", f"E{int(n)}"), int(n))
 
 
 @dataclass(frozen=True)
@@ -107,7 +58,8 @@ class Quantity:
         return self._shift(rng, base, steps), steps
 
     def _shift(self, rng: random.Random, base: Value, steps: int) -> Value:
-        for attempt in range(8):
+        # Up to ten neighbours can share a written prefix: 百分之二十 is inside 百分之二十一 .. 百分之二十九.
+        for attempt in range(16):
             value = base.number + steps * self.step
             if value < self.lo or value <= 0:
                 value = base.number + abs(steps) * self.step

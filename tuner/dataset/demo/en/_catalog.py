@@ -1,33 +1,19 @@
-"""The fictional company behind the demo: product lines, regions, partners and the attributes each document states."""
+"""The English demo company's products: product lines, firmware releases, support topics and the facts they state."""
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 
-from tuner.dataset.demo._values import Quantity, Value, date, decimal, percent, unit, usd, version
+from tuner.dataset.demo._language import Attr, Name, ProductLine, Topic
+from tuner.dataset.demo._values import Quantity, error_code, version
+from tuner.dataset.demo.en._values import date, decimal, percent, unit, usd
 
 COMPANY = "Lumina Systems"
 TODAY = dt.date(2025, 6, 1).toordinal()
 
 
-@dataclass(frozen=True)
-class Attr:
-    """A fact a document states: question ``label``, how values are drawn, and a current and an older wording."""
-
-    key: str
-    label: str
-    quantity: Quantity
-    sentence: str
-    stale_sentence: str
-
-
 def _a(key: str, label: str, quantity: Quantity, sentence: str, stale_sentence: str) -> Attr:
     return Attr(key, label, quantity, sentence, stale_sentence)
-
-
-def error_code(n: float) -> Value:
-    return Value(f"E-{int(n)}", (f"E-{int(n)}", f"E{int(n)}"), int(n))
 
 
 DAYS = unit("day", "days")
@@ -45,8 +31,7 @@ PRODUCT_COMMON = (
     _a("launch", "launch date", RECENT, "{s} became available on {v}.", "Sales started on {v}."),
 )
 
-# (line, product noun, model prefix, specific attributes)
-PRODUCT_LINES: tuple[tuple[str, str, str, tuple[Attr, ...]], ...] = (
+PRODUCT_LINES = tuple(ProductLine(*line) for line in (
     ("Aurora", "laptop", "A", (
         _a("memory", "memory", Quantity(GB, 8, 64, 8), "{s} ships with {v} of memory.", "Memory: {v}."),
         _a("battery", "battery life", Quantity(HOURS, 6, 22, 1), "On a full charge {s} runs for {v}.", "Battery life is rated at {v}."))),
@@ -83,7 +68,7 @@ PRODUCT_LINES: tuple[tuple[str, str, str, tuple[Attr, ...]], ...] = (
     ("Pulse", "fitness band", "F", (
         _a("water", "water resistance depth", Quantity(unit("meters", "meters"), 30, 100, 10), "{s} is water resistant to {v}.", "Water resistance: {v}."),
         _a("battery", "battery life", Quantity(DAYS, 5, 25, 1), "{s} runs for {v} on one charge.", "One charge gives {v}."))),
-)
+))
 
 RELEASE_ATTRS = (
     _a("version", "version number", Quantity(version, 310, 799, 1), "This release of {s} is version {v}.", "Version {v} of {s} is described here."),
@@ -92,7 +77,9 @@ RELEASE_ATTRS = (
     _a("size", "download size", Quantity(unit("MB", "MB", "megabytes"), 40, 900, 10), "The download size is {v}.", "The package weighs {v}."),
 )
 
-SUPPORT_TOPICS: tuple[tuple[str, tuple[Attr, ...]], ...] = (
+SEASONS = tuple(Name(season, season) for season in ("spring", "summer", "autumn", "winter"))
+GUIDES = tuple(Name(guide, guide) for guide in ("user guide", "installation guide", "safety manual"))
+SUPPORT_TOPICS = tuple(Topic(Name(topic, topic), attrs) for topic, attrs in (
     ("factory reset", (
         _a("hold", "reset button hold time", Quantity(SECONDS, 5, 30, 1), "To reset {s}, hold the reset button for {v}.", "Keep the reset button pressed for {v}."),
         _a("reboot", "restart time after a reset", Quantity(MINUTES, 2, 15, 1), "After a reset {s} needs about {v} to restart.", "Restart takes about {v}."))),
@@ -108,4 +95,4 @@ SUPPORT_TOPICS: tuple[tuple[str, tuple[Attr, ...]], ...] = (
     ("software updates", (
         _a("check", "update check interval", Quantity(HOURS, 6, 72, 6), "{s} checks for updates every {v}.", "Update checks happen every {v}."),
         _a("support_end", "end of software support", Quantity(date, TODAY + 200, TODAY + 1500, 1), "Software updates for {s} are provided until {v}.", "Updates end on {v}."))),
-)
+))

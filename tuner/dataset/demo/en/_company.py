@@ -1,13 +1,21 @@
-"""Policies, regions, partners, stores, service plans, guides and the filler prose of the demo company."""
+"""Policies, regions, partners, stores, service plans, guides and the filler prose of the English demo company."""
 
 from __future__ import annotations
 
-from tuner.dataset.demo._catalog import DAYS, GB, HOURS, MINUTES, RECENT, Attr, _a
-from tuner.dataset.demo._values import Quantity, decimal, percent, unit, usd, version
+from tuner.dataset.demo._language import Name, Topic
+from tuner.dataset.demo._values import Quantity, version
+from tuner.dataset.demo.en._catalog import COMPANY, DAYS, GB, HOURS, MINUTES, RECENT, _a
+from tuner.dataset.demo.en._values import decimal, percent, unit, usd
 
-REGIONS = ("United States", "Canada", "United Kingdom", "Germany", "France", "Japan", "Australia", "Brazil")
 
-POLICIES: tuple[tuple[str, tuple[Attr, ...]], ...] = (
+def _names(*texts: str) -> tuple[Name, ...]:
+    return tuple(Name(text, text) for text in texts)
+
+
+REGIONS = _names("United States", "Canada", "United Kingdom", "Germany", "France", "Japan", "Australia", "Brazil")
+
+# A policy's first word is both its id and its looser name ("the return rules in Canada").
+POLICIES = tuple(Topic(Name(policy.split()[0], policy), attrs, policy.split()[0]) for policy, attrs in (
     ("return policy", (
         _a("window", "return window", Quantity(DAYS, 14, 90, 1), "Under {s}, customers may return a product within {v} of delivery.", "Returns are accepted for {v} after delivery."),
         _a("restocking", "restocking fee", Quantity(percent, 10, 25, 1), "Opened items carry a restocking fee of {v}.", "A {v} restocking fee applies to opened items."),
@@ -33,17 +41,18 @@ POLICIES: tuple[tuple[str, tuple[Attr, ...]], ...] = (
     ("trade-in policy", (
         _a("credit", "maximum trade-in credit", Quantity(usd, 50, 900, 10), "Under {s}, a trade-in earns up to {v} of store credit.", "Trade-in credit is capped at {v}."),
         _a("inspection", "trade-in inspection time", Quantity(unit("business days", "business days"), 2, 14, 1), "Inspection of a traded device takes {v}.", "Inspections finish within {v}."))),
-)
+))
+HANDBOOKS = (Name("it", f"{COMPANY} employee devices"), Name("reseller", f"{COMPANY} reseller demo units"))
 
 # Partners share a name with a product line on purpose: retrieval must not confuse them.
-PARTNERS = (
+PARTNERS = tuple((Name(name, name), role) for name, role in (
     ("Mercury Logistics", "delivery partner"), ("Aurora Travel", "corporate travel agency"),
     ("Orion Payments", "payment processor"), ("Vega Insurance", "device insurer"),
     ("Nimbus Cloud", "hosting provider"), ("Helix Recycling", "recycling partner"),
     ("Atlas Freight", "freight carrier"), ("Lyra Media", "advertising agency"),
     ("Quasar Capital", "investor"), ("Pulse Health", "wellness program provider"),
     ("Zephyr Couriers", "same-day courier"), ("Tundra Storage", "warehouse operator"),
-)
+))
 PARTNER_ATTRS = (
     _a("countries", "number of countries served", Quantity(unit("countries", "countries"), 3, 60, 1), "{s} operates in {v}.", "Its network spans {v}."),
     _a("renewal", "contract renewal date", Quantity(RECENT.fmt, RECENT.lo + 500, RECENT.hi + 700, 1), "The agreement with {s} renews on {v}.", "Renewal is due on {v}."),
@@ -51,8 +60,8 @@ PARTNER_ATTRS = (
     _a("since", "partnership start", RECENT, "The partnership with {s} began on {v}.", "Cooperation started on {v}."),
 )
 
-CITIES = ("Boston", "Seattle", "Toronto", "Vancouver", "Leeds", "Bristol", "Munich", "Hamburg", "Lyon", "Lille",
-          "Osaka", "Sapporo", "Perth", "Adelaide", "Recife", "Curitiba", "Denver", "Austin", "Dublin", "Porto")
+CITIES = _names("Boston", "Seattle", "Toronto", "Vancouver", "Leeds", "Bristol", "Munich", "Hamburg", "Lyon", "Lille",
+                "Osaka", "Sapporo", "Perth", "Adelaide", "Recife", "Curitiba", "Denver", "Austin", "Dublin", "Porto")
 STORE_ATTRS = (
     _a("opens", "weekday opening time", Quantity(unit("a.m.", "a.m."), 7, 11, 1), "The {s} opens at {v} on weekdays.", "Weekday opening: {v}."),
     _a("staff", "number of staff", Quantity(unit("employees", "employees"), 8, 140, 1), "The {s} employs {v}.", "It has {v}."),
@@ -60,10 +69,10 @@ STORE_ATTRS = (
     _a("opened", "opening date", Quantity(RECENT.fmt, RECENT.lo - 2000, RECENT.lo, 1), "The {s} opened on {v}.", "It first opened its doors on {v}."),
 )
 
-PLANS = ("Care Basic", "Care Plus", "Care Premium", "Cloud Backup", "Cloud Backup Pro", "Family Sharing",
-         "Business Fleet", "Device Protect", "Studio Suite", "Print Refill", "Home Network Plus", "Tutor Pass",
-         "Creator Pass", "Fitness Coach", "Security Shield", "Travel Connect", "Repair Express", "Office Sync",
-         "Kids Safe", "Photo Vault")
+PLANS = _names("Care Basic", "Care Plus", "Care Premium", "Cloud Backup", "Cloud Backup Pro", "Family Sharing",
+               "Business Fleet", "Device Protect", "Studio Suite", "Print Refill", "Home Network Plus", "Tutor Pass",
+               "Creator Pass", "Fitness Coach", "Security Shield", "Travel Connect", "Repair Express", "Office Sync",
+               "Kids Safe", "Photo Vault")
 PLAN_ATTRS = (
     _a("monthly", "monthly price", Quantity(usd, 12, 59, 1), "The {s} plan costs {v} per month.", "Monthly fee: {v}."),
     _a("annual", "annual price", Quantity(usd, 30, 590, 10), "Paid yearly, {s} costs {v}.", "The yearly price is {v}."),
@@ -119,3 +128,37 @@ FILLER = (
     "Safety notices printed on the device take precedence over this page.",
 )
 SECTIONS = ("Overview", "Getting started", "Everyday use", "Maintenance", "Troubleshooting", "Safety", "Service", "Appendix")
+SUBJECT_FILLER = (
+    "{s} is designed and tested by {company}.",
+    "Questions about {s} are answered by the support team.",
+    "The details below describe {s} as currently sold.",
+    "Earlier documentation about {s} may list different figures.",
+    "Retail partners receive the same information about {s}.",
+    "Customers comparing {s} with similar models should check every figure.",
+)
+GUIDE_FILLER = (
+    "Unpack {s} on a clean, flat surface and check that every accessory listed on the box is present.",
+    "Connect {s} to a grounded outlet and wait until the status light turns steady.",
+    "Register {s} in the customer portal so that warranty and update notices reach you.",
+    "Clean the housing with a dry, lint-free cloth and avoid sprays or solvents.",
+    "If the status light blinks amber, disconnect the power and reconnect it after a short pause.",
+    "Keep ventilation openings free of dust, paper and fabric at all times.",
+    "Before shipping a unit for service, back up personal data and remove removable media.",
+    "Do not open the housing; there are no user-serviceable parts inside.",
+    "Use only chargers and cables approved for {s}.",
+    "Children should use {s} only under adult supervision.",
+    "When the device is not used for several weeks, disconnect it from mains power.",
+    "Technicians follow a documented checklist for every repair and record the result.",
+    "Replacement parts are genuine parts or parts of equal quality and performance.",
+    "Dispose of batteries according to local recycling rules, never with household waste.",
+    "Interference from microwave ovens or cordless phones can reduce wireless performance.",
+    "Administrators can manage settings for many units at once from the management console.",
+    "A diagnostic report can be created from the settings menu and attached to a support ticket.",
+    "Any change to the safety features voids the certification of {s}.",
+)
+FACT_WORDINGS = (
+    "The {label} of {s} is {v}.",
+    "For {s}, the {label} is {v}.",
+    "{s} has {a_label} of {v}.",
+    "{label} of {s}: {v}.",
+)
