@@ -33,7 +33,7 @@ _FLAGS: tuple[tuple[str, type, str], ...] = (
 
 def add_dataset_argument(parser: argparse.ArgumentParser, optional: bool = False) -> None:
     parser.add_argument(
-        "dataset", metavar="DATASET", nargs="?" if optional else None, help="dataset folder, or 'demo' for the built-in demo"
+        "dataset", metavar="DATASET", nargs="?" if optional else None, help="dataset folder, or 'demo' / 'demo-zh' for the built-in English / Chinese demo"
     )
 
 

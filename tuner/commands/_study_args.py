@@ -13,7 +13,7 @@ def add_study_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("study", metavar="STUDY.yaml", help="study file")
     parser.add_argument("--out", metavar="DIR", help="output folder (default: from the study file)")
     parser.add_argument("--storage", metavar="URL", help="Optuna storage URL (default: SQLite in the output folder)")
-    parser.add_argument("--dataset", metavar="DIR", help="dataset folder or 'demo' (default: from the study file)")
+    parser.add_argument("--dataset", metavar="DIR", help="dataset folder, 'demo' or 'demo-zh' (default: from the study file)")
 
 
 def loaded_study(args: argparse.Namespace) -> LoadedStudy:

@@ -1,6 +1,6 @@
 """Datasets: the folder format (corpus, golden questions, conflicts), loading and validation."""
 
-from tuner.dataset._builtin import resolve_dataset
+from tuner.dataset._builtin import is_builtin, resolve_dataset
 from tuner.dataset.demo import generate_demo
 from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, load_dataset
 from tuner.dataset._model import Conflict, Dataset, Document, GoldenCase, Keypoint
@@ -16,6 +16,7 @@ __all__ = [
     "GoldenCase",
     "Keypoint",
     "generate_demo",
+    "is_builtin",
     "load_dataset",
     "resolve_dataset",
     "write_dataset",

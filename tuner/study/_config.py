@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from tuner.dataset import is_builtin
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
 from tuner.generation import ExtractiveGeneratorConfig, GeneratorConfig, parse_generator_config
@@ -88,7 +89,7 @@ class LoadedStudy:
         self.config = config
         base = path.parent
         self.output = (Path(out) if out else base / config.output / config.name).resolve()
-        self.dataset = dataset or (config.dataset if config.dataset.split(":")[0] == "demo" else str(base / config.dataset))
+        self.dataset = dataset or (config.dataset if is_builtin(config.dataset) else str(base / config.dataset))
         self.search_space_path = (base / config.search_space).resolve()
         self.storage = storage or config.storage or f"sqlite:///{self.output / 'study.db'}"
         self.generator: GeneratorConfig = config.generator
