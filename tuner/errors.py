@@ -13,6 +13,13 @@ class UserError(Exception):
     """Bad input, configuration or environment: reported as one clear line, never a traceback."""
 
 
+class BackendFailure(Exception):
+    """A generator or judge raised while answering or judging one item (not a configuration error).
+
+    A study records the trial as failed with this message and goes on with the next trial.
+    """
+
+
 class DatasetError(UserError):
     """A dataset folder failed validation; ``problems`` holds one ``file:line: what`` line each."""
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from tuner.errors import UserError
-from tuner.pareto import PICK_RULES, FrontEntry, pick
+from tuner.pareto import PickUnmet, PICK_RULES, FrontEntry, pick
 
 TWO = {"recall_at_k": "maximize", "v3_delta_faithful": "minimize"}
 EPS = {"recall_at_k": 0.05, "v3_delta_faithful": 0.05}
@@ -41,8 +41,10 @@ def test_min_delta_takes_the_most_robust_point_above_the_recall_floor() -> None:
 
 
 def test_min_delta_errors_name_the_problem() -> None:
-    with pytest.raises(UserError, match=r"no front trial reaches recall_at_k ≥ 0.99 \(the best on the front is 0.950\)"):
+    with pytest.raises(PickUnmet, match=r"no front trial reaches recall_at_k ≥ 0.99; the closest is trial 1 "
+                       r"\(recall_at_k 0.950, v3_delta_faithful 0.400\)") as unmet:
         pick("min-delta", [A, K, C, B], TWO, EPS, min_recall=0.99)
+    assert unmet.value.closest == A and isinstance(unmet.value, UserError)
     with pytest.raises(UserError, match="needs a recall floor"):
         pick("min-delta", [A, K, C, B], TWO, EPS)
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from tuner.cli import main
-from tuner.study import load_study_file, run_study
+from tuner.study import TrialRecord, load_study_file, run_study, study_summary
 
 SPACE = {
     "top_k": {"type": "int", "low": 1, "high": 4},
@@ -41,28 +41,39 @@ def write_study(folder: Path, dataset: Path, **overrides: object) -> Path:
     return path
 
 
+def _evaluated(study: optuna.Study) -> int:
+    summary = study_summary(study)
+    return int(summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"])
+
+
 def test_study_runs_resumes_and_exports_a_config_that_reproduces_its_recall(
     tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     study_file = write_study(tmp_path, tiny_dataset_dir)
     assert main(["run", str(study_file), "--trials", "3", "--no-report"]) == 0
     storage = f"sqlite:///{tmp_path / 'out' / 'tiny' / 'study.db'}"
-    assert len(optuna.load_study(study_name="tiny", storage=storage).trials) == 3
+    assert _evaluated(optuna.load_study(study_name="tiny", storage=storage)) == 3
     assert main(["run", str(study_file), "--no-report"]) == 0  # resumes up to budget.trials
     study = optuna.load_study(study_name="tiny", storage=storage)
-    finished = [t for t in study.trials if t.state in (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)]
-    assert len(finished) == 6
+    assert _evaluated(study) == 6  # repeated configurations are not evaluated again and do not count
     assert study.trials[0].params == {"top_k": 1, "retriever": "bm25", "chunk_size": 40}
+    evaluated_settings = []
     for trial in study.trials:
-        if trial.state == optuna.trial.TrialState.COMPLETE:
+        record = TrialRecord.from_trial(trial)
+        if record.duplicate_of is not None:
+            assert record.calls is None and study.trials[record.duplicate_of].params == trial.params
+        elif trial.state == optuna.trial.TrialState.COMPLETE:
             assert set(trial.user_attrs["ci"]) == {"recall_at_k", "v3_delta_faithful"}
             assert trial.user_attrs["n_total"] == 6
+            evaluated_settings.append(json.dumps(record.settings, sort_keys=True))
         else:
             assert trial.user_attrs["pruning"]["dominated_by"] >= 0
+            evaluated_settings.append(json.dumps(record.settings, sort_keys=True))
+    assert len(evaluated_settings) == len(set(evaluated_settings)) == 6
     capsys.readouterr()
     assert main(["pareto", str(study_file), "--json"]) == 0
     front = json.loads(capsys.readouterr().out)
-    assert front["n_trials"] == 6 and front["front"]
+    assert front["n_trials"] == len(study.trials) and front["front"]
     assert {"recall_at_k", "v3_delta_faithful"} <= set(front["front"][0]["values"])
 
     exported = tmp_path / "deploy.yaml"

@@ -8,15 +8,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from tuner.dataset import GoldenCase
+from tuner.errors import BackendFailure, UserError
 from tuner.generation import Answer, Generator
 from tuner.judging import Judge
 from tuner.verdicts import KeypointVerdict
 
 K = TypeVar("K")
 V = TypeVar("V")
+R = TypeVar("R")
 
 
 class Memo(Generic[K, V]):
@@ -44,6 +46,17 @@ class Memo(Generic[K, V]):
         return future.result()
 
 
+def _isolated(backend: str, call: Callable[..., R], *args: Any) -> R:
+    """``call(*args)``; an exception other than a user error (bad configuration, an unreachable endpoint)
+    becomes a :class:`BackendFailure` naming the backend, which a study isolates to one trial."""
+    try:
+        return call(*args)
+    except UserError:
+        raise
+    except Exception as exc:
+        raise BackendFailure(f"{backend} raised {type(exc).__name__}: {exc}") from exc
+
+
 class Responder:
     """Answers and keypoint verdicts for (question, ordered passages), memoized and thread-safe.
 
@@ -68,7 +81,7 @@ class Responder:
 
     def answer(self, question: str, passages: Sequence[str]) -> Answer:
         key = (question, tuple(passages))
-        return self._answers.get(key, lambda: self.generator.generate(question, list(passages)))
+        return self._answers.get(key, lambda: _isolated(self.generator.name, self.generator.generate, question, list(passages)))
 
     def judge(
         self, case: GoldenCase, answer: Answer, passages: Sequence[str], wrong_answers: Sequence[str]
@@ -79,7 +92,10 @@ class Responder:
         return self._verdicts.get(
             (case.id, answer.text, tuple(passages)),
             lambda: tuple(
-                self.judge_backend.judge(case.question, answer.text, list(passages), case.keypoints, wrong_answers)
+                _isolated(
+                    self.judge_backend.name, self.judge_backend.judge,
+                    case.question, answer.text, list(passages), case.keypoints, wrong_answers,
+                )
             ),
         )
 

@@ -13,7 +13,7 @@ from tuner.pareto._hypervolume import (
     hypervolume_2d,
     hypervolume_history,
 )
-from tuner.pareto._pick import PICK_RULES, PickRule, cheapest, knee, min_delta, pick
+from tuner.pareto._pick import PICK_RULES, PickRule, PickUnmet, cheapest, knee, min_delta, pick
 from tuner.objectives import CONTEXT_WORDS, DELTA, RECALL, Direction
 from tuner.pareto._types import FrontEntry, Point
 
@@ -26,6 +26,7 @@ __all__ = [
     "Direction",
     "FrontEntry",
     "PickRule",
+    "PickUnmet",
     "Point",
     "cheapest",
     "default_reference",

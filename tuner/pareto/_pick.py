@@ -65,6 +65,14 @@ def knee(
     return entries[best]
 
 
+class PickUnmet(UserError):
+    """No front entry meets the rule's floor; ``closest`` is the entry nearest to meeting it."""
+
+    def __init__(self, message: str, closest: FrontEntry) -> None:
+        super().__init__(message)
+        self.closest = closest
+
+
 def min_delta(
     entries: Sequence[FrontEntry],
     directions: Mapping[str, Direction],
@@ -78,8 +86,12 @@ def min_delta(
         raise UserError("the min-delta rule needs a recall floor (min_recall)")
     qualified = [e for e in entries if e.values[RECALL] >= min_recall]
     if not qualified:
-        best = max(e.values[RECALL] for e in entries)
-        raise UserError(f"no front trial reaches {RECALL} ≥ {min_recall:g} (the best on the front is {best:.3f})")
+        closest = max(entries, key=lambda e: (e.values[RECALL], -e.values[DELTA], -e.number))
+        raise PickUnmet(
+            f"no front trial reaches {RECALL} ≥ {min_recall:g}; the closest is trial {closest.number} "
+            f"({RECALL} {closest.values[RECALL]:.3f}, {DELTA} {closest.values[DELTA]:.3f})",
+            closest,
+        )
     return min(qualified, key=lambda e: (e.values[DELTA], -e.values[RECALL], e.number))
 
 

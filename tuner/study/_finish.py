@@ -8,7 +8,7 @@ import optuna
 
 from tuner.dataset import load_dataset, resolve_dataset
 from tuner.export import export_document, redact_url, write_export
-from tuner.pareto import pick
+from tuner.pareto import PickUnmet, pick
 from tuner.progress import Reporter
 from tuner.study._config import LoadedStudy
 from tuner.study._front import directions_of, study_front
@@ -88,23 +88,32 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: bool, 
     out = result.loaded.output
     paths: dict[str, Any] = {"storage": redact_url(result.loaded.storage)}
     reporter.stage(
-        f"{summary['n_complete']} complete, {summary['n_pruned']} pruned, {summary['n_failed']} failed; "
+        f"{summary['n_complete']} complete ({summary['n_unscorable']} unscorable), {summary['n_pruned'] - summary['n_duplicates']} pruned, "
+        f"{summary['n_duplicates']} repeated configurations not evaluated again, {summary['n_failed']} failed; "
         f"front of {len(entries)}; calls {summary['calls']['generator']} generator + {summary['calls']['judge']} judge "
         f"in {result.elapsed:.0f}s"
     )
     if not entries:
         reporter.stage("no complete trial yet: nothing to export")
         return paths
-    chosen = pick(rule, entries, directions, floor, min_recall=min_recall)
-    document = trial_document(study, chosen.number, rule, result.loaded.storage)
-    paths["config"] = str(write_export(out / "config.yaml", document))
+    picks = {name: pick(name, entries, directions, floor).number for name in ("knee", "cheapest")}
+    try:
+        chosen = pick(rule, entries, directions, floor, min_recall=min_recall)
+    except PickUnmet as unmet:
+        # the work is done and the front stands: report it, export nothing, and say what was not met
+        chosen = None
+        paths["pick_unmet"] = str(unmet)
+        reporter.stage(f"pick rule {rule}: {unmet}; no configuration exported (export one with 'tuner export --trial N')")
+    if chosen is not None:
+        picks = {rule: chosen.number, **picks}
+        document = trial_document(study, chosen.number, rule, result.loaded.storage)
+        paths["config"] = str(write_export(out / "config.yaml", document))
+        values = ", ".join(f"{k}={v:.3f}" for k, v in chosen.values.items())
+        reporter.stage(f"picked trial {chosen.number} ({rule}): {values}")
     if report:
         from tuner.report import write_report
 
-        picks = {name: pick(name, entries, directions, floor).number for name in ("knee", "cheapest")}
         paths["report"] = str(write_report(study, out / "report.html", picks, storage_url=redact_url(result.loaded.storage)))
-    values = ", ".join(f"{k}={v:.3f}" for k, v in chosen.values.items())
-    reporter.stage(f"picked trial {chosen.number} ({rule}): {values}")
     for name, path in paths.items():
         reporter.stage(f"{name}: {path}")
     return paths

@@ -40,11 +40,17 @@ def trial_point(trial: optuna.trial.FrozenTrial, objectives: list[str]) -> Point
     )
 
 
+def feasible(trial: optuna.trial.FrozenTrial) -> bool:
+    """Optuna's feasibility rule: every constraint the trial set (``min_recall``, ``scorable``) is ≤ 0."""
+    return all(value <= 0.0 for value in trial.constraints.values())
+
+
 def points_of(study: optuna.Study) -> list[Point]:
-    """One point per complete trial, in trial-number order."""
+    """One point per complete feasible trial, in trial-number order: the trials ``study.best_trials`` draws
+    its front from, so fronts, picks, reports and pruning rivals agree."""
     names = list(directions_of(study))
     trials = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
-    return [trial_point(trial, names) for trial in sorted(trials, key=lambda t: t.number)]
+    return [trial_point(trial, names) for trial in sorted(trials, key=lambda t: t.number) if feasible(trial)]
 
 
 def study_front(study: optuna.Study) -> tuple[dict[str, Direction], dict[str, float], list[FrontEntry]]:

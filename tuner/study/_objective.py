@@ -9,7 +9,7 @@ from typing import Any
 
 import optuna
 
-from tuner.errors import UserError
+from tuner.errors import BackendFailure
 from tuner.evaluation import CaseOutcome, RobustnessEvaluator, evaluate_retrieval, summarize_variant
 from tuner.llm import Usage, UsageCounts
 from tuner.objectives import CONTEXT_WORDS, DELTA, RECALL
@@ -19,6 +19,23 @@ from tuner.study._config import PruningConfig
 from tuner.study._pruning import PruneEvidence, TrialProfile, should_prune
 from tuner.study._record import TrialCalls, TrialRecord, finite_or_none
 from tuner.study._space import SearchSpace
+
+
+UNSCORABLE_DELTA = 1.0
+"""The Δ an unscorable trial completes with: the worst a faithfulness share can lose. It only gives
+Optuna a value to store; the trial's ``scorable`` constraint is violated, so constraint-aware samplers
+learn to avoid its region and every front, pick, report and pruning rival leaves it out (feasible
+trials only, as ``study.best_trials``). Its recall@k is exact and kept."""
+
+
+def evaluated_twin(study: optuna.Study, settings: dict[str, Any]) -> int | None:
+    """The number of an earlier complete or pruned trial that evaluated exactly ``settings``, if any
+    (duplicates themselves are never twins: they point at the trial they repeat)."""
+    for other in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)):
+        record = TrialRecord.from_trial(other)
+        if record.duplicate_of is None and record.settings == settings:
+            return other.number
+    return None
 
 
 def trial_profile(trial: optuna.trial.FrozenTrial) -> TrialProfile | None:
@@ -66,6 +83,17 @@ class TrialObjective:
     def __call__(self, trial: optuna.Trial) -> tuple[float, ...]:
         TrialRecord(worker=f"{socket.gethostname()}:{os.getpid()}").write(trial)
         settings = self.settings_for(self.space.suggest(trial))
+        twin = evaluated_twin(trial.study, settings.model_dump())
+        if twin is not None:
+            TrialRecord(settings=settings.model_dump(), duplicate_of=twin).write(trial)
+            raise optuna.TrialPruned(f"same configuration as trial {twin}: not evaluated again")
+        try:
+            return self._evaluate(trial, settings)
+        except BackendFailure as exc:
+            TrialRecord(failure=str(exc)).write(trial)
+            raise
+
+    def _evaluate(self, trial: optuna.Trial, settings: RetrievalSettings) -> tuple[float, ...]:
         calls_before, usage_before = self.evaluator.responder.calls(), self.usage.snapshot()
         retrieval = evaluate_retrieval(self.pipeline, settings, "clean")
         recall = retrieval.overall[RECALL]
@@ -90,9 +118,9 @@ class TrialObjective:
                 ).write(trial)
                 raise optuna.TrialPruned(f"dominated by trial {evidence.dominated_by} beyond the noise margin")
         summary = summarize_variant(outcomes, "v3", seed=trial.number)
-        if summary.delta_faithful is None:
-            raise UserError("v3 Δfaithful is undefined: no case answered correctly at v0 (check the generator/judge)")
         self._spent(outcomes, calls_before, usage_before).write(trial)
+        if summary.delta_faithful is None:
+            return self._unscorable(trial, recall_value, retrieval.mean_context_words, summary.delta_n)
         TrialRecord(
             ci={
                 RECALL: list(recall.ci) if recall.ci else None,
@@ -104,6 +132,19 @@ class TrialObjective:
             by_category=self._by_category(retrieval.by_category, outcomes),
         ).write(trial)
         values = {RECALL: recall_value, DELTA: summary.delta_faithful, CONTEXT_WORDS: retrieval.mean_context_words}
+        return tuple(values[name] for name in self.objectives)
+
+    def _unscorable(self, trial: optuna.Trial, recall: float, words: float, paired: int) -> tuple[float, ...]:
+        """Record why Δ is undefined and complete the trial as infeasible (see ``UNSCORABLE_DELTA``)."""
+        if words == 0:
+            reason = "retrieval returned nothing for every case"
+        elif paired == 0:
+            reason = "no case has scores at both v0 and v3 (every answer or verdict is missing)"
+        else:
+            reason = "no case answered correctly at v0, so Δfaithful = (F(v0) − F(v3)) / F(v0) is undefined"
+        TrialRecord(unscorable=reason, n=paired, n_total=len(self.case_order)).write(trial)
+        trial.set_constraint("scorable", 1.0)
+        values = {RECALL: recall, DELTA: UNSCORABLE_DELTA, CONTEXT_WORDS: words}
         return tuple(values[name] for name in self.objectives)
 
     def _check(

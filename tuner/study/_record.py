@@ -44,6 +44,9 @@ class TrialRecord:
     ``ci`` maps an objective to its 95% interval (a bound is None when undefined); ``n``/``n_total`` are
     the cases scored at both variants and the cases with keypoints; ``partial_values`` are a pruned
     trial's objective values on the cases it ran; ``pruning`` is the evidence it was pruned on.
+    ``duplicate_of`` names the trial whose configuration this one repeats (it was not evaluated again);
+    ``unscorable`` says why Δ could not be computed (the trial is infeasible, off every front);
+    ``failure`` what a backend raised when the trial failed.
     """
 
     worker: str | None = None
@@ -60,6 +63,9 @@ class TrialRecord:
     by_category: dict[str, dict[str, Any]] | None = None
     partial_values: dict[str, float | None] | None = None
     pruning: PruneEvidence | None = None
+    duplicate_of: int | None = None
+    unscorable: str | None = None
+    failure: str | None = None
 
     def to_attrs(self) -> dict[str, Any]:
         """The fields that are set, as JSON-ready user attributes."""
@@ -101,6 +107,9 @@ class TrialRecord:
             by_category=attrs.get("by_category"),
             partial_values=attrs.get("partial_values"),
             pruning=None if not pruning else PruneEvidence.from_dict(pruning),
+            duplicate_of=attrs.get("duplicate_of"),
+            unscorable=attrs.get("unscorable"),
+            failure=attrs.get("failure"),
         )
 
     @classmethod

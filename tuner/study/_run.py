@@ -12,7 +12,7 @@ from typing import Any
 import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
-from tuner.errors import UserError
+from tuner.errors import BackendFailure, UserError
 from tuner.export import redact_url
 from tuner.evaluation import Responder, RobustnessEvaluator
 from tuner.generation import build_generator
@@ -157,27 +157,41 @@ def _optimize(
     interrupted = False
 
     def finished(summary: dict[str, Any]) -> int:
-        return int(summary["n_complete"] + summary["n_pruned"])
+        """Configurations evaluated: complete and pruned trials, not the repeats of an evaluated one."""
+        return int(summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"])
 
-    already = finished(study_summary(study))
+    first = study_summary(study)
+    already = finished(first)
+    # A sampler that keeps proposing evaluated configurations (a small or exhausted space), or a backend
+    # that fails every trial, must not loop forever: stop after this many such trials in one run.
+    wasted_limit = max(10, target)
+    wasted_before = first["n_duplicates"] + first["n_failed"]
     with reporter.task(f"study '{loaded.config.name}'", max(target - already, 0)) as task:
 
         def callback(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
-            task.advance()
+            if trial.state != optuna.trial.TrialState.FAIL and TrialRecord.from_trial(trial).duplicate_of is None:
+                task.advance()
             summary = study_summary(study)
             calls = summary["calls"]["generator"] + summary["calls"]["judge"]
             reporter.stage(
                 f"trial {trial.number} {_outcome(trial)}: {finished(summary)}/{target} finished, "
-                f"{summary['n_pruned']} pruned, front {len(study.best_trials)}, calls {calls}"
+                f"{summary['n_pruned'] - summary['n_duplicates']} pruned, front {len(study.best_trials)}, calls {calls}"
             )
-            if finished(summary) >= target or (budget.max_llm_calls is not None and calls >= budget.max_llm_calls):
+            wasted = summary["n_duplicates"] + summary["n_failed"] - wasted_before
+            if wasted >= wasted_limit:
+                reporter.stage(
+                    f"stopping: {wasted} trials in this run repeated an evaluated configuration or failed "
+                    "(the search space may be exhausted; see the failed trials' 'failure' attribute)"
+                )
+                study.stop()
+            elif finished(summary) >= target or (budget.max_llm_calls is not None and calls >= budget.max_llm_calls):
                 study.stop()
 
         if already < target:
             try:
                 study.optimize(
-                    objective, n_trials=target - already, timeout=budget.timeout, callbacks=[callback],
-                    catch=(), gc_after_trial=False, show_progress_bar=False,
+                    objective, timeout=budget.timeout, callbacks=[callback],
+                    catch=(BackendFailure,), gc_after_trial=False, show_progress_bar=False,
                 )
             except KeyboardInterrupt:
                 interrupted = True
@@ -186,8 +200,16 @@ def _optimize(
 
 
 def _outcome(trial: optuna.trial.FrozenTrial) -> str:
-    """``complete``, or ``pruned after 60/180 cases (beaten by #3, p=0.002)``, or the state's name."""
-    evidence = TrialRecord.from_trial(trial).pruning
+    """``complete``, ``pruned after 60/180 cases (beaten by #3, p=0.002)``, ``duplicate of #4 (not evaluated)``,
+    ``unscorable (why)``, ``failed (what raised)``, or the state's name."""
+    record = TrialRecord.from_trial(trial)
+    if record.duplicate_of is not None:
+        return f"duplicate of #{record.duplicate_of} (not evaluated again)"
+    if record.unscorable is not None:
+        return f"unscorable: {record.unscorable} (kept off the front)"
+    if trial.state == optuna.trial.TrialState.FAIL and record.failure is not None:
+        return f"failed: {record.failure}"
+    evidence = record.pruning
     if trial.state != optuna.trial.TrialState.PRUNED or evidence is None:
         return trial.state.name.lower()
     return (f"pruned after {evidence.cases_used}/{evidence.n_total} cases "
@@ -195,10 +217,12 @@ def _outcome(trial: optuna.trial.FrozenTrial) -> str:
 
 
 def study_summary(study: optuna.Study) -> dict[str, Any]:
-    states = [t.state for t in study.get_trials(deepcopy=False)]
+    trials = study.get_trials(deepcopy=False)
+    states = [t.state for t in trials]
+    records = [TrialRecord.from_trial(t) for t in trials]
     calls: dict[str, int] = {"generator": 0, "judge": 0, "tokens": 0}
-    for trial in study.get_trials(deepcopy=False):
-        spent = TrialRecord.from_trial(trial).calls or TrialCalls()
+    for record in records:
+        spent = record.calls or TrialCalls()
         for key in calls:
             calls[key] += getattr(spent, key)
     return {
@@ -206,5 +230,7 @@ def study_summary(study: optuna.Study) -> dict[str, Any]:
         "n_complete": states.count(optuna.trial.TrialState.COMPLETE),
         "n_pruned": states.count(optuna.trial.TrialState.PRUNED),
         "n_failed": states.count(optuna.trial.TrialState.FAIL),
+        "n_duplicates": sum(r.duplicate_of is not None for r in records),
+        "n_unscorable": sum(r.unscorable is not None for r in records),
         "calls": calls,
     }

@@ -1,0 +1,117 @@
+"""Studies that survive their own search space (issue 11 §5): unscorable trials, backend failures, repeated
+configurations and an unmet pick rule never stop a run; fronts use Optuna's feasibility rule."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+import yaml
+from optuna.distributions import IntDistribution
+
+from tests.study_tests.test_study import write_study
+from tuner.cli import main
+from tuner.generation import GENERATORS, Answer
+from tuner.llm import BackendResources, RequestCount
+from tuner.study import TrialRecord, load_study_file, points_of, run_study, study_summary
+
+UNSCORABLE_SPACE = {
+    "top_k": {"type": "int", "low": 1, "high": 3},
+    # bm25 normalizes a chunk's score by the query's attainable Σ idf: nothing reaches 0.99 on this data,
+    # so that corner of the space retrieves nothing and Δfaithful is undefined there
+    "relevance_threshold": {"type": "categorical", "choices": [0.0, 0.99]},
+    "retriever": {"type": "categorical", "choices": ["bm25"]},
+}
+
+
+def _study(tmp_path: Path, dataset: Path, space: dict[str, Any], **overrides: Any) -> Path:
+    path = write_study(tmp_path, dataset, **overrides)
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(space))
+    return path
+
+
+def test_an_unscorable_region_is_recorded_and_the_study_finishes(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+    enqueue = [{"top_k": 2, "relevance_threshold": 0.99, "retriever": "bm25"},
+               {"top_k": 2, "relevance_threshold": 0.0, "retriever": "bm25"}]
+    loaded = load_study_file(_study(tmp_path, tiny_dataset_dir, UNSCORABLE_SPACE, enqueue=enqueue, budget={"trials": 5}))
+    result = run_study(loaded)
+    summary = study_summary(result.study)
+    assert summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"] == 5
+    assert summary["n_failed"] == 0 and summary["n_unscorable"] >= 1
+    unscorable = result.study.trials[0]
+    record = TrialRecord.from_trial(unscorable)
+    assert record.unscorable == "retrieval returned nothing for every case"
+    assert unscorable.values is not None and unscorable.values[0] == 0.0  # recall is exact, and 0 here
+    assert unscorable.constraints == {"scorable": 1.0}
+    feasible = {p.number for p in points_of(result.study)}
+    assert 0 not in feasible and 1 in feasible
+    assert {t.number for t in result.study.best_trials} <= feasible
+
+
+class _FailsOnLongContexts:
+    """A generator whose backend raises on contexts of more than two passages (a bug or an outage there)."""
+
+    name = "flaky-backend"
+    concurrency = 1
+
+    def __init__(self) -> None:
+        self.requests_made = RequestCount()
+
+    def generate(self, question: str, contexts: Sequence[str]) -> Answer:
+        self.requests_made.add()
+        if len(contexts) > 2:
+            raise RuntimeError("backend fell over")
+        return Answer.of(contexts[0] if contexts else "I don't know.")
+
+
+def test_a_backend_exception_fails_that_trial_only(
+    tiny_dataset_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(GENERATORS.builders, "extractive", lambda config, resources: _FailsOnLongContexts())
+    space = {"top_k": {"type": "int", "low": 1, "high": 4}, "retriever": {"type": "categorical", "choices": ["bm25"]}}
+    enqueue = [{"top_k": 4, "retriever": "bm25"}, {"top_k": 1, "retriever": "bm25"}, {"top_k": 2, "retriever": "bm25"}]
+    loaded = load_study_file(_study(tmp_path, tiny_dataset_dir, space, enqueue=enqueue, budget={"trials": 3}))
+    result = run_study(loaded, resources=BackendResources())
+    failed = result.study.trials[0]
+    assert failed.state == optuna.trial.TrialState.FAIL
+    assert TrialRecord.from_trial(failed).failure == "flaky-backend raised RuntimeError: backend fell over"
+    summary = study_summary(result.study)
+    # only top_k 1 and 2 can be evaluated: the budget of 3 cannot be met, so the run stops once it has
+    # wasted max(10, budget) trials on failures and repeats, instead of looping
+    assert summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"] == 2
+    assert summary["n_failed"] + summary["n_duplicates"] == 10
+
+
+def test_an_unmet_pick_rule_still_writes_the_report_and_export_says_why(
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    space = {"top_k": {"type": "int", "low": 1, "high": 1}, "retriever": {"type": "categorical", "choices": ["bm25"]}}
+    study_file = _study(
+        tmp_path, tiny_dataset_dir, space, enqueue=[{"top_k": 1, "retriever": "bm25"}], budget={"trials": 1},
+        pick={"rule": "min-delta", "min_recall": 1.0},
+    )
+    assert main(["run", str(study_file)]) == 0
+    err = capsys.readouterr().err
+    assert "pick rule min-delta: no front trial reaches recall_at_k ≥ 1; the closest is trial 0" in err
+    out = tmp_path / "out" / "tiny"
+    assert (out / "report.html").exists() and not (out / "config.yaml").exists()
+    assert main(["export", str(study_file), "--pick", "min-delta", "--min-recall", "1.0", "-o", str(tmp_path / "d.yaml")]) == 2
+    assert "no front trial reaches recall_at_k ≥ 1; the closest is trial 0" in capsys.readouterr().err
+    assert not (tmp_path / "d.yaml").exists()
+
+
+def test_the_front_uses_optunas_feasibility_rule() -> None:
+    study = optuna.create_study(directions=["maximize", "minimize"])
+    study.set_user_attr("objectives", ["recall_at_k", "v3_delta_faithful"])
+    for number, (recall, delta, violation) in enumerate([(0.9, 0.2, -0.1), (0.6, 0.1, -0.1), (0.95, 0.05, 0.2)]):
+        trial = optuna.trial.create_trial(
+            values=[recall, delta], params={"top_k": number + 1}, distributions={"top_k": IntDistribution(1, 4)},
+            system_attrs={"constraints:min_recall": violation},
+        )
+        study.add_trial(trial)
+    # trial 2 dominates both others but violates min_recall: it is on neither front
+    assert sorted(t.number for t in study.best_trials) == [0, 1]
+    assert sorted(p.number for p in points_of(study)) == [0, 1]
