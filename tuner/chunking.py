@@ -1,22 +1,54 @@
-"""Chunking by words with fractional overlap; every chunk maps back to ``(doc_id, char span)``.
+"""Chunking in tokens of the embedding model or in characters, snapped to sentence ends; every chunk maps
+back to ``(doc_id, char span)``.
 
-``chunk_size`` counts words (maximal runs of non-whitespace); ``chunk_overlap`` is the fraction of
-a chunk's words repeated at the start of the next chunk, so the stride is
-``max(1, round(chunk_size * (1 - chunk_overlap)))`` words. A document no longer than ``chunk_size``
-words is one chunk whatever the overlap, which lets its embedding be shared across configurations.
+A chunk holds at most ``chunk_size`` units, counted in ``chunk_unit``:
+
+- ``tokens`` (default): tokens of the embedding model's own tokenizer (the Hugging Face fast tokenizer
+  of the sentence-transformers model, without special tokens) — the unit LangChain and LlamaIndex
+  users set, and the one that decides what the embedder truncates;
+- ``chars``: characters, whitespace included (``len`` of the chunk before stripping);
+- ``words``: legacy, maximal runs of non-whitespace, for old study files; refused for Chinese, where
+  a "word" is a whole clause.
+
+Snapping (``tokens`` and ``chars``): a chunk ends at the last sentence end
+(:func:`tuner.text.sentence_spans`) that leaves it more than ``SNAP_MIN_FILL · chunk_size`` units
+long; when no sentence end is that far in, it is cut at ``chunk_size`` units. The next chunk starts
+``max(1, round(n · (1 − chunk_overlap)))`` units after the start of this one (n = this chunk's units),
+moved forward to the first sentence start before this chunk's end if there is one. ``words`` chunks
+never snap, so ``chunk_size`` words with stride ``max(1, round(chunk_size · (1 − chunk_overlap)))``
+are exactly the chunks of tuner before units existed. A document no longer than ``chunk_size`` units
+is one chunk whatever the overlap, which lets its embedding be shared across configurations.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
 
 from tuner.dataset import Dataset
+from tuner.embedding import resolve_model_path
+from tuner.errors import UserError
+from tuner.text import sentence_spans
 
-_WORD = re.compile(r"\S+")
+ChunkUnit = Literal["tokens", "chars", "words"]
+CHUNK_UNITS: tuple[ChunkUnit, ...] = ("tokens", "chars", "words")
+
+SNAP_MIN_FILL = 0.5
+"""A sentence end is used as a chunk end only if the chunk keeps more than this share of ``chunk_size``:
+past that, cutting one sentence in two costs less than a half-empty chunk."""
 
 CORPUS = "corpus"
 CONFLICT = "conflict"
+
+Span = tuple[int, int]
+UnitSpans = Callable[[str], list[Span]]
+"""The character spans ``[start, end)`` of the units of a text, in order."""
+
+_WORD = re.compile(r"\S+")
 
 
 @dataclass(frozen=True)
@@ -37,30 +69,102 @@ class Chunk:
         return f"{self.title}\n{self.text}" if self.title else self.text
 
 
-def word_spans(text: str, chunk_size: int, chunk_overlap: float) -> list[tuple[int, int]]:
-    """Character spans ``[start, end)`` of the chunks of ``text``; deterministic, covers every word."""
+def char_units(text: str) -> list[Span]:
+    """Every character is one unit."""
+    return [(i, i + 1) for i in range(len(text))]
+
+
+def word_units(text: str) -> list[Span]:
+    """Maximal runs of non-whitespace (the legacy ``words`` unit)."""
+    return [m.span() for m in _WORD.finditer(text)]
+
+
+@lru_cache(maxsize=8)
+def token_units(embedding_model: str) -> UnitSpans:
+    """The tokens of ``embedding_model``'s fast tokenizer (offsets into the text, special tokens left out).
+
+    Loads only the tokenizer files, never the weights, and never from the network (see
+    :func:`tuner.embedding.resolve_model_path`).
+    """
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(embedding_model))
+    if not tokenizer.is_fast:
+        raise UserError(f"embedding model '{embedding_model}' has no fast tokenizer: use chunk_unit: chars")
+
+    def spans(text: str) -> list[Span]:
+        # verbose=False: a whole document is longer than the model's input on purpose
+        offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)["offset_mapping"]
+        return [(start, end) for start, end in offsets if end > start]
+
+    return spans
+
+
+def unit_spans(unit: ChunkUnit, embedding_model: str) -> UnitSpans:
+    """How ``unit`` is counted; ``embedding_model`` names the tokenizer of the ``tokens`` unit."""
+    if unit == "tokens":
+        return token_units(embedding_model)
+    return char_units if unit == "chars" else word_units
+
+
+def unit_ranges(n_units: int, sentence_starts: list[int], chunk_size: int, chunk_overlap: float) -> list[Span]:
+    """Chunks as unit index ranges ``[first, end)`` over ``n_units`` units (see the module docs).
+
+    ``sentence_starts`` are the sorted indices of units that open a sentence; empty means no snapping.
+    Deterministic; every unit is in at least one chunk.
+    """
     if chunk_size < 1 or not 0.0 <= chunk_overlap < 1.0:
         raise ValueError(f"bad chunking: size={chunk_size} overlap={chunk_overlap}")
-    words = [(m.start(), m.end()) for m in _WORD.finditer(text)]
-    if not words:
-        return []
-    stride = max(1, round(chunk_size * (1.0 - chunk_overlap)))
-    spans: list[tuple[int, int]] = []
+    ranges: list[Span] = []
     first = 0
-    while True:
-        last = min(first + chunk_size, len(words)) - 1
-        spans.append((words[first][0], words[last][1]))
-        if last == len(words) - 1:
-            return spans
-        first += stride
+    while first < n_units:
+        end = min(first + chunk_size, n_units)
+        if end < n_units:
+            fits = bisect.bisect_right(sentence_starts, end) - 1
+            if fits >= 0 and sentence_starts[fits] > first + SNAP_MIN_FILL * chunk_size:
+                end = sentence_starts[fits]
+        ranges.append((first, end))
+        if end == n_units:
+            break
+        target = first + max(1, round((end - first) * (1.0 - chunk_overlap)))
+        opener = bisect.bisect_left(sentence_starts, target)
+        first = sentence_starts[opener] if opener < len(sentence_starts) and sentence_starts[opener] <= end else target
+    return ranges
 
 
-def chunk_dataset(dataset: Dataset, chunk_size: int, chunk_overlap: float) -> list[Chunk]:
+def chunk_spans(text: str, units: UnitSpans, chunk_size: int, chunk_overlap: float, snap: bool) -> list[Span]:
+    """Character spans ``[start, end)`` of the chunks of ``text``, without surrounding whitespace.
+
+    ``units`` counts the text; ``snap`` moves chunk ends to sentence ends (see :func:`unit_ranges`).
+    """
+    spans = units(text)
+    starts = [start for start, _ in spans]
+    openers = [bisect.bisect_left(starts, start) for start, _ in sentence_spans(text)[1:]] if snap else []
+    chunks: list[Span] = []
+    for first, end in unit_ranges(len(spans), openers, chunk_size, chunk_overlap):
+        start, stop = spans[first][0], spans[end - 1][1]
+        piece = text[start:stop]
+        start, stop = start + len(piece) - len(piece.lstrip()), start + len(piece.rstrip())
+        if stop > start and (not chunks or chunks[-1] != (start, stop)):
+            chunks.append((start, stop))
+    return chunks
+
+
+def chunk_dataset(
+    dataset: Dataset, chunk_size: int, chunk_overlap: float, chunk_unit: ChunkUnit, embedding_model: str
+) -> list[Chunk]:
     """Chunks of every corpus document, then of every conflicting document (marked by ``source``)."""
+    if chunk_unit == "words" and dataset.language == "zh":
+        raise UserError(
+            f"{dataset.path}: chunk_unit 'words' counts whitespace-separated words, which Chinese text does not "
+            "have: use chunk_unit: tokens or chars"
+        )
+    units = unit_spans(chunk_unit, embedding_model)
+    snap = chunk_unit != "words"
     chunks: list[Chunk] = []
 
     def add(doc_id: str, text: str, title: str, source: str, kind: str = "", severity: str = "") -> None:
-        for start, end in word_spans(text, chunk_size, chunk_overlap):
+        for start, end in chunk_spans(text, units, chunk_size, chunk_overlap, snap):
             chunks.append(Chunk(f"{doc_id}#{start}-{end}", doc_id, start, end, text[start:end], title, source, kind, severity))
 
     for doc in dataset.corpus:
@@ -68,14 +172,3 @@ def chunk_dataset(dataset: Dataset, chunk_size: int, chunk_overlap: float) -> li
     for conflict in dataset.conflicts:
         add(conflict.doc_id, conflict.text, conflict.title, CONFLICT, conflict.kind, conflict.severity)
     return chunks
-
-
-SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$€£])|\n\s*")
-"""A sentence ends at a line break, or at . ! ? followed by space and a capital, digit or currency sign
-(so "v2.5 is out" and "e.g. foo" stay whole). A heuristic, good enough to pick and rewrite sentences."""
-_HAS_WORD = re.compile(r"\w")
-
-
-def split_sentences(text: str) -> list[str]:
-    """The sentences of ``text`` (see ``SENTENCE_BREAK``), stripped; pieces without a word character dropped."""
-    return [s.strip() for s in SENTENCE_BREAK.split(text) if _HAS_WORD.search(s)]

@@ -17,8 +17,10 @@ DEFAULT_RERANKER = "embedding-maxsim"
 class RetrievalSettings(BaseModel):
     """One retrieval configuration.
 
-    ``chunk_size`` is counted in words (whitespace-separated tokens) and ``chunk_overlap`` is the
-    fraction of a chunk repeated at the start of the next one. ``relevance_threshold`` applies to the
+    ``chunk_size`` is counted in ``chunk_unit``: ``tokens`` of the embedding model's tokenizer (default),
+    ``chars``, or the legacy whitespace ``words`` (English only; see ``tuner.chunking``); chunks end at
+    sentence ends where possible. ``chunk_overlap`` is the fraction of a chunk repeated at the start of
+    the next one. ``relevance_threshold`` applies to the
     normalized final score in [0, 1] (see ``tuner.retrieval``); ``rerank_strength`` blends first-stage
     and reranker scores (0 = first stage only, 1 = reranker only).
     """
@@ -28,7 +30,8 @@ class RetrievalSettings(BaseModel):
     top_k: int = Field(5, ge=1, le=1000)
     relevance_threshold: float = Field(0.0, ge=0.0, le=1.0)
     rerank_strength: float = Field(0.0, ge=0.0, le=1.0)
-    chunk_size: int = Field(200, ge=8, le=100_000)
+    chunk_size: int = Field(256, ge=8, le=100_000)
+    chunk_unit: Literal["tokens", "chars", "words"] = "tokens"
     chunk_overlap: float = Field(0.0, ge=0.0, lt=0.9)
     retriever: Literal["bm25", "dense", "hybrid"] = "hybrid"
     dense_index: Literal["flat", "hnsw"] = "flat"
@@ -38,8 +41,9 @@ class RetrievalSettings(BaseModel):
     reranker: str = DEFAULT_RERANKER
 
     @property
-    def chunking(self) -> tuple[int, float]:
-        return (self.chunk_size, self.chunk_overlap)
+    def chunking(self) -> tuple[int, float, str, str]:
+        """What decides the chunks: size, overlap, unit, and the tokenizer's model when counting tokens."""
+        return (self.chunk_size, self.chunk_overlap, self.chunk_unit, self.embedding_model if self.chunk_unit == "tokens" else "")
 
 
 def settings_from_mapping(values: dict[str, Any], source: str) -> RetrievalSettings:

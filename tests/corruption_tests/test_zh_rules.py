@@ -152,7 +152,8 @@ def test_relevance_poisoning_in_chinese_keeps_the_names_and_withholds_the_answer
     keypoints = (("盛大游戏",),)
     subtle, moderate, obvious = (corrupt(GAME, "relevance_poisoning", s, keypoints) for s in SEVERITIES)
     assert subtle.text == GAME.replace("盛大游戏", "某一方")
-    assert moderate.text == "关于《跑跑卡丁车》、《泡泡堂》和Nexon的更多细节见相关文档。"
+    # moderate drops the answer-bearing sentence (split at 。) and keeps the other one
+    assert moderate.text == "基于《跑跑卡丁车》与《泡泡堂》开发的游戏，由韩国Nexon开发。关于《跑跑卡丁车》、《泡泡堂》和Nexon的更多细节见相关文档。"
     assert obvious.text.startswith("本页汇总了关于《跑跑卡丁车》、《泡泡堂》和Nexon的一般性说明。")
     assert all(r.wrong_values == () and "盛大游戏" not in r.text for r in (subtle, moderate, obvious))
     assert corrupt(RETURNS, "relevance_poisoning", "subtle", (("30天",),)).text == (

@@ -52,7 +52,10 @@ def test_valid_dataset_prints_one_line_summary(tmp_path: Path, capsys: pytest.Ca
     folder = _write(tmp_path / "ok")
     assert main(["validate", str(folder)]) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    assert out == [f"{folder}: ok: 2 documents, 1 golden questions, 1 conflicting documents, 1 keypoints, categories: uncategorized"]
+    assert out == [
+        f"{folder}: ok: 2 documents, 1 golden questions, 1 conflicting documents, 1 keypoints, categories: uncategorized; "
+        "language en (detected: 0% of letters are CJK, zh from 20%; dataset.yaml can declare it)"
+    ]
     assert load_dataset(folder).golden[0].keypoints == (("$1,299", "1299 USD"),)
 
 

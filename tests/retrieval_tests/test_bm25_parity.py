@@ -6,7 +6,7 @@ import bm25s
 import numpy as np
 from rank_bm25 import BM25Okapi, BM25Plus
 
-from tuner.retrieval._tokenize import bm25_tokens
+from tuner.text import bm25_tokens
 
 DOCS = [
     "The Aurora X200 laptop costs $1,299 and has 16 GB of memory.",

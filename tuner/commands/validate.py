@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "Validate a dataset folder (corpus.jsonl, golden.jsonl, optional conflicts.jsonl)."
+HELP = "Validate a dataset folder (corpus.jsonl, golden.jsonl, optional conflicts.jsonl and dataset.yaml)."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -11,9 +11,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tuner.dataset import load_dataset
+    from tuner.text import ZH_THRESHOLD, cjk_share
 
     dataset = load_dataset(args.dataset)
-    print(f"{args.dataset}: ok: {dataset.summary()}")
+    if dataset.language_source == "detected":
+        share = cjk_share(dataset.corpus_texts())
+        how = f"detected: {share:.0%} of letters are CJK, zh from {ZH_THRESHOLD:.0%}; dataset.yaml can declare it"
+    else:
+        how = "declared in dataset.yaml"
+    print(f"{args.dataset}: ok: {dataset.summary()}; language {dataset.language} ({how})")
     if dataset.retrieval_only:
         print(f"{args.dataset}: no keypoints: supports retrieval-only studies (no faithfulness objective)")
     return 0

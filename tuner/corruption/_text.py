@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tuner.chunking import SENTENCE_BREAK
+from tuner.text import SENTENCE_BREAK
 from tuner.dataset import Keypoint
 
 MONTH_NAMES = (

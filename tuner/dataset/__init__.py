@@ -2,7 +2,7 @@
 
 from tuner.dataset._builtin import is_builtin, resolve_dataset
 from tuner.dataset.demo import generate_demo
-from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, load_dataset
+from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, MANIFEST, load_dataset
 from tuner.dataset._model import Conflict, Dataset, Document, GoldenCase, Keypoint
 from tuner.dataset._write import write_dataset
 
@@ -10,6 +10,7 @@ __all__ = [
     "CONFLICTS",
     "CORPUS",
     "GOLDEN",
+    "MANIFEST",
     "Conflict",
     "Dataset",
     "Document",

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tuner.dataset._model import Conflict, Dataset, Document, GoldenCase, hash_files
 from tuner.errors import DatasetError, UserError
+from tuner.io import read_yaml_mapping
+from tuner.text import DeclaredLanguage, detect_language
 
 CORPUS = "corpus.jsonl"
 GOLDEN = "golden.jsonl"
 CONFLICTS = "conflicts.jsonl"
+MANIFEST = "dataset.yaml"
+_DECLARED_LANGUAGES: tuple[DeclaredLanguage, ...] = ("en", "zh", "auto")
 
 _CORPUS_FIELDS = {"doc_id": str, "text": str, "title": str, "metadata": dict}
 _GOLDEN_FIELDS = {
@@ -211,8 +216,30 @@ def _load_conflicts(path: Path, doc_ids: set[str], problems: _Problems) -> list[
     return conflicts
 
 
+def _declared_language(path: Path, problems: _Problems) -> DeclaredLanguage:
+    """``language`` of the optional manifest ``dataset.yaml`` (``auto`` when the file or the key is absent)."""
+    if not path.is_file():
+        return "auto"
+    try:
+        manifest = read_yaml_mapping(path, "a dataset manifest, e.g. 'language: zh'")
+    except UserError as exc:
+        problems.lines.append(str(exc))
+        return "auto"
+    for key in manifest:
+        if key != "language":
+            problems.add(str(path), f"unknown key '{key}' (known: language)")
+    language = manifest.get("language", "auto")
+    if language not in _DECLARED_LANGUAGES:
+        problems.add(str(path), f"language: must be one of {', '.join(_DECLARED_LANGUAGES)}, got {language!r}")
+        return "auto"
+    return language  # type: ignore[no-any-return]
+
+
 def load_dataset(path: str | Path) -> Dataset:
     """Load and validate a dataset folder.
+
+    The optional manifest ``dataset.yaml`` declares ``language: en | zh | auto`` (default ``auto``: detected
+    from the corpus, see :func:`tuner.text.detect_language`).
 
     Raises :class:`DatasetError` listing every problem found (``file:line: what is wrong``), so
     nothing downstream ever sees, or writes anything from, a partly valid dataset.
@@ -234,7 +261,12 @@ def load_dataset(path: str | Path) -> Dataset:
     golden = _load_golden(root / GOLDEN, doc_ids, problems)
     conflicts_path = root / CONFLICTS
     conflicts = _load_conflicts(conflicts_path, doc_ids, problems) if conflicts_path.is_file() else []
+    declared = _declared_language(root / MANIFEST, problems)
     if problems.lines:
         raise DatasetError(problems.lines)
-    files = [root / CORPUS, root / GOLDEN] + ([conflicts_path] if conflicts_path.is_file() else [])
-    return Dataset(root, tuple(corpus), tuple(golden), tuple(conflicts), hash_files(files))
+    optional = [p for p in (conflicts_path, root / MANIFEST) if p.is_file()]
+    content_hash = hash_files([root / CORPUS, root / GOLDEN, *optional])
+    dataset = Dataset(root, tuple(corpus), tuple(golden), tuple(conflicts), content_hash)
+    if declared == "auto":
+        return replace(dataset, language=detect_language(dataset.corpus_texts()), language_source="detected")
+    return replace(dataset, language=declared)

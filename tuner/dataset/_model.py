@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+from tuner.text import Language
 
 Keypoint = tuple[str, ...]
 """A checkable fact of the reference answer: one or more aliases, any one of which counts."""
@@ -45,13 +48,26 @@ class GoldenCase:
 
 @dataclass(frozen=True)
 class Dataset:
-    """A validated dataset folder: corpus, golden questions and (optional) conflicting documents."""
+    """A validated dataset folder: corpus, golden questions and (optional) conflicting documents.
+
+    ``language`` is the resolved language of the texts: declared in ``dataset.yaml``
+    (``language_source == "declared"``), or detected from the corpus when it says ``auto`` or there is
+    no manifest (``"detected"``, see :func:`tuner.text.detect_language`).
+    """
 
     path: Path
     corpus: tuple[Document, ...]
     golden: tuple[GoldenCase, ...]
     conflicts: tuple[Conflict, ...] = ()
     content_hash: str = ""
+    language: Language = "en"
+    language_source: Literal["declared", "detected"] = "declared"
+
+    def corpus_texts(self) -> Iterator[str]:
+        """Titles and texts of the corpus documents: what language detection reads."""
+        for doc in self.corpus:
+            yield doc.title
+            yield doc.text
 
     @property
     def retrieval_only(self) -> bool:

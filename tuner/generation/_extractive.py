@@ -17,11 +17,11 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from tuner.cache import content_key
-from tuner.chunking import split_sentences
 from tuner.embedding import Encoder
 from tuner.generation._base import ABSTAIN, Answer
 from tuner.llm import BackendResources, RequestCount
 from tuner.settings import DEFAULT_EMBEDDING_MODEL
+from tuner.text import split_sentences
 
 def position_bonus(index: int, count: int, primacy: float, recency: float) -> float:
     """Score bonus of the context at ``index`` (0-based) among ``count``: a U-shaped position prior.

@@ -5,9 +5,9 @@ from typing import Protocol
 
 import numpy as np
 
-from tuner.chunking import split_sentences
 from tuner.embedding import CachedEncoder, resolve_model_path
 from tuner.errors import UserError
+from tuner.text import split_sentences
 
 
 class Reranker(Protocol):

@@ -18,8 +18,8 @@ import numpy as np
 from tuner.cache import DiskCache
 from tuner.retrieval._base import Hits, register_retriever, top_k_rows
 from tuner.retrieval._table import ChunkTable
-from tuner.retrieval._tokenize import bm25_tokens
 from tuner.settings import RetrievalSettings
+from tuner.text import TEXT_LAYER_ID, bm25_tokens
 
 
 class BM25Retriever:
@@ -43,7 +43,7 @@ class BM25Retriever:
             index.save(str(folder))
 
         index = cache.get_or_build(
-            "bm25", f"{table.key}-k1{k1}-b{b}", build, lambda folder: bm25s.BM25.load(str(folder))
+            "bm25", f"{table.key}-{TEXT_LAYER_ID}-k1{k1}-b{b}", build, lambda folder: bm25s.BM25.load(str(folder))
         )
         return cls(index, len(table))
 

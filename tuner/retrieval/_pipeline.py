@@ -16,6 +16,7 @@ from tuner.retrieval._base import RETRIEVERS, FirstStage
 from tuner.retrieval._ranking import final_ranking
 from tuner.retrieval._table import ChunkTable, load_chunk_table
 from tuner.settings import RetrievalSettings
+from tuner.text import TEXT_LAYER_ID
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ class RetrievalPipeline:
         self.reporter = reporter or SilentReporter()
         self.queries = [case.question for case in dataset.golden]
         self._encoder = encoder
-        self._tables: dict[tuple[tuple[int, float], str], ChunkTable] = {}
+        self._tables: dict[tuple[tuple[int, float, str, str], str], ChunkTable] = {}
         self._retrievers: dict[tuple[object, ...], FirstStage] = {}
         self._candidates: dict[tuple[object, ...], Candidates] = {}
         self._rerank: dict[tuple[str, str], np.ndarray] = {}
@@ -93,7 +94,12 @@ class RetrievalPipeline:
         key = (settings.chunking, settings.embedding_model)
         if key not in self._tables:
             self._tables[key] = load_chunk_table(
-                self.dataset, settings.chunk_size, settings.chunk_overlap, self.cache, self.encoder(settings)
+                self.dataset,
+                settings.chunk_size,
+                settings.chunk_overlap,
+                self.cache,
+                self.encoder(settings),
+                settings.chunk_unit,
             )
         return self._tables[key]
 
@@ -116,6 +122,8 @@ class RetrievalPipeline:
         model = settings.embedding_model if settings.retriever != "bm25" else ""
         return (
             self.dataset.content_hash,
+            self.dataset.language,
+            TEXT_LAYER_ID,
             settings.chunking,
             settings.retriever,
             settings.dense_index,

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from tuner.cache import DiskCache, content_key
-from tuner.chunking import CONFLICT, Chunk, chunk_dataset
+from tuner.chunking import CONFLICT, Chunk, ChunkUnit, chunk_dataset
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder
 
@@ -63,10 +63,22 @@ def _read_chunks(folder: Path) -> list[Chunk]:
 
 
 def load_chunk_table(
-    dataset: Dataset, chunk_size: int, chunk_overlap: float, cache: DiskCache, encoder: CachedEncoder
+    dataset: Dataset,
+    chunk_size: int,
+    chunk_overlap: float,
+    cache: DiskCache,
+    encoder: CachedEncoder,
+    chunk_unit: ChunkUnit = "tokens",
 ) -> ChunkTable:
-    key = content_key("chunks", dataset.content_hash, chunk_size, chunk_overlap)
-    chunks = cache.get_or_build(
-        "chunks", key, lambda folder: _write_chunks(chunk_dataset(dataset, chunk_size, chunk_overlap), folder), _read_chunks
-    )
-    return ChunkTable(chunks, key, encoder)
+    """The chunks of ``dataset`` (see :mod:`tuner.chunking`); ``tokens`` are those of ``encoder``'s model.
+
+    The cache key names the dataset content, its language, size, overlap, unit and, for ``tokens``, the
+    tokenizer's model: chunks of one text under one key are always the same.
+    """
+    tokenizer = encoder.model_id if chunk_unit == "tokens" else ""
+    key = content_key("chunks", dataset.content_hash, dataset.language, chunk_size, chunk_overlap, chunk_unit, tokenizer)
+
+    def build(folder: Path) -> None:
+        _write_chunks(chunk_dataset(dataset, chunk_size, chunk_overlap, chunk_unit, encoder.model_id), folder)
+
+    return ChunkTable(cache.get_or_build("chunks", key, build, _read_chunks), key, encoder)

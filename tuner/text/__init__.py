@@ -1,0 +1,51 @@
+"""The text-analysis layer: every language-dependent step of tuner goes through here.
+
+One module in charge of language, so chunking, BM25, reranking, the extractive reader (and, through
+them, noise sampling and corruption) agree on what a token and a sentence are:
+
+- :func:`detect_language` / :func:`cjk_share`: ``en`` or ``zh`` from the share of CJK ideographs;
+- :func:`normalize_text`: NFKC (full-width digits and letters fold to ASCII) and lower case;
+- :func:`bm25_tokens`: script-aware BM25 terms: Latin/digit runs keep tuner's English rule
+  (English text gives the same tokens as before), CJK runs are cut by a word segmenter, stopwords of
+  both scripts dropped, so mixed Chinese/English text works;
+- :func:`sentence_spans` / :func:`split_sentences`: one splitter for English and Chinese
+  (。！？； with their closing quotes and brackets, line breaks, English . ! ?).
+
+Tokenization is script-aware rather than switched by language; a dataset's :data:`Language` is
+validated and recorded (cache keys, provenance) and refuses settings meaningless for it.
+"""
+
+from tuner.text._language import (
+    LANGUAGES,
+    ZH_THRESHOLD,
+    DeclaredLanguage,
+    Language,
+    cjk_share,
+    detect_language,
+)
+from tuner.text._segment import SEGMENTER, segment
+from tuner.text._sentences import SENTENCE_BREAK, sentence_spans, split_sentences
+from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
+from tuner.text._tokens import bm25_tokens, normalize_text
+
+TEXT_LAYER_ID = f"text-v1-{SEGMENTER}"
+"""Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key."""
+
+__all__ = [
+    "LANGUAGES",
+    "SEGMENTER",
+    "SENTENCE_BREAK",
+    "STOPWORDS_LATIN",
+    "STOPWORDS_ZH",
+    "TEXT_LAYER_ID",
+    "ZH_THRESHOLD",
+    "DeclaredLanguage",
+    "Language",
+    "bm25_tokens",
+    "cjk_share",
+    "detect_language",
+    "normalize_text",
+    "segment",
+    "sentence_spans",
+    "split_sentences",
+]

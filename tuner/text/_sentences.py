@@ -1,0 +1,53 @@
+"""Sentence boundaries for English and Chinese with one splitter (Chinese end marks never occur in English)."""
+
+from __future__ import annotations
+
+import re
+
+from tuner.text._language import CJK_CHARS
+
+_END_ZH = "。！？；"
+_CLOSERS = re.escape("」』）”’》〉】〕)]\"'")  # escaped: it goes inside character classes
+
+# Python's look-behind needs a fixed width: one alternative per number of closing marks (0 to 3).
+_AFTER_ZH_END = "|".join(f"(?<=[{_END_ZH}]{f'[{_CLOSERS}]' * n})" for n in range(4))
+
+SENTENCE_BREAK = re.compile(
+    r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9$€£])"
+    r"|\n\s*"
+    rf"|(?:{_AFTER_ZH_END})(?![{_END_ZH}{_CLOSERS}])\s*"
+    rf"|(?<=[!?])\s*(?=[{CJK_CHARS}])"
+)
+"""A match is the gap between two sentences (possibly empty). A sentence ends:
+
+- at a line break;
+- English: at . ! ? followed by space and a capital, digit or currency sign (so "v2.5 is out" and
+  "e.g. foo" stay whole);
+- Chinese: after 。！？； and any closing quotes or brackets right after them (「好。」 keeps its 」),
+  unless another end mark follows (？！ is one end);
+- at a half-width ! or ? directly followed by a CJK ideograph (informal Chinese text).
+
+A heuristic, good enough to pick, rewrite and chunk sentences."""
+
+_HAS_WORD = re.compile(r"\w")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of each sentence of ``text`` (see :data:`SENTENCE_BREAK`), without surrounding
+    whitespace; pieces without a word character (a lone "..." or "——") are dropped."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for gap in (*SENTENCE_BREAK.finditer(text), None):
+        end = len(text) if gap is None else gap.start()
+        piece = text[start:end]
+        if _HAS_WORD.search(piece):
+            lead = len(piece) - len(piece.lstrip())
+            spans.append((start + lead, start + len(piece.rstrip())))
+        if gap is not None:
+            start = gap.end()
+    return spans
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of ``text`` as strings, in order (see :func:`sentence_spans`)."""
+    return [text[start:end] for start, end in sentence_spans(text)]
