@@ -15,7 +15,7 @@ from tuner.corruption._text import answer_spans
 from tuner.corruption._zh import find_entities, find_values, is_chinese, is_term
 from tuner.dataset import Dataset, Document, GoldenCase, Keypoint
 from tuner.judging import LexicalJudge
-from tuner.numerals import parse_number
+from tuner.text import parse_number
 
 MISLEADING = ("factual_corruption", "contradiction_injection", "numeric_typo")
 RETURNS = "本店退货期为30天，退款在5个工作日内到账。"

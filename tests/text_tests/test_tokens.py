@@ -4,7 +4,7 @@ import re
 
 from bm25s.stopwords import STOPWORDS_EN
 
-from tuner.text import STOPWORDS_ZH, bm25_tokens, normalize_text
+from tuner.text import STOPWORDS_ZH, bm25_tokens, normalize_text, segment, word_count
 
 
 def _old_english_rule(text: str) -> list[str]:
@@ -45,3 +45,9 @@ def test_full_width_digits_and_letters_fold_to_ascii() -> None:
 
 def test_english_stopwords_inside_chinese_text_are_dropped() -> None:
     assert bm25_tokens("the Mercury路由器") == ["mercury", "路由器"]
+
+
+def test_word_count_is_whitespace_words_in_english_and_segmented_words_in_chinese() -> None:
+    assert word_count("Customers may return any product within 30 days.") == 8
+    assert word_count("退货期为三十天") == len(segment("退货期为三十天"))
+    assert word_count("Nimbus X2的保修期是两年。") == 2 + len(segment("的保修期是两年"))

@@ -16,7 +16,7 @@ from difflib import SequenceMatcher
 
 from tuner.corruption import _zh
 from tuner.corruption._text import DATE_FORMATS, MONTH_NAMES, NUMERAL, Span, apply_edits, find_values
-from tuner.numerals import NUMBER, chinese_numeral, parse_number
+from tuner.text import NUMBER, chinese_numeral, parse_number
 
 SEVERITIES = ("subtle", "moderate", "obvious")
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 
 from tuner.corruption._text import CJK, Span, _is_name_number, _overlaps
-from tuner.numerals import ARABIC, NUMBER, has_chinese, parse_number
+from tuner.text import ARABIC, NUMBER, has_chinese, parse_number
 
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 

@@ -9,6 +9,7 @@ from tuner.metrics import RETRIEVAL_METRICS
 from tuner.retrieval import RetrievalPipeline, RetrievedContext
 from tuner.settings import RetrievalSettings
 from tuner.stats import Estimate, by_group, mean_estimate
+from tuner.text import word_count
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def evaluate_retrieval(
         settings=settings,
         case_ids=tuple(c.id for c in cases),
         per_case={name: tuple(v) for name, v in values.items()},
-        context_words=tuple(sum(len(p.split()) for p in ctx.passages) for ctx in contexts),
+        context_words=tuple(sum(word_count(p) for p in ctx.passages) for ctx in contexts),
         overall={name: mean_estimate(v, ci_method=method) for name, v in values.items()},
         by_category=buckets(categories),
         by_difficulty=buckets(difficulties),

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from tuner.numerals import NUMBER, format_number, has_chinese, parse_number
+from tuner.text import NUMBER, format_number, has_chinese, parse_number
 
 _MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,

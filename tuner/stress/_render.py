@@ -54,7 +54,7 @@ def _tables(report: StressReport) -> tuple[list[str], list[list[str]], list[str]
 def _settings_line(report: StressReport) -> str:
     s = report.settings
     return (f"{s.retriever}, top_k={s.top_k}, threshold={s.relevance_threshold}, rerank={s.rerank_strength}, "
-            f"chunks={s.chunk_size}w/{s.chunk_overlap:.0%}")
+            f"chunks={s.chunk_size} {s.chunk_unit}/{s.chunk_overlap:.0%}")
 
 
 def stress_markdown(report: StressReport) -> str:

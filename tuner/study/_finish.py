@@ -6,7 +6,7 @@ from typing import Any
 
 import optuna
 
-from tuner.dataset import load_dataset, resolve_dataset
+from tuner.dataset import Dataset, load_dataset, resolve_dataset
 from tuner.export import export_document, redact_url, write_export
 from tuner.pareto import PickUnmet, pick
 from tuner.progress import Reporter
@@ -15,10 +15,22 @@ from tuner.study._front import directions_of, study_front
 from tuner.study._record import StudyRecord, TrialRecord
 from tuner.study._run import StudyRun, study_summary
 from tuner.study._space import load_search_space
+from tuner.text import word_count
 
 TOKENS_PER_WORD = 1.3
 ANSWER_WORDS = 40
 CALIBRATION_RUNS = 3
+
+
+def _words_per_unit(unit: str, dataset: Dataset) -> float:
+    """Roughly how many words one chunk-size unit holds: a word is a word, a token ``1 / TOKENS_PER_WORD``
+    words, a character the corpus's own words-per-character ratio (about 0.2 in English, 0.6 in Chinese)."""
+    if unit == "words":
+        return 1.0
+    if unit == "tokens":
+        return 1.0 / TOKENS_PER_WORD
+    texts = [doc.text for doc in dataset.corpus]
+    return sum(map(word_count, texts)) / max(sum(map(len, texts)), 1)
 
 
 def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict[str, Any]:
@@ -30,8 +42,10 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     n_trials = trials or loaded.config.budget.trials
     top_k = space.params["top_k"].grid() if "top_k" in space.params else [loaded.base_settings.top_k]
     size = space.params["chunk_size"].grid() if "chunk_size" in space.params else [loaded.base_settings.chunk_size]
-    context_words = (sum(top_k) / len(top_k)) * (sum(size) / len(size))
-    question_words = sum(len(c.question.split()) for c in cases) / max(len(cases), 1)
+    units = space.params["chunk_unit"].grid() if "chunk_unit" in space.params else [loaded.base_settings.chunk_unit]
+    words_per_unit = sum(_words_per_unit(str(unit), dataset) for unit in units) / len(units)
+    context_words = (sum(top_k) / len(top_k)) * (sum(size) / len(size)) * words_per_unit
+    question_words = sum(word_count(c.question) for c in cases) / max(len(cases), 1)
     variants = 2
     generator_calls = variants * len(cases)
     judge_calls = variants * 2 * keypoints

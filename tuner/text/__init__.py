@@ -9,13 +9,18 @@ them, noise sampling and corruption) agree on what a token and a sentence are:
   (English text gives the same tokens as before), CJK runs are cut by a word segmenter, stopwords of
   both scripts dropped, so mixed Chinese/English text works;
 - :func:`sentence_spans` / :func:`split_sentences`: one splitter for English and Chinese
-  (。！？； with their closing quotes and brackets, line breaks, English . ! ?).
+  (。！？； with their closing quotes and brackets, line breaks, English . ! ?);
+- :func:`word_count`: words of a text in any script (whitespace words; segmented words inside CJK runs);
+- numbers and dates written the Chinese way: :func:`parse_number` (七十, 1361万, 3万5千, 1.5亿),
+  :func:`chinese_numeral`, :data:`NUMBER`; the lexical judge's normalization and the corruption rules use them.
 
 Tokenization is script-aware rather than switched by language; a dataset's :data:`Language` is
 validated and recorded (cache keys, provenance) and refuses settings meaningless for it.
 """
 
 from tuner.text._language import (
+    CJK,
+    CJK_CHARS,
     LANGUAGES,
     ZH_THRESHOLD,
     DeclaredLanguage,
@@ -23,16 +28,32 @@ from tuner.text._language import (
     cjk_share,
     detect_language,
 )
+from tuner.text._numerals import (
+    ARABIC,
+    DIGITS,
+    NOT_NUMBERS,
+    NUMBER,
+    chinese_numeral,
+    format_number,
+    has_chinese,
+    parse_number,
+)
 from tuner.text._segment import SEGMENTER, segment
 from tuner.text._sentences import SENTENCE_BREAK, sentence_spans, split_sentences
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
-from tuner.text._tokens import bm25_tokens, normalize_text
+from tuner.text._tokens import bm25_tokens, normalize_text, word_count
 
 TEXT_LAYER_ID = f"text-v1-{SEGMENTER}"
 """Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key."""
 
 __all__ = [
+    "ARABIC",
+    "CJK",
+    "CJK_CHARS",
+    "DIGITS",
     "LANGUAGES",
+    "NOT_NUMBERS",
+    "NUMBER",
     "SEGMENTER",
     "SENTENCE_BREAK",
     "STOPWORDS_LATIN",
@@ -42,10 +63,15 @@ __all__ = [
     "DeclaredLanguage",
     "Language",
     "bm25_tokens",
+    "chinese_numeral",
     "cjk_share",
     "detect_language",
+    "format_number",
+    "has_chinese",
     "normalize_text",
+    "parse_number",
     "segment",
     "sentence_spans",
     "split_sentences",
+    "word_count",
 ]

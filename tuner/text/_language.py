@@ -23,7 +23,8 @@ ZH_THRESHOLD = 0.2
 product names and units scores well above it (CMRC 2018 trial corpus: 0.93; "iPhone 15 售价 8999 元" alone: 0.33),
 English text quoting a Chinese name well below it (a 300-letter paragraph with 北京: 0.007)."""
 
-_CJK = re.compile(f"[{CJK_CHARS}]")
+CJK = re.compile(f"[{CJK_CHARS}]")
+"""One CJK ideograph."""
 _LATIN = re.compile(r"[A-Za-z]")
 
 
@@ -34,7 +35,7 @@ def cjk_share(texts: Iterable[str]) -> float:
     """
     cjk = latin = 0
     for text in texts:
-        cjk += len(_CJK.findall(text))
+        cjk += len(CJK.findall(text))
         latin += len(_LATIN.findall(text))
     return cjk / (cjk + latin) if cjk + latin else 0.0
 

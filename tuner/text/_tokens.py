@@ -10,6 +10,8 @@ from tuner.text._segment import segment
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
 
 _RUN = re.compile(f"(?P<cjk>[{CJK_CHARS}]+)|(?P<latin>[a-z0-9]+(?:[.,][0-9]+)*)")
+_CJK_RUN = re.compile(f"[{CJK_CHARS}]")
+_MIXED = re.compile(f"(?P<cjk>[{CJK_CHARS}]+)|(?P<other>[^{CJK_CHARS}\\W_]+)")
 
 
 def normalize_text(text: str) -> str:
@@ -38,3 +40,25 @@ def bm25_tokens(text: str) -> list[str]:
         elif match.group() not in STOPWORDS_LATIN:
             tokens.append(match.group())
     return tokens
+
+
+def word_count(text: str) -> int:
+    """Words of ``text`` in any script: each whitespace-separated token is one word, except that a token
+    holding CJK ideographs counts its segmented words (and its Latin/digit runs) instead.
+
+    For text without CJK this is ``len(text.split())``, the English count tuner always reported, so a
+    context-size figure means the same for a Chinese and an English corpus.
+
+    >>> word_count("The X200 costs $1,299.")
+    4
+    >>> word_count("Nimbus X2的保修期是两年。")
+    6
+    """
+    count = 0
+    for token in text.split():
+        if not _CJK_RUN.search(token):
+            count += 1
+            continue
+        for match in _MIXED.finditer(token):
+            count += len(segment(match.group())) if match.lastgroup == "cjk" else 1
+    return count

@@ -4,7 +4,7 @@ from fractions import Fraction
 
 import pytest
 
-from tuner.numerals import NUMBER, chinese_numeral, format_number, parse_number
+from tuner.text import NUMBER, chinese_numeral, format_number, parse_number
 
 
 @pytest.mark.parametrize(
