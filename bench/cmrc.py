@@ -1,11 +1,13 @@
-"""Retrieval on Chinese data tuner did not generate: the CMRC 2018 trial split (256 paragraphs, 1,002 questions).
+"""Chinese data tuner did not generate: the CMRC 2018 trial split (256 paragraphs, 1,002 questions).
 
-Imports the SQuAD-format file with ``tuner import squad`` into a temporary folder, then prints recall@1/5/10
-of two runs over the same paragraphs and questions:
+Imports the SQuAD-format file with ``tuner import squad`` into a temporary folder, then, by part:
 
-- an independent baseline: jieba word segmentation + rank-bm25 ``BM25Okapi`` over whole paragraphs;
-- ``tuner eval --retriever bm25 --top-k K`` on the imported folder (through tuner's Python API, same
-  defaults as the command).
+- ``retrieval``: recall@1/5/10 over the same paragraphs and questions of an independent baseline (jieba word
+  segmentation + rank-bm25 ``BM25Okapi`` over whole paragraphs) and of ``tuner eval --retriever R --top-k K``
+  for bm25, hybrid and dense (through tuner's Python API, the command's defaults otherwise);
+- ``study``: conflicts made with the Chinese corruption rules (``tuner corrupt --types factual_corruption
+  --severities moderate``: one corrupted copy per relevant paragraph, as a stale version would be), then a
+  study over ``search_spaces/zh.yaml`` with the offline backends: wall time, calls, the front.
 
 Recall is document level (tuner.metrics.recall_at_k); every CMRC question has one relevant paragraph, so
 recall@k is also hit@k.
@@ -13,16 +15,22 @@ recall@k is also hit@k.
 CMRC 2018: Yiming Cui et al., "A Span-Extraction Dataset for Chinese Machine Reading Comprehension",
 EMNLP-IJCNLP 2019; CC BY-SA 4.0. The data is read from the shared folder and never copied into the repository.
 
-Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/cmrc.py [PATH/TO/cmrc2018_trial.json]
+Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/cmrc.py [--data PATH/TO/cmrc2018_trial.json] [retrieval] [study]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+
+import yaml
 
 import jieba
 from rank_bm25 import BM25Okapi
@@ -33,9 +41,10 @@ from tuner.evaluation import evaluate_retrieval
 from tuner.metrics import recall_at_k
 from tuner.progress import SilentReporter
 from tuner.retrieval import RetrievalPipeline
-from tuner.settings import RetrievalSettings
+from tuner.settings import RetrievalSettings, format_settings
 
 TOP_K = (1, 5, 10)
+STUDY_TRIALS = 40
 RELATIVE = Path("shared") / "datasets" / "cmrc2018" / "cmrc2018_trial.json"
 
 
@@ -63,38 +72,87 @@ def baseline_recall(dataset: Dataset) -> dict[int, float]:
     return {k: total / len(dataset.golden) for k, total in totals.items()}
 
 
-def tuner_recall(dataset: Dataset) -> dict[int, float]:
-    """recall@k of ``tuner eval --retriever bm25 --top-k k`` (all other settings at their defaults)."""
+def tuner_recall(dataset: Dataset, retriever: str) -> dict[int, float]:
+    """recall@k of ``tuner eval --retriever RETRIEVER --top-k k`` (all other settings at their defaults)."""
     pipeline = RetrievalPipeline(dataset, reporter=SilentReporter())
     recall = {}
     for k in TOP_K:
-        value = evaluate_retrieval(pipeline, RetrievalSettings(retriever="bm25", top_k=k), ci=False).overall["recall_at_k"].value
+        settings = RetrievalSettings(retriever=retriever, top_k=k)
+        value = evaluate_retrieval(pipeline, settings, ci=False).overall["recall_at_k"].value
         recall[k] = value if value is not None else float("nan")
     return recall
 
 
+def retrieval(dataset: Dataset, folder: Path) -> list[str]:
+    runs: dict[str, tuple[dict[int, float], float]] = {}
+    measures: dict[str, Callable[[Dataset], dict[int, float]]] = {"jieba + rank-bm25 BM25Okapi": baseline_recall}
+    for retriever in ("bm25", "hybrid", "dense"):
+        measures[f"tuner eval --retriever {retriever}"] = lambda d, r=retriever: tuner_recall(d, r)
+    for name, measure in measures.items():
+        start = time.perf_counter()
+        runs[name] = (measure(dataset), time.perf_counter() - start)
+    width = max(map(len, runs))
+    lines = [f"{'run':<{width}}  " + "  ".join(f"recall@{k:<2}" for k in TOP_K) + "  seconds"]
+    for name, (recall, seconds) in runs.items():
+        lines.append(f"{name:<{width}}  " + "  ".join(f"{recall[k]:9.3f}" for k in TOP_K) + f"  {seconds:7.1f}")
+    return lines
+
+
+def study(dataset: Dataset, folder: Path) -> list[str]:
+    """Chinese conflicts, then the zh search space on CMRC with the offline backends, cold cache."""
+    root = Path(__file__).resolve().parent.parent
+    cache = folder / "cache"
+    env = {**os.environ, "TUNER_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    tuner = [sys.executable, "-m", "tuner"]
+    subprocess.run([*tuner, "corrupt", str(dataset.path), "--types", "factual_corruption", "--severities", "moderate"],
+                   env=env, check=True, capture_output=True, text=True)
+    spec = yaml.safe_load((root / "studies" / "demo_zh.yaml").read_text())
+    spec.update(name="cmrc", dataset=str(dataset.path), search_space=str(root / "search_spaces" / "zh.yaml"),
+                output=str(folder / "out"), budget={"trials": STUDY_TRIALS}, pick={"rule": "knee"})
+    study_file = folder / "cmrc.yaml"
+    study_file.write_text(yaml.safe_dump(spec, allow_unicode=True))
+    start = time.perf_counter()
+    done = subprocess.run([*tuner, "run", str(study_file)], env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(done.stderr[-2000:])
+    closing = [line for line in done.stderr.splitlines() if " complete (" in line or "picked trial" in line]
+    front = subprocess.run([*tuner, "pareto", str(study_file), "--json"], env=env, capture_output=True, text=True, check=True)
+    entries = json.loads(front.stdout)["front"]
+    lines = [f"study over search_spaces/zh.yaml, {STUDY_TRIALS} trials, offline backends, cold cache: {seconds:.0f} s", *closing,
+             "front (trial: recall@k, v3 Δfaithful [95% interval], n/N, params):"]
+    for entry in sorted(entries, key=lambda e: -e["values"]["recall_at_k"]):
+        ci = entry["ci"].get("v3_delta_faithful") or [float("nan")] * 2
+        lines.append(f"  #{entry['trial']}: {entry['values']['recall_at_k']:.3f}, {entry['values']['v3_delta_faithful']:.3f} "
+                     f"[{ci[0]:.3f}, {ci[1]:.3f}], {entry['n']}/{entry['n_total']}, {format_settings(entry['params'])}")
+    return lines
+
+
+PARTS: dict[str, Callable[[Dataset, Path], list[str]]] = {"retrieval": retrieval, "study": study}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("path", nargs="?", type=Path, default=default_path(), help="cmrc2018_trial.json (default: the shared copy)")
+    parser.add_argument("--data", type=Path, default=default_path(), help="cmrc2018_trial.json (default: the shared copy)")
+    parser.add_argument("parts", nargs="*", metavar="PART", help=f"what to run: {', '.join(PARTS)} (default: all)")
     args = parser.parse_args()
-    if not args.path.is_file():
-        print(f"cmrc: {args.path} not found; nothing to measure (the data is not shipped with tuner)", file=sys.stderr)
+    unknown = [part for part in args.parts if part not in PARTS]
+    if unknown:
+        parser.error(f"unknown part {unknown[0]!r}; choose from {', '.join(PARTS)}")
+    if not args.data.is_file():
+        print(f"cmrc: {args.data} not found; nothing to measure (the data is not shipped with tuner)", file=sys.stderr)
         return 0
     jieba.setLogLevel(60)  # silence jieba's dictionary-loading chatter
     with tempfile.TemporaryDirectory() as folder:
-        result = import_squad(args.path)
+        result = import_squad(args.data)
         dataset = write_dataset(Path(folder) / "cmrc", result.corpus, result.golden, result.conflicts)
-        print(f"CMRC 2018 trial ({args.path}): {dataset.summary()}")
+        print(f"CMRC 2018 trial ({args.data}): {dataset.summary()}")
         for note in result.notes:
             print(f"  {note}")
-        runs = {}
-        for name, measure in (("jieba + rank-bm25 BM25Okapi", baseline_recall), ("tuner eval --retriever bm25", tuner_recall)):
-            start = time.perf_counter()
-            runs[name] = (measure(dataset), time.perf_counter() - start)
-    width = max(map(len, runs))
-    print(f"\n{'run':<{width}}  " + "  ".join(f"recall@{k:<2}" for k in TOP_K) + "  seconds")
-    for name, (recall, seconds) in runs.items():
-        print(f"{name:<{width}}  " + "  ".join(f"{recall[k]:9.3f}" for k in TOP_K) + f"  {seconds:7.1f}")
+        for part in args.parts or list(PARTS):
+            print(f"\n[{part}]")
+            for line in PARTS[part](dataset, Path(folder)):
+                print(line)
     return 0
 
 
