@@ -21,7 +21,7 @@ from tuner.evaluation._responder import Responder
 from tuner.generation import Answer
 from tuner.llm import map_concurrent
 from tuner.metrics import contradicted_share, delta_faithful, faithful, grade_delta, misled, missing_reason, rejected
-from tuner.noise import VARIANTS, NoiseConfig, VariantBuilder, VariantContext
+from tuner.noise import GRADED_VARIANTS, VARIANTS, NoiseConfig, VariantBuilder, VariantContext, shortfall_warning
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import Estimate, mean_estimate, ratio_of_means_ci
@@ -136,6 +136,7 @@ class RobustnessEvaluator:
 
 @dataclass(frozen=True)
 class VariantSummary:
+    variant: str
     faithful: Estimate
     contradicted: Estimate
     delta_faithful: float | None
@@ -147,6 +148,11 @@ class VariantSummary:
     context_support: Estimate
     injected: int
     shortfall: int
+
+    @property
+    def shortfall_warning(self) -> str | None:
+        """The warning when more than 10% of this variant's noise slots went unfilled (see :mod:`tuner.noise`)."""
+        return shortfall_warning(self.variant, self.injected, self.shortfall)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -165,6 +171,7 @@ class VariantSummary:
             "missing": self.faithful.missing,
             "injected": self.injected,
             "shortfall": self.shortfall,
+            "shortfall_warning": self.shortfall_warning,
         }
 
 
@@ -188,6 +195,11 @@ def paired_faithful(outcomes: Sequence[CaseOutcome], variant: str) -> tuple[list
 def summarize_variant(
     outcomes: Sequence[CaseOutcome], variant: str, ci: bool = True, seed: int = 0
 ) -> VariantSummary:
+    """Faithfulness, Δ against v0 with its bootstrap interval, misled, rejection and noise counts of ``variant``.
+
+    Δ is graded only for the variants in :data:`~tuner.noise.GRADED_VARIANTS`: v4 has no relevant context,
+    so its Δ is ~1 by construction and says nothing; its rejection rate is what it measures.
+    """
     method = "bootstrap" if ci else None
     rows = [o.variants[variant] for o in outcomes]
     reasons = [r.missing for r in rows]
@@ -199,7 +211,7 @@ def summarize_variant(
         delta_n = len(f0)
         if f0 and np.mean(f0) > 0:
             delta = delta_faithful(f0, fv)
-            grade = grade_delta(delta)
+            grade = grade_delta(delta) if variant in GRADED_VARIANTS else None
             if ci and len(f0) > 1:
                 delta_ci = ratio_of_means_ci(f0, fv, seed=seed)
         flags = [misled(o.variants["v0"].verdicts, o.variants[variant].verdicts)
@@ -213,6 +225,7 @@ def summarize_variant(
             ci_method="wilson" if ci else None,
         )
     return VariantSummary(
+        variant=variant,
         faithful=mean_estimate(faithful_values, reasons, ci_method=method, seed=seed),
         contradicted=mean_estimate([r.contradicted if r.missing is None else None for r in rows], reasons, ci_method=None),
         delta_faithful=delta,
@@ -234,9 +247,15 @@ class RobustnessReport:
     by_difficulty: dict[str, dict[str, VariantSummary]]
     calls: dict[str, int]
 
+    @property
+    def warnings(self) -> list[str]:
+        """Every variant's shortfall warning (more than 10% of its noise slots unfilled), in variant order."""
+        return [w for s in self.variants.values() if (w := s.shortfall_warning) is not None]
+
     def to_dict(self) -> dict[str, Any]:
         missing = {v: s.faithful.missing for v, s in self.variants.items() if s.faithful.missing}
         return {
+            "warnings": self.warnings,
             "variants": {v: s.to_dict() for v, s in self.variants.items()},
             "by_category": {b: {v: s.to_dict() for v, s in per.items()} for b, per in self.by_category.items()},
             "by_difficulty": {b: {v: s.to_dict() for v, s in per.items()} for b, per in self.by_difficulty.items()},
