@@ -82,7 +82,7 @@ def test_calibrate_writes_the_noise_floor(
     assert main(["calibrate", str(tiny_dataset_dir), *FAST, "--runs", "2", "--out", str(out)]) == 0
     data = json.loads(out.read_text("utf-8"))
     assert {"recall_at_k", "v3_delta_faithful", "faithful_v0", "hit_at_k", "mrr", "context_precision"} <= set(data["objectives"])
-    assert data["runs"] == 2 and data["n_cases"] == 6 and data["judge"] == {"backend": "lexical"}
+    assert data["runs"] == 2 and data["n_cases"] == 6 and data["judge"]["backend"] == "lexical"
     assert data["settings"]["chunk_size"] == 40
     err = capsys.readouterr().err
     assert "noise floor" in err and f"wrote {out}" in err

@@ -90,6 +90,20 @@ def test_delta_is_a_ratio_of_means_over_cases_scored_on_both_sides(report: Robus
     assert v1.faithful.missing == {"parse_failure": 1}
 
 
+def test_correct_and_its_delta_sit_next_to_faithful(report: RobustnessReport) -> None:
+    v0, v3 = report.variants["v0"], report.variants["v3"]
+    # correct per case at v0: c1 1, c2 1, c3 1 (absent is not wrong), c4 1 → 1.0 over 4
+    assert v0.correct.value == pytest.approx(1.0) and v0.correct.n == 4
+    # at v3: c1 (S, C) 0.5, c2 absent 1, c3 absent 1, c4 timeout → 2.5 / 3
+    assert v3.correct.value == pytest.approx(2.5 / 3)
+    # Δcorrect over c1..c3: (1 − 2.5/3) / 1 = 1/6 — smaller than Δfaithful 0.75: c2 said less, only c1 said something wrong
+    assert v3.delta_correct == pytest.approx(1 / 6)
+    assert v3.delta_correct_ci is not None and v3.delta_correct_ci[0] <= 1 / 6 <= v3.delta_correct_ci[1]
+    data = report.to_dict()["variants"]["v3"]
+    assert data["correct"] == pytest.approx(2.5 / 3) and data["delta_correct"] == pytest.approx(1 / 6)
+    assert report.variants["v0"].delta_correct is None
+
+
 def test_misled_counts_supported_turned_contradicted(report: RobustnessReport) -> None:
     misled = report.variants["v3"].misled_rate
     assert misled is not None
