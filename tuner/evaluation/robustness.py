@@ -33,7 +33,7 @@ from tuner.metrics import (
 from tuner.noise import GRADED_VARIANTS, VARIANTS, NoiseConfig, VariantBuilder, VariantContext, shortfall_warning
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
-from tuner.stats import Estimate, mean_estimate, ratio_of_means_ci
+from tuner.stats import CiMethod, Estimate, mean_estimate, ratio_of_means_ci
 from tuner.verdicts import KeypointVerdict
 
 
@@ -237,7 +237,7 @@ def summarize_variant(
     Δ is graded only for the variants in :data:`~tuner.noise.GRADED_VARIANTS`: v4 has no relevant context,
     so its Δ is ~1 by construction and says nothing; its rejection rate is what it measures.
     """
-    method = "bootstrap" if ci else None
+    method: CiMethod | None = "bootstrap" if ci else None
     rows = [o.variants[variant] for o in outcomes]
     reasons = [r.missing for r in rows]
     faithful_values = [r.faithful if r.missing is None else None for r in rows]
