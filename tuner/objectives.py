@@ -14,6 +14,12 @@ RECALL: Final = "recall_at_k"
 """recall@k on the clean index: deterministic, from labeled relevant documents (maximize)."""
 DELTA: Final = "v3_delta_faithful"
 """Δfaithful of the v3 (relevant-hard, conflicting) variant against the clean baseline (minimize)."""
+DELTA_CORRECT: Final = "v3_delta_correct"
+"""Δcorrect of the v3 variant: the relative loss of *correct* keypoints (stated or not contradicted), the
+lenient counterpart of DELTA; it moves only when the conflict makes answers wrong, not when they say less
+(minimize)."""
+ROBUSTNESS_OBJECTIVES: dict[str, Direction] = {DELTA: "minimize", DELTA_CORRECT: "minimize"}
+"""The robustness objectives a study may optimize beside RECALL (which one it is, its name says)."""
 CONTEXT_WORDS: Final = "context_words"
 """Mean words of context handed to the generator per case: an optional cost objective (minimize)."""
 

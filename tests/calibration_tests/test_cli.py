@@ -34,6 +34,18 @@ def test_robustness_table_goes_to_stderr(tiny_dataset_dir: Path, encoder: Cached
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "v3 relevant-hard" in captured.err and "v1 irrelevant" not in captured.err and "recall@k" in captured.err
+    assert "v3 inject" in captured.err
+
+
+def test_robustness_table_names_the_v3_mode_and_warns_of_a_shortfall(
+    tiny_dataset_dir: Path, encoder: CachedEncoder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the tiny corpus has no near-miss chunk to spare in the default top-5% band: v2 is short of every slot
+    assert main(["robustness", str(tiny_dataset_dir), *FAST, "--variants", "v2,v4"]) == 0
+    err = capsys.readouterr().err
+    assert "v3 in_index" in err and "relative bands" in err and "n=v1 3, v2 3, v3 3, v4 4" in err
+    assert "warning: v2: 18 of 18 noise slots unfilled (100%)" in err
+    assert "not graded" in err
 
 
 def test_bad_generator_file_is_one_line_naming_it(tmp_path: Path, tiny_dataset_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -70,7 +82,7 @@ def test_calibrate_writes_the_noise_floor(
     assert main(["calibrate", str(tiny_dataset_dir), *FAST, "--runs", "2", "--out", str(out)]) == 0
     data = json.loads(out.read_text("utf-8"))
     assert {"recall_at_k", "v3_delta_faithful", "faithful_v0", "hit_at_k", "mrr", "context_precision"} <= set(data["objectives"])
-    assert data["runs"] == 2 and data["n_cases"] == 6 and data["judge"] == {"backend": "lexical"}
+    assert data["runs"] == 2 and data["n_cases"] == 6 and data["judge"]["backend"] == "lexical"
     assert data["settings"]["chunk_size"] == 40
     err = capsys.readouterr().err
     assert "noise floor" in err and f"wrote {out}" in err

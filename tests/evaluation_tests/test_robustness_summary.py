@@ -90,6 +90,20 @@ def test_delta_is_a_ratio_of_means_over_cases_scored_on_both_sides(report: Robus
     assert v1.faithful.missing == {"parse_failure": 1}
 
 
+def test_correct_and_its_delta_sit_next_to_faithful(report: RobustnessReport) -> None:
+    v0, v3 = report.variants["v0"], report.variants["v3"]
+    # correct per case at v0: c1 1, c2 1, c3 1 (absent is not wrong), c4 1 → 1.0 over 4
+    assert v0.correct.value == pytest.approx(1.0) and v0.correct.n == 4
+    # at v3: c1 (S, C) 0.5, c2 absent 1, c3 absent 1, c4 timeout → 2.5 / 3
+    assert v3.correct.value == pytest.approx(2.5 / 3)
+    # Δcorrect over c1..c3: (1 − 2.5/3) / 1 = 1/6 — smaller than Δfaithful 0.75: c2 said less, only c1 said something wrong
+    assert v3.delta_correct == pytest.approx(1 / 6)
+    assert v3.delta_correct_ci is not None and v3.delta_correct_ci[0] <= 1 / 6 <= v3.delta_correct_ci[1]
+    data = report.to_dict()["variants"]["v3"]
+    assert data["correct"] == pytest.approx(2.5 / 3) and data["delta_correct"] == pytest.approx(1 / 6)
+    assert report.variants["v0"].delta_correct is None
+
+
 def test_misled_counts_supported_turned_contradicted(report: RobustnessReport) -> None:
     misled = report.variants["v3"].misled_rate
     assert misled is not None
@@ -109,7 +123,9 @@ def test_rejection_is_measured_at_v4_only(report: RobustnessReport) -> None:
         {"timeout": 1},
     )
     assert report.variants["v3"].rejection_rate is None
+    # v4's Δ (1.0 here) is reported but not graded: with no relevant context it is ~1 by construction
     assert report.variants["v4"].delta_faithful == pytest.approx(1.0)
+    assert report.variants["v4"].grade is None
 
 
 def test_buckets_and_undefined_delta(report: RobustnessReport) -> None:
@@ -123,7 +139,8 @@ def test_buckets_and_undefined_delta(report: RobustnessReport) -> None:
 
 def test_json_shape_and_missing_by_reason(report: RobustnessReport) -> None:
     data = report.to_dict()
-    assert set(data) == {"variants", "by_category", "by_difficulty", "missing", "calls"}
+    assert set(data) == {"variants", "by_category", "by_difficulty", "missing", "calls", "warnings"}
+    assert data["warnings"] == [] and data["variants"]["v3"]["shortfall_warning"] is None
     v3 = data["variants"]["v3"]
     assert {"faithful", "delta_faithful", "ci", "misled_rate", "n", "n_total"} <= set(v3)
     assert (v3["n"], v3["n_total"], v3["n_paired"]) == (3, 4, 3)

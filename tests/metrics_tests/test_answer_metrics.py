@@ -4,7 +4,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from tuner.metrics import ABSTENTION_PHRASES, contradicted_share, faithful, misled, missing_reason, rejected
+from tuner.metrics import ABSTENTION_PHRASES, contradicted_share, correct, faithful, misled, missing_reason, rejected
+from tuner.verdicts import KeypointVerdict
 
 
 @dataclass(frozen=True)
@@ -101,3 +102,14 @@ def test_rejected_uses_the_configured_phrases() -> None:
 def test_rejected_refuses_a_phrase_that_would_match_everything() -> None:
     with pytest.raises(ValueError, match="empty after normalization"):
         rejected("anything", phrases=["..."])
+
+
+def test_correct_is_lenient_about_leaving_a_keypoint_out() -> None:
+    # supported, absent, contradicted: faithful 1/3 (only the stated one), correct 2/3 (all but the wrong one)
+    verdicts = [KeypointVerdict("supported", "supported"), KeypointVerdict("absent", "absent"),
+                KeypointVerdict("contradicted", "supported")]
+    assert faithful(verdicts) == pytest.approx(1 / 3)
+    assert correct(verdicts) == pytest.approx(2 / 3)
+    # an abstention leaves every keypoint absent: correct, never faithful
+    assert correct([KeypointVerdict("absent", "supported")]) == 1.0
+    assert correct([KeypointVerdict(None, "supported", "", "timeout")]) is None

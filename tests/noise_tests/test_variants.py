@@ -5,7 +5,7 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
+from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, summarize
 from tuner.generation import Answer, ExtractiveGenerator, ExtractiveGeneratorConfig
 from tuner.judging import KeypointVerdict, LexicalJudge
 from tuner.noise import VARIANTS, NoiseConfig
@@ -13,8 +13,11 @@ from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 
 # Small chunks and top_k=1 leave near-miss chunks (the X210 for an X200 question) outside v0, so
-# the default soft band 0.70–0.85 has candidates on this tiny corpus.
+# the absolute soft band 0.70–0.85 has candidates on this tiny corpus.
 SETTINGS = RetrievalSettings(chunk_size=20, top_k=1, retriever="dense")
+# The tiny corpus has 15 clean chunks: its top 5% (the default relative soft band) is one chunk, a
+# relevant one, so tests of the relative mechanism widen the band to the top 30%.
+WIDE_SOFT = (0.7, 1.0)
 
 
 class RecordingGenerator:
@@ -76,23 +79,108 @@ def test_only_the_context_changes_between_variants(pipeline: RetrievalPipeline) 
     assert len(generator.calls) == len({(q, c) for q, c in generator.calls})
 
 
-def test_noise_chunks_come_from_their_band_and_never_from_relevant_or_conflicting_docs(pipeline: RetrievalPipeline) -> None:
-    noise = NoiseConfig(n=2)
+def _bounds(pipeline: RetrievalPipeline, noise: NoiseConfig, question: str, kind: str) -> tuple[float, float]:
+    """The band by its definition: absolute cosines, or quantiles of the question's cosine to every clean chunk."""
+    if noise.band == "absolute":
+        return noise.soft_band if kind == "soft" else noise.irrelevant_band
+    table = pipeline.table(SETTINGS)
+    clean = [c.passage for c, conflict in zip(table.chunks, table.is_conflict) if not conflict]
+    sims = sorted(_similarity(pipeline, question, passage) for passage in clean)
+    quantiles = noise.soft_quantiles if kind == "soft" else noise.irrelevant_quantiles
+    low, high = (float(np.quantile(sims, q)) for q in quantiles)
+    return low, high
+
+
+@pytest.mark.parametrize("band", ["absolute", "relative"])
+def test_noise_chunks_come_from_their_band_and_never_from_relevant_or_conflicting_docs(
+    pipeline: RetrievalPipeline, band: str
+) -> None:
+    noise = NoiseConfig(n=2, band=band, soft_quantiles=WIDE_SOFT)
     outcomes = _evaluate(pipeline, noise)
-    bands = {"v1": noise.irrelevant_band, "v2": noise.soft_band, "v4": noise.irrelevant_band}
-    injected = {variant: 0 for variant in bands}
+    kinds = {"v1": "irrelevant", "v2": "soft", "v4": "irrelevant"}
+    injected = {variant: 0 for variant in kinds}
     for outcome in outcomes:
         base = {c.chunk_id for c in outcome.variants["v0"].context.chunks}
-        for variant, (low, high) in bands.items():
+        for variant, kind in kinds.items():
+            low, high = _bounds(pipeline, noise, outcome.case.question, kind)
             context = outcome.variants[variant].context
             added = [c for c in context.chunks if variant == "v4" or c.chunk_id not in base]
-            assert len(added) == context.injected and context.injected + context.shortfall == noise.n
+            assert len(added) == context.injected and context.injected + context.shortfall == 2
             for chunk in added:
                 assert chunk.source == "corpus"
                 assert chunk.doc_id not in outcome.case.relevant_doc_ids
                 assert low - 1e-5 <= _similarity(pipeline, outcome.case.question, chunk.passage) <= high + 1e-5
             injected[variant] += len(added)
     assert all(count > 0 for count in injected.values()), injected
+
+
+def test_relative_soft_band_is_the_near_miss_zone_of_each_question(pipeline: RetrievalPipeline) -> None:
+    """Relative bands never overlap when their quantiles do not: v2 noise is more similar to the question than
+    every v1 noise chunk, whatever the embedder's cosine scale."""
+    outcomes = _evaluate(pipeline, NoiseConfig(soft_quantiles=WIDE_SOFT))
+    compared = 0
+    for outcome in outcomes:
+        question = outcome.case.question
+        base = {c.chunk_id for c in outcome.variants["v0"].context.chunks}
+        soft = [_similarity(pipeline, question, c.passage) for c in outcome.variants["v2"].context.chunks if c.chunk_id not in base]
+        off = [_similarity(pipeline, question, c.passage) for c in outcome.variants["v1"].context.chunks if c.chunk_id not in base]
+        if soft and off:
+            compared += 1
+            assert min(soft) > max(off)
+    assert compared >= 3
+
+
+def test_a_short_variant_is_reported_with_a_warning(pipeline: RetrievalPipeline) -> None:
+    """With the default top-5% band the tiny corpus has almost no near-miss chunk to spare: v2 is short of
+    most of its slots, and the report says so instead of grading a Δ of 0 as robust without comment."""
+    outcomes = _evaluate(pipeline, NoiseConfig())
+    report = summarize(outcomes, VARIANTS)
+    v2 = report.variants["v2"]
+    slots = 3 * len(outcomes)
+    assert v2.injected + v2.shortfall == slots and v2.shortfall > 0.1 * slots
+    assert report.warnings == [v2.shortfall_warning]
+    assert report.to_dict()["warnings"] == [
+        f"v2: {v2.shortfall} of {slots} noise slots unfilled ({v2.shortfall / slots:.0%}): "
+        "too few chunks in its similarity band; its Δ understates the noise effect"
+    ]
+    assert report.variants["v1"].shortfall_warning is None
+
+
+def test_per_variant_counts_default_to_three_and_four_for_v4(pipeline: RetrievalPipeline) -> None:
+    noise = NoiseConfig(band="absolute", irrelevant_band=(-1.0, 1.0), hard_mode="inject")
+    assert (noise.count("v1"), noise.count("v2"), noise.count("v3"), noise.count("v4")) == (3, 3, 3, 4)
+    for outcome in _evaluate(pipeline, noise):
+        for variant, asked in (("v1", 3), ("v3", 3), ("v4", 4)):
+            context = outcome.variants[variant].context
+            assert context.injected + context.shortfall == asked
+        assert outcome.variants["v4"].context.injected == 4
+
+
+def test_one_number_still_means_the_same_count_for_every_variant() -> None:
+    assert NoiseConfig(n=2).n.model_dump() == {"v1": 2, "v2": 2, "v3": 2, "v4": 2}
+    assert NoiseConfig.model_validate({"n": {"v2": 5}}).n.model_dump() == {"v1": 3, "v2": 5, "v3": 3, "v4": 4}
+    with pytest.raises(ValueError, match="soft_quantiles"):
+        NoiseConfig(soft_quantiles=(0.9, 0.5))
+    with pytest.raises(ValueError):
+        NoiseConfig(n={"v5": 2})
+
+
+def test_relative_and_absolute_bands_differ_and_both_are_reproducible(pipeline: RetrievalPipeline) -> None:
+    def v2_chunks(band: str) -> list[tuple[str, ...]]:
+        return [tuple(c.chunk_id for c in o.variants["v2"].context.chunks) for o in _evaluate(pipeline, NoiseConfig(band=band))]
+
+    assert v2_chunks("relative") == v2_chunks("relative")
+    assert v2_chunks("absolute") == v2_chunks("absolute")
+    encoder = pipeline.encoder(SETTINGS)
+    responder = Responder(ExtractiveGenerator(ExtractiveGeneratorConfig(), encoder), LexicalJudge())
+
+    def bounds(band: str) -> list[tuple[float, float]]:
+        builder = RobustnessEvaluator(pipeline, responder, NoiseConfig(band=band))._builder(SETTINGS)
+        return [builder.band_bounds(row, "soft") for row in range(len(pipeline.dataset.golden))]
+
+    assert bounds("absolute") == [(0.70, 0.85)] * len(pipeline.dataset.golden)
+    relative = bounds("relative")
+    assert len(set(relative)) > 1  # each question's band follows its own similarity distribution
 
 
 @pytest.mark.parametrize("position", ["front", "middle", "end"])

@@ -56,7 +56,15 @@ def settings_from_args(args: argparse.Namespace) -> RetrievalSettings:
 
 def add_noise_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("noise injection (see docs/robustness.md)")
-    group.add_argument("--noise-n", dest="noise_n", type=int, metavar="N", help="noise chunks injected per variant (default 2)")
+    group.add_argument(
+        "--noise-n", dest="noise_n", type=int, metavar="N",
+        help="noise chunks injected in every variant (default: 3 for v1-v3, 4 for v4)",
+    )
+    group.add_argument(
+        "--band",
+        choices=("relative", "absolute"),
+        help="v1/v2/v4 similarity bands: per-question quantiles (relative, default) or fixed cosines (absolute)",
+    )
     group.add_argument("--position", choices=("front", "middle", "end", "random"), help="where injected chunks go (default end)")
     group.add_argument(
         "--hard-mode",
@@ -74,7 +82,7 @@ def noise_from_args(args: argparse.Namespace) -> NoiseConfig:
     from tuner.errors import UserError
     from tuner.noise import NoiseConfig
 
-    names = {"noise_n": "n", "position": "position", "hard_mode": "hard_mode", "seed": "seed"}
+    names = {"noise_n": "n", "position": "position", "band": "band", "hard_mode": "hard_mode", "seed": "seed"}
     given = {field: getattr(args, flag) for flag, field in names.items() if getattr(args, flag) is not None}
     try:
         return NoiseConfig(**given)

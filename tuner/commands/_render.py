@@ -57,15 +57,16 @@ VARIANT_LABELS = {
 
 
 def robustness_table(report: RobustnessReport, retrieval: RetrievalReport, noise: NoiseConfig) -> Table:
-    """The v0–v4 matrix: faithfulness, its relative drop with interval and grade, misled and rejection
-    rates, n/N. Recall@k sits in the caption because faithfulness alone hides retrieval misses."""
+    """The v0–v4 matrix: faithfulness, its relative drop with interval and grade, correctness (states or does
+    not contradict) and its drop (their intervals are in the JSON), misled and rejection rates, n/N. Recall@k sits in the caption because faithfulness alone hides retrieval misses; the title
+    names the noise configuration, including which v3 mode ran (``in_index`` or ``inject``). v4's Δ is
+    shown but not graded (its rejection rate is what it measures)."""
     recall = retrieval.overall["recall_at_k"]
-    title = (
-        f"robustness — {_settings_line(retrieval)}; noise n={noise.n} at {noise.position}, "
-        f"v3 {noise.hard_mode}, seed {noise.seed}"
-    )
+    title = f"robustness — {_settings_line(retrieval)}; {noise.describe()}"
     table = Table(title=title, title_justify="left", caption_justify="left")
-    for name in ("variant", "faithful", "Δfaithful", "grade", "misled", "rejection", "context support", "injected", "n/N", "missing"):
+    columns = ("variant", "faithful", "Δfaithful", "grade", "correct", "Δcorrect", "misled", "rejection", "context support",
+               "injected", "n/N", "missing")
+    for name in columns:
         table.add_column(name, justify="left" if name in ("variant", "grade", "missing") else "right")
     for variant, summary in report.variants.items():
         faithful = summary.faithful
@@ -74,7 +75,9 @@ def robustness_table(report: RobustnessReport, retrieval: RetrievalReport, noise
             VARIANT_LABELS.get(variant, variant),
             _fmt(faithful.value, faithful.ci),
             "—" if variant == "v0" else _fmt(summary.delta_faithful, summary.delta_ci) + f" ({summary.delta_n})",
-            summary.grade or "",
+            summary.grade or ("not graded" if variant == "v4" else ""),
+            _fmt(summary.correct.value, None),
+            "—" if variant == "v0" else _fmt(summary.delta_correct, None),
             _rate(summary.misled_rate),
             _rate(summary.rejection_rate),
             _fmt(summary.context_support.value, None),
@@ -84,6 +87,7 @@ def robustness_table(report: RobustnessReport, retrieval: RetrievalReport, noise
         )
     calls = ", ".join(f"{name} {count}" for name, count in report.calls.items())
     table.caption = f"recall@k {_fmt(recall.value, recall.ci)} ({recall.n}/{recall.n_total}); calls: {calls or 'none'}"
+    table.caption += "".join(f"\n[bold yellow]warning:[/] {warning}" for warning in report.warnings)
     return table
 
 

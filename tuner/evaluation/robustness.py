@@ -20,11 +20,20 @@ from tuner.dataset import GoldenCase
 from tuner.evaluation._responder import Responder
 from tuner.generation import Answer
 from tuner.llm import map_concurrent
-from tuner.metrics import contradicted_share, delta_faithful, faithful, grade_delta, misled, missing_reason, rejected
-from tuner.noise import VARIANTS, NoiseConfig, VariantBuilder, VariantContext
+from tuner.metrics import (
+    contradicted_share,
+    correct,
+    delta_faithful,
+    faithful,
+    grade_delta,
+    misled,
+    missing_reason,
+    rejected,
+)
+from tuner.noise import GRADED_VARIANTS, VARIANTS, NoiseConfig, VariantBuilder, VariantContext, shortfall_warning
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
-from tuner.stats import Estimate, mean_estimate, ratio_of_means_ci
+from tuner.stats import CiMethod, Estimate, mean_estimate, ratio_of_means_ci
 from tuner.verdicts import KeypointVerdict
 
 
@@ -43,6 +52,11 @@ class VariantOutcome:
     @property
     def faithful(self) -> float | None:
         return None if self.answer.missing_reason else faithful(self.verdicts)
+
+    @property
+    def correct(self) -> float | None:
+        """Share of keypoints the answer states or does not contradict (lenient; see :func:`tuner.metrics.correct`)."""
+        return None if self.answer.missing_reason else correct(self.verdicts)
 
     @property
     def contradicted(self) -> float | None:
@@ -136,10 +150,19 @@ class RobustnessEvaluator:
 
 @dataclass(frozen=True)
 class VariantSummary:
+    """One variant over a set of cases. ``faithful``: the answer states the keypoint; ``correct``: it states it
+    or does not contradict it (lenient). Each has its Δ against v0 (``delta_faithful``/``delta_ci`` and
+    ``delta_correct``/``delta_correct_ci``, over the ``delta_n`` cases scored at both); ``grade`` grades
+    Δfaithful (v1–v3 only)."""
+
+    variant: str
     faithful: Estimate
+    correct: Estimate
     contradicted: Estimate
     delta_faithful: float | None
     delta_ci: tuple[float, float] | None
+    delta_correct: float | None
+    delta_correct_ci: tuple[float, float] | None
     delta_n: int
     grade: str | None
     misled_rate: Estimate | None
@@ -148,6 +171,11 @@ class VariantSummary:
     injected: int
     shortfall: int
 
+    @property
+    def shortfall_warning(self) -> str | None:
+        """The warning when more than 10% of this variant's noise slots went unfilled (see :mod:`tuner.noise`)."""
+        return shortfall_warning(self.variant, self.injected, self.shortfall)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "faithful": self.faithful.value,
@@ -155,6 +183,10 @@ class VariantSummary:
             "delta_faithful": self.delta_faithful,
             "ci": _ci(self.delta_ci),
             "grade": self.grade,
+            "correct": self.correct.value,
+            "correct_ci": _ci(self.correct.ci),
+            "delta_correct": self.delta_correct,
+            "delta_correct_ci": _ci(self.delta_correct_ci),
             "misled_rate": None if self.misled_rate is None else self.misled_rate.value,
             "rejection_rate": None if self.rejection_rate is None else self.rejection_rate.value,
             "contradicted": self.contradicted.value,
@@ -165,6 +197,7 @@ class VariantSummary:
             "missing": self.faithful.missing,
             "injected": self.injected,
             "shortfall": self.shortfall,
+            "shortfall_warning": self.shortfall_warning,
         }
 
 
@@ -174,34 +207,47 @@ def _ci(ci: tuple[float, float] | None) -> list[float | None] | None:
     return [c if math.isfinite(c) else None for c in ci]
 
 
-def paired_faithful(outcomes: Sequence[CaseOutcome], variant: str) -> tuple[list[float], list[float]]:
-    """(F(v0), F(v)) of the cases scored at both v0 and ``variant``, paired by case."""
-    f0, fv = [], []
+def paired_scores(outcomes: Sequence[CaseOutcome], variant: str, score: str = "faithful") -> tuple[list[float], list[float]]:
+    """(S(v0), S(v)) of the cases scored at both v0 and ``variant``, paired by case; S is ``faithful`` or ``correct``."""
+    s0, sv = [], []
     for outcome in outcomes:
-        a, b = outcome.variants["v0"].faithful, outcome.variants[variant].faithful
+        a, b = getattr(outcome.variants["v0"], score), getattr(outcome.variants[variant], score)
         if a is not None and b is not None:
-            f0.append(a)
-            fv.append(b)
-    return f0, fv
+            s0.append(a)
+            sv.append(b)
+    return s0, sv
+
+
+def _relative_drop(
+    outcomes: Sequence[CaseOutcome], variant: str, score: str, ci: bool, seed: int
+) -> tuple[float | None, tuple[float, float] | None, int]:
+    """(Δ, its paired-bootstrap interval, cases paired) of ``score``; Δ is None when mean S(v0) is 0."""
+    s0, sv = paired_scores(outcomes, variant, score)
+    if not s0 or np.mean(s0) == 0:
+        return None, None, len(s0)
+    interval = ratio_of_means_ci(s0, sv, seed=seed) if ci and len(s0) > 1 else None
+    return delta_faithful(s0, sv), interval, len(s0)
 
 
 def summarize_variant(
     outcomes: Sequence[CaseOutcome], variant: str, ci: bool = True, seed: int = 0
 ) -> VariantSummary:
-    method = "bootstrap" if ci else None
+    """Faithfulness, Δ against v0 with its bootstrap interval, misled, rejection and noise counts of ``variant``.
+
+    Δ is graded only for the variants in :data:`~tuner.noise.GRADED_VARIANTS`: v4 has no relevant context,
+    so its Δ is ~1 by construction and says nothing; its rejection rate is what it measures.
+    """
+    method: CiMethod | None = "bootstrap" if ci else None
     rows = [o.variants[variant] for o in outcomes]
     reasons = [r.missing for r in rows]
     faithful_values = [r.faithful if r.missing is None else None for r in rows]
-    delta = delta_ci = grade = misled_rate = None
+    delta = delta_ci = grade = misled_rate = delta_correct = delta_correct_ci = None
     delta_n = 0
     if variant != "v0":
-        f0, fv = paired_faithful(outcomes, variant)
-        delta_n = len(f0)
-        if f0 and np.mean(f0) > 0:
-            delta = delta_faithful(f0, fv)
+        delta, delta_ci, delta_n = _relative_drop(outcomes, variant, "faithful", ci, seed)
+        delta_correct, delta_correct_ci, _ = _relative_drop(outcomes, variant, "correct", ci, seed)
+        if delta is not None and variant in GRADED_VARIANTS:
             grade = grade_delta(delta)
-            if ci and len(f0) > 1:
-                delta_ci = ratio_of_means_ci(f0, fv, seed=seed)
         flags = [misled(o.variants["v0"].verdicts, o.variants[variant].verdicts)
                  if o.variants["v0"].verdicts and o.variants[variant].verdicts else None for o in outcomes]
         misled_rate = mean_estimate([None if f is None else float(f) for f in flags], ci_method=None)
@@ -213,10 +259,14 @@ def summarize_variant(
             ci_method="wilson" if ci else None,
         )
     return VariantSummary(
+        variant=variant,
         faithful=mean_estimate(faithful_values, reasons, ci_method=method, seed=seed),
+        correct=mean_estimate([r.correct if r.missing is None else None for r in rows], reasons, ci_method=method, seed=seed),
         contradicted=mean_estimate([r.contradicted if r.missing is None else None for r in rows], reasons, ci_method=None),
         delta_faithful=delta,
         delta_ci=delta_ci,
+        delta_correct=delta_correct,
+        delta_correct_ci=delta_correct_ci,
         delta_n=delta_n,
         grade=grade,
         misled_rate=misled_rate,
@@ -234,9 +284,15 @@ class RobustnessReport:
     by_difficulty: dict[str, dict[str, VariantSummary]]
     calls: dict[str, int]
 
+    @property
+    def warnings(self) -> list[str]:
+        """Every variant's shortfall warning (more than 10% of its noise slots unfilled), in variant order."""
+        return [w for s in self.variants.values() if (w := s.shortfall_warning) is not None]
+
     def to_dict(self) -> dict[str, Any]:
         missing = {v: s.faithful.missing for v, s in self.variants.items() if s.faithful.missing}
         return {
+            "warnings": self.warnings,
             "variants": {v: s.to_dict() for v, s in self.variants.items()},
             "by_category": {b: {v: s.to_dict() for v, s in per.items()} for b, per in self.by_category.items()},
             "by_difficulty": {b: {v: s.to_dict() for v, s in per.items()} for b, per in self.by_difficulty.items()},

@@ -21,14 +21,11 @@ from tuner.gate._baseline import Baseline, now_iso
 from tuner.generation import Generator
 from tuner.judging import Judge
 from tuner.llm import map_concurrent
+from tuner.noise import GRADED_VARIANTS as GRADED_VARIANTS  # the gate's public name for it (tuner.gate)
 from tuner.noise import NoiseConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.verdicts import KeypointVerdict
-
-GRADED_VARIANTS = ("v1", "v2", "v3")
-"""Variants whose Δfaithful is graded; v4 (no relevant context at all) is judged by its rejection rate."""
-
 
 @dataclass(frozen=True)
 class JudgeAgreement:

@@ -1,4 +1,8 @@
-"""An offline judge by normalized string matching: deterministic, free, and blind to paraphrase."""
+"""An offline judge by normalized string matching: deterministic, free, and blind to paraphrase.
+
+Short keypoints (a value, a name) must occur exactly, as whole tokens; long ones (a sentence) by token
+F1 over the best window (see :mod:`tuner.judging._overlap`).
+"""
 
 from __future__ import annotations
 
@@ -7,35 +11,33 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from tuner.verdicts import KeypointVerdict, Verdict
 from tuner.judging._normalize import Normalized, normalize
+from tuner.judging._overlap import best_window
+from tuner.verdicts import KeypointVerdict, Verdict
 from tuner.llm import BackendResources, RequestCount
 
 
 class LexicalJudgeConfig(BaseModel):
-    """``judge: {backend: lexical}`` (the default); it has no parameters."""
+    """``judge: {backend: lexical}`` (the default).
+
+    ``long_keypoint_tokens``: a keypoint alias (or wrong value) of more normalized tokens than this is
+    matched by token F1 instead of exactly (a Chinese character is a token). ``min_f1``: the token F1 a
+    window of the text needs to state a long keypoint. See docs/metrics.md for how both were chosen.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     backend: Literal["lexical"] = "lexical"
+    long_keypoint_tokens: int = Field(5, ge=1)
+    min_f1: float = Field(0.5, gt=0.0, le=1.0)
 
 
 @dataclass(frozen=True)
 class _Hit:
     where: str
     quote: str
-
-
-def _first_hit(needles: Sequence[str], texts: Sequence[tuple[str, Normalized]]) -> _Hit | None:
-    """The first needle found in the first text that has any (texts in their given order)."""
-    for where, text in texts:
-        for needle in needles:
-            span = text.find(needle)
-            if span is not None:
-                return _Hit(where, text.quote(*span))
-    return None
 
 
 def wrong_values_per_keypoint(keypoints: Sequence[Sequence[str]], wrong: Sequence[str]) -> list[list[str]]:
@@ -74,8 +76,12 @@ def _verdict(support: _Hit | None, conflict: _Hit | None) -> tuple[Verdict, str]
 class LexicalJudge:
     """Keypoint matching on normalized text (see :mod:`tuner.judging._normalize`).
 
-    Answer: ``supported`` if any alias of the keypoint occurs in the answer (as whole tokens, after
-    normalization); else ``contradicted`` if one of the keypoint's wrong values occurs; else
+    An alias *occurs* in a text when, after normalization, it is found there as whole tokens — or, for
+    an alias of more than ``long_keypoint_tokens`` tokens, when some window of the text reaches token F1
+    ≥ ``min_f1`` against it and holds every one of its number tokens (:func:`~tuner.judging._overlap.best_window`).
+    Wrong values occur by the same rule.
+
+    Answer: ``supported`` if any alias of the keypoint occurs in the answer; else ``contradicted`` if one of the keypoint's wrong values occurs; else
     ``absent``. Context: the same over all contexts together — ``supported`` if any context
     contains an alias, even when another context states a wrong value (the conflict is then quoted
     in the evidence: the right fact was available, and the conflict is the variant's doing);
@@ -89,8 +95,26 @@ class LexicalJudge:
     name = "lexical"
     concurrency = 1
 
-    def __init__(self) -> None:
+    def __init__(self, long_keypoint_tokens: int = 5, min_f1: float = 0.5) -> None:
         self.requests_made = RequestCount()
+        self.long_keypoint_tokens = long_keypoint_tokens
+        self.min_f1 = min_f1
+
+    def _find(self, needle: str, text: Normalized) -> tuple[int, int] | None:
+        """Where normalized ``needle`` occurs in ``text``: exactly if short, by best-window F1 if long."""
+        if len(needle.split()) <= self.long_keypoint_tokens:
+            return text.find(needle)
+        match = best_window(needle, text)
+        return match.span if match is not None and match.f1 >= self.min_f1 else None
+
+    def _first_hit(self, needles: Sequence[str], texts: Sequence[tuple[str, Normalized]]) -> _Hit | None:
+        """The first needle found in the first text that has any (texts in their given order)."""
+        for where, text in texts:
+            for needle in needles:
+                span = self._find(needle, text)
+                if span is not None:
+                    return _Hit(where, text.quote(*span))
+        return None
 
     def judge(
         self,
@@ -110,16 +134,18 @@ class LexicalJudge:
         for keypoint, wrong_values in zip(keypoints, wrong):
             aliases = [normalize(alias).text for alias in keypoint]
             context, context_evidence = _verdict(
-                _first_hit(aliases, context_texts), _first_hit(wrong_values, context_texts)
+                self._first_hit(aliases, context_texts), self._first_hit(wrong_values, context_texts)
             )
             if not answer_text:
                 verdicts.append(KeypointVerdict(None, context, context_evidence, "empty_answer"))
                 continue
-            stated, answer_evidence = _verdict(_first_hit(aliases, answer_text), _first_hit(wrong_values, answer_text))
+            stated, answer_evidence = _verdict(
+                self._first_hit(aliases, answer_text), self._first_hit(wrong_values, answer_text)
+            )
             evidence = " | ".join(e for e in (answer_evidence, context_evidence) if e)
             verdicts.append(KeypointVerdict(stated, context, evidence))
         return verdicts
 
 
 def build_lexical(config: LexicalJudgeConfig, resources: BackendResources) -> LexicalJudge:
-    return LexicalJudge()
+    return LexicalJudge(config.long_keypoint_tokens, config.min_f1)

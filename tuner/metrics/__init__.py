@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 
 from tuner.metrics.context_precision import context_precision
+from tuner.metrics.correct import correct
 from tuner.metrics.delta import Grade, delta_faithful, grade_delta
 from tuner.metrics.faithfulness import contradicted_share, faithful, missing_reason
 from tuner.metrics.hit_at_k import hit_at_k
@@ -34,6 +35,7 @@ __all__ = [
     "RetrievalMetric",
     "context_precision",
     "contradicted_share",
+    "correct",
     "delta_faithful",
     "faithful",
     "grade_delta",

@@ -9,7 +9,7 @@ import numpy as np
 
 from tuner.chunking import Chunk
 from tuner.dataset import GoldenCase
-from tuner.noise._config import NoiseConfig
+from tuner.noise._config import SHORTFALL_WARNING, NoiseConfig
 from tuner.retrieval import ChunkTable, RetrievedContext
 
 
@@ -17,8 +17,9 @@ from tuner.retrieval import ChunkTable, RetrievedContext
 class VariantContext:
     """The context of one variant: chunks in the order the generator sees them.
 
-    ``injected`` counts the noise chunks added; ``shortfall`` how many of the ``n`` asked for could
-    not be found in the similarity band (reported, never silently ignored).
+    ``injected`` counts the noise chunks added; ``shortfall`` how many of the ones asked for could
+    not be found in the similarity band (reported, never silently ignored; see :func:`shortfall_warning`).
+    v3 ``in_index`` asks for none: its conflicts are whatever the retrieval brings.
     """
 
     variant: str
@@ -50,6 +51,25 @@ def insert_noise(base: Sequence[Chunk], noise: Sequence[Chunk], position: str, r
     raise ValueError(f"unknown insert position '{position}'")
 
 
+def shortfall_warning(variant: str, injected: int, shortfall: int, limit: float = SHORTFALL_WARNING) -> str | None:
+    """A warning when more than ``limit`` of a variant's noise slots went unfilled, else None.
+
+    slots = injected + shortfall; warn when shortfall / slots > ``limit``. A variant short of its noise
+    measures less perturbation than configured, so its Δ is biased toward 0 ("robust").
+
+    >>> shortfall_warning("v2", 3, 357)
+    'v2: 357 of 360 noise slots unfilled (99%): too few chunks in its similarity band; its Δ understates the noise effect'
+    """
+    slots = injected + shortfall
+    if not slots or shortfall / slots <= limit:
+        return None
+    return (
+        f"{variant}: {shortfall} of {slots} noise slots unfilled ({shortfall / slots:.0%}): "
+        + ("too few conflicting chunks for the relevant documents" if variant == "v3" else "too few chunks in its similarity band")
+        + "; its Δ understates the noise effect"
+    )
+
+
 def _case_rng(seed: int, case_id: str, variant: str) -> random.Random:
     digest = hashlib.sha256(f"{seed}:{case_id}:{variant}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
@@ -70,10 +90,26 @@ class VariantBuilder:
         self.config = config
         self._conflicts_with = conflicts_with
         self._similarity = question_vectors @ table.embeddings().T
+        self._clean = ~np.asarray(table.is_conflict, dtype=bool)
 
-    def _band(self, row: int, case: GoldenCase, band: tuple[float, float], exclude: set[str]) -> list[int]:
+    def band_bounds(self, row: int, kind: str) -> tuple[float, float]:
+        """The cosine band of ``kind`` (``soft`` or ``irrelevant``) for question number ``row``.
+
+        absolute: the configured cosine band. relative: (Q(q_low), Q(q_high)) where Q is the quantile
+        function (linear interpolation) of the question's cosine over every clean chunk of the table.
+        """
+        if self.config.band == "absolute":
+            return self.config.soft_band if kind == "soft" else self.config.irrelevant_band
+        quantiles = self.config.soft_quantiles if kind == "soft" else self.config.irrelevant_quantiles
+        sims = self._similarity[row][self._clean]
+        if sims.size == 0:
+            return (1.0, -1.0)
+        low, high = np.quantile(sims, quantiles)
+        return float(low), float(high)
+
+    def _band(self, row: int, case: GoldenCase, kind: str, exclude: set[str]) -> list[int]:
         sims = self._similarity[row]
-        low, high = band
+        low, high = self.band_bounds(row, kind)
         relevant = set(case.relevant_doc_ids)
         return [
             i
@@ -82,13 +118,13 @@ class VariantBuilder:
             and self.table.chunks[i].chunk_id not in exclude
         ]
 
-    def _sample(self, pool: list[int], rng: random.Random) -> list[Chunk]:
-        picked = rng.sample(pool, min(self.config.n, len(pool)))
+    def _sample(self, variant: str, pool: list[int], rng: random.Random) -> list[Chunk]:
+        picked = rng.sample(pool, min(self.config.count(variant), len(pool)))
         return [self.table.chunks[i] for i in picked]
 
     def _with_noise(self, variant: str, base: Sequence[Chunk], noise: list[Chunk], rng: random.Random) -> VariantContext:
         merged = insert_noise(base, noise, self.config.position, rng)
-        return VariantContext(variant, merged, len(noise), self.config.n - len(noise))
+        return VariantContext(variant, merged, len(noise), self.config.count(variant) - len(noise))
 
     def build(
         self, row: int, case: GoldenCase, v0: RetrievedContext, v3_in_index: RetrievedContext | None, variant: str
@@ -100,12 +136,12 @@ class VariantBuilder:
         if variant == "v0":
             return VariantContext("v0", base)
         if variant == "v1":
-            return self._with_noise("v1", base, self._sample(self._band(row, case, self.config.irrelevant_band, in_base), rng), rng)
+            return self._with_noise("v1", base, self._sample("v1", self._band(row, case, "irrelevant", in_base), rng), rng)
         if variant == "v2":
-            return self._with_noise("v2", base, self._sample(self._band(row, case, self.config.soft_band, in_base), rng), rng)
+            return self._with_noise("v2", base, self._sample("v2", self._band(row, case, "soft", in_base), rng), rng)
         if variant == "v4":
-            noise = self._sample(self._band(row, case, self.config.irrelevant_band, set()), rng)
-            return VariantContext("v4", tuple(noise), len(noise), self.config.n - len(noise))
+            noise = self._sample("v4", self._band(row, case, "irrelevant", set()), rng)
+            return VariantContext("v4", tuple(noise), len(noise), self.config.count("v4") - len(noise))
         if variant == "v3":
             if self.config.hard_mode == "in_index":
                 if v3_in_index is None:
@@ -116,7 +152,7 @@ class VariantBuilder:
         raise ValueError(f"unknown variant '{variant}'")
 
     def _conflict_chunks(self, row: int, case: GoldenCase) -> list[Chunk]:
-        """The n conflict chunks most similar to the question among conflicts of the case's relevant docs."""
+        """The ``n.v3`` conflict chunks most similar to the question among conflicts of the case's relevant docs."""
         relevant = set(case.relevant_doc_ids)
         pool = [
             i
@@ -124,4 +160,4 @@ class VariantBuilder:
             if self._conflicts_with.get(self.table.chunks[i].doc_id) in relevant
         ]
         pool.sort(key=lambda i: (-self._similarity[row, i], i))
-        return [self.table.chunks[i] for i in pool[: self.config.n]]
+        return [self.table.chunks[i] for i in pool[: self.config.count("v3")]]
