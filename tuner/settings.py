@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
@@ -38,12 +39,35 @@ class RetrievalSettings(BaseModel):
     hybrid_weight: float = Field(0.5, ge=0.0, le=1.0, description="weight of the dense score in hybrid fusion")
     candidate_depth: int = Field(50, ge=1, le=10_000, description="first-stage candidates kept and reranked")
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    query_prompt: str = Field("", description="text put before each question when it is embedded; 'auto' = the model's preset")
+    document_prompt: str = Field("", description="text put before each chunk or sentence when it is embedded; 'auto' = the model's preset")
     reranker: str = DEFAULT_RERANKER
+
+    @field_validator("query_prompt", "document_prompt")
+    @classmethod
+    def _resolve_auto_prompt(cls, value: str, info: ValidationInfo) -> str:
+        if value != "auto":
+            return value
+        from tuner.embedding import preset_prompts
+
+        model = info.data.get("embedding_model", DEFAULT_EMBEDDING_MODEL)
+        presets = preset_prompts(model)
+        if presets is None:
+            raise ValueError(f"no preset prompt for embedding model '{model}': write the prompt text itself")
+        return presets[0] if info.field_name == "query_prompt" else presets[1]
 
     @property
     def chunking(self) -> tuple[int, float, str, str]:
         """What decides the chunks: size, overlap, unit, and the tokenizer's model when counting tokens."""
         return (self.chunk_size, self.chunk_overlap, self.chunk_unit, self.embedding_model if self.chunk_unit == "tokens" else "")
+
+    @property
+    def encoding(self) -> str:
+        """What dense vectors and scores depend on: the embedding model, with both prompts when either is set.
+        Without prompts it is the model id alone, so cache keys written before prompts existed stay valid."""
+        if not (self.query_prompt or self.document_prompt):
+            return self.embedding_model
+        return json.dumps([self.embedding_model, self.query_prompt, self.document_prompt], ensure_ascii=False)
 
 
 def settings_from_mapping(values: dict[str, Any], source: str) -> RetrievalSettings:
