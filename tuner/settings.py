@@ -70,21 +70,30 @@ class RetrievalSettings(BaseModel):
         return json.dumps([self.embedding_model, self.query_prompt, self.document_prompt], ensure_ascii=False)
 
 
-def settings_from_mapping(values: dict[str, Any], source: str) -> RetrievalSettings:
-    """Validate user-provided settings; a bad key or value becomes one line naming ``source`` and the key."""
+def settings_from_mapping(
+    values: Mapping[str, Any], source: str, defaults: Mapping[str, Any] | None = None
+) -> RetrievalSettings:
+    """Validate user-provided settings; a bad key or value becomes one line naming ``source`` and the key.
+
+    ``defaults`` (a dataset manifest's model settings, ``Dataset.model_defaults``) fill the keys ``values``
+    leaves out, before the built-in defaults; ``auto`` prompts resolve against the embedding model the
+    merged settings name."""
     try:
-        return RetrievalSettings(**values)
+        return RetrievalSettings(**{**(defaults or {}), **values})
     except ValidationError as exc:
         raise UserError(f"{source}: {describe_validation_error(exc)}") from None
 
 
-def load_settings_file(path: str) -> RetrievalSettings:
-    """Settings from a YAML/JSON file: a file written by ``tuner export`` (settings under ``settings:``)
-    or a hand-written mapping naming any subset of the settings (the rest take their defaults)."""
+def read_settings_file(path: str) -> dict[str, Any]:
+    """The settings a YAML/JSON file names, unvalidated: a file written by ``tuner export`` (settings under
+    ``settings:``) or a hand-written mapping naming any subset of the settings."""
     data = read_yaml_mapping(path, "retrieval settings")
-    if isinstance(data.get("settings"), dict):
-        data = data["settings"]
-    return settings_from_mapping(data, path)
+    return data["settings"] if isinstance(data.get("settings"), dict) else data
+
+
+def load_settings_file(path: str, defaults: Mapping[str, Any] | None = None) -> RetrievalSettings:
+    """Settings from a file (see :func:`read_settings_file`); the rest from ``defaults``, then the built-in ones."""
+    return settings_from_mapping(read_settings_file(path), path, defaults)
 
 
 def format_settings(values: Mapping[str, Any]) -> str:
