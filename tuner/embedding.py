@@ -1,17 +1,23 @@
 """Sentence embeddings: model resolution (offline only), a per-text embedding store, and a counting encoder.
 
-Embedding is the cold-start bottleneck, so vectors are stored per (model, chunk text): a text that
+Embedding is the cold-start bottleneck, so vectors are stored per (model, prompt, text): a text that
 appears under several chunk configurations, or in several runs, is embedded once.
+
+A prompt is the instruction text sentence-transformers puts before a text when encoding it (its
+``prompt=`` argument): asymmetric retrieval models embed queries and documents with different prompts,
+e.g. E5's ``query: `` / ``passage: `` or BGE's Chinese query instruction. The same text under another
+prompt is another vector, so the prompt is part of every key a vector is stored or cached under.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
 import threading
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -24,6 +30,17 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 _BUILTIN_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+
+# (model name pattern, query prompt, document prompt): the prompts the model cards prescribe for retrieval.
+# The pattern is matched against the model id's last path component, so a local copy in a folder
+# named like the model (``/models/bge-small-zh-v1.5``) gets the same prompts.
+_PROMPT_PRESETS: tuple[tuple[str, str, str], ...] = (
+    (r"bge-(small|base|large)-zh(-v1\.5)?", "为这个句子生成表示以用于检索相关文章：", ""),
+    (r"bge-(small|base|large)-en(-v1\.5)?", "Represent this sentence for searching relevant passages: ", ""),
+    (r"(multilingual-)?e5-(small|base|large)(-v2)?", "query: ", "passage: "),
+)
+AUTO_PROMPT = "auto"
+"""The prompt setting that asks for the preset prompt of the embedding model (see :func:`preset_prompts`)."""
 
 
 class Encoder(Protocol):
@@ -57,6 +74,27 @@ def resolve_model_path(name: str) -> str:
         ) from None
 
 
+def preset_prompts(model: str) -> tuple[str, str] | None:
+    """(query prompt, document prompt) the model card of ``model`` prescribes for retrieval, or None when
+    ``model`` is not a known family. Known: BGE v1.5 Chinese and English (a query instruction, no document
+    prompt), E5 and multilingual E5 (``query: `` / ``passage: ``). BGE-M3 needs no prompt and is not listed.
+
+    >>> preset_prompts("intfloat/multilingual-e5-small")
+    ('query: ', 'passage: ')
+    """
+    name = PurePath(model).name.lower()
+    for pattern, query, document in _PROMPT_PRESETS:
+        if re.fullmatch(pattern, name):
+            return query, document
+    return None
+
+
+def vector_id(model: str, prompt: str) -> str:
+    """What a stored vector is keyed by besides its text: the model id, plus the prompt when there is one
+    (an empty prompt gives the model id alone, the key vectors had before prompts existed)."""
+    return f"{model}|prompt={prompt}" if prompt else model
+
+
 class SentenceTransformerEncoder:
     """A sentence-transformers bi-encoder on the CPU, loaded on first use; ``texts_encoded`` counts texts run."""
 
@@ -83,12 +121,17 @@ class SentenceTransformerEncoder:
     def dim(self) -> int:
         return int(self._loaded().get_sentence_embedding_dimension() or 0)
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str], prompt: str = "") -> np.ndarray:
+        """Normalized vectors of ``texts``, each encoded with ``prompt`` before it (none when empty)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
             vectors = self._loaded().encode(
-                list(texts), batch_size=self.batch_size, normalize_embeddings=True, show_progress_bar=False
+                list(texts),
+                prompt=prompt or None,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                show_progress_bar=False,
             )
             self.texts_encoded += len(texts)
         return np.asarray(vectors, dtype=np.float32)
@@ -99,7 +142,10 @@ def _text_hash(text: str) -> str:
 
 
 class EmbeddingStore:
-    """SQLite table of vectors keyed by (model id, sha256 of text); safe for several processes."""
+    """SQLite table of vectors keyed by (:func:`vector_id`, sha256 of text); safe for several processes.
+
+    The ``model`` column holds the vector id, so vectors stored before prompts existed are found again
+    under an empty prompt."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -138,21 +184,28 @@ class EmbeddingStore:
 
 
 class CachedEncoder:
-    """Wraps an encoder with an :class:`EmbeddingStore`: only texts never seen with this model are encoded."""
+    """Wraps an encoder with an :class:`EmbeddingStore`: only texts never seen with this model and prompt
+    are encoded. ``prompt`` is put before every text this encoder encodes (see the module docs)."""
 
-    def __init__(self, encoder: SentenceTransformerEncoder, store: EmbeddingStore) -> None:
+    def __init__(self, encoder: SentenceTransformerEncoder, store: EmbeddingStore, prompt: str = "") -> None:
         self.inner = encoder
         self.store = store
         self.model_id = encoder.model_id
+        self.prompt = prompt
+        self.vector_id = vector_id(self.model_id, prompt)
+
+    def with_prompt(self, prompt: str) -> CachedEncoder:
+        """This encoder with ``prompt`` instead of its own (same model, same store); itself when they agree."""
+        return self if prompt == self.prompt else CachedEncoder(self.inner, self.store, prompt)
 
     @property
     def texts_encoded(self) -> int:
         return self.inner.texts_encoded
 
     def missing(self, texts: Sequence[str]) -> list[str]:
-        """The distinct texts of ``texts`` that have no stored vector for this model yet."""
+        """The distinct texts of ``texts`` that have no stored vector for this model and prompt yet."""
         distinct = {_text_hash(t): t for t in texts}
-        found = self.store.get_many(self.model_id, sorted(distinct))
+        found = self.store.get_many(self.vector_id, sorted(distinct))
         return [t for h, t in distinct.items() if h not in found]
 
     def encode(self, texts: Sequence[str], task: Task | None = None, batch: int = 512) -> np.ndarray:
@@ -160,13 +213,13 @@ class CachedEncoder:
         if not texts:
             return np.zeros((0, self.inner.dim), dtype=np.float32)
         hashes = [_text_hash(t) for t in texts]
-        found = self.store.get_many(self.model_id, sorted(set(hashes)))
+        found = self.store.get_many(self.vector_id, sorted(set(hashes)))
         missing = {h: t for h, t in zip(hashes, texts) if h not in found}
         order = list(missing)
         for start in range(0, len(order), batch):
             part = order[start : start + batch]
-            fresh = dict(zip(part, self.inner.encode([missing[h] for h in part])))
-            self.store.put_many(self.model_id, fresh)
+            fresh = dict(zip(part, self.inner.encode([missing[h] for h in part], self.prompt)))
+            self.store.put_many(self.vector_id, fresh)
             found.update(fresh)
             if task is not None:
                 task.advance(len(part))

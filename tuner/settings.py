@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
@@ -38,29 +39,61 @@ class RetrievalSettings(BaseModel):
     hybrid_weight: float = Field(0.5, ge=0.0, le=1.0, description="weight of the dense score in hybrid fusion")
     candidate_depth: int = Field(50, ge=1, le=10_000, description="first-stage candidates kept and reranked")
     embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    query_prompt: str = Field("", description="text put before each question when it is embedded; 'auto' = the model's preset")
+    document_prompt: str = Field("", description="text put before each chunk or sentence when it is embedded; 'auto' = the model's preset")
     reranker: str = DEFAULT_RERANKER
+
+    @field_validator("query_prompt", "document_prompt")
+    @classmethod
+    def _resolve_auto_prompt(cls, value: str, info: ValidationInfo) -> str:
+        if value != "auto":
+            return value
+        from tuner.embedding import preset_prompts
+
+        model = info.data.get("embedding_model", DEFAULT_EMBEDDING_MODEL)
+        presets = preset_prompts(model)
+        if presets is None:
+            raise ValueError(f"no preset prompt for embedding model '{model}': write the prompt text itself")
+        return presets[0] if info.field_name == "query_prompt" else presets[1]
 
     @property
     def chunking(self) -> tuple[int, float, str, str]:
         """What decides the chunks: size, overlap, unit, and the tokenizer's model when counting tokens."""
         return (self.chunk_size, self.chunk_overlap, self.chunk_unit, self.embedding_model if self.chunk_unit == "tokens" else "")
 
+    @property
+    def encoding(self) -> str:
+        """What dense vectors and scores depend on: the embedding model, with both prompts when either is set.
+        Without prompts it is the model id alone, so cache keys written before prompts existed stay valid."""
+        if not (self.query_prompt or self.document_prompt):
+            return self.embedding_model
+        return json.dumps([self.embedding_model, self.query_prompt, self.document_prompt], ensure_ascii=False)
 
-def settings_from_mapping(values: dict[str, Any], source: str) -> RetrievalSettings:
-    """Validate user-provided settings; a bad key or value becomes one line naming ``source`` and the key."""
+
+def settings_from_mapping(
+    values: Mapping[str, Any], source: str, defaults: Mapping[str, Any] | None = None
+) -> RetrievalSettings:
+    """Validate user-provided settings; a bad key or value becomes one line naming ``source`` and the key.
+
+    ``defaults`` (a dataset manifest's model settings, ``Dataset.model_defaults``) fill the keys ``values``
+    leaves out, before the built-in defaults; ``auto`` prompts resolve against the embedding model the
+    merged settings name."""
     try:
-        return RetrievalSettings(**values)
+        return RetrievalSettings(**{**(defaults or {}), **values})
     except ValidationError as exc:
         raise UserError(f"{source}: {describe_validation_error(exc)}") from None
 
 
-def load_settings_file(path: str) -> RetrievalSettings:
-    """Settings from a YAML/JSON file: a file written by ``tuner export`` (settings under ``settings:``)
-    or a hand-written mapping naming any subset of the settings (the rest take their defaults)."""
+def read_settings_file(path: str) -> dict[str, Any]:
+    """The settings a YAML/JSON file names, unvalidated: a file written by ``tuner export`` (settings under
+    ``settings:``) or a hand-written mapping naming any subset of the settings."""
     data = read_yaml_mapping(path, "retrieval settings")
-    if isinstance(data.get("settings"), dict):
-        data = data["settings"]
-    return settings_from_mapping(data, path)
+    return data["settings"] if isinstance(data.get("settings"), dict) else data
+
+
+def load_settings_file(path: str, defaults: Mapping[str, Any] | None = None) -> RetrievalSettings:
+    """Settings from a file (see :func:`read_settings_file`); the rest from ``defaults``, then the built-in ones."""
+    return settings_from_mapping(read_settings_file(path), path, defaults)
 
 
 def format_settings(values: Mapping[str, Any]) -> str:

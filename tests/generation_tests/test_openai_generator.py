@@ -96,4 +96,4 @@ def test_answer_never_empty_without_reason() -> None:
 
 def test_config_is_a_pydantic_model_with_defaults() -> None:
     config = OpenAIGeneratorConfig(base_url="http://h/v1", model="m")
-    assert config.temperature == 0.0 and config.prompt_template == DEFAULT_PROMPT_TEMPLATE
+    assert config.temperature == 0.0 and config.prompt_template is None and config.prompt_language == "auto"

@@ -43,7 +43,7 @@ def test_declared_language_wins_and_changes_the_content_hash(tmp_path: Path) -> 
     "manifest,problem",
     [
         ("language: fr\n", "language: must be one of en, zh, auto, got 'fr'"),
-        ("lang: zh\n", "unknown key 'lang' (known: language)"),
+        ("lang: zh\n", "unknown key 'lang' (known: language, embedding_model, reranker, query_prompt, document_prompt)"),
         ("- zh\n", "expected a mapping"),
     ],
 )

@@ -28,6 +28,8 @@ _FLAGS: tuple[tuple[str, type, str], ...] = (
     ("retriever", str, "bm25, dense or hybrid"),
     ("reranker", str, "embedding-maxsim (offline default) or cross-encoder:NAME_OR_PATH"),
     ("embedding_model", str, "sentence-transformers model name or local path"),
+    ("query_prompt", str, "text put before each question when it is embedded, e.g. 'query: '; 'auto' = the model's preset"),
+    ("document_prompt", str, "text put before each chunk when it is embedded, e.g. 'passage: '; 'auto' = the model's preset"),
     ("candidate_depth", int, "first-stage candidates kept and reranked per question"),
 )
 
@@ -46,12 +48,19 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args: argparse.Namespace) -> RetrievalSettings:
-    """``--config`` first, then any flag given on the command line overrides it."""
-    from tuner.settings import RetrievalSettings, load_settings_file, settings_from_mapping
+    """The model defaults in the manifest of the ``DATASET`` argument (``dataset.yaml``: embedding model,
+    reranker, prompts), then ``--config``, then any flag given on the command line; each layer overrides
+    the ones before it."""
+    from tuner.dataset import manifest_model_defaults, resolve_dataset
+    from tuner.settings import load_settings_file, read_settings_file, settings_from_mapping
 
-    base = load_settings_file(args.config) if args.config else RetrievalSettings()
+    defaults = manifest_model_defaults(resolve_dataset(args.dataset)) if getattr(args, "dataset", None) else {}
+    base = load_settings_file(args.config, defaults) if args.config else settings_from_mapping({}, "dataset.yaml", defaults)
     overrides = {name: getattr(args, name) for name, _, _ in _FLAGS if getattr(args, name) is not None}
-    return settings_from_mapping({**base.model_dump(), **overrides}, "command line") if overrides else base
+    if not overrides:
+        return base
+    given = read_settings_file(args.config) if args.config else {}
+    return settings_from_mapping({**given, **overrides}, "command line", defaults)
 
 
 def add_noise_arguments(parser: argparse.ArgumentParser) -> None:

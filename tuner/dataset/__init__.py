@@ -2,7 +2,7 @@
 
 from tuner.dataset._builtin import is_builtin, resolve_dataset
 from tuner.dataset.demo import generate_demo
-from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, MANIFEST, load_dataset
+from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, MANIFEST, MODEL_KEYS, load_dataset, manifest_model_defaults
 from tuner.dataset._model import Conflict, Dataset, Document, GoldenCase, Keypoint
 from tuner.dataset._write import write_dataset
 
@@ -11,6 +11,7 @@ __all__ = [
     "CORPUS",
     "GOLDEN",
     "MANIFEST",
+    "MODEL_KEYS",
     "Conflict",
     "Dataset",
     "Document",
@@ -19,6 +20,7 @@ __all__ = [
     "generate_demo",
     "is_builtin",
     "load_dataset",
+    "manifest_model_defaults",
     "resolve_dataset",
     "write_dataset",
 ]

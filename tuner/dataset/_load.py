@@ -18,6 +18,10 @@ GOLDEN = "golden.jsonl"
 CONFLICTS = "conflicts.jsonl"
 MANIFEST = "dataset.yaml"
 _DECLARED_LANGUAGES: tuple[DeclaredLanguage, ...] = ("en", "zh", "auto")
+MODEL_KEYS = ("embedding_model", "reranker", "query_prompt", "document_prompt")
+"""Retrieval settings a manifest may declare as the dataset's defaults; study and command-line settings override them."""
+_MODEL_NAMES = ("embedding_model", "reranker")
+MANIFEST_KEYS = ("language", *MODEL_KEYS)
 
 _CORPUS_FIELDS = {"doc_id": str, "text": str, "title": str, "metadata": dict}
 _GOLDEN_FIELDS = {
@@ -216,30 +220,51 @@ def _load_conflicts(path: Path, doc_ids: set[str], problems: _Problems) -> list[
     return conflicts
 
 
-def _declared_language(path: Path, problems: _Problems) -> DeclaredLanguage:
-    """``language`` of the optional manifest ``dataset.yaml`` (``auto`` when the file or the key is absent)."""
+def _read_manifest(path: Path, problems: _Problems) -> tuple[DeclaredLanguage, dict[str, str]]:
+    """``language`` (``auto`` when the file or the key is absent) and the model defaults of the optional
+    manifest ``dataset.yaml``."""
     if not path.is_file():
-        return "auto"
+        return "auto", {}
     try:
         manifest = read_yaml_mapping(path, "a dataset manifest, e.g. 'language: zh'")
     except UserError as exc:
         problems.lines.append(str(exc))
-        return "auto"
+        return "auto", {}
     for key in manifest:
-        if key != "language":
-            problems.add(str(path), f"unknown key '{key}' (known: language)")
+        if key not in MANIFEST_KEYS:
+            problems.add(str(path), f"unknown key '{key}' (known: {', '.join(MANIFEST_KEYS)})")
+    models: dict[str, str] = {}
+    for key in MODEL_KEYS:
+        value = manifest.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or (key in _MODEL_NAMES and not value.strip()):
+            problems.add(str(path), f"{key}: must be {'a model name' if key in _MODEL_NAMES else 'a string'}, got {value!r}")
+            continue
+        models[key] = value
     language = manifest.get("language", "auto")
     if language not in _DECLARED_LANGUAGES:
         problems.add(str(path), f"language: must be one of {', '.join(_DECLARED_LANGUAGES)}, got {language!r}")
-        return "auto"
-    return language  # type: ignore[no-any-return]
+        return "auto", models
+    return language, models
+
+
+def manifest_model_defaults(root: str | Path) -> dict[str, str]:
+    """The model settings the manifest of dataset folder ``root`` declares (empty without a manifest), for
+    callers that need them before loading the whole dataset; a bad manifest raises :class:`DatasetError`."""
+    problems = _Problems()
+    _, models = _read_manifest(Path(root) / MANIFEST, problems)
+    if problems.lines:
+        raise DatasetError(problems.lines)
+    return models
 
 
 def load_dataset(path: str | Path) -> Dataset:
     """Load and validate a dataset folder.
 
     The optional manifest ``dataset.yaml`` declares ``language: en | zh | auto`` (default ``auto``: detected
-    from the corpus, see :func:`tuner.text.detect_language`).
+    from the corpus, see :func:`tuner.text.detect_language`) and may name the dataset's default models
+    (:data:`MODEL_KEYS`: ``embedding_model``, ``reranker``, ``query_prompt``, ``document_prompt``).
 
     Raises :class:`DatasetError` listing every problem found (``file:line: what is wrong``), so
     nothing downstream ever sees, or writes anything from, a partly valid dataset.
@@ -261,12 +286,12 @@ def load_dataset(path: str | Path) -> Dataset:
     golden = _load_golden(root / GOLDEN, doc_ids, problems)
     conflicts_path = root / CONFLICTS
     conflicts = _load_conflicts(conflicts_path, doc_ids, problems) if conflicts_path.is_file() else []
-    declared = _declared_language(root / MANIFEST, problems)
+    declared, models = _read_manifest(root / MANIFEST, problems)
     if problems.lines:
         raise DatasetError(problems.lines)
     optional = [p for p in (conflicts_path, root / MANIFEST) if p.is_file()]
     content_hash = hash_files([root / CORPUS, root / GOLDEN, *optional])
-    dataset = Dataset(root, tuple(corpus), tuple(golden), tuple(conflicts), content_hash)
+    dataset = Dataset(root, tuple(corpus), tuple(golden), tuple(conflicts), content_hash, model_defaults=models)
     if declared == "auto":
         return replace(dataset, language=detect_language(dataset.corpus_texts()), language_source="detected")
     return replace(dataset, language=declared)

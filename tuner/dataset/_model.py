@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -52,7 +52,9 @@ class Dataset:
 
     ``language`` is the resolved language of the texts: declared in ``dataset.yaml``
     (``language_source == "declared"``), or detected from the corpus when it says ``auto`` or there is
-    no manifest (``"detected"``, see :func:`tuner.text.detect_language`).
+    no manifest (``"detected"``, see :func:`tuner.text.detect_language`). ``model_defaults`` holds the model
+    settings the manifest declares (embedding model, reranker, prompts): defaults under any study or
+    command-line settings, see :func:`tuner.settings.settings_from_mapping`.
     """
 
     path: Path
@@ -62,6 +64,7 @@ class Dataset:
     content_hash: str = ""
     language: Language = "en"
     language_source: Literal["declared", "detected"] = "declared"
+    model_defaults: Mapping[str, str] = field(default_factory=dict)
 
     def corpus_texts(self) -> Iterator[str]:
         """Titles and texts of the corpus documents: what language detection reads."""

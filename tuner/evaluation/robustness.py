@@ -90,20 +90,15 @@ class RobustnessEvaluator:
         self.responder = responder
         self.noise = noise
         self._builders: dict[tuple[object, ...], VariantBuilder] = {}
-        self._question_vectors: dict[str, np.ndarray] = {}
         dataset = pipeline.dataset
         self._conflicts_with = {c.doc_id: c.conflicts_with for c in dataset.conflicts}
         self._rows = {case.id: row for row, case in enumerate(dataset.golden)}
 
     def _builder(self, settings: RetrievalSettings) -> VariantBuilder:
-        key = (settings.chunking, settings.embedding_model)
+        key = (settings.chunking, settings.encoding)
         if key not in self._builders:
-            encoder = self.pipeline.encoder(settings)
-            if settings.embedding_model not in self._question_vectors:
-                self._question_vectors[settings.embedding_model] = encoder.encode(self.pipeline.queries)
-            table = self.pipeline.table(settings)
             self._builders[key] = VariantBuilder(
-                table, self._question_vectors[settings.embedding_model], self.noise, self._conflicts_with
+                self.pipeline.table(settings), self.pipeline.query_vectors(settings), self.noise, self._conflicts_with
             )
         return self._builders[key]
 

@@ -13,10 +13,15 @@ from tuner.generation._extractive import (
     position_bonus,
 )
 from tuner.generation._openai import (
+    ABSTAIN_ZH,
     DEFAULT_PROMPT_TEMPLATE,
+    PROMPT_TEMPLATES,
+    ZH_PROMPT_TEMPLATE,
     OpenAIGenerator,
     OpenAIGeneratorConfig,
+    PromptLanguage,
     format_contexts,
+    prompt_language,
     render_prompt,
 )
 from tuner.generation._registry import (
@@ -29,9 +34,11 @@ from tuner.generation._registry import (
 
 __all__ = [
     "ABSTAIN",
+    "ABSTAIN_ZH",
     "DEFAULT_GENERATOR",
     "DEFAULT_PROMPT_TEMPLATE",
     "GENERATORS",
+    "PROMPT_TEMPLATES",
     "Answer",
     "CallableGenerator",
     "CallableGeneratorConfig",
@@ -41,11 +48,14 @@ __all__ = [
     "GeneratorConfig",
     "OpenAIGenerator",
     "OpenAIGeneratorConfig",
+    "PromptLanguage",
     "ScoredSentence",
+    "ZH_PROMPT_TEMPLATE",
     "build_generator",
     "format_contexts",
     "load_callable",
     "parse_generator_config",
     "position_bonus",
+    "prompt_language",
     "render_prompt",
 ]

@@ -1,14 +1,25 @@
-"""Answers from any OpenAI-compatible chat endpoint, with a configurable RAG prompt."""
+"""Answers from any OpenAI-compatible chat endpoint, with a configurable RAG prompt.
+
+The default prompt is written in the language of the question (``prompt_language: auto``, detected
+with :func:`tuner.text.detect_language`) or the language the config pins: instructions in the
+question's own language make a model answer in it, and the passages and question are sent verbatim.
+The English template is the one tuner always used, so English requests (and their cached replies)
+are unchanged.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from pydantic import field_validator
 
 from tuner.generation._base import ABSTAIN, Answer
 from tuner.llm import BackendError, BackendResources, ChatClient, LLMConfig, RequestCount, fill, missing_reason_for
+from tuner.text import Language, detect_language
+
+ABSTAIN_ZH = "我不知道。"
+"""What the Chinese prompt asks for when the passages hold no answer (a rejection phrase, see tuner.metrics)."""
 
 DEFAULT_PROMPT_TEMPLATE = (
     "Answer the question using only the numbered context passages below. "
@@ -18,7 +29,26 @@ DEFAULT_PROMPT_TEMPLATE = (
     "Question: {question}\n"
     "Answer:"
 )
+ZH_PROMPT_TEMPLATE = (
+    "请只根据下面编号的上下文段落回答问题。"
+    f"如果段落中没有答案，请只回复“{ABSTAIN_ZH}”。"
+    "用一到两句话回答，名称、数字和单位照段落原文写。\n\n"
+    "上下文：\n{context}\n\n"
+    "问题：{question}\n"
+    "回答："
+)
+PROMPT_TEMPLATES: Mapping[Language, str] = {"en": DEFAULT_PROMPT_TEMPLATE, "zh": ZH_PROMPT_TEMPLATE}
+"""The default prompt template per language of the question."""
 NO_CONTEXT = "(no passages)"
+
+PromptLanguage = Literal["auto", "en", "zh"]
+"""Which language's prompt a backend uses: ``auto`` = the question's language, else the one named."""
+
+
+def prompt_language(question: str, setting: PromptLanguage) -> Language:
+    """The language of the prompt for ``question``: ``setting`` unless it is ``auto``, else the
+    question's language (``zh`` when at least :data:`tuner.text.ZH_THRESHOLD` of its letters are CJK)."""
+    return detect_language([question]) if setting == "auto" else setting
 
 
 def format_contexts(contexts: Sequence[str]) -> str:
@@ -34,14 +64,20 @@ def render_prompt(template: str, question: str, contexts: Sequence[str]) -> str:
 
 
 class OpenAIGeneratorConfig(LLMConfig):
-    """``generator: {backend: openai, base_url: ..., model: ..., prompt_template: ...}``."""
+    """``generator: {backend: openai, base_url: ..., model: ..., prompt_template: ..., prompt_language: ...}``.
+
+    ``prompt_template`` (with ``{question}`` and ``{context}``) replaces the default templates for every
+    question; without it the template of :data:`PROMPT_TEMPLATES` in the ``prompt_language`` is used."""
 
     backend: Literal["openai"] = "openai"
-    prompt_template: str = DEFAULT_PROMPT_TEMPLATE
+    prompt_template: str | None = None
+    prompt_language: PromptLanguage = "auto"
 
     @field_validator("prompt_template")
     @classmethod
-    def _has_placeholders(cls, value: str) -> str:
+    def _has_placeholders(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         missing = [p for p in ("{question}", "{context}") if p not in value]
         if missing:
             raise ValueError(f"prompt_template must contain {' and '.join(missing)}")
@@ -64,8 +100,14 @@ class OpenAIGenerator:
         self.concurrency = config.concurrency
         self.requests_made = RequestCount()
 
+    def template(self, question: str) -> str:
+        """The configured template, else the default one in the language of the prompt for ``question``."""
+        if self.config.prompt_template is not None:
+            return self.config.prompt_template
+        return PROMPT_TEMPLATES[prompt_language(question, self.config.prompt_language)]
+
     def generate(self, question: str, contexts: Sequence[str]) -> Answer:
-        prompt = render_prompt(self.config.prompt_template, question, contexts)
+        prompt = render_prompt(self.template(question), question, contexts)
         self.requests_made.add()
         try:
             completion = self.client.complete([{"role": "user", "content": prompt}])

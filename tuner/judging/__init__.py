@@ -6,7 +6,16 @@ prompts per keypoint to an OpenAI-compatible endpoint), chosen by ``backend`` in
 
 from tuner.judging._base import Judge
 from tuner.judging._lexical import LexicalJudge, LexicalJudgeConfig, wrong_values_per_keypoint
-from tuner.judging._llm import ANSWER_PROMPT, CONTEXT_PROMPT, REPAIR_PROMPT, LLMJudge, LLMJudgeConfig, parse_verdict
+from tuner.judging._llm import (
+    ANSWER_PROMPT,
+    CONTEXT_PROMPT,
+    JUDGE_PROMPTS,
+    REPAIR_PROMPT,
+    JudgePrompts,
+    LLMJudge,
+    LLMJudgeConfig,
+    parse_verdict,
+)
 from tuner.judging._normalize import Normalized, normalize
 from tuner.judging._registry import DEFAULT_JUDGE, JUDGES, JudgeConfig, build_judge, parse_judge_config
 from tuner.verdicts import VERDICTS, KeypointVerdict, Verdict
@@ -16,10 +25,12 @@ __all__ = [
     "CONTEXT_PROMPT",
     "DEFAULT_JUDGE",
     "JUDGES",
+    "JUDGE_PROMPTS",
     "REPAIR_PROMPT",
     "VERDICTS",
     "Judge",
     "JudgeConfig",
+    "JudgePrompts",
     "KeypointVerdict",
     "LLMJudge",
     "LLMJudgeConfig",

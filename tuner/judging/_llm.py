@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 from pydantic import Field
 
-from tuner.generation import format_contexts
+from tuner.generation import PromptLanguage, format_contexts, prompt_language
 from tuner.verdicts import VERDICTS, KeypointVerdict, Verdict
 from tuner.llm import (
     BackendError,
@@ -23,6 +24,7 @@ from tuner.llm import (
     map_concurrent,
     missing_reason_for,
 )
+from tuner.text import Language
 
 _REPLY_FORMAT = (
     'Reply with only a JSON object, no other text: {"verdict": "supported" | "contradicted" | "absent", '
@@ -50,6 +52,50 @@ CONTEXT_PROMPT = (
 
 REPAIR_PROMPT = "That reply was not a valid JSON object of the required form. " + _REPLY_FORMAT
 
+# The verdict labels stay English in every language, so one parser reads every reply; the evidence is
+# asked for in the judged text's own words, untranslated, so it can be found in that text.
+_REPLY_FORMAT_ZH = (
+    '只回复一个 JSON 对象，不要任何其他文字：{"verdict": "supported" | "contradicted" | "absent", '
+    '"evidence": "<从你判断的文本中逐字摘录的原文，不要翻译；没有则为空字符串>"}'
+)
+
+ANSWER_PROMPT_ZH = (
+    "你要检查一个回答是否陈述了某个事实。只根据回答的文字判断，不要用你自己的知识。\n\n"
+    "问题：{question}\n"
+    "事实（以下任一说法都算）：{keypoint}\n"
+    "回答：{answer}\n\n"
+    '"supported"：回答陈述了这个事实。"contradicted"：回答陈述了与它不相容的内容（例如不同的数值）。'
+    '"absent"：回答没有说到它（包括“我不知道”）。\n' + _REPLY_FORMAT_ZH
+)
+
+CONTEXT_PROMPT_ZH = (
+    "你要检查编号的段落是否支持某个事实。只根据段落判断，不要用你自己的知识。\n\n"
+    "问题：{question}\n"
+    "事实（以下任一说法都算）：{keypoint}\n"
+    "段落：\n{context}\n\n"
+    '"supported"：某个段落陈述了这个事实。"contradicted"：没有段落陈述它，且某个段落陈述了与它不相容的内容。'
+    '"absent"：段落没有涉及它。\n' + _REPLY_FORMAT_ZH
+)
+
+REPAIR_PROMPT_ZH = "上一条回复不是所要求格式的有效 JSON 对象。" + _REPLY_FORMAT_ZH
+
+
+@dataclass(frozen=True)
+class JudgePrompts:
+    """The three prompts of one language: about the answer, about the passages, and the repair request."""
+
+    answer: str
+    context: str
+    repair: str
+
+
+JUDGE_PROMPTS: Mapping[Language, JudgePrompts] = {
+    "en": JudgePrompts(ANSWER_PROMPT, CONTEXT_PROMPT, REPAIR_PROMPT),
+    "zh": JudgePrompts(ANSWER_PROMPT_ZH, CONTEXT_PROMPT_ZH, REPAIR_PROMPT_ZH),
+}
+"""The judge's prompts per language of the question (see ``LLMJudgeConfig.prompt_language``)."""
+
+
 def parse_verdict(reply: str) -> tuple[Verdict, str] | None:
     """``(verdict, evidence)`` from a reply holding one JSON object (code fences and text around it
     are tolerated); ``None`` if there is no such object or its verdict is not one of :data:`VERDICTS`."""
@@ -67,10 +113,12 @@ def parse_verdict(reply: str) -> tuple[Verdict, str] | None:
 class LLMJudgeConfig(LLMConfig):
     """``judge: {backend: llm, base_url: ..., model: ..., temperature: 0}``; pin model and temperature
     for a whole study. ``parse_retries``: how many times an unparseable reply is answered with a
-    request to repair it before the verdict is recorded as missing (``parse_failure``)."""
+    request to repair it before the verdict is recorded as missing (``parse_failure``). ``prompt_language``:
+    the language the judge is asked in (``auto``: the question's; see :data:`JUDGE_PROMPTS`)."""
 
     backend: Literal["llm"] = "llm"
     parse_retries: int = Field(2, ge=0, le=10)
+    prompt_language: PromptLanguage = "auto"
 
 
 @dataclass(frozen=True)
@@ -106,16 +154,19 @@ class LLMJudge:
         wrong_answers: Sequence[str],
     ) -> list[KeypointVerdict]:
         passages = format_contexts(contexts)
+        language = JUDGE_PROMPTS[prompt_language(question, self.config.prompt_language)]
         prompts: list[str | None] = []
         for keypoint in keypoints:
             facts = " / ".join(f'"{alias}"' for alias in keypoint)
-            answer_prompt = fill(ANSWER_PROMPT, question=question, keypoint=facts, answer=answer.strip())
+            answer_prompt = fill(language.answer, question=question, keypoint=facts, answer=answer.strip())
             prompts.append(answer_prompt if answer.strip() else None)
-            prompts.append(fill(CONTEXT_PROMPT, question=question, keypoint=facts, context=passages))
-        sides = map_concurrent(self._ask, prompts, self.concurrency)
+            prompts.append(fill(language.context, question=question, keypoint=facts, context=passages))
+        sides = map_concurrent(partial(self._ask, repair=language.repair), prompts, self.concurrency)
         return [self._combine(sides[i], sides[i + 1]) for i in range(0, len(sides), 2)]
 
-    def _ask(self, prompt: str | None) -> _Side:
+    def _ask(self, prompt: str | None, repair: str) -> _Side:
+        """The verdict on ``prompt`` (None: there was no answer to judge); ``repair`` asks again after an
+        unparseable reply."""
         if prompt is None:
             return _Side(None, "", "empty_answer")
         messages: list[Message] = [{"role": "user", "content": prompt}]
@@ -129,7 +180,7 @@ class LLMJudge:
             if parsed is not None:
                 return _Side(parsed[0], parsed[1], None)
             # The conversation grows with each repair, so every retry is a new request (and cache key).
-            messages = [*messages, {"role": "assistant", "content": reply}, {"role": "user", "content": REPAIR_PROMPT}]
+            messages = [*messages, {"role": "assistant", "content": reply}, {"role": "user", "content": repair}]
         return _Side(None, "", "parse_failure")
 
     @staticmethod

@@ -19,10 +19,14 @@ class Reranker(Protocol):
 
 
 class EmbeddingMaxSimReranker:
-    """Max over sentences of cosine(question, sentence), with the embedding model already in use."""
+    """Max over sentences of cosine(question, sentence), with the embedding model already in use.
 
-    def __init__(self, encoder: CachedEncoder) -> None:
+    Sentences are encoded like the chunks they come from (``encoder``, with its document prompt), the
+    question with ``query_prompt``."""
+
+    def __init__(self, encoder: CachedEncoder, query_prompt: str = "") -> None:
         self._encoder = encoder
+        self._query_encoder = encoder.with_prompt(query_prompt)
         self.model_id = f"embedding-maxsim:{encoder.model_id}"
 
     def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
@@ -31,7 +35,7 @@ class EmbeddingMaxSimReranker:
         if not flat:
             return np.zeros(0, dtype=np.float32)
         vectors = self._encoder.encode(flat)
-        similarity = vectors @ self._encoder.encode([query])[0]
+        similarity = vectors @ self._query_encoder.encode([query])[0]
         bounds = np.cumsum([0] + [len(group) for group in sentences])
         best = [similarity[start:end].max() for start, end in zip(bounds[:-1], bounds[1:])]
         return np.asarray(best, dtype=np.float32).clip(0.0, 1.0)
@@ -61,17 +65,18 @@ class CrossEncoderReranker:
         return scores[:, -1] if scores.ndim > 1 else scores
 
 
-RERANKERS: dict[str, Callable[[str, CachedEncoder], Reranker]] = {
-    "embedding-maxsim": lambda _arg, encoder: EmbeddingMaxSimReranker(encoder),
-    "cross-encoder": lambda arg, _encoder: CrossEncoderReranker(arg),
+RERANKERS: dict[str, Callable[[str, CachedEncoder, str], Reranker]] = {
+    "embedding-maxsim": lambda _arg, encoder, query_prompt: EmbeddingMaxSimReranker(encoder, query_prompt),
+    "cross-encoder": lambda arg, _encoder, _query_prompt: CrossEncoderReranker(arg),
 }
 
 
-def build_reranker(spec: str, encoder: CachedEncoder) -> Reranker:
-    """``embedding-maxsim`` or ``cross-encoder:NAME_OR_PATH``."""
+def build_reranker(spec: str, encoder: CachedEncoder, query_prompt: str = "") -> Reranker:
+    """``embedding-maxsim`` or ``cross-encoder:NAME_OR_PATH``; ``encoder`` is the pipeline's document
+    encoder (model and document prompt) and ``query_prompt`` the prompt its questions are encoded with."""
     name, _, arg = spec.partition(":")
     if name not in RERANKERS:
         raise UserError(f"unknown reranker '{spec}' (known: {', '.join(sorted(RERANKERS))})")
     if name == "cross-encoder" and not arg:
         raise UserError("reranker 'cross-encoder' needs a model: cross-encoder:NAME_OR_PATH")
-    return RERANKERS[name](arg, encoder)
+    return RERANKERS[name](arg, encoder, query_prompt)

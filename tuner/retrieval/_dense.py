@@ -24,13 +24,15 @@ HNSW_EF_SEARCH = 128
 
 
 class DenseRetriever:
-    def __init__(self, table: ChunkTable, index: faiss.Index, encoder: CachedEncoder) -> None:
+    def __init__(self, table: ChunkTable, index: faiss.Index, query_encoder: CachedEncoder) -> None:
         self._table = table
         self._index = index
-        self._encoder = encoder
+        self._encoder = query_encoder
 
     @classmethod
-    def build(cls, table: ChunkTable, cache: DiskCache, kind: str = "flat") -> DenseRetriever:
+    def build(cls, table: ChunkTable, cache: DiskCache, kind: str = "flat", query_prompt: str = "") -> DenseRetriever:
+        """Search over ``table``'s chunk vectors (its encoder's document prompt) with questions encoded
+        under ``query_prompt``."""
         if table.encoder is None:
             raise RuntimeError("dense retrieval needs a chunk table with an encoder")
         vectors = table.embeddings()
@@ -44,9 +46,9 @@ class DenseRetriever:
                 hnsw.add(vectors)
                 faiss.write_index(hnsw, str(folder / "index.faiss"))
 
-            key = f"{table.key}-{table.encoder.model_id}-hnsw{HNSW_NEIGHBORS}".replace("/", "_")
+            key = f"{table.key}-{table.encoder.vector_id}-hnsw{HNSW_NEIGHBORS}".replace("/", "_")
             index = cache.get_or_build("dense-index", key, build, lambda f: faiss.read_index(str(f / "index.faiss")))
-        return cls(table, index, table.encoder)
+        return cls(table, index, table.encoder.with_prompt(query_prompt))
 
     def search(self, queries: Sequence[str], depth: int, allowed: np.ndarray | None) -> Hits:
         query_vectors = self._encoder.encode(list(queries))
@@ -75,4 +77,4 @@ class DenseRetriever:
 
 @register_retriever("dense")
 def _dense(table: ChunkTable, settings: RetrievalSettings, cache: DiskCache) -> DenseRetriever:
-    return DenseRetriever.build(table, cache, settings.dense_index)
+    return DenseRetriever.build(table, cache, settings.dense_index, settings.query_prompt)

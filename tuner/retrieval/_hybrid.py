@@ -49,5 +49,7 @@ class HybridRetriever:
 @register_retriever("hybrid")
 def _hybrid(table: ChunkTable, settings: RetrievalSettings, cache: DiskCache) -> HybridRetriever:
     return HybridRetriever(
-        BM25Retriever.build(table, cache), DenseRetriever.build(table, cache, settings.dense_index), settings.hybrid_weight
+        BM25Retriever.build(table, cache),
+        DenseRetriever.build(table, cache, settings.dense_index, settings.query_prompt),
+        settings.hybrid_weight,
     )

@@ -78,20 +78,25 @@ class RetrievalPipeline:
         self.reporter = reporter or SilentReporter()
         self.queries = [case.question for case in dataset.golden]
         self._encoder = encoder
-        self._tables: dict[tuple[tuple[int, float, str, str], str], ChunkTable] = {}
+        self._tables: dict[tuple[tuple[int, float, str, str], str, str], ChunkTable] = {}
         self._retrievers: dict[tuple[object, ...], FirstStage] = {}
         self._candidates: dict[tuple[object, ...], Candidates] = {}
-        self._rerank: dict[tuple[str, str], np.ndarray] = {}
-        self._rerankers: dict[str, Reranker] = {}
+        self._rerank: dict[str, np.ndarray] = {}
+        self._rerankers: dict[tuple[str, str], Reranker] = {}
 
     def encoder(self, settings: RetrievalSettings) -> CachedEncoder:
+        """The encoder of chunks and sentences: ``settings``' embedding model with its document prompt."""
         if self._encoder is None or self._encoder.model_id != settings.embedding_model:
             self._encoder = get_encoder(settings.embedding_model, self.cache.root)
-        return self._encoder
+        return self._encoder.with_prompt(settings.document_prompt)
+
+    def query_vectors(self, settings: RetrievalSettings) -> np.ndarray:
+        """The golden questions' vectors: ``settings``' embedding model with its query prompt, in dataset order."""
+        return self.encoder(settings).with_prompt(settings.query_prompt).encode(self.queries)
 
     def table(self, settings: RetrievalSettings) -> ChunkTable:
-        """The chunk table of ``settings``' chunking, with the embeddings of its embedding model."""
-        key = (settings.chunking, settings.embedding_model)
+        """The chunk table of ``settings``' chunking, with the embeddings of its model and document prompt."""
+        key = (settings.chunking, settings.embedding_model, settings.document_prompt)
         if key not in self._tables:
             self._tables[key] = load_chunk_table(
                 self.dataset,
@@ -110,7 +115,7 @@ class RetrievalPipeline:
                 table.encoder.encode(todo, task=task)
 
     def retriever(self, settings: RetrievalSettings) -> FirstStage:
-        key = (settings.chunking, settings.retriever, settings.dense_index, settings.hybrid_weight, settings.embedding_model)
+        key = (settings.chunking, settings.retriever, settings.dense_index, settings.hybrid_weight, settings.encoding)
         if key not in self._retrievers:
             table = self.table(settings)
             if settings.retriever != "bm25":
@@ -119,7 +124,7 @@ class RetrievalPipeline:
         return self._retrievers[key]
 
     def _candidate_key(self, settings: RetrievalSettings, view: str) -> tuple[object, ...]:
-        model = settings.embedding_model if settings.retriever != "bm25" else ""
+        model = settings.encoding if settings.retriever != "bm25" else ""
         return (
             self.dataset.content_hash,
             self.dataset.language,
@@ -150,9 +155,8 @@ class RetrievalPipeline:
 
     def rerank_scores(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray:
         candidates = self.candidates(settings, view)
-        memo = (candidates.key, settings.reranker)
-        if memo not in self._rerank:
-            key = content_key("rerank", candidates.key, settings.reranker, settings.embedding_model)
+        key = content_key("rerank", candidates.key, settings.reranker, settings.encoding)
+        if key not in self._rerank:
 
             def build(folder: Path) -> None:
                 table = self.table(settings)
@@ -166,13 +170,14 @@ class RetrievalPipeline:
                         task.advance()
                 _save_arrays(folder, scores=scores)
 
-            self._rerank[memo] = self.cache.get_or_build("rerank", key, build, _load_arrays)["scores"]
-        return self._rerank[memo]
+            self._rerank[key] = self.cache.get_or_build("rerank", key, build, _load_arrays)["scores"]
+        return self._rerank[key]
 
     def reranker(self, settings: RetrievalSettings) -> Reranker:
-        if settings.reranker not in self._rerankers:
-            self._rerankers[settings.reranker] = build_reranker(settings.reranker, self.encoder(settings))
-        return self._rerankers[settings.reranker]
+        key = (settings.reranker, settings.encoding)
+        if key not in self._rerankers:
+            self._rerankers[key] = build_reranker(settings.reranker, self.encoder(settings), settings.query_prompt)
+        return self._rerankers[key]
 
     def retrieve(self, settings: RetrievalSettings, view: str = "clean") -> list[RetrievedContext]:
         """The final context of every golden case, in dataset order."""

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from tuner.dataset import is_builtin
+from tuner.dataset import is_builtin, manifest_model_defaults
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
 from tuner.generation import ExtractiveGeneratorConfig, GeneratorConfig, parse_generator_config
@@ -94,7 +94,9 @@ class LoadedStudy:
         self.storage = storage or config.storage or f"sqlite:///{self.output / 'study.db'}"
         self.generator: GeneratorConfig = config.generator
         self.judge: JudgeConfig = config.judge
-        self.base_settings: RetrievalSettings = settings_from_mapping(config.settings, f"{path}: settings")
+        # the built-in demos declare no models; reading their manifest would generate them just to load a study
+        defaults = {} if is_builtin(self.dataset) else manifest_model_defaults(self.dataset)
+        self.base_settings: RetrievalSettings = settings_from_mapping(config.settings, f"{path}: settings", defaults)
         unknown = [o for o in config.objectives if o not in OBJECTIVES]
         if unknown:
             raise UserError(f"{path}: objectives: unknown {unknown} (known: {', '.join(OBJECTIVES)})")
