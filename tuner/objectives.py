@@ -23,6 +23,8 @@ ROBUSTNESS_OBJECTIVES: dict[str, Direction] = {DELTA: "minimize", DELTA_CORRECT:
 CONTEXT_WORDS: Final = "context_words"
 """Mean words of context handed to the generator per case: an optional cost objective (minimize)."""
 
-OBJECTIVES: dict[str, Direction] = {RECALL: "maximize", DELTA: "minimize", CONTEXT_WORDS: "minimize"}
-"""Objectives a study can optimize, with their direction; every study starts with RECALL, DELTA."""
+OBJECTIVES: dict[str, Direction] = {RECALL: "maximize", **ROBUSTNESS_OBJECTIVES, CONTEXT_WORDS: "minimize"}
+"""Objectives a study can optimize, with their direction: RECALL first, then one robustness objective, then
+optionally CONTEXT_WORDS."""
 REQUIRED: Final = (RECALL, DELTA)
+"""The objectives of a study file that names none."""

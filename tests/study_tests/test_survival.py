@@ -14,6 +14,7 @@ from optuna.distributions import IntDistribution
 
 from tests.study_tests.test_study import write_study
 from tuner.cli import main
+from tuner.errors import UserError
 from tuner.generation import GENERATORS, Answer
 from tuner.llm import BackendResources, RequestCount
 from tuner.study import TrialRecord, load_study_file, points_of, run_study, study_summary
@@ -115,3 +116,44 @@ def test_the_front_uses_optunas_feasibility_rule() -> None:
     # trial 2 dominates both others but violates min_recall: it is on neither front
     assert sorted(t.number for t in study.best_trials) == [0, 1]
     assert sorted(p.number for p in points_of(study)) == [0, 1]
+
+
+def test_a_study_can_optimize_delta_correct(tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    space = {"top_k": {"type": "int", "low": 1, "high": 4}, "retriever": {"type": "categorical", "choices": ["bm25"]}}
+    study_file = _study(
+        tmp_path, tiny_dataset_dir, space, enqueue=[{"top_k": 4, "retriever": "bm25"}], budget={"trials": 3},
+        objectives=["recall_at_k", "v3_delta_correct"], pick={"rule": "min-delta", "min_recall": 0.5},
+        noise_floor={"recall_at_k": 0.0, "v3_delta_correct": 0.0},
+    )
+    assert main(["run", str(study_file), "--no-report"]) == 0
+    assert "picked trial" in capsys.readouterr().err
+    result = optuna.load_study(study_name="tiny", storage=f"sqlite:///{tmp_path / 'out' / 'tiny' / 'study.db'}")
+    first = TrialRecord.from_trial(result.trials[0])
+    assert first.ci is not None and set(first.ci) == {"recall_at_k", "v3_delta_correct"}
+    # the per-case scores are 'correct' (stated or not contradicted), never below faithful's
+    assert first.f0 is not None and all(score is not None and score >= 0.0 for score in first.f0)
+    assert main(["pareto", str(study_file), "--json"]) == 0
+    assert "v3_delta_correct" in capsys.readouterr().out
+
+
+def test_a_bad_objective_list_is_one_line(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+    path = _study(tmp_path, tiny_dataset_dir, UNSCORABLE_SPACE, objectives=["recall_at_k", "context_words"])
+    with pytest.raises(UserError, match=r"objectives: must start with recall_at_k, then one of v3_delta_faithful, v3_delta_correct"):
+        load_study_file(path)
+
+
+def test_the_report_lists_unscorable_trials_and_shortfall_warnings(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+    from tuner.report import render_report
+
+    enqueue = [{"top_k": 2, "relevance_threshold": 0.99, "retriever": "bm25"},
+               {"top_k": 2, "relevance_threshold": 0.0, "retriever": "bm25"}]
+    # inject mode with a band nothing reaches: every v3 slot of the scorable trial is short
+    loaded = load_study_file(_study(
+        tmp_path, tiny_dataset_dir, UNSCORABLE_SPACE, enqueue=enqueue, budget={"trials": 2},
+        noise={"hard_mode": "inject", "n": 2},
+    ))
+    study = run_study(loaded).study
+    html = render_report(study)
+    assert "trial #0: unscorable (retrieval returned nothing for every case); kept off the front" in html
+    warnings = TrialRecord.from_trial(study.trials[1]).warnings
+    assert warnings is not None and warnings[0].startswith("v3: ") and f"trial #1: {warnings[0]}" in html

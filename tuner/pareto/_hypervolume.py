@@ -7,17 +7,17 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from tuner.objectives import DELTA, RECALL, Direction
+from tuner.objectives import DELTA, DELTA_CORRECT, RECALL, Direction
 from tuner.pareto._types import Point, goodness
 
-DEFAULT_REFERENCE: dict[str, float] = {RECALL: 0.0, DELTA: 1.0}
+DEFAULT_REFERENCE: dict[str, float] = {RECALL: 0.0, DELTA: 1.0, DELTA_CORRECT: 1.0}
 """The worst value of each bounded objective: recall 0, and a relative faithfulness drop of 100%."""
 
 _UNBOUNDED_MARGIN = 0.1
 
 
 def default_reference(points: Sequence[Point], directions: Mapping[str, Direction]) -> dict[str, float]:
-    """``DEFAULT_REFERENCE`` for recall_at_k and v3_delta_faithful; any other objective (context_words)
+    """``DEFAULT_REFERENCE`` for recall_at_k and the robustness objectives; any other objective (context_words)
     has no natural worst value, so its reference is the worst value among ``points`` moved outwards
     by 10% of their span (10% of |worst|, at least 0.1, when all points share one value), so that
     the worst point still adds volume."""

@@ -10,7 +10,7 @@ import numpy as np
 
 from tuner.errors import UserError
 from tuner.pareto._dominance import ties_of
-from tuner.objectives import DELTA, RECALL, Direction
+from tuner.objectives import RECALL, Direction
 from tuner.pareto._types import FrontEntry, goodness
 
 
@@ -80,19 +80,21 @@ def min_delta(
     *,
     min_recall: float | None,
 ) -> FrontEntry:
-    """The entry with the lowest v3_delta_faithful among those with recall_at_k ≥ ``min_recall``
+    """The entry with the lowest robustness objective (the second of ``directions``: v3_delta_faithful or
+    v3_delta_correct) among those with recall_at_k ≥ ``min_recall``
     (ties: higher recall, then lower trial number)."""
     if min_recall is None:
         raise UserError("the min-delta rule needs a recall floor (min_recall)")
+    delta = list(directions)[1]
     qualified = [e for e in entries if e.values[RECALL] >= min_recall]
     if not qualified:
-        closest = max(entries, key=lambda e: (e.values[RECALL], -e.values[DELTA], -e.number))
+        closest = max(entries, key=lambda e: (e.values[RECALL], -e.values[delta], -e.number))
         raise PickUnmet(
             f"no front trial reaches {RECALL} ≥ {min_recall:g}; the closest is trial {closest.number} "
-            f"({RECALL} {closest.values[RECALL]:.3f}, {DELTA} {closest.values[DELTA]:.3f})",
+            f"({RECALL} {closest.values[RECALL]:.3f}, {delta} {closest.values[delta]:.3f})",
             closest,
         )
-    return min(qualified, key=lambda e: (e.values[DELTA], -e.values[RECALL], e.number))
+    return min(qualified, key=lambda e: (e.values[delta], -e.values[RECALL], e.number))
 
 
 def cheapest(

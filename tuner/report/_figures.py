@@ -18,7 +18,8 @@ from tuner.study import PruneEvidence, TrialRecord
 MIN_IMPORTANCE_TRIALS = 10
 """Below this many complete trials PED-ANOVA's top quantile holds one or two trials and its importances are noise."""
 
-LABELS = {"recall_at_k": "recall@k", "v3_delta_faithful": "v3 Δfaithful", "context_words": "context words"}
+LABELS = {"recall_at_k": "recall@k", "v3_delta_faithful": "v3 Δfaithful", "v3_delta_correct": "v3 Δcorrect",
+          "context_words": "context words"}
 FRONT_COLOR = "#1f5fbf"
 DOMINATED_COLOR = "rgba(120, 120, 120, 0.35)"
 PRUNED_COLOR = "#e07b00"

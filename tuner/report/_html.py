@@ -93,6 +93,15 @@ def _n_of_total(record: TrialRecord) -> str:
     return "" if n is None else f"{n}/{total}"
 
 
+def _warnings(records: Mapping[int, TrialRecord]) -> str:
+    """Every trial warning (a noise variant short of its slots) and every unscorable trial, one line each."""
+    lines = [f"trial #{n}: {w}" for n, r in sorted(records.items()) for w in r.warnings or ()]
+    lines += [f"trial #{n}: unscorable ({r.unscorable}); kept off the front" for n, r in sorted(records.items()) if r.unscorable]
+    if not lines:
+        return ""
+    return '<div class="note"><p>Warnings:</p><ul>' + "".join(f"<li>{_esc(line)}</li>" for line in lines) + "</ul></div>"
+
+
 def _header(summary: StudySummary, final_hv: float | None, storage_url: str | None) -> str:
     counts = ", ".join(f"{summary.counts[state]} {word}" for state, word in STATE_WORDS.items()
                        if summary.counts[state] or state in ("complete", "pruned", "fail"))
@@ -169,10 +178,10 @@ def _picks_section(picks: Mapping[str, int], summary: StudySummary, records: Map
         scores = by_category[rule].get(category)
         if scores is None:
             return ["—", "—", "—"]
-        delta = scores.get("v3_delta_faithful")
+        delta = scores.get(names[1])
         return [f"{scores['recall_at_k']:.3f}", "—" if delta is None else f"{delta:.3f}", str(scores.get("n", ""))]
 
-    header = ["category", *(f"{rule} #{picks[rule]}: {h}" for rule in picks for h in ("recall@k", "Δfaithful", "n"))]
+    header = ["category", *(f"{rule} #{picks[rule]}: {h}" for rule in picks for h in ("recall@k", label(names[1]), "n"))]
     rows = [[c, *(v for rule in picks for v in cells(c, rule))] for c in categories]
     return overview + _table(header, rows, text_columns=[0])
 
@@ -204,7 +213,7 @@ def render_report(
         ("4. Parameter importances", _figure_html(importance_figure(study, summary), "importances")),
         ("5. Picked configurations by category", _picks_section(chosen, summary, records)),
     ]
-    body = _header(summary, final_hv, storage_url) + "".join(
+    body = _header(summary, final_hv, storage_url) + _warnings(records) + "".join(
         f"<section><h2>{_esc(title)}</h2>{content}</section>" for title, content in sections
     )
     return (

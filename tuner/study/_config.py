@@ -13,7 +13,7 @@ from tuner.io import read_yaml_mapping
 from tuner.generation import ExtractiveGeneratorConfig, GeneratorConfig, parse_generator_config
 from tuner.judging import JudgeConfig, LexicalJudgeConfig, parse_judge_config
 from tuner.noise import NoiseConfig
-from tuner.objectives import OBJECTIVES, REQUIRED
+from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUSTNESS_OBJECTIVES
 from tuner.settings import RetrievalSettings, settings_from_mapping
 
 
@@ -100,8 +100,14 @@ class LoadedStudy:
         unknown = [o for o in config.objectives if o not in OBJECTIVES]
         if unknown:
             raise UserError(f"{path}: objectives: unknown {unknown} (known: {', '.join(OBJECTIVES)})")
-        if tuple(config.objectives[:2]) != REQUIRED:
-            raise UserError(f"{path}: objectives: must start with {', '.join(REQUIRED)}")
+        if config.objectives[0] != RECALL or config.objectives[1] not in ROBUSTNESS_OBJECTIVES:
+            raise UserError(
+                f"{path}: objectives: must start with {RECALL}, then one of {', '.join(ROBUSTNESS_OBJECTIVES)}"
+            )
+        if len(set(config.objectives)) != len(config.objectives) or len(config.objectives) > 3 or (
+            len(config.objectives) == 3 and config.objectives[2] != CONTEXT_WORDS
+        ):
+            raise UserError(f"{path}: objectives: a third objective can only be {CONTEXT_WORDS}")
 
     def baseline_settings(self) -> RetrievalSettings:
         """The configuration the noise floor is measured on: the first enqueued trial, else the fixed settings."""

@@ -10,9 +10,9 @@ from typing import Any
 import optuna
 
 from tuner.errors import BackendFailure
-from tuner.evaluation import CaseOutcome, RobustnessEvaluator, evaluate_retrieval, summarize_variant
+from tuner.evaluation import CaseOutcome, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant
 from tuner.llm import Usage, UsageCounts
-from tuner.objectives import CONTEXT_WORDS, DELTA, RECALL
+from tuner.objectives import CONTEXT_WORDS, DELTA_CORRECT, RECALL
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import PruningConfig
@@ -72,6 +72,7 @@ class TrialObjective:
         self.pruning = pruning
         self.usage = usage
         self.min_recall = min_recall
+        self.robustness = self.objectives[1]
 
     def settings_for(self, params: dict[str, Any]) -> RetrievalSettings:
         return settings_from_mapping({**self.base.model_dump(), **params}, "search space")
@@ -111,27 +112,29 @@ class TrialObjective:
             # a look after every batch but the last (after the last one the trial is complete anyway)
             evidence = self._check(trial, outcomes, recall_value, retrieval.mean_context_words, look, len(batches) - 1)
             if evidence is not None:
-                partial = summarize_variant(outcomes, "v3", ci=False).delta_faithful
+                partial, _ = self._robustness(summarize_variant(outcomes, "v3", ci=False))
                 self._spent(outcomes, calls_before, usage_before).write(trial)
                 TrialRecord(
-                    partial_values={RECALL: recall_value, DELTA: finite_or_none(partial)}, pruning=evidence
+                    partial_values={RECALL: recall_value, self.robustness: finite_or_none(partial)}, pruning=evidence
                 ).write(trial)
                 raise optuna.TrialPruned(f"dominated by trial {evidence.dominated_by} beyond the noise margin")
         summary = summarize_variant(outcomes, "v3", seed=trial.number)
         self._spent(outcomes, calls_before, usage_before).write(trial)
-        if summary.delta_faithful is None:
+        delta, delta_ci = self._robustness(summary)
+        if delta is None:
             return self._unscorable(trial, recall_value, retrieval.mean_context_words, summary.delta_n)
         TrialRecord(
             ci={
                 RECALL: list(recall.ci) if recall.ci else None,
-                DELTA: [finite_or_none(c) for c in summary.delta_ci] if summary.delta_ci else None,
+                self.robustness: [finite_or_none(c) for c in delta_ci] if delta_ci else None,
             },
             n=summary.delta_n,
             n_total=len(self.case_order),
             grade=summary.grade,
             by_category=self._by_category(retrieval.by_category, outcomes),
+            warnings=None if summary.shortfall_warning is None else (summary.shortfall_warning,),
         ).write(trial)
-        values = {RECALL: recall_value, DELTA: summary.delta_faithful, CONTEXT_WORDS: retrieval.mean_context_words}
+        values = {RECALL: recall_value, self.robustness: delta, CONTEXT_WORDS: retrieval.mean_context_words}
         return tuple(values[name] for name in self.objectives)
 
     def _unscorable(self, trial: optuna.Trial, recall: float, words: float, paired: int) -> tuple[float, ...]:
@@ -141,28 +144,42 @@ class TrialObjective:
         elif paired == 0:
             reason = "no case has scores at both v0 and v3 (every answer or verdict is missing)"
         else:
-            reason = "no case answered correctly at v0, so Δfaithful = (F(v0) − F(v3)) / F(v0) is undefined"
+            reason = f"no case scores above 0 at v0, so {self.robustness} = (S(v0) − S(v3)) / S(v0) is undefined"
         TrialRecord(unscorable=reason, n=paired, n_total=len(self.case_order)).write(trial)
         trial.set_constraint("scorable", 1.0)
-        values = {RECALL: recall, DELTA: UNSCORABLE_DELTA, CONTEXT_WORDS: words}
+        values = {RECALL: recall, self.robustness: UNSCORABLE_DELTA, CONTEXT_WORDS: words}
         return tuple(values[name] for name in self.objectives)
 
     def _check(
         self, trial: optuna.Trial, outcomes: list[CaseOutcome], recall: float, words: float, look: int, looks: int
     ) -> PruneEvidence | None:
-        f0 = [o.variants["v0"].faithful for o in outcomes]
-        f3 = [o.variants["v3"].faithful for o in outcomes]
+        f0, f3 = self._scores(outcomes)
         current = TrialProfile(trial.number, recall, words, f0, f3)
         front = [p for t in trial.study.best_trials if (p := trial_profile(t)) is not None]
         return should_prune(
             current, front, self.margin, look, looks, self.pruning.alpha, self.pruning.spending,
-            CONTEXT_WORDS in self.objectives,
+            CONTEXT_WORDS in self.objectives, self.robustness,
+        )
+
+    def _robustness(self, summary: VariantSummary) -> tuple[float | None, tuple[float, float] | None]:
+        """The study's robustness objective and its interval: Δfaithful, or Δcorrect for ``v3_delta_correct``."""
+        if self.robustness == DELTA_CORRECT:
+            return summary.delta_correct, summary.delta_correct_ci
+        return summary.delta_faithful, summary.delta_ci
+
+    def _scores(self, outcomes: list[CaseOutcome]) -> tuple[tuple[float | None, ...], tuple[float | None, ...]]:
+        """Per-case scores at v0 and v3 of the measure the robustness objective is the relative drop of."""
+        measure = "correct" if self.robustness == DELTA_CORRECT else "faithful"
+        return (
+            tuple(getattr(o.variants["v0"], measure) for o in outcomes),
+            tuple(getattr(o.variants["v3"], measure) for o in outcomes),
         )
 
     def _spent(self, outcomes: list[CaseOutcome], calls_before: dict[str, int], usage_before: UsageCounts) -> TrialRecord:
         """What the trial cost and the per-case scores pruning compares."""
         calls_after = self.evaluator.responder.calls()
         tokens = self.usage.snapshot() - usage_before
+        scores = self._scores(outcomes)
         return TrialRecord(
             calls=TrialCalls(
                 generator=calls_after["generator"] - calls_before["generator"],
@@ -171,12 +188,11 @@ class TrialObjective:
                 remote_calls=tokens.calls,
             ),
             cases_evaluated=len(outcomes),
-            f0=tuple(o.variants["v0"].faithful for o in outcomes),
-            f3=tuple(o.variants["v3"].faithful for o in outcomes),
+            f0=scores[0],
+            f3=scores[1],
         )
 
-    @staticmethod
-    def _by_category(retrieval_buckets: dict[str, Any], outcomes: list[CaseOutcome]) -> dict[str, Any]:
+    def _by_category(self, retrieval_buckets: dict[str, Any], outcomes: list[CaseOutcome]) -> dict[str, Any]:
         groups: dict[str, list[CaseOutcome]] = {}
         for outcome in outcomes:
             groups.setdefault(outcome.case.category, []).append(outcome)
@@ -185,7 +201,7 @@ class TrialObjective:
             summary = summarize_variant(groups[category], "v3", ci=False) if category in groups else None
             table[category] = {
                 RECALL: metrics[RECALL].value,
-                DELTA: None if summary is None else finite_or_none(summary.delta_faithful),
+                self.robustness: None if summary is None else finite_or_none(self._robustness(summary)[0]),
                 "n": metrics[RECALL].n,
             }
         return table

@@ -49,7 +49,8 @@ class PruneEvidence:
     ``dominated_by`` beat it by ``differences`` (rival better by this much per objective, recall and
     context words exact, Δ estimated); ``estimate`` ± ``se`` is the pruned trial's estimated Δ on all
     cases and ``rival_delta`` the rival's; H0 (not beaten by more than ``margin``) had ``p_value`` <
-    ``alpha``, the per-look level of the spending schedule.
+    ``alpha``, the per-look level of the spending schedule; ``objective`` names the robustness objective
+    (``v3_delta_faithful`` or ``v3_delta_correct``) the Δ figures are of.
     """
 
     look: int
@@ -64,6 +65,7 @@ class PruneEvidence:
     margin: dict[str, float]
     p_value: float
     alpha: float
+    objective: str = DELTA
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,7 +75,8 @@ class PruneEvidence:
             "n_total": self.n_total,
             "dominated_by": self.dominated_by,
             "differences": dict(self.differences),
-            DELTA: {"estimate": self.estimate, "se": self.se, "rival": self.rival_delta},
+            "objective": self.objective,
+            self.objective: {"estimate": self.estimate, "se": self.se, "rival": self.rival_delta},
             "margin": dict(self.margin),
             "p_value": self.p_value,
             "alpha": self.alpha,
@@ -81,7 +84,8 @@ class PruneEvidence:
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> PruneEvidence:
-        delta = values.get(DELTA, {})
+        objective = str(values.get("objective", DELTA))
+        delta = values.get(objective, {})
         return cls(
             look=int(values.get("look", 0)),
             max_looks=int(values.get("max_looks", 0)),
@@ -95,13 +99,15 @@ class PruneEvidence:
             margin=dict(values.get("margin", {})),
             p_value=float(values.get("p_value", math.nan)),
             alpha=float(values.get("alpha", math.nan)),
+            objective=objective,
         )
 
 
 @dataclass(frozen=True)
 class TrialProfile:
-    """What pruning compares: recall@k and context words (exact), and per-case faithfulness at v0 and v3
-    in the study's shared case order (None = missing; a front trial has every case)."""
+    """What pruning compares: recall@k and context words (exact), and per-case scores at v0 and v3 of the
+    study's robustness measure (faithful, or correct for ``v3_delta_correct``) in the study's shared case
+    order (None = missing; a front trial has every case)."""
 
     number: int
     recall: float
@@ -137,6 +143,7 @@ def should_prune(
     alpha: float,
     spending: SpendingKind,
     use_context_words: bool,
+    objective: str = DELTA,
 ) -> PruneEvidence | None:
     """The evidence for pruning ``current`` (evaluated on its first ``len(current.f0)`` cases), or None."""
     recall_margin, words_margin = margin.get(RECALL, 0.0), margin.get(CONTEXT_WORDS, 0.0)
@@ -150,7 +157,7 @@ def should_prune(
     if not rivals:
         return None
     _, rival = min(rivals, key=lambda pair: pair[0])
-    test = ratio_excess_test(*current.drops(), *rival.drops(), margin=margin.get(DELTA, 0.0))
+    test = ratio_excess_test(*current.drops(), *rival.drops(), margin=margin.get(objective, 0.0))
     alpha_look = alpha_spending(alpha, look, max_looks, spending)
     if test is None or test.p_value >= alpha_look:
         return None
@@ -162,7 +169,7 @@ def should_prune(
         dominated_by=rival.number,
         differences={
             RECALL: round(rival.recall - current.recall, 6),
-            DELTA: round(test.estimate - test.rival, 6),
+            objective: round(test.estimate - test.rival, 6),
             **({CONTEXT_WORDS: round(current.context_words - rival.context_words, 3)} if use_context_words else {}),
         },
         estimate=round(test.estimate, 6),
@@ -171,4 +178,5 @@ def should_prune(
         margin=dict(margin),
         p_value=test.p_value,
         alpha=alpha_look,
+        objective=objective,
     )

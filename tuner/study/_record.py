@@ -46,7 +46,8 @@ class TrialRecord:
     trial's objective values on the cases it ran; ``pruning`` is the evidence it was pruned on.
     ``duplicate_of`` names the trial whose configuration this one repeats (it was not evaluated again);
     ``unscorable`` says why Δ could not be computed (the trial is infeasible, off every front);
-    ``failure`` what a backend raised when the trial failed.
+    ``failure`` what a backend raised when the trial failed; ``warnings`` what the reader of its figures must
+    know (a noise variant short of its slots, so its Δ understates the noise effect).
     """
 
     worker: str | None = None
@@ -66,6 +67,7 @@ class TrialRecord:
     duplicate_of: int | None = None
     unscorable: str | None = None
     failure: str | None = None
+    warnings: tuple[str, ...] | None = None
 
     def to_attrs(self) -> dict[str, Any]:
         """The fields that are set, as JSON-ready user attributes."""
@@ -110,6 +112,7 @@ class TrialRecord:
             duplicate_of=attrs.get("duplicate_of"),
             unscorable=attrs.get("unscorable"),
             failure=attrs.get("failure"),
+            warnings=None if attrs.get("warnings") is None else tuple(attrs["warnings"]),
         )
 
     @classmethod
