@@ -12,6 +12,7 @@ from tuner.verdicts import KeypointVerdict
 class Verdict:
     answer: str | None
     missing_reason: str | None = None
+    context: str | None = "supported"
 
 
 S, C, A = Verdict("supported"), Verdict("contradicted"), Verdict("absent")
@@ -22,6 +23,14 @@ def test_faithful_is_the_share_of_supported_keypoints() -> None:
     assert faithful([S, S, C, A]) == 0.5  # 2 supported / 4 keypoints
     assert faithful([S]) == 1.0
     assert faithful([A, C]) == 0.0  # a real zero, not a missing case
+
+
+def test_a_keypoint_the_context_does_not_support_is_not_faithful() -> None:
+    from_elsewhere = Verdict("supported", context="absent")  # stated, but no passage holds it
+    assert faithful([S, from_elsewhere]) == 0.5
+    assert correct([S, from_elsewhere]) == 1.0  # not wrong either
+    context_missing = Verdict("supported", "timeout", context=None)
+    assert faithful([S, context_missing]) is None and missing_reason([S, context_missing]) == "timeout"
 
 
 def test_contradicted_share() -> None:

@@ -16,7 +16,7 @@ def missing_reason(verdicts: Sequence[KeypointVerdict]) -> str | None:
     A case whose faithfulness is None is reported under this reason, never as a score of 0.
     """
     for verdict in verdicts:
-        if verdict.answer is None:
+        if verdict.answer is None or verdict.context is None:
             return verdict.missing_reason or DEFAULT_MISSING_REASON
     return None
 
@@ -35,17 +35,21 @@ def answer_verdicts(verdicts: Sequence[KeypointVerdict]) -> list[str] | None:
 
 
 def faithful(verdicts: Sequence[KeypointVerdict]) -> float | None:
-    """faithful = |{i : answer_i = supported}| / |keypoints|; None if any keypoint verdict is missing.
+    """faithful = |{i : answer_i = supported ∧ context_i = supported}| / |keypoints|; None if any verdict
+    (answer or context side) is missing.
 
-    The share of the reference keypoints that the answer states correctly.
+    The share of the reference keypoints that the answer states and its context supports. A keypoint the
+    answer states although no passage holds it came from elsewhere (the model's own knowledge, a lucky
+    guess): it may be correct, but it is not faithful to the context (see ``correct`` for the lenient view).
 
-    >>> faithful([KeypointVerdict("supported", "supported"), KeypointVerdict("absent", "supported")])
-    0.5
+    >>> faithful([KeypointVerdict("supported", "supported"), KeypointVerdict("absent", "supported"),
+    ...           KeypointVerdict("supported", "absent")])
+    0.3333333333333333
     """
     labels = answer_verdicts(verdicts)
-    if labels is None:
+    if labels is None or any(verdict.context is None for verdict in verdicts):
         return None
-    return labels.count(SUPPORTED) / len(labels)
+    return sum(v.answer == SUPPORTED and v.context == SUPPORTED for v in verdicts) / len(labels)
 
 
 def contradicted_share(verdicts: Sequence[KeypointVerdict]) -> float | None:
