@@ -116,7 +116,7 @@ def _relative_drops(f0: Matrix, f3: Matrix) -> Matrix | None:
     """Per run r and case c, (f0[r, c] − f3[r, c]) / mean_c f0[r, c]: its mean over cases is run r's
     Δfaithful, so the run-to-run spread of these rows is the spread of Δfaithful itself. None when some
     run has mean faithfulness 0 at v0 (Δ undefined)."""
-    base = f0.mean(axis=1, keepdims=True)
+    base: Matrix = f0.mean(axis=1, keepdims=True)
     if np.any(base == 0):
         return None
     return (f0 - f3) / base

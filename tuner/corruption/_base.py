@@ -39,6 +39,8 @@ class Corruptor(Protocol):
     """One corruption type. ``corrupt`` returns ``None`` when the document has nothing it can corrupt,
     and raises :class:`CorruptionFailed` when an attempt failed for a reason worth reporting."""
 
-    kind: str
+    @property
+    def kind(self) -> str:
+        """The corruption type's name, as written to conflicts.jsonl."""
 
     def corrupt(self, document: Document, facts: CaseFacts, severity: str, rng: random.Random) -> CorruptedDoc | None: ...

@@ -64,7 +64,8 @@ class BM25Retriever:
         return top_k_rows(scores, depth)
 
     def score(self, query: str, indices: np.ndarray) -> np.ndarray:
-        return self.normalized_scores(query)[indices]
+        scores: np.ndarray = self.normalized_scores(query)[indices]
+        return scores
 
 
 @register_retriever("bm25")

@@ -13,7 +13,7 @@ from tuner.io import read_yaml_mapping
 from tuner.generation import ExtractiveGeneratorConfig, GeneratorConfig, parse_generator_config
 from tuner.judging import JudgeConfig, LexicalJudgeConfig, parse_judge_config
 from tuner.noise import NoiseConfig
-from tuner.objectives import OBJECTIVES, REQUIRED
+from tuner.objectives import OBJECTIVES, REQUIRED, Direction
 from tuner.settings import RetrievalSettings, settings_from_mapping
 
 
@@ -109,7 +109,7 @@ class LoadedStudy:
         return settings_from_mapping({**self.base_settings.model_dump(), **first}, f"{self.path}: enqueue[0]")
 
     @property
-    def directions(self) -> list[str]:
+    def directions(self) -> list[Direction]:
         return [OBJECTIVES[o] for o in self.config.objectives]
 
 

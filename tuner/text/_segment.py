@@ -33,7 +33,8 @@ def segmenter(name: str) -> Callable[[str], list[str]]:
 
             jieba.setLogLevel(logging.WARNING)  # it prints "Building prefix dict..." to stderr otherwise
             jieba.initialize()
-            return jieba.lcut
+            lcut: Callable[[str], list[str]] = jieba.lcut  # jieba is untyped
+            return lcut
     raise ValueError(f"unknown segmenter '{name}' (known: {', '.join(SEGMENTERS)})")
 
 
