@@ -5,16 +5,20 @@ thing whichever retriever a trial uses: dense = cosine clipped to [0, 1]; BM25 =
 query's attainable score ``Σ idf`` (see ``_bm25``); hybrid = convex combination of the two.
 """
 
-from tuner.retrieval import _bm25, _dense, _hybrid  # noqa: F401  (registers the retrievers)
+from tuner.retrieval import _hybrid  # noqa: F401  (registers hybrid; bm25 and dense register as imported)
 from tuner.retrieval._base import RETRIEVERS, FirstStage, Hits
+from tuner.retrieval._bm25 import BM25Retriever
+from tuner.retrieval._dense import DenseRetriever
 from tuner.retrieval._pipeline import Candidates, RetrievalPipeline, RetrievedContext
 from tuner.retrieval._ranking import final_ranking
 from tuner.retrieval._table import ChunkTable, load_chunk_table
 
 __all__ = [
     "RETRIEVERS",
+    "BM25Retriever",
     "Candidates",
     "ChunkTable",
+    "DenseRetriever",
     "FirstStage",
     "Hits",
     "RetrievalPipeline",
