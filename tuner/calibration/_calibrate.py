@@ -1,4 +1,5 @@
-"""Measure the noise floor of one configuration: regenerate, re-judge, bootstrap, decompose.
+"""Noise floor (metrics → **ε** → front, pruning, gate): measure it for one configuration: regenerate, re-judge,
+bootstrap, decompose.
 
 For R runs, run r builds the generator and the judge with seed = (configured seed or 0) + r (run 0
 uses the configuration as given; a backend without a seed is simply called again) and a fresh

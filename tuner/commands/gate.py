@@ -1,3 +1,5 @@
+"""Command line (``tuner gate`` → tuner.gate): the CI regression gate for one configuration."""
+
 from __future__ import annotations
 
 import argparse

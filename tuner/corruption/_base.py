@@ -1,3 +1,5 @@
+"""Conflicts (dataset → **corruption** → dataset): the corruptor interface, what it is given and what it returns."""
+
 from __future__ import annotations
 
 import random

@@ -1,4 +1,5 @@
-"""Wrong values of the right type: scaled numbers, digit typos, shifted dates, swapped names, negations.
+"""Conflicts (dataset → **corruption** → dataset): wrong values of the right type: scaled numbers, digit typos, shifted
+dates, swapped names, negations.
 
 How far a wrong value lands from the right one is data (the ``Style`` tables below), chosen by
 severity: subtle values stay plausible, obvious ones are absurd.

@@ -1,4 +1,5 @@
-"""Read and validate a dataset folder; every problem becomes one ``file:line: what is wrong`` line."""
+"""Dataset (**dataset** → text analysis): read and validate a dataset folder; every problem becomes one ``file:line:
+what is wrong`` line."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""ragas Faithfulness and NoiseSensitivity on the samples the keypoint judge scored (extra ``tuner[ragas]``).
+"""Metrics (answers → **ragas metrics**, optional): ragas Faithfulness and NoiseSensitivity on the samples the keypoint
+judge scored (extra ``tuner[ragas]``).
 
 ragas (and the langchain it pulls in) is imported only when :func:`ragas_scores` runs, so ``import
 tuner`` stays light and works without the extra. ragas's own prompts and score formulas are used;

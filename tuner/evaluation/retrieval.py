@@ -1,4 +1,5 @@
-"""Retrieval evaluation of one configuration: every retrieval metric per case, mean with n/N, per bucket."""
+"""Metrics (ranking → **metrics**): retrieval evaluation of one configuration: every retrieval metric per case, mean
+with n/N, per bucket."""
 
 from __future__ import annotations
 

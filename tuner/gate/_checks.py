@@ -1,4 +1,5 @@
-"""The gate's checks: each compares one measured number with a limit and gives pass, warn, fail or skip.
+"""Serve (export → **gate** in CI): the gate's checks: each compares one measured number with a limit and gives pass,
+warn, fail or skip.
 
 Retrieval metrics are deterministic and gate hard against the baseline. Δfaithful is graded on its
 own value (≤ warn passes, ≤ fail warns, above fails). Probabilistic means are compared with the

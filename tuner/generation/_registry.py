@@ -1,4 +1,4 @@
-"""The generator registry: ``backend`` name → config model and builder."""
+"""Answers (variants → **answers** → verdicts): the generator registry: ``backend`` name → config model and builder."""
 
 from __future__ import annotations
 

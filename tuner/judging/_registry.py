@@ -1,4 +1,4 @@
-"""The judge registry: ``backend`` name → config model and builder."""
+"""Verdicts (answers → **verdicts** → metrics): the judge registry: ``backend`` name → config model and builder."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""OpenAI-compatible plumbing shared by generators and judges: config, client, call cache, usage, concurrency."""
+"""LLM plumbing (answers, verdicts → **chat endpoint**): what generators, judges, LLM corruption and ragas scoring
+share: the backend registry, endpoint config, client, call cache, reply parsing, usage counters and concurrency."""
 
 from tuner.llm._backends import BackendRegistry, backend_of
 from tuner.llm._cache import CACHE_FILE, CachedReply, CallCache, request_key

@@ -1,4 +1,5 @@
-"""A scriptable OpenAI-compatible chat server on loopback, for tests and offline demos of the LLM backends.
+"""LLM plumbing (answers, verdicts → **chat endpoint**): a scriptable OpenAI-compatible chat server on loopback, for
+tests and offline demos of the LLM backends.
 
 It speaks ``POST /v1/chat/completions`` over real HTTP, so the client, its retries and its timeouts
 are exercised exactly as against a hosted endpoint. Replies are derived from the request unless a

@@ -1,4 +1,5 @@
-"""Δfaithful: the relative loss of faithfulness under a noise variant, and its release grade."""
+"""Metrics (verdicts → **metrics** → trial record): Δfaithful: the relative loss of faithfulness under a noise variant,
+and its release grade."""
 
 from __future__ import annotations
 

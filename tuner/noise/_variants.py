@@ -1,3 +1,5 @@
+"""Variants (ranking → **variants** → answers): each case's v0–v4 contexts, noise sampled by similarity band and inserted."""
+
 from __future__ import annotations
 
 import hashlib

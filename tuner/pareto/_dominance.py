@@ -1,4 +1,5 @@
-"""Exact and ε-dominance, the fronts they define, and groups of front trials tied within the noise floor."""
+"""Front (trial record → **front** → report/export): exact and ε-dominance, the fronts they define, and groups of front
+trials tied within the noise floor."""
 
 from __future__ import annotations
 

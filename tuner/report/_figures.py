@@ -1,4 +1,5 @@
-"""The report's plotly figures; each takes plain data (see ``_study``) and returns a figure or a note why it has none."""
+"""Report (front → **report**): the report's plotly figures; each takes plain data (see ``_study``) and returns a figure
+or a note why it has none."""
 
 from __future__ import annotations
 

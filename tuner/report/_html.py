@@ -1,4 +1,5 @@
-"""Assemble the study report: one self-contained HTML page with plotly.js inlined and no network reference."""
+"""Report (front → **report**): assemble the study report: one self-contained HTML page with plotly.js inlined and no
+network reference."""
 
 from __future__ import annotations
 

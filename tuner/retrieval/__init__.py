@@ -1,4 +1,5 @@
-"""Retrieval: chunk tables, first-stage retrievers (BM25, dense, hybrid), reranking and the candidate cache.
+"""Retrieval (chunks → **indexes → candidates → ranking**): chunk tables, first-stage retrievers (BM25, dense, hybrid),
+reranking and the candidate cache.
 
 Every retriever's scores are normalized to [0, 1] so one ``relevance_threshold`` means the same
 thing whichever retriever a trial uses: dense = cosine clipped to [0, 1]; BM25 = the fraction of the

@@ -1,4 +1,5 @@
-"""Dense retrieval: sentence-transformers embeddings in FAISS, inner product on normalized vectors.
+"""Indexes (chunks → **indexes** → candidates): dense retrieval: sentence-transformers embeddings in FAISS, inner
+product on normalized vectors.
 
 The normalized score is the cosine similarity clipped to [0, 1] (negative cosine means unrelated).
 ``dense_index: flat`` (default) is exact; ``hnsw`` is an approximate graph index for large corpora,

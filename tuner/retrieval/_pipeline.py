@@ -1,3 +1,5 @@
+"""Candidates (indexes → **candidates** → ranking): retrieval over one dataset with every expensive step cached on disk."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,3 +1,5 @@
+"""Chunks (text analysis → **chunks** → indexes): the chunk table of one chunk configuration and its embeddings."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
-"""Study files: one YAML naming the dataset, search space, objectives, backends, noise, sampler, budget, storage."""
+"""Study (**study file** → trials → trial record): study files: one YAML naming the dataset, search space, objectives,
+backends, noise, sampler, budget, storage."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The Chinese word segmenter behind BM25 tokens, kept behind one function so it can be swapped.
+"""Text analysis (dataset → **text analysis** → chunks): the Chinese word segmenter behind BM25 tokens, kept behind one
+function so it can be swapped.
 
 rjieba (jieba-rs, the Rust port of jieba with the same dictionary and HMM) is used: on CMRC 2018 it
 gives the same BM25 recall as jieba and segments several times faster (``bench/text_zh.py``,
