@@ -26,10 +26,7 @@ from tuner.cache import DiskCache
 from tuner.dataset import Dataset, Document, GoldenCase, load_dataset, resolve_dataset
 from tuner.embedding import get_encoder
 from tuner.evaluation import evaluate_retrieval
-from tuner.retrieval import RetrievalPipeline
-from tuner.retrieval._bm25 import BM25Retriever
-from tuner.retrieval._dense import DenseRetriever
-from tuner.retrieval._table import load_chunk_table
+from tuner.retrieval import BM25Retriever, DenseRetriever, RetrievalPipeline, load_chunk_table
 from tuner.settings import RetrievalSettings
 
 

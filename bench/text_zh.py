@@ -18,7 +18,6 @@ itself is read from ``--cmrc`` (default: the shared copy).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
@@ -35,35 +34,14 @@ from bm25s.stopwords import STOPWORDS_EN
 import tuner.text._segment as segment_module
 from tuner.cache import DiskCache
 from tuner.chunking import char_units, chunk_spans, token_units
-from tuner.dataset import Dataset, Document, load_dataset
+from tuner.dataset import Dataset, Document, write_dataset
+from tuner.dataset.importers import import_squad
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.text import bm25_tokens, split_sentences
 
 CMRC = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "cmrc2018" / "cmrc2018_trial.json"
 WHOLE_PARAGRAPH = RetrievalSettings(retriever="bm25", chunk_unit="chars", chunk_size=5000, candidate_depth=10, top_k=10)
-
-
-def write_cmrc_folder(source: Path, folder: Path) -> None:
-    """CMRC (SQuAD format) as a tuner dataset: paragraphs are documents, each question's paragraph is relevant.
-
-    Questions with an empty text (2 of the trial set's 1,002) are left out: a dataset refuses them."""
-    data = json.loads(source.read_text("utf-8"))["data"]
-    corpus, golden = [], []
-    for article in data:
-        for number, paragraph in enumerate(article["paragraphs"]):
-            doc_id = f"{article['id']}-{number}"
-            corpus.append({"doc_id": doc_id, "text": paragraph["context"], "title": article.get("title", "")})
-            for qa in (qa for qa in paragraph["qas"] if qa["question"].strip()):
-                answers = list(dict.fromkeys(a["text"] for a in qa["answers"]))
-                golden.append(
-                    {"id": qa["id"], "question": qa["question"], "ground_truth": answers[0], "keypoints": [answers],
-                     "relevant_doc_ids": [doc_id]}
-                )  # fmt: skip
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, records in (("corpus.jsonl", corpus), ("golden.jsonl", golden)):
-        (folder / name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
-    (folder / "dataset.yaml").write_text("language: zh\n", "utf-8")
 
 
 def recall_at(pipeline: RetrievalPipeline, settings: RetrievalSettings) -> dict[int, float]:
@@ -188,9 +166,8 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=100_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="tuner-text-zh-") as tmp:
-        folder = Path(tmp) / "cmrc2018"
-        write_cmrc_folder(args.cmrc, folder)
-        dataset = load_dataset(folder)
+        imported = import_squad(args.cmrc)  # paragraphs are documents, each question's paragraph is relevant
+        dataset = write_dataset(Path(tmp) / "cmrc2018", imported.corpus, imported.golden, imported.conflicts)
         print(
             f"- machine: {platform.processor() or platform.machine()}; nproc {os.cpu_count()}; Python {platform.python_version()}"
         )

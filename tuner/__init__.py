@@ -1,4 +1,5 @@
-"""tuner: multi-objective tuning of RAG retrieval settings — recall@k versus faithfulness under conflicting content.
+"""tuner (all three flows: docs/architecture.md): multi-objective tuning of RAG retrieval settings — recall@k versus
+faithfulness under conflicting content.
 
 The public API mirrors the command line::
 

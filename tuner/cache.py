@@ -1,4 +1,5 @@
-"""Content-addressed on-disk cache for chunks, indexes and candidate lists.
+"""Cache (beside chunks → indexes → candidates): content-addressed on-disk cache for chunks, indexes and candidate
+lists.
 
 An entry lives at ``<root>/<namespace>/<key>/`` with its payload files and a ``MANIFEST.json``
 holding the sha256 of each payload file. Entries are built in a staging folder and renamed into

@@ -1,4 +1,5 @@
-"""The online canary: the share of retrieved chunks scoring below the relevance threshold, per time window.
+"""Serve (export → **serve**): the online canary: the share of retrieved chunks scoring below the relevance threshold,
+per time window.
 
 Rising noise in production retrievals tends to show weeks before business metrics fall. Input is a
 JSONL log, one retrieval per line (see docs/gate.md)::

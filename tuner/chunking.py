@@ -1,5 +1,5 @@
-"""Chunking in tokens of the embedding model or in characters, snapped to sentence ends; every chunk maps
-back to ``(doc_id, char span)``.
+"""Chunks (text analysis → **chunks** → indexes): chunking in tokens of the embedding model or in characters, snapped to
+sentence ends; every chunk maps back to ``(doc_id, char span)``.
 
 A chunk holds at most ``chunk_size`` units, counted in ``chunk_unit``:
 

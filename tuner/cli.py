@@ -1,4 +1,5 @@
-"""The ``tuner`` command line. Each sub-command lives in ``tuner.commands.<name>`` and is listed in COMMANDS."""
+"""Command line (**CLI** → public package names): the ``tuner`` entry point. Each sub-command lives in
+``tuner.commands.<name>`` and is listed in COMMANDS."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Sentence embeddings: model resolution (offline only), a per-text embedding store, and a counting encoder.
+"""Indexes (chunks → **indexes** → candidates): sentence embeddings: model resolution (offline only), a per-text
+embedding store, and a counting encoder.
 
 Embedding is the cold-start bottleneck, so vectors are stored per (model, prompt, text): a text that
 appears under several chunk configurations, or in several runs, is embedded once.

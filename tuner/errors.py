@@ -1,4 +1,5 @@
-"""Errors a user can cause. The CLI prints them as one line each and exits 2; bugs still raise."""
+"""Beside the flows (user errors at every edge): errors a user can cause. The CLI prints them as one line each and exits
+2; bugs still raise."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Export a chosen configuration for deployment: settings, the models they need, and provenance. Never a secret."""
+"""Export (front → **export** → serve): export a chosen configuration for deployment: settings, the models they need,
+and provenance. Never a secret."""
 
 from __future__ import annotations
 

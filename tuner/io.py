@@ -1,4 +1,5 @@
-"""Atomic file output: a reader sees the old file or the whole new one, never a torn write."""
+"""Beside the flows (every written file): atomic file output: a reader sees the old file or the whole new one, never a
+torn write."""
 
 from __future__ import annotations
 

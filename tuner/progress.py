@@ -1,4 +1,5 @@
-"""Progress for long work: a small interface, a rich implementation for the terminal, a silent one for code."""
+"""Beside the flows (progress of long work): progress for long work: a small interface, a rich implementation for the
+terminal, a silent one for code."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Retrieval settings: the knobs a study turns, validated once and passed as one typed object."""
+"""Settings (the knobs of chunks → … → ranking): the knobs a study turns, validated once and passed as one typed object."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""pytest helpers: the checks of ``tuner gate`` as assertions in a project's own test suite.
+"""Serve (export → **gate** in pytest): pytest helpers: the checks of ``tuner gate`` as assertions in a project's own
+test suite.
 
 They call the gate's own code (:func:`tuner.gate.measure` and :func:`tuner.gate.evaluate_gate`), so
 a test and the CI gate can never disagree about what a regression is::

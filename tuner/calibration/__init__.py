@@ -1,4 +1,5 @@
-"""The noise floor: how far apart two configurations' scores must be before the difference is real.
+"""Noise floor (metrics → **ε** → front, pruning, gate): how far apart two configurations' scores must be before the
+difference is real.
 
 ``calibrate`` measures it for one configuration (run-to-run noise split into judge and generator
 parts, plus case-sampling noise); ``NoiseFloor`` is the result, written to ``noise_floor.json`` and

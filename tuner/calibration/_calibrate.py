@@ -1,4 +1,5 @@
-"""Measure the noise floor of one configuration: regenerate, re-judge, bootstrap, decompose.
+"""Noise floor (metrics → **ε** → front, pruning, gate): measure it for one configuration: regenerate, re-judge,
+bootstrap, decompose.
 
 For R runs, run r builds the generator and the judge with seed = (configured seed or 0) + r (run 0
 uses the configuration as given; a backend without a seed is simply called again) and a fresh
@@ -116,7 +117,7 @@ def _relative_drops(f0: Matrix, f3: Matrix) -> Matrix | None:
     """Per run r and case c, (f0[r, c] − f3[r, c]) / mean_c f0[r, c]: its mean over cases is run r's
     Δfaithful, so the run-to-run spread of these rows is the spread of Δfaithful itself. None when some
     run has mean faithfulness 0 at v0 (Δ undefined)."""
-    base = f0.mean(axis=1, keepdims=True)
+    base: Matrix = f0.mean(axis=1, keepdims=True)
     if np.any(base == 0):
         return None
     return (f0 - f3) / base

@@ -1,4 +1,5 @@
-"""The noise floor of one configuration, as written to and read from ``noise_floor.json``."""
+"""Noise floor (metrics → **ε** → front, pruning, gate): the noise floor of one configuration, as written to and read
+from ``noise_floor.json``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Arguments shared by commands that evaluate one configuration on one dataset."""
+"""Command line (**CLI** → public package names): arguments shared by commands that evaluate one configuration on one
+dataset."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Terminal rendering of evaluation reports (rich tables)."""
+"""Command line (**CLI** → public package names): terminal rendering of evaluation reports (rich tables)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Arguments shared by ``tuner run``, ``tuner pareto`` and ``tuner export`` so they find the same study."""
+"""Command line (**CLI** → public package names): arguments shared by ``tuner run``, ``tuner pareto`` and ``tuner
+export`` so they find the same study."""
 
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+"""Command line (``tuner calibrate`` → tuner.calibration): measure and write one configuration's noise floor."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,3 +1,5 @@
+"""Command line (``tuner canary`` → tuner.canary): the online canary over a deployment's retrieval log."""
+
 from __future__ import annotations
 
 import argparse

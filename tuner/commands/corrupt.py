@@ -1,3 +1,5 @@
+"""Command line (``tuner corrupt`` → tuner.corruption): write a dataset's conflicts.jsonl."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,3 +1,5 @@
+"""Command line (``tuner demo-data`` → tuner.dataset): write the built-in demo knowledge base."""
+
 from __future__ import annotations
 
 import argparse

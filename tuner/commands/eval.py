@@ -1,3 +1,5 @@
+"""Command line (``tuner eval`` → tuner.evaluation): retrieval metrics of one configuration."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,3 +1,5 @@
+"""Command line (``tuner export`` → tuner.study, tuner.export): write a front trial's settings for deployment."""
+
 from __future__ import annotations
 
 import argparse

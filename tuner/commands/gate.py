@@ -1,11 +1,17 @@
+"""Command line (``tuner gate`` → tuner.gate): the CI regression gate for one configuration."""
+
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tuner.commands._common import add_backend_arguments, add_noise_arguments
 from tuner.errors import UserError
+
+if TYPE_CHECKING:
+    from tuner.judging import JudgeConfig
 
 HELP = "CI regression gate: compare one configuration with a baseline (exit 0 pass, 1 regression, 2 bad input)."
 
@@ -41,11 +47,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_backend_arguments(parser)
 
 
-def _without_cache(config: object) -> object:
+def _without_cache(config: JudgeConfig) -> JudgeConfig:
     """The judge config with its reply cache off, so the self-check asks the judge again."""
-    from pydantic import BaseModel
-
-    if isinstance(config, BaseModel) and "cache" in type(config).model_fields:
+    if "cache" in type(config).model_fields:
         return config.model_copy(update={"cache": False})
     return config
 

@@ -1,3 +1,5 @@
+"""Command line (``tuner import`` → tuner.dataset.importers): convert outside data into a dataset folder."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,3 +1,5 @@
+"""Command line (``tuner pareto`` → tuner.study, tuner.pareto): print a study's Pareto front."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,3 +1,5 @@
+"""Command line (``tuner robustness`` → tuner.evaluation): one configuration under noise variants v0–v4."""
+
 from __future__ import annotations
 
 import argparse

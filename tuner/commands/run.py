@@ -1,3 +1,5 @@
+"""Command line (``tuner run`` → tuner.study): run or resume a tuning study and write its outputs."""
+
 from __future__ import annotations
 
 import argparse

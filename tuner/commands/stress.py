@@ -1,3 +1,5 @@
+"""Command line (``tuner stress`` → tuner.stress): the corruption stress matrix of one configuration."""
+
 from __future__ import annotations
 
 import argparse

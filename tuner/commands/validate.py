@@ -1,3 +1,5 @@
+"""Command line (``tuner validate`` → tuner.dataset): check a dataset folder, one line per problem."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
-"""Knowledge-base corruption: conflicting copies of relevant documents for datasets that have none.
+"""Conflicts (dataset → **corruption** → dataset): knowledge-base corruption: conflicting copies of relevant documents
+for datasets that have none.
 
 Four corruption types on two axes (see docs/corruption.md), each at three severities:
 

@@ -1,3 +1,5 @@
+"""Conflicts (dataset → **corruption** → dataset): the corruptor interface, what it is given and what it returns."""
+
 from __future__ import annotations
 
 import random
@@ -39,6 +41,8 @@ class Corruptor(Protocol):
     """One corruption type. ``corrupt`` returns ``None`` when the document has nothing it can corrupt,
     and raises :class:`CorruptionFailed` when an attempt failed for a reason worth reporting."""
 
-    kind: str
+    @property
+    def kind(self) -> str:
+        """The corruption type's name, as written to conflicts.jsonl."""
 
     def corrupt(self, document: Document, facts: CaseFacts, severity: str, rng: random.Random) -> CorruptedDoc | None: ...

@@ -1,4 +1,5 @@
-"""Corrupting a dataset: which documents, which random streams, and the records of conflicts.jsonl."""
+"""Conflicts (dataset → **corruption** → dataset): corrupting a dataset: which documents, which random streams, and the
+records of conflicts.jsonl."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Wrong values of the right type: scaled numbers, digit typos, shifted dates, swapped names, negations.
+"""Conflicts (dataset → **corruption** → dataset): wrong values of the right type: scaled numbers, digit typos, shifted
+dates, swapped names, negations.
 
 How far a wrong value lands from the right one is data (the ``Style`` tables below), chosen by
 severity: subtle values stay plausible, obvious ones are absurd.
@@ -15,7 +16,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from tuner.corruption import _zh
-from tuner.corruption._text import DATE_FORMATS, MONTH_NAMES, NUMERAL, Span, apply_edits, find_values
+from tuner.corruption._text import CJK, DATE_FORMATS, MONTH_NAMES, NUMERAL, Span, apply_edits, find_values
 from tuner.text import NUMBER, chinese_numeral, parse_number
 
 SEVERITIES = ("subtle", "moderate", "obvious")
@@ -210,11 +211,11 @@ def swap_entity(name: str, pool: Sequence[str], severity: str, rng: random.Rando
     blocked = [a.strip().lower() for a in (name, *avoid) if a.strip()]
 
     def shape(text: str) -> tuple[int, bool, int]:
-        return len(text.split()), any(ch.isdigit() for ch in text), len(_zh.CJK.findall(text))
+        return len(text.split()), any(ch.isdigit() for ch in text), len(CJK.findall(text))
 
     allowed = {c for c in pool if not any(b in c.lower() or c.lower() in b for b in blocked)}
-    chinese = bool(_zh.CJK.search(name))
-    allowed = {c for c in allowed if bool(_zh.CJK.search(c)) == chinese} or allowed
+    chinese = bool(CJK.search(name))
+    allowed = {c for c in allowed if bool(CJK.search(c)) == chinese} or allowed
     candidates = sorted(allowed, key=lambda c: (shape(c) != shape(name), -SequenceMatcher(None, name.lower(), c.lower()).ratio(), c))
     if not candidates:
         return None

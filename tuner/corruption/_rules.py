@@ -1,4 +1,5 @@
-"""The four rule-based corruptors of the taxonomy, offline and deterministic for a given ``rng``."""
+"""Conflicts (dataset → **corruption** → dataset): the four rule-based corruptors of the taxonomy, offline and
+deterministic for a given ``rng``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""What the corruption rules need to know about a document's language, chosen by its script.
+"""Conflicts (dataset → **corruption** → dataset): what the corruption rules need to know about a document's language,
+chosen by its script.
 
 A document whose CJK characters outnumber its Latin-script words gets the Chinese rules (values
 with 万/亿 and 年月日, 《titles》 and short terms as names, negation with 不/没有/未/并非, Chinese

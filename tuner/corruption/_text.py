@@ -1,4 +1,5 @@
-"""Finding what to corrupt in a text: typed values, named entities, answer spans and sentences.
+"""Conflicts (dataset → **corruption** → dataset): finding what to corrupt in a text: typed values, named entities,
+answer spans and sentences.
 
 Everything here works on character offsets into the original text, so a corruption can rewrite
 exactly the span where the answer was and leave the rest of the document byte-identical.

@@ -1,4 +1,5 @@
-"""Finding what to corrupt in Chinese text: script detection, typed values, names and statements.
+"""Conflicts (dataset → **corruption** → dataset): finding what to corrupt in Chinese text: script detection, typed
+values, names and statements.
 
 The Chinese counterparts of :mod:`tuner.corruption._text`, on the same character offsets. Chinese
 has no spaces and no capitals, so a value is delimited by what it is glued to (Latin letters and

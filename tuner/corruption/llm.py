@@ -1,4 +1,5 @@
-"""LLM-written corruptions: the same :class:`Corruptor` interface, the rewrite done by a chat model.
+"""Conflicts (dataset → **corruption** → dataset): LLM-written corruptions: the same :class:`Corruptor` interface, the
+rewrite done by a chat model.
 
 Imported only when an endpoint is configured (``tuner corrupt --llm-config FILE``), so the
 rule-based path never loads the OpenAI client.

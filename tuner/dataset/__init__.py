@@ -1,4 +1,5 @@
-"""Datasets: the folder format (corpus, golden questions, conflicts), loading and validation."""
+"""Dataset (**dataset** → text analysis): the folder format (corpus, golden questions, conflicts), loading, validation
+and writing; the built-in demo (``demo/``) and importers of outside data (``importers/``)."""
 
 from tuner.dataset._builtin import is_builtin, resolve_dataset
 from tuner.dataset.demo import generate_demo

@@ -1,5 +1,6 @@
-"""Dataset specs on the command line: ``demo`` / ``demo:SEED`` name the built-in English demo, ``demo-zh`` /
-``demo-zh:SEED`` the Chinese one (``demo-LANG`` for any demo language); anything else is a folder."""
+"""Dataset (**dataset** → text analysis): dataset specs on the command line: ``demo`` / ``demo:SEED`` name the built-in
+English demo, ``demo-zh`` / ``demo-zh:SEED`` the Chinese one (``demo-LANG`` for any demo language); anything else is a
+folder."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Read and validate a dataset folder; every problem becomes one ``file:line: what is wrong`` line."""
+"""Dataset (**dataset** → text analysis): read and validate a dataset folder; every problem becomes one ``file:line:
+what is wrong`` line."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ MODEL_KEYS = ("embedding_model", "reranker", "query_prompt", "document_prompt")
 _MODEL_NAMES = ("embedding_model", "reranker")
 MANIFEST_KEYS = ("language", *MODEL_KEYS)
 
-_CORPUS_FIELDS = {"doc_id": str, "text": str, "title": str, "metadata": dict}
-_GOLDEN_FIELDS = {
+_CORPUS_FIELDS: dict[str, type] = {"doc_id": str, "text": str, "title": str, "metadata": dict}
+_GOLDEN_FIELDS: dict[str, type] = {
     "id": str,
     "question": str,
     "ground_truth": str,
@@ -34,7 +35,7 @@ _GOLDEN_FIELDS = {
     "difficulty": str,
     "wrong_answers": list,
 }
-_CONFLICT_FIELDS = {
+_CONFLICT_FIELDS: dict[str, type] = {
     "doc_id": str,
     "text": str,
     "conflicts_with": str,
@@ -43,7 +44,7 @@ _CONFLICT_FIELDS = {
     "wrong_values": list,
     "title": str,
 }
-_TYPE_NAMES = {str: "a string", dict: "an object", list: "a list"}
+_TYPE_NAMES: dict[type, str] = {str: "a string", dict: "an object", list: "a list"}
 
 
 class _Problems:
@@ -99,7 +100,7 @@ def _check_fields(
         if not isinstance(value, expected):
             problems.add(where, f"field '{key}' must be {_TYPE_NAMES[expected]}, got {type(value).__name__}")
             ok = False
-        elif key in required and expected is str and not value.strip():
+        elif key in required and isinstance(value, str) and not value.strip():
             problems.add(where, f"field '{key}' is empty")
             ok = False
     return ok

@@ -1,3 +1,5 @@
+"""Dataset (**dataset** → text analysis): documents, golden cases, conflicts and the dataset's content hash."""
+
 from __future__ import annotations
 
 import hashlib

@@ -1,4 +1,5 @@
-"""Write a dataset folder the safe way: refuse to clobber, validate in staging, then rename into place."""
+"""Dataset (**dataset** → text analysis): write a dataset folder the safe way: refuse to clobber, validate in staging,
+then rename into place."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""ragas Faithfulness and NoiseSensitivity on the samples the keypoint judge scored (extra ``tuner[ragas]``).
+"""Metrics (answers → **ragas metrics**, optional): ragas Faithfulness and NoiseSensitivity on the samples the keypoint
+judge scored (extra ``tuner[ragas]``).
 
 ragas (and the langchain it pulls in) is imported only when :func:`ragas_scores` runs, so ``import
 tuner`` stays light and works without the extra. ragas's own prompts and score formulas are used;
@@ -13,7 +14,7 @@ import math
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -30,7 +31,7 @@ from tuner.llm import (
     parse_structured,
 )
 from tuner.progress import Reporter, SilentReporter
-from tuner.stats import Estimate, mean_estimate
+from tuner.stats import CiMethod, Estimate, mean_estimate
 
 RAGAS_METRICS = ("faithfulness", "noise_sensitivity")
 M = TypeVar("M", bound=BaseModel)
@@ -95,7 +96,8 @@ def _load_metrics(llm: RagasChatLLM) -> dict[str, Any]:
     from ragas.metrics.collections import Faithfulness, NoiseSensitivity
 
     InstructorBaseRagasLLM.register(RagasChatLLM)
-    return {"faithfulness": Faithfulness(llm=llm), "noise_sensitivity": NoiseSensitivity(llm=llm)}
+    ragas_llm = cast(InstructorBaseRagasLLM, llm)  # a virtual subclass since the line above; mypy cannot see that
+    return {"faithfulness": Faithfulness(llm=ragas_llm), "noise_sensitivity": NoiseSensitivity(llm=ragas_llm)}
 
 
 def _score(metric: Any, name: str, sample: RagasSample) -> tuple[float | None, str | None]:
@@ -169,7 +171,7 @@ def ragas_scores(
             return result
 
         results = dict(zip(jobs, map_concurrent(run, jobs, llm_config.concurrency)))
-    method = "bootstrap" if ci else None
+    method: CiMethod | None = "bootstrap" if ci else None
     scores: dict[str, dict[str, Estimate]] = {}
     for variant, per_case in samples.items():
         scores[variant] = {}

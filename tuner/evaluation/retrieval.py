@@ -1,4 +1,5 @@
-"""Retrieval evaluation of one configuration: every retrieval metric per case, mean with n/N, per bucket."""
+"""Metrics (ranking → **metrics**): retrieval evaluation of one configuration: every retrieval metric per case, mean
+with n/N, per bucket."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 from tuner.metrics import RETRIEVAL_METRICS
 from tuner.retrieval import RetrievalPipeline, RetrievedContext
 from tuner.settings import RetrievalSettings
-from tuner.stats import Estimate, by_group, mean_estimate
+from tuner.stats import CiMethod, Estimate, by_group, mean_estimate
 from tuner.text import word_count
 
 
@@ -72,7 +73,7 @@ def evaluate_retrieval(
     contexts = pipeline.retrieve(settings, view)
     values = score_contexts(pipeline, contexts)
     cases = pipeline.dataset.golden
-    method = "bootstrap" if ci else None
+    method: CiMethod | None = "bootstrap" if ci else None
     categories = [c.category for c in cases]
     difficulties = [c.difficulty for c in cases]
 

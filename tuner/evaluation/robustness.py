@@ -1,4 +1,5 @@
-"""Noise-robustness evaluation of one configuration: answers and keypoint verdicts for v0–v4, Δfaithful.
+"""Metrics (variants → answers → verdicts → **metrics**): noise-robustness evaluation of one configuration: answers and
+keypoint verdicts for v0–v4, Δfaithful.
 
 Per case and variant the generator answers from the variant's context and the judge gives, per
 keypoint, two separate verdicts (answer, context). Only the context differs between variants.

@@ -1,4 +1,5 @@
-"""The CI regression gate (``tuner gate``): measure one configuration, compare it with a baseline.
+"""Serve (export → **gate** in CI): the CI regression gate (``tuner gate``): measure one configuration, compare it with
+a baseline.
 
 Retrieval metrics are deterministic and gate hard (relative drop vs the baseline on the same
 cases); Δfaithful is graded on its value (pass / warn / fail); probabilistic means are compared with

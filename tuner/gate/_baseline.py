@@ -1,4 +1,5 @@
-"""The gate baseline: per-case metric values of an accepted run, plus a history of earlier runs' means.
+"""Serve (export → **gate** in CI): the gate baseline: per-case metric values of an accepted run, plus a history of
+earlier runs' means.
 
 Per-case values (not only means) are kept so a gate run on a subset of the baseline's cases is
 compared on exactly those cases, and so probabilistic metrics can be compared case by case.

@@ -1,4 +1,5 @@
-"""The gate's checks: each compares one measured number with a limit and gives pass, warn, fail or skip.
+"""Serve (export → **gate** in CI): the gate's checks: each compares one measured number with a limit and gives pass,
+warn, fail or skip.
 
 Retrieval metrics are deterministic and gate hard against the baseline. Δfaithful is graded on its
 own value (≤ warn passes, ≤ fail warns, above fails). Probabilistic means are compared with the
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 from tuner.evaluation.robustness import RobustnessReport, VariantSummary
 from tuner.gate._baseline import Baseline
@@ -145,6 +147,10 @@ class _Trend:
         before, now = self.values(cases)
         return before - now if self.higher_is_better else now - before
 
+    def resampled_worsening(self, cases: NDArray[np.float64]) -> float:
+        """``worsening`` over a bootstrap resample, whose case indices come as floats."""
+        return self.worsening(cases.astype(int))
+
 
 def _trends(measurement: GateMeasurement, baseline: Baseline) -> tuple[list[_Trend], list[Check]]:
     """faithful(v0) and each graded variant's Δfaithful, paired by case; skip checks for what cannot be compared."""
@@ -212,7 +218,7 @@ def trend_checks(
         if spec.n < 2:
             checks.append(Check("trend", spec.key, "skip", f"{text}: no noise floor and too few cases for an interval"))
             continue
-        low, high = bootstrap_ci(np.arange(spec.n, dtype=float), lambda idx, s=spec: s.worsening(idx.astype(int)), seed=seed)
+        low, high = bootstrap_ci(np.arange(spec.n, dtype=float), spec.resampled_worsening, seed=seed)
         interval = f"worsening {worse:+.3f}, 95% CI [{low:+.3f}, {high:+.3f}] (no noise floor given)"
         status: Status = "fail" if low > 0 else "pass"
         checks.append(Check("trend", spec.key, status, f"{text}: {interval}", now_value, base_value))

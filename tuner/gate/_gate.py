@@ -1,4 +1,5 @@
-"""One gate decision from a measurement, the thresholds, an optional baseline and noise floor."""
+"""Serve (export → **gate** in CI): one gate decision from a measurement, the thresholds, an optional baseline and noise
+floor."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""What the gate measures for one configuration: retrieval on every case, the variant matrix on a
-sample, and a second judging of the same answers (the judge self-check)."""
+"""Serve (export → **gate** in CI): what the gate measures for one configuration: retrieval on every case, the variant
+matrix on a sample, and a second judging of the same answers (the judge self-check)."""
 
 from __future__ import annotations
 

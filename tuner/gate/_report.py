@@ -1,4 +1,5 @@
-"""Gate outputs a person and a CI system can read: ``gate-summary.md`` and ``gate-junit.xml``."""
+"""Serve (export → **gate** in CI): gate outputs a person and a CI system can read: ``gate-summary.md`` and
+``gate-junit.xml``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Cost control: a fixed-seed sample of cases plus the cases that must always be checked."""
+"""Serve (export → **gate** in CI): cost control: a fixed-seed sample of cases plus the cases that must always be
+checked."""
 
 from __future__ import annotations
 

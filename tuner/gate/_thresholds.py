@@ -1,4 +1,5 @@
-"""Gate thresholds: what a regression is, as data (a YAML file validated once, unknown keys rejected)."""
+"""Serve (export → **gate** in CI): gate thresholds: what a regression is, as data (a YAML file validated once, unknown
+keys rejected)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Generation backends: turn a question and ordered contexts into an answer.
+"""Answers (variants → **answers** → verdicts): generation backends: turn a question and ordered contexts into an
+answer.
 
 ``extractive`` (offline default, a stand-in for an LLM), ``openai`` (any OpenAI-compatible
 endpoint) and ``callable`` (a Python function), chosen by ``backend`` in the configuration.

@@ -1,4 +1,5 @@
-"""The generator interface: a question and ordered context texts in, one answer (or a missing reason) out."""
+"""Answers (variants → **answers** → verdicts): the generator interface: a question and ordered context texts in, one
+answer (or a missing reason) out."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Answers from a Python function named in the configuration, e.g. a wrapper around an in-house RAG service."""
+"""Answers (variants → **answers** → verdicts): answers from a Python function named in the configuration, e.g. a
+wrapper around an in-house RAG service."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""An offline stand-in for an LLM: answer with the context sentence that best matches the question.
+"""Answers (variants → **answers** → verdicts): an offline stand-in for an LLM: answer with the context sentence that
+best matches the question.
 
 This is NOT a model of any particular LLM. It exists so that demos, tests and retrieval-side
 comparisons run without an endpoint, while keeping the two behaviours that make noise matter:

@@ -1,4 +1,5 @@
-"""Answers from any OpenAI-compatible chat endpoint, with a configurable RAG prompt.
+"""Answers (variants → **answers** → verdicts): answers from any OpenAI-compatible chat endpoint, with a configurable
+RAG prompt.
 
 The default prompt is written in the language of the question (``prompt_language: auto``, detected
 with :func:`tuner.text.detect_language`) or the language the config pins: instructions in the

@@ -1,4 +1,4 @@
-"""The generator registry: ``backend`` name → config model and builder."""
+"""Answers (variants → **answers** → verdicts): the generator registry: ``backend`` name → config model and builder."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from tuner.generation._base import Generator
 from tuner.generation._callable import CallableGeneratorConfig, build_callable
 from tuner.generation._extractive import ExtractiveGeneratorConfig, build_extractive
 from tuner.generation._openai import OpenAIGeneratorConfig, build_openai
-from tuner.llm import BackendRegistry
-from tuner.llm._backends import backend_of
+from tuner.llm import BackendRegistry, backend_of
 
 DEFAULT_GENERATOR = "extractive"
 

@@ -1,4 +1,5 @@
-"""Judging backends: per keypoint, does the answer state it, and does the context support it?
+"""Verdicts (answers → **verdicts** → metrics): judging backends: per keypoint, does the answer state it, and does the
+context support it?
 
 ``lexical`` (offline default, normalized string matching) and ``llm`` (two separate JSON-only
 prompts per keypoint to an OpenAI-compatible endpoint), chosen by ``backend`` in the configuration.

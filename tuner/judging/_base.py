@@ -1,4 +1,5 @@
-"""The judge interface: per keypoint, two separate verdicts (does the answer state it? does the context support it?)."""
+"""Verdicts (answers → **verdicts** → metrics): the judge interface: per keypoint, two separate verdicts (does the
+answer state it? does the context support it?)."""
 
 from __future__ import annotations
 

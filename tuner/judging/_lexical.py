@@ -1,4 +1,5 @@
-"""An offline judge by normalized string matching: deterministic, free, and blind to paraphrase.
+"""Verdicts (answers → **verdicts** → metrics): an offline judge by normalized string matching: deterministic, free, and
+blind to paraphrase.
 
 Short keypoints (a value, a name) must occur exactly, as whole tokens; long ones (a sentence) by token
 F1 over the best window (see :mod:`tuner.judging._overlap`).

@@ -1,4 +1,5 @@
-"""A judge that asks a chat model two separate JSON-only questions per keypoint."""
+"""Verdicts (answers → **verdicts** → metrics): a judge that asks a chat model two separate JSON-only questions per
+keypoint."""
 
 from __future__ import annotations
 

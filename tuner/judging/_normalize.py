@@ -1,4 +1,5 @@
-"""Text normalization for lexical matching that remembers where each normalized character came from.
+"""Verdicts (answers → **verdicts** → metrics): text normalization for lexical matching that remembers where each
+normalized character came from.
 
 Both sides of a comparison go through :func:`normalize`, so "$1,299", "1 299" and "1299" meet as
 "1299", "March 1, 2024", "1 March 2024" and "2024-03-01" as "2024 03 01", "thirty" as "30", "30%"

@@ -1,4 +1,5 @@
-"""Token overlap of a long keypoint with a text: the lexical judge's rule for keypoints longer than a few tokens.
+"""Verdicts (answers → **verdicts** → metrics): token overlap of a long keypoint with a text: the lexical judge's rule
+for keypoints longer than a few tokens.
 
 Long-form references (a sentence or two) are almost never repeated verbatim, so exact matching finds
 them nowhere. Token-level F1 (SQuAD style, over normalized tokens; a Chinese character is a token)

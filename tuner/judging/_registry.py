@@ -1,4 +1,4 @@
-"""The judge registry: ``backend`` name → config model and builder."""
+"""Verdicts (answers → **verdicts** → metrics): the judge registry: ``backend`` name → config model and builder."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pydantic import Discriminator, Tag
 from tuner.judging._base import Judge
 from tuner.judging._lexical import LexicalJudgeConfig, build_lexical
 from tuner.judging._llm import LLMJudgeConfig, build_llm
-from tuner.llm import BackendRegistry
-from tuner.llm._backends import backend_of
+from tuner.llm import BackendRegistry, backend_of
 
 DEFAULT_JUDGE = "lexical"
 

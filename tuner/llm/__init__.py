@@ -1,6 +1,7 @@
-"""OpenAI-compatible plumbing shared by generators and judges: config, client, call cache, usage, concurrency."""
+"""LLM plumbing (answers, verdicts → **chat endpoint**): what generators, judges, LLM corruption and ragas scoring
+share: the backend registry, endpoint config, client, call cache, reply parsing, usage counters and concurrency."""
 
-from tuner.llm._backends import BackendRegistry
+from tuner.llm._backends import BackendRegistry, backend_of
 from tuner.llm._cache import CACHE_FILE, CachedReply, CallCache, request_key
 from tuner.llm._client import BackendError, ChatClient, Completion, ErrorKind, Message
 from tuner.llm._concurrent import map_concurrent
@@ -26,6 +27,7 @@ __all__ = [
     "RequestCount",
     "Usage",
     "UsageCounts",
+    "backend_of",
     "fill",
     "json_object",
     "load_llm_config",

@@ -1,5 +1,5 @@
-"""One registry type for the generator and judge backends: a config model and a builder per ``backend``
-name used in YAML, validated as one tagged union on ``backend``."""
+"""LLM plumbing (answers, verdicts → **chat endpoint**): one registry type for the generator and judge backends: a
+config model and a builder per ``backend`` name used in YAML, validated as one tagged union on ``backend``."""
 
 from __future__ import annotations
 

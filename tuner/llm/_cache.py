@@ -1,4 +1,5 @@
-"""On-disk cache of chat completions, keyed by the full request (never the API key)."""
+"""LLM plumbing (answers, verdicts → **chat endpoint**): on-disk cache of chat completions, keyed by the full request
+(never the API key)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A chat-completions client for any OpenAI-compatible endpoint: our own retries, a call cache, usage counters."""
+"""LLM plumbing (answers, verdicts → **chat endpoint**): a chat-completions client for any OpenAI-compatible endpoint:
+our own retries, a call cache, usage counters."""
 
 from __future__ import annotations
 

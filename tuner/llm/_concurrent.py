@@ -1,4 +1,5 @@
-"""Run a blocking function over many items with bounded parallelism, keeping the input order."""
+"""LLM plumbing (answers, verdicts → **chat endpoint**): run a blocking function over many items with bounded
+parallelism, keeping the input order."""
 
 from __future__ import annotations
 

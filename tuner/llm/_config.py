@@ -1,4 +1,5 @@
-"""Connection and sampling settings for one OpenAI-compatible chat endpoint."""
+"""LLM plumbing (answers, verdicts → **chat endpoint**): connection and sampling settings for one OpenAI-compatible chat
+endpoint."""
 
 from __future__ import annotations
 

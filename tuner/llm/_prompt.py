@@ -1,4 +1,5 @@
-"""Prompt templates with ``{name}`` placeholders, filled in one pass."""
+"""LLM plumbing (answers, verdicts → **chat endpoint**): prompt templates with ``{name}`` placeholders, filled in one
+pass."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""What every backend does with a model's reply or failure: find the one JSON object in it, or turn a
-per-request failure into the reason the score is missing."""
+"""LLM plumbing (answers, verdicts → **chat endpoint**): what every backend does with a model's reply or failure: find
+the one JSON object in it, or turn a per-request failure into the reason the score is missing."""
 
 from __future__ import annotations
 

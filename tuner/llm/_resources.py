@@ -1,4 +1,5 @@
-"""What backends share within one study: usage counters, the call cache and the embedding encoder."""
+"""LLM plumbing (answers, verdicts → **chat endpoint**): what backends share within one study: usage counters, the call
+cache and the embedding encoder."""
 
 from __future__ import annotations
 

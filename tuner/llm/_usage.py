@@ -1,4 +1,5 @@
-"""Thread-safe counters of model calls, cache hits and tokens, readable per trial and summable per study."""
+"""LLM plumbing (answers, verdicts → **chat endpoint**): thread-safe counters of model calls, cache hits and tokens,
+readable per trial and summable per study."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""A scriptable OpenAI-compatible chat server on loopback, for tests and offline demos of the LLM backends.
+"""LLM plumbing (answers, verdicts → **chat endpoint**): a scriptable OpenAI-compatible chat server on loopback, for
+tests and offline demos of the LLM backends.
 
 It speaks ``POST /v1/chat/completions`` over real HTTP, so the client, its retries and its timeouts
 are exercised exactly as against a hosted endpoint. Replies are derived from the request unless a
@@ -66,6 +67,9 @@ def echo_reply(body: dict[str, Any]) -> str:
     return f"reply-{digest}"
 
 
+_HOST = "127.0.0.1"
+
+
 class FakeChatServer:
     """``ThreadingHTTPServer`` on 127.0.0.1 and an ephemeral port; ``url`` is the ``base_url`` to configure."""
 
@@ -74,14 +78,13 @@ class FakeChatServer:
         self.requests: list[RecordedRequest] = []
         self._scripts: list[tuple[str, list[Behaviour]]] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server = ThreadingHTTPServer((_HOST, 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), daemon=True)
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{_HOST}:{self._server.server_port}/v1"
 
     def __enter__(self) -> FakeChatServer:
         self._thread.start()

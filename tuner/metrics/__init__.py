@@ -1,4 +1,5 @@
-"""Metrics on one case: retrieval (from labeled doc ids) and answer-level robustness (from judge verdicts).
+"""Metrics (ranking, verdicts → **metrics** → trial record): metrics on one case: retrieval (from labeled doc ids) and
+answer-level robustness (from judge verdicts).
 
 Every function is pure and carries its formula in its docstring; see docs/metrics.md.
 """

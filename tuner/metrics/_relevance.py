@@ -1,3 +1,5 @@
+"""Metrics (ranking → **metrics**): the relevant-document set every retrieval metric starts from."""
+
 from __future__ import annotations
 
 from collections.abc import Collection

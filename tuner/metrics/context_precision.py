@@ -1,4 +1,5 @@
-"""Context precision@K: are the relevant chunks ranked above the irrelevant ones."""
+"""Metrics (ranking → **metrics** → trial record): context precision@K: are the relevant chunks ranked above the
+irrelevant ones."""
 
 from __future__ import annotations
 

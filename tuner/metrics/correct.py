@@ -1,4 +1,5 @@
-"""Keypoint correctness of one answer: the lenient counterpart of faithfulness."""
+"""Metrics (verdicts → **metrics** → trial record): keypoint correctness of one answer: the lenient counterpart of
+faithfulness."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Δfaithful: the relative loss of faithfulness under a noise variant, and its release grade."""
+"""Metrics (verdicts → **metrics** → trial record): Δfaithful: the relative loss of faithfulness under a noise variant,
+and its release grade."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
+from numpy.typing import NDArray
 
 Grade = Literal["robust", "watch", "sensitive"]
 
 
-def delta_faithful(f0: Sequence[float], fv: Sequence[float]) -> float:
+def delta_faithful(f0: Sequence[float] | NDArray[np.float64], fv: Sequence[float] | NDArray[np.float64]) -> float:
     """Δfaithful = (mean(F0) − mean(Fv)) / mean(F0), a ratio of means over the same cases.
 
     ``f0[i]`` and ``fv[i]`` are the faithfulness of case i at v0 and at the variant; the caller drops

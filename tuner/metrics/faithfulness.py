@@ -1,4 +1,5 @@
-"""Keypoint faithfulness of one answer, from the judge's per-keypoint verdicts."""
+"""Metrics (verdicts → **metrics** → trial record): keypoint faithfulness of one answer, from the judge's per-keypoint
+verdicts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""hit@K: did any relevant document reach the context at all."""
+"""Metrics (ranking → **metrics** → trial record): hit@K: did any relevant document reach the context at all."""
 
 from __future__ import annotations
 

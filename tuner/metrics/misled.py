@@ -1,4 +1,5 @@
-"""Misled: the noise turned a keypoint the clean answer got right into a wrong one."""
+"""Metrics (verdicts → **metrics** → trial record): misled: the noise turned a keypoint the clean answer got right into
+a wrong one."""
 
 from __future__ import annotations
 

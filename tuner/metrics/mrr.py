@@ -1,4 +1,5 @@
-"""Reciprocal rank: how high the first relevant chunk sits in the context."""
+"""Metrics (ranking → **metrics** → trial record): reciprocal rank: how high the first relevant chunk sits in the
+context."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Document-level recall@K: the share of relevant documents that reached the context."""
+"""Metrics (ranking → **metrics** → trial record): document-level recall@K: the share of relevant documents that reached
+the context."""
 
 from __future__ import annotations
 

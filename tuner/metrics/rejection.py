@@ -1,4 +1,5 @@
-"""Rejection: the answer abstains instead of answering (the desired outcome for v4 all-noise contexts)."""
+"""Metrics (verdicts → **metrics** → trial record): rejection: the answer abstains instead of answering (the desired
+outcome for v4 all-noise contexts)."""
 
 from __future__ import annotations
 

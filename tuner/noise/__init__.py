@@ -1,4 +1,5 @@
-"""Noise variants v0–v4 of a case's context (see docs/robustness.md and mission.md).
+"""Variants (ranking → **variants** → answers): noise variants v0–v4 of a case's context (see docs/robustness.md and
+mission.md).
 
 Between variants only the context changes: the question, prompt template, generator and judge
 settings stay fixed, so a change in the answer is caused by the injected content.

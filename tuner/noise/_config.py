@@ -1,3 +1,5 @@
+"""Variants (ranking → **variants** → answers): the variant names and how noise is injected, as validated configuration."""
+
 from __future__ import annotations
 
 from typing import Any, Final, Literal

@@ -1,3 +1,5 @@
+"""Variants (ranking → **variants** → answers): each case's v0–v4 contexts, noise sampled by similarity band and inserted."""
+
 from __future__ import annotations
 
 import hashlib
@@ -112,7 +114,7 @@ class VariantBuilder:
         low, high = self.band_bounds(row, kind)
         relevant = set(case.relevant_doc_ids)
         return [
-            i
+            int(i)
             for i in np.flatnonzero((sims >= low) & (sims <= high))
             if not self.table.is_conflict[i] and self.table.chunks[i].doc_id not in relevant
             and self.table.chunks[i].chunk_id not in exclude

@@ -1,4 +1,5 @@
-"""Pareto fronts with uncertainty: exact and ε-dominance, ties within the noise floor, hypervolume, pick rules.
+"""Front (trial record → **front** → report/export): Pareto fronts with uncertainty: exact and ε-dominance, ties within
+the noise floor, hypervolume, pick rules.
 
 Every function is pure (numpy only); see docs/report.md for how to read ε-ties.
 """

@@ -1,4 +1,5 @@
-"""Exact and ε-dominance, the fronts they define, and groups of front trials tied within the noise floor."""
+"""Front (trial record → **front** → report/export): exact and ε-dominance, the fronts they define, and groups of front
+trials tied within the noise floor."""
 
 from __future__ import annotations
 
@@ -20,9 +21,13 @@ _ROUNDING = 1e-12
 def _dominance_matrix(good: NDArray[np.float64], eps: NDArray[np.float64]) -> NDArray[np.bool_]:
     """``m[a, b]`` is True when a ≻_ε b (ε = 0 gives exact dominance)."""
     diff = good[:, None, :] - good[None, :, :]
+    # numpy's stubs cannot tell that a reduction over axis 2 of a 3-d array is an array: name the type
+    dominates: NDArray[np.bool_]
     if not eps.any():
-        return np.all(diff >= 0, axis=2) & np.any(diff > 0, axis=2)
-    return np.all(diff >= -eps - _ROUNDING, axis=2) & np.any(diff > eps + _ROUNDING, axis=2)
+        dominates = np.all(diff >= 0, axis=2) & np.any(diff > 0, axis=2)
+    else:
+        dominates = np.all(diff >= -eps - _ROUNDING, axis=2) & np.any(diff > eps + _ROUNDING, axis=2)
+    return dominates
 
 
 def _front_order(points: Sequence[P], good: NDArray[np.float64]) -> list[int]:
@@ -42,7 +47,7 @@ def pareto_front(points: Sequence[P], directions: Mapping[str, Direction]) -> li
     [0, 1]
     """
     good = goodness(points, directions)
-    dominated = _dominance_matrix(good, np.zeros(len(directions))).any(axis=0)
+    dominated: NDArray[np.bool_] = np.any(_dominance_matrix(good, np.zeros(len(directions))), axis=0)
     return [points[i] for i in _front_order(points, good) if not dominated[i]]
 
 
@@ -65,13 +70,14 @@ def epsilon_front(points: Sequence[P], directions: Mapping[str, Direction], eps:
     [0, 2]
     """
     good = goodness(points, directions)
-    dominated = _dominance_matrix(good, epsilon_vector(directions, eps)).any(axis=0)
+    dominated: NDArray[np.bool_] = np.any(_dominance_matrix(good, epsilon_vector(directions, eps)), axis=0)
     return [points[i] for i in _front_order(points, good) if not dominated[i]]
 
 
 def _tie_matrix(good: NDArray[np.float64], eps: NDArray[np.float64], quality: NDArray[np.bool_]) -> NDArray[np.bool_]:
     diff = np.abs(good[:, None, :] - good[None, :, :])
-    return np.all((diff <= eps + _ROUNDING) | ~quality, axis=2)
+    tied: NDArray[np.bool_] = np.all((diff <= eps + _ROUNDING) | ~quality, axis=2)
+    return tied
 
 
 def _quality_mask(directions: Mapping[str, Direction]) -> NDArray[np.bool_]:
@@ -141,7 +147,7 @@ def front_entries(
             context_words=p.context_words,
             params=p.params,
             tie_group=group_of.get(p.number),
-            epsilon_dominated_by=tuple(sorted(points[a].number for a in np.nonzero(beaten[:, row[p.number]])[0])),
+            epsilon_dominated_by=tuple(sorted(points[int(a)].number for a in np.nonzero(beaten[:, row[p.number]])[0])),
         )
         for p in front
     ]

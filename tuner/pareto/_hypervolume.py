@@ -1,4 +1,5 @@
-"""Exact hypervolume of a set of points against a reference point, and its history over a study."""
+"""Front (trial record → **front** → report/export): exact hypervolume of a set of points against a reference point, and
+its history over a study."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Rules that pick one configuration from the front, keyed by the name used on the command line."""
+"""Front (trial record → **front** → report/export): rules that pick one configuration from the front, keyed by the name
+used on the command line."""
 
 from __future__ import annotations
 

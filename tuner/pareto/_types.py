@@ -1,4 +1,5 @@
-"""The data a front is built from: one measured configuration per complete trial."""
+"""Front (trial record → **front** → report/export): the data a front is built from: one measured configuration per
+complete trial."""
 
 from __future__ import annotations
 

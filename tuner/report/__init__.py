@@ -1,5 +1,5 @@
-"""The study report: one self-contained HTML file (plotly.js inlined) with the front, hypervolume, top_k sweep,
-parameter importances and picked configurations by category. See docs/report.md."""
+"""Report (front → **report**): the study report: one self-contained HTML file (plotly.js inlined) with the front,
+hypervolume, top_k sweep, parameter importances and picked configurations by category. See docs/report.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The report's plotly figures; each takes plain data (see ``_study``) and returns a figure or a note why it has none."""
+"""Report (front → **report**): the report's plotly figures; each takes plain data (see ``_study``) and returns a figure
+or a note why it has none."""
 
 from __future__ import annotations
 
@@ -194,12 +195,14 @@ def importance_figure(study: optuna.Study, summary: StudySummary) -> Figure:
     for index, name in enumerate(names):
         # PED-ANOVA ranks parameters by how they lower the target, so a maximized objective is negated.
         sign = -1.0 if summary.directions[name] == "maximize" else 1.0
+
+        def target(trial: optuna.trial.FrozenTrial, i: int = index, s: float = sign) -> float:
+            return s * float(trial.values[i])
+
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message="PedAnovaImportanceEvaluator computes")
             try:
-                importances = optuna.importance.get_param_importances(
-                    study, params=varied, target=lambda t, i=index, s=sign: s * t.values[i]
-                )
+                importances = optuna.importance.get_param_importances(study, params=varied, target=target)
             except (RuntimeError, ValueError) as exc:
                 return Figure(None, f"optuna could not compute parameter importances for {label(name)}: {exc}")
         ranked = sorted(importances.items(), key=lambda item: item[1])

@@ -1,4 +1,5 @@
-"""Assemble the study report: one self-contained HTML page with plotly.js inlined and no network reference."""
+"""Report (front → **report**): assemble the study report: one self-contained HTML page with plotly.js inlined and no
+network reference."""
 
 from __future__ import annotations
 
@@ -85,7 +86,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: S
 def _figure_html(figure: Figure, div_id: str) -> str:
     if figure.figure is None:
         return f'<p class="note">{_esc(figure.note)}</p>'
-    return pio.to_html(figure.figure, full_html=False, include_plotlyjs=False, div_id=div_id, config=PLOT_CONFIG)
+    html: str = pio.to_html(figure.figure, full_html=False, include_plotlyjs=False, div_id=div_id, config=PLOT_CONFIG)
+    return html
 
 
 def _n_of_total(record: TrialRecord) -> str:

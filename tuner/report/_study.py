@@ -1,4 +1,5 @@
-"""Read a tuner study (its study and trial records, see docs/report.md) into the plain data the report needs."""
+"""Report (front → **report**): read a tuner study (its study and trial records, see docs/report.md) into the plain data
+the report needs."""
 
 from __future__ import annotations
 

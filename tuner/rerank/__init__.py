@@ -1,4 +1,5 @@
-"""Rerankers: second-stage scores in [0, 1] for a query and candidate passages, chosen by name.
+"""Ranking (candidates → **ranking** → variants): rerankers: second-stage scores in [0, 1] for a query and candidate
+passages, chosen by name.
 
 - ``embedding-maxsim`` (default, offline, no extra weights): the passage is split into sentences and
   scored by the highest cosine similarity between the question and any one sentence (clipped to

@@ -1,3 +1,5 @@
+"""Ranking (candidates → **ranking** → variants): the reranker interface, its implementations and their registry."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence

@@ -1,20 +1,25 @@
-"""Retrieval: chunk tables, first-stage retrievers (BM25, dense, hybrid), reranking and the candidate cache.
+"""Retrieval (chunks → **indexes → candidates → ranking**): chunk tables, first-stage retrievers (BM25, dense, hybrid),
+reranking and the candidate cache.
 
 Every retriever's scores are normalized to [0, 1] so one ``relevance_threshold`` means the same
 thing whichever retriever a trial uses: dense = cosine clipped to [0, 1]; BM25 = the fraction of the
 query's attainable score ``Σ idf`` (see ``_bm25``); hybrid = convex combination of the two.
 """
 
-from tuner.retrieval import _bm25, _dense, _hybrid  # noqa: F401  (registers the retrievers)
+from tuner.retrieval import _hybrid  # noqa: F401  (registers hybrid; bm25 and dense register as imported)
 from tuner.retrieval._base import RETRIEVERS, FirstStage, Hits
+from tuner.retrieval._bm25 import BM25Retriever
+from tuner.retrieval._dense import DenseRetriever
 from tuner.retrieval._pipeline import Candidates, RetrievalPipeline, RetrievedContext
 from tuner.retrieval._ranking import final_ranking
 from tuner.retrieval._table import ChunkTable, load_chunk_table
 
 __all__ = [
     "RETRIEVERS",
+    "BM25Retriever",
     "Candidates",
     "ChunkTable",
+    "DenseRetriever",
     "FirstStage",
     "Hits",
     "RetrievalPipeline",

@@ -1,3 +1,5 @@
+"""Indexes (chunks → **indexes** → candidates): the first-stage retriever interface, its registry and top-k selection."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence

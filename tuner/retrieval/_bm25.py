@@ -1,4 +1,4 @@
-"""BM25 with ``bm25s`` (sparse-matrix scoring), normalized to [0, 1].
+"""Indexes (chunks → **indexes** → candidates): BM25 with ``bm25s`` (sparse-matrix scoring), normalized to [0, 1].
 
 Normalization: bm25s' ``lucene`` variant scores a term as ``idf(t) · tf / (tf + k1 · (1 − b + b · dl / avgdl))``,
 which tends to ``idf(t)`` as ``tf`` grows. A query's best attainable score is therefore ``Σ_{t∈q} idf(t)``
@@ -64,7 +64,8 @@ class BM25Retriever:
         return top_k_rows(scores, depth)
 
     def score(self, query: str, indices: np.ndarray) -> np.ndarray:
-        return self.normalized_scores(query)[indices]
+        scores: np.ndarray = self.normalized_scores(query)[indices]
+        return scores
 
 
 @register_retriever("bm25")

@@ -1,4 +1,5 @@
-"""Dense retrieval: sentence-transformers embeddings in FAISS, inner product on normalized vectors.
+"""Indexes (chunks → **indexes** → candidates): dense retrieval: sentence-transformers embeddings in FAISS, inner
+product on normalized vectors.
 
 The normalized score is the cosine similarity clipped to [0, 1] (negative cosine means unrelated).
 ``dense_index: flat`` (default) is exact; ``hnsw`` is an approximate graph index for large corpora,
@@ -56,13 +57,14 @@ class DenseRetriever:
         params = None
         if allowed is not None:
             selector = faiss.IDSelectorBatch(np.flatnonzero(allowed).astype(np.int64))
+            # faiss's stubs (1.15) omit SearchParametersHNSW and the keyword constructors its wrappers add
             params = (
-                faiss.SearchParametersHNSW(sel=selector, efSearch=max(HNSW_EF_SEARCH, take))
+                faiss.SearchParametersHNSW(sel=selector, efSearch=max(HNSW_EF_SEARCH, take))  # type: ignore[attr-defined]
                 if isinstance(self._index, faiss.IndexHNSW)
-                else faiss.SearchParameters(sel=selector)
+                else faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]
             )
         elif isinstance(self._index, faiss.IndexHNSW):
-            params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, take))
+            params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, take))  # type: ignore[attr-defined]
         scores, indices = self._index.search(query_vectors, take, params=params)
         out_idx = np.full((len(queries), depth), -1, dtype=np.int64)
         out_scores = np.zeros((len(queries), depth), dtype=np.float32)
@@ -72,7 +74,8 @@ class DenseRetriever:
 
     def score(self, query: str, indices: np.ndarray) -> np.ndarray:
         query_vector = self._encoder.encode([query])[0]
-        return (self._table.embeddings()[indices] @ query_vector).clip(0.0, 1.0).astype(np.float32)
+        scores: np.ndarray = (self._table.embeddings()[indices] @ query_vector).clip(0.0, 1.0).astype(np.float32)
+        return scores
 
 
 @register_retriever("dense")

@@ -1,4 +1,4 @@
-"""Hybrid retrieval by convex combination of normalized scores.
+"""Indexes (chunks → **indexes** → candidates): hybrid retrieval by convex combination of normalized scores.
 
 Candidates are the union of the BM25 and dense top ``depth`` lists; each candidate gets both
 normalized scores (computed exactly, not only where it was retrieved) and the fused score

@@ -1,3 +1,5 @@
+"""Candidates (indexes → **candidates** → ranking): retrieval over one dataset with every expensive step cached on disk."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -46,7 +48,8 @@ class RetrievedContext:
 
 
 def _save_arrays(folder: Path, **arrays: np.ndarray) -> None:
-    np.savez(folder / "arrays.npz", **arrays)
+    # numeric arrays only: _load_arrays refuses pickled objects, so refuse them on the way in too
+    np.savez(folder / "arrays.npz", allow_pickle=False, **arrays)
 
 
 def _load_arrays(folder: Path) -> dict[str, np.ndarray]:

@@ -1,3 +1,5 @@
+"""Ranking (candidates → **ranking** → variants): blend first-stage and rerank scores, threshold, keep top_k."""
+
 from __future__ import annotations
 
 import numpy as np

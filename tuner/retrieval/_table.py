@@ -1,3 +1,5 @@
+"""Chunks (text analysis → **chunks** → indexes): the chunk table of one chunk configuration and its embeddings."""
+
 from __future__ import annotations
 
 import json
@@ -5,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from tuner.cache import DiskCache, content_key
 from tuner.chunking import CONFLICT, Chunk, ChunkUnit, chunk_dataset
@@ -23,7 +26,7 @@ class ChunkTable:
 
     def __post_init__(self) -> None:
         self.doc_ids = np.array([c.doc_id for c in self.chunks], dtype=object)
-        self.is_conflict = np.array([c.source == CONFLICT for c in self.chunks], dtype=bool)
+        self.is_conflict: NDArray[np.bool_] = np.array([c.source == CONFLICT for c in self.chunks], dtype=bool)
         self.passages = [c.passage for c in self.chunks]
 
     def __len__(self) -> int:
@@ -46,7 +49,7 @@ class ChunkTable:
         unknown = set(wanted) - {"kind", "severity"}
         if unknown:
             raise ValueError(f"unknown index view filter {sorted(unknown)} in '{view}'")
-        selected = np.array(
+        selected: NDArray[np.bool_] = np.array(
             [all(getattr(c, name) == value for name, value in wanted.items()) for c in self.chunks], dtype=bool
         )
         return ~self.is_conflict | (self.is_conflict & selected)

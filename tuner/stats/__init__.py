@@ -1,4 +1,5 @@
-"""Statistics over cases: means with n/N and missing-by-reason, intervals, paired tests, the noise floor.
+"""Statistics (metrics → **estimates** → front): means over cases with n/N and missing-by-reason, intervals, paired and
+sequential tests, the noise floor.
 
 Every function is pure; formulas are in the docstrings and in docs/metrics.md.
 """

@@ -1,4 +1,5 @@
-"""A mean over cases reported with its case count, interval and missing cases by reason."""
+"""Statistics (metrics → **estimates** → front): a mean over cases reported with its case count, interval and missing
+cases by reason."""
 
 from __future__ import annotations
 

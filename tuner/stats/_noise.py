@@ -1,4 +1,5 @@
-"""The noise floor: how much of run-to-run variance is the judge's, and the smallest real difference."""
+"""Statistics (metrics → **estimates** → front): the noise floor: how much of run-to-run variance is the judge's, and
+the smallest real difference."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Percentile bootstrap intervals: one-sample, paired difference, and the paired ratio of means."""
+"""Statistics (metrics → **estimates** → front): percentile bootstrap intervals: one-sample, paired difference, and the
+paired ratio of means."""
 
 from __future__ import annotations
 

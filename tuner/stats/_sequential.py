@@ -1,4 +1,5 @@
-"""Sequential tests for pruning: will a trial end up worse than a rival by more than a margin, looked at several times."""
+"""Statistics (metrics → **sequential tests** → pruning): sequential tests for pruning: will a trial end up worse than a
+rival by more than a margin, looked at several times."""
 
 from __future__ import annotations
 

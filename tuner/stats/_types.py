@@ -1,3 +1,5 @@
+"""Statistics (metrics → **estimates**): the per-case value types the statistics functions accept."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,4 +1,4 @@
-"""Wilson score interval for a proportion."""
+"""Statistics (metrics → **estimates** → front): Wilson score interval for a proportion."""
 
 from __future__ import annotations
 

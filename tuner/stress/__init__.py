@@ -1,4 +1,5 @@
-"""Corruption stress matrix (``tuner stress``): accuracy per corruption type × severity, from one index.
+"""Stress (ranking → answers → verdicts → **stress matrix**): ``tuner stress``, accuracy per corruption type × severity,
+from one index.
 
 Conditions are metadata views of a single chunk table — ``clean``, ``unfiltered`` (the mixed index)
 and each (kind, severity) of the dataset's conflicts on its own — so differences come from the

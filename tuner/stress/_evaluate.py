@@ -1,4 +1,5 @@
-"""Accuracy of one configuration under each corruption condition of one index, and under noise position.
+"""Stress (ranking → answers → verdicts → **stress matrix**): accuracy of one configuration under each corruption
+condition of one index, and under noise position.
 
 Every condition is a metadata view of the SAME chunk table and retriever (``clean``, ``all``,
 ``kind=K,severity=S``: see ``ChunkTable.mask``), so index construction cannot confound the comparison.

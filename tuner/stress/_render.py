@@ -1,4 +1,5 @@
-"""Stress report as Markdown and as one self-contained HTML page (inline CSS, no scripts, no CDN)."""
+"""Stress (ranking → answers → verdicts → **stress matrix**): stress report as Markdown and as one self-contained HTML
+page (inline CSS, no scripts, no CDN)."""
 
 from __future__ import annotations
 

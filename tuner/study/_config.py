@@ -1,4 +1,5 @@
-"""Study files: one YAML naming the dataset, search space, objectives, backends, noise, sampler, budget, storage."""
+"""Study (**study file** → trials → trial record): study files: one YAML naming the dataset, search space, objectives,
+backends, noise, sampler, budget, storage."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from tuner.io import read_yaml_mapping
 from tuner.generation import ExtractiveGeneratorConfig, GeneratorConfig, parse_generator_config
 from tuner.judging import JudgeConfig, LexicalJudgeConfig, parse_judge_config
 from tuner.noise import NoiseConfig
-from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUSTNESS_OBJECTIVES
+from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUSTNESS_OBJECTIVES, Direction
 from tuner.settings import RetrievalSettings, settings_from_mapping
 
 
@@ -115,7 +116,7 @@ class LoadedStudy:
         return settings_from_mapping({**self.base_settings.model_dump(), **first}, f"{self.path}: enqueue[0]")
 
     @property
-    def directions(self) -> list[str]:
+    def directions(self) -> list[Direction]:
         return [OBJECTIVES[o] for o in self.config.objectives]
 
 

@@ -1,4 +1,5 @@
-"""What ``tuner run`` does around the optimization: the dry-run estimate and the closing outputs."""
+"""Report/export (front → **what a run writes**): what ``tuner run`` does around the optimization: the dry-run estimate
+and the closing outputs."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""From an Optuna study to Pareto points and front entries, with ε-ties from the study's noise floor
-(trial record → **front** → report/export)."""
+"""Front (trial record → **front** → report/export): from an Optuna study to Pareto points and front entries, with
+ε-ties from the study's noise floor."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""One trial: recall@k on every case first (cheap, deterministic), then v3 Δfaithful in batches with pruning."""
+"""Trial record (metrics → **trial record** → front): one trial: recall@k on every case first (cheap, deterministic),
+then v3 Δfaithful in batches with pruning."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Noise-aware pruning for multi-objective studies (Optuna has none for several objectives).
+"""Trial record (metrics → **pruning** → trial record): noise-aware pruning for multi-objective studies (Optuna has none
+for several objectives).
 
 Pruning stops a trial early, so the question it answers is: will this trial, once evaluated on every
 case, be beaten by a trial of the current front on every objective by more than the noise margin?

@@ -121,11 +121,14 @@ class TrialRecord:
 
     def intervals(self) -> dict[str, tuple[float, float]]:
         """The 95% interval of each objective whose bounds are both defined."""
-        return {
-            name: (float(bounds[0]), float(bounds[1]))
-            for name, bounds in (self.ci or {}).items()
-            if bounds is not None and None not in bounds
-        }
+        intervals: dict[str, tuple[float, float]] = {}
+        for name, bounds in (self.ci or {}).items():
+            if bounds is None:
+                continue
+            low, high = bounds[0], bounds[1]
+            if low is not None and high is not None:
+                intervals[name] = (float(low), float(high))
+        return intervals
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Create or resume a study and run trials until the budget is spent; several workers may share one storage."""
+"""Study (**study file** → trials → trial record): create or resume a study and run trials until the budget is spent;
+several workers may share one storage."""
 
 from __future__ import annotations
 

@@ -1,3 +1,5 @@
+"""Study (search space → **sampler** → trials): Optuna samplers by the name used in study files."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

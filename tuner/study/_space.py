@@ -1,4 +1,5 @@
-"""Search spaces: YAML files mapping retrieval settings to Optuna distributions."""
+"""Study (**study file** → trials → trial record): search spaces: YAML files mapping retrieval settings to Optuna
+distributions."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The text-analysis layer: every language-dependent step of tuner goes through here.
+"""Text analysis (dataset → **text analysis** → chunks): every language-dependent step of tuner goes through here.
 
 One module in charge of language, so chunking, BM25, reranking, the extractive reader (and, through
 them, noise sampling and corruption) agree on what a token and a sentence are:

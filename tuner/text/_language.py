@@ -1,4 +1,5 @@
-"""Which language a text or a corpus is in: ``en`` or ``zh``, from the share of CJK ideographs among letters."""
+"""Text analysis (dataset → **text analysis** → chunks): which language a text or a corpus is in: ``en`` or ``zh``, from
+the share of CJK ideographs among letters."""
 
 from __future__ import annotations
 

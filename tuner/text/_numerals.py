@@ -1,4 +1,5 @@
-"""Chinese numerals: finding them in text, reading their value, and writing an integer back.
+"""Text analysis (dataset → **text analysis** → chunks): Chinese numerals: finding them in text, reading their value,
+and writing an integer back.
 
 Read: ``七十`` = 70, ``二十一`` = 21, ``一百零五`` = 105, ``1361万`` = 13,610,000, ``3万5千`` = 35,000,
 ``1.5亿`` = 150,000,000, ``两万三`` = 23,000 (a lone digit after 百/千/万/亿 counts in the unit below),

@@ -1,4 +1,5 @@
-"""The Chinese word segmenter behind BM25 tokens, kept behind one function so it can be swapped.
+"""Text analysis (dataset → **text analysis** → chunks): the Chinese word segmenter behind BM25 tokens, kept behind one
+function so it can be swapped.
 
 rjieba (jieba-rs, the Rust port of jieba with the same dictionary and HMM) is used: on CMRC 2018 it
 gives the same BM25 recall as jieba and segments several times faster (``bench/text_zh.py``,
@@ -33,7 +34,8 @@ def segmenter(name: str) -> Callable[[str], list[str]]:
 
             jieba.setLogLevel(logging.WARNING)  # it prints "Building prefix dict..." to stderr otherwise
             jieba.initialize()
-            return jieba.lcut
+            lcut: Callable[[str], list[str]] = jieba.lcut  # jieba is untyped
+            return lcut
     raise ValueError(f"unknown segmenter '{name}' (known: {', '.join(SEGMENTERS)})")
 
 

@@ -1,4 +1,5 @@
-"""Sentence boundaries for English and Chinese with one splitter (Chinese end marks never occur in English)."""
+"""Text analysis (dataset → **text analysis** → chunks): sentence boundaries for English and Chinese with one splitter
+(Chinese end marks never occur in English)."""
 
 from __future__ import annotations
 

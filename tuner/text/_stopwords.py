@@ -1,4 +1,5 @@
-"""Stopwords for BM25: bm25s' English list, and a short list of Chinese function words.
+"""Text analysis (dataset → **text analysis** → chunks): stopwords for BM25: bm25s' English list, and a short list of
+Chinese function words.
 
 The Chinese list is deliberately small: particles, conjunctions, prepositions, copula and question
 words that occur in nearly every passage or question and carry no topic (的 了 是 在 和 …; 什么 哪 多少 …,

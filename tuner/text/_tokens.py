@@ -1,4 +1,5 @@
-"""Normalization and BM25 tokens, script by script: Latin/digit runs keep the English rule, CJK runs are segmented."""
+"""Text analysis (dataset → **text analysis** → chunks): normalization and BM25 tokens, script by script: Latin/digit
+runs keep the English rule, CJK runs are segmented."""
 
 from __future__ import annotations
 

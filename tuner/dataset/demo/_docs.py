@@ -1,4 +1,5 @@
-"""Plan the demo documents (which facts each states) and render current and stale texts from a language's templates."""
+"""Demo (dataset → **demo**): plan the demo documents (which facts each states) and render current and stale texts from
+a language's templates."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The built-in demo knowledge base: a seeded, template-based fictional company with stale document versions.
+"""Demo (dataset → **demo**): the built-in demo knowledge base: a seeded, template-based fictional company with stale
+document versions.
 
 Same seed and language, same bytes: every random choice comes from one ``random.Random(seed)`` in a fixed order.
 """

@@ -1,4 +1,5 @@
-"""What the demo generator needs from a language: the company it describes and how it words things.
+"""Demo (dataset → **demo**): what the demo generator needs from a language: the company it describes and how it words
+things.
 
 The generator (planning, stale editions, question kinds, seeding) is one piece of code; a language is
 data — a :class:`Catalog` of entities and the facts they state, and a :class:`Phrasing` of templates

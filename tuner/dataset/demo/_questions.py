@@ -1,4 +1,5 @@
-"""Golden questions for the demo: single-hop, multi-hop (two documents) and long-tail, with stale wrong answers."""
+"""Demo (dataset → **demo**): golden questions for the demo: single-hop, multi-hop (two documents) and long-tail, with
+stale wrong answers."""
 
 from __future__ import annotations
 

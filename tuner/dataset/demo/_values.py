@@ -1,5 +1,5 @@
-"""Demo values in any language: a value as written plus its aliases, how values are drawn, and seeded
-stale perturbations. The written forms themselves (currencies, units, dates) belong to a language."""
+"""Demo (dataset → **demo**): demo values in any language: a value as written plus its aliases, how values are drawn,
+and seeded stale perturbations. The written forms themselves (currencies, units, dates) belong to a language."""
 
 from __future__ import annotations
 

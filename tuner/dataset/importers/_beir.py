@@ -1,4 +1,5 @@
-"""Convert a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv) into the dataset format (retrieval-only)."""
+"""Importers (outside data → **dataset**): convert a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv) into
+the dataset format (retrieval-only)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Convert ConflictNQ (real and fabricated passages per Natural Questions question) into the dataset format."""
+"""Importers (outside data → **dataset**): convert ConflictNQ (real and fabricated passages per Natural Questions
+question) into the dataset format."""
 
 from __future__ import annotations
 

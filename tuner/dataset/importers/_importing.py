@@ -1,4 +1,5 @@
-"""What every importer shares: its result, a JSON Lines reader and a collector that checks rows where they are read.
+"""Importers (outside data → **dataset**): what every importer shares: its result, a JSON Lines reader and a collector
+that checks rows where they are read.
 
 An importer reads outside records, hands documents and golden cases to a :class:`Collector` together
 with their source location (``file:line``, ``file: row N`` or a JSON path), and returns the collector's

@@ -1,4 +1,5 @@
-"""Convert a SQuAD v1/v2 JSON file into the dataset format; CMRC 2018 and other SQuAD-shaped sets read the same way.
+"""Importers (outside data → **dataset**): convert a SQuAD v1/v2 JSON file into the dataset format; CMRC 2018 and other
+SQuAD-shaped sets read the same way.
 
 Shape: ``{"data": [{"title", "paragraphs": [{"context", "id"?, "qas": [{"id", "question", "answers":
 [{"text", "answer_start"}], "is_impossible"?}]}]}]}``. A SQuAD file is one JSON document, so a

@@ -1,5 +1,6 @@
-"""Convert a table of golden questions — CSV/TSV, JSON Lines, Parquet or a Hugging Face dataset saved with
-``save_to_disk`` — into the dataset format, with a mapping from tuner fields to source columns.
+"""Importers (outside data → **dataset**): convert a table of golden questions — CSV/TSV, JSON Lines, Parquet or a
+Hugging Face dataset saved with ``save_to_disk`` — into the dataset format, with a mapping from tuner fields to source
+columns.
 
 A mapping is data (:class:`TableMapping`): given as ``--map question=q,answer=a,...``, as a small YAML
 file, as a named preset (``ragas``: a ragas testset; ``squad``: the Hugging Face SQuAD/CMRC shape) or

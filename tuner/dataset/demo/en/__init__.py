@@ -1,4 +1,5 @@
-"""The English demo: Lumina Systems, a consumer electronics company, in plain English documentation."""
+"""Demo (dataset → **demo**): the English demo: Lumina Systems, a consumer electronics company, in plain English
+documentation."""
 
 from __future__ import annotations
 

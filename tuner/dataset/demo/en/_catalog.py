@@ -1,4 +1,5 @@
-"""The English demo company's products: product lines, firmware releases, support topics and the facts they state."""
+"""Demo (dataset → **demo**): the English demo company's products: product lines, firmware releases, support topics and
+the facts they state."""
 
 from __future__ import annotations
 

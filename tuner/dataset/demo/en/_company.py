@@ -1,4 +1,5 @@
-"""Policies, regions, partners, stores, service plans, guides and the filler prose of the English demo company."""
+"""Demo (dataset → **demo**): policies, regions, partners, stores, service plans, guides and the filler prose of the
+English demo company."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""English written forms of demo values: ``$1,299``, ``14 days`` / ``fourteen days``, ``March 3, 2025``, ``5%``."""
+"""Demo (dataset → **demo**): English written forms of demo values: ``$1,299``, ``14 days`` / ``fourteen days``, ``March
+3, 2025``, ``5%``."""
 
 from __future__ import annotations
 

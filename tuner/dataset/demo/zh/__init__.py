@@ -1,5 +1,5 @@
-"""The Chinese demo: 澜星科技, a consumer electronics company, in Chinese customer-service and product
-documentation with English model names, figures in Arabic digits and units (``Nimbus N24平板电脑``, ``2999元``,
+"""Demo (dataset → **demo**): the Chinese demo: 澜星科技, a consumer electronics company, in Chinese customer-service and
+product documentation with English model names, figures in Arabic digits and units (``Nimbus N24平板电脑``, ``2999元``,
 ``2024年3月5日``, ``1361万用户``). Length is counted in characters."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The Chinese demo company's products: product lines (English model names, as Chinese shops sell them),
-firmware releases, support topics and the facts they state."""
+"""Demo (dataset → **demo**): the Chinese demo company's products: product lines (English model names, as Chinese shops
+sell them), firmware releases, support topics and the facts they state."""
 
 from __future__ import annotations
 

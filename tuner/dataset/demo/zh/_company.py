@@ -1,4 +1,5 @@
-"""Policies, regions, partners, stores, service plans, guides and the filler prose of the Chinese demo company.
+"""Demo (dataset → **demo**): policies, regions, partners, stores, service plans, guides and the filler prose of the
+Chinese demo company.
 
 Ids are built from the ASCII ``key`` of each name; documents use its Chinese ``text``.
 """

@@ -1,6 +1,6 @@
-"""Chinese written forms of demo values: ``2999元``, ``30天`` / ``三十天``, ``2023年9月4日``, ``5%`` / ``百分之五``,
-``1361万``. Documents write figures in Arabic digits, as Chinese product pages do; the aliases add the
-forms an answer may use instead (Chinese numerals, other unit spellings, the ISO date)."""
+"""Demo (dataset → **demo**): Chinese written forms of demo values: ``2999元``, ``30天`` / ``三十天``, ``2023年9月4日``, ``5%``
+/ ``百分之五``, ``1361万``. Documents write figures in Arabic digits, as Chinese product pages do; the aliases add the forms
+an answer may use instead (Chinese numerals, other unit spellings, the ISO date)."""
 
 from __future__ import annotations
 
