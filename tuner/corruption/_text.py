@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tuner.text import SENTENCE_BREAK
+from tuner.text import ARABIC, SENTENCE_BREAK
 from tuner.dataset import Keypoint
 
 MONTH_NAMES = (
@@ -19,8 +19,7 @@ MONTH_NAMES = (
     "July", "August", "September", "October", "November", "December",
 )  # fmt: skip
 _MONTH = r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
-_NUMERAL = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-NUMERAL = re.compile(_NUMERAL)
+NUMERAL = re.compile(ARABIC)
 # A value must not be glued to a word or to more digits ("X100", "v2.1" and "2,5" are not values).
 _OPEN = r"(?<![\w.,])"
 _CLOSE = r"(?![\w]|[.,]\d)"
@@ -39,12 +38,12 @@ _VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "money",
         re.compile(
-            rf"{_OPEN}(?:[$€£¥]\s?(?:{_NUMERAL})(?:\s?(?:k|K|m|M|bn|million|billion|thousand)\b)?"
-            rf"|(?:{_NUMERAL})\s?(?:USD|EUR|GBP|dollars|euros|pounds)\b)"
+            rf"{_OPEN}(?:[$€£¥]\s?(?:{ARABIC})(?:\s?(?:k|K|m|M|bn|million|billion|thousand)\b)?"
+            rf"|(?:{ARABIC})\s?(?:USD|EUR|GBP|dollars|euros|pounds)\b)"
         ),
     ),
-    ("percent", re.compile(rf"{_OPEN}(?:{_NUMERAL})\s?(?:%|percent\b)")),
-    ("number", re.compile(rf"{_OPEN}(?:{_NUMERAL}){_CLOSE}")),
+    ("percent", re.compile(rf"{_OPEN}(?:{ARABIC})\s?(?:%|percent\b)")),
+    ("number", re.compile(rf"{_OPEN}(?:{ARABIC}){_CLOSE}")),
 )
 
 CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")

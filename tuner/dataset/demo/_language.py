@@ -9,7 +9,9 @@ and value forms. English and Chinese are two such data sets (``demo.en``, ``demo
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from types import ModuleType
+from typing import Any
 
 from tuner.dataset.demo._values import Formatter, Quantity
 
@@ -95,6 +97,15 @@ class Catalog:
     subject_filler: tuple[str, ...]
     guide_filler: tuple[str, ...]
     sections: tuple[str, ...]
+
+    @classmethod
+    def of(cls, *modules: ModuleType) -> Catalog:
+        """The catalog a language package defines: field ``x`` is the module constant ``X``, looked up in
+        ``modules`` (the first that has it wins)."""
+        names: dict[str, Any] = {}
+        for module in reversed(modules):
+            names.update(vars(module))
+        return cls(**{field.name: names[field.name.upper()] for field in fields(cls)})
 
 
 @dataclass(frozen=True)

@@ -4,13 +4,8 @@ documentation."""
 from __future__ import annotations
 
 from tuner.dataset.demo._language import Catalog, Language, Phrasing
-from tuner.dataset.demo.en._catalog import (
-    COMPANY, GUIDES, PRODUCT_COMMON, PRODUCT_LINES, RELEASE_ATTRS, SEASONS, SUPPORT_TOPICS, TODAY,
-)
-from tuner.dataset.demo.en._company import (
-    CITIES, FACT_WORDINGS, FILLER, GUIDE_ATTRS, GUIDE_FILLER, HANDBOOKS, INTRO, PARTNER_ATTRS, PARTNERS, PLAN_ATTRS, PLANS,
-    POLICIES, REGIONS, SECTIONS, STORE_ATTRS, SUBJECT_FILLER,
-)
+from tuner.dataset.demo.en import _catalog, _company
+from tuner.dataset.demo.en._company import FACT_WORDINGS
 from tuner.dataset.demo.en._values import date
 
 
@@ -24,13 +19,7 @@ def _indefinite(label: str) -> str:
 
 ENGLISH = Language(
     code="en",
-    catalog=Catalog(
-        company=COMPANY, today=TODAY, product_common=PRODUCT_COMMON, product_lines=PRODUCT_LINES,
-        release_attrs=RELEASE_ATTRS, seasons=SEASONS, support_topics=SUPPORT_TOPICS, guides=GUIDES,
-        guide_attrs=GUIDE_ATTRS, regions=REGIONS, policies=POLICIES, handbooks=HANDBOOKS, partners=PARTNERS,
-        partner_attrs=PARTNER_ATTRS, cities=CITIES, store_attrs=STORE_ATTRS, plans=PLANS, plan_attrs=PLAN_ATTRS,
-        intro=INTRO, filler=FILLER, subject_filler=SUBJECT_FILLER, guide_filler=GUIDE_FILLER, sections=SECTIONS,
-    ),
+    catalog=Catalog.of(_catalog, _company),
     phrasing=Phrasing(
         date=date, length=_words, length_unit="words", short_length=(70, 115), long_length=(360, 460),
         join=" ", avoid_page_figures=False, pronoun="it", indefinite=_indefinite, fact_wordings=FACT_WORDINGS,

@@ -5,13 +5,8 @@ product documentation with English model names, figures in Arabic digits and uni
 from __future__ import annotations
 
 from tuner.dataset.demo._language import Catalog, Language, Phrasing
-from tuner.dataset.demo.zh._catalog import (
-    COMPANY, GUIDES, PRODUCT_COMMON, PRODUCT_LINES, RELEASE_ATTRS, SEASONS, SUPPORT_TOPICS, TODAY,
-)
-from tuner.dataset.demo.zh._company import (
-    CITIES, FACT_WORDINGS, FILLER, GUIDE_ATTRS, GUIDE_FILLER, HANDBOOKS, INTRO, PARTNER_ATTRS, PARTNERS, PLAN_ATTRS, PLANS,
-    POLICIES, REGIONS, SECTIONS, STORE_ATTRS, SUBJECT_FILLER,
-)
+from tuner.dataset.demo.zh import _catalog, _company
+from tuner.dataset.demo.zh._company import FACT_WORDINGS
 from tuner.dataset.demo.zh._values import date
 
 
@@ -26,13 +21,7 @@ def _bare(label: str) -> str:
 
 CHINESE = Language(
     code="zh",
-    catalog=Catalog(
-        company=COMPANY, today=TODAY, product_common=PRODUCT_COMMON, product_lines=PRODUCT_LINES,
-        release_attrs=RELEASE_ATTRS, seasons=SEASONS, support_topics=SUPPORT_TOPICS, guides=GUIDES,
-        guide_attrs=GUIDE_ATTRS, regions=REGIONS, policies=POLICIES, handbooks=HANDBOOKS, partners=PARTNERS,
-        partner_attrs=PARTNER_ATTRS, cities=CITIES, store_attrs=STORE_ATTRS, plans=PLANS, plan_attrs=PLAN_ATTRS,
-        intro=INTRO, filler=FILLER, subject_filler=SUBJECT_FILLER, guide_filler=GUIDE_FILLER, sections=SECTIONS,
-    ),
+    catalog=Catalog.of(_catalog, _company),
     # Chinese sentences are about half as long in characters as English ones in letters, and the subject
     # (a model name) is repeated in every fact: 200-300 characters hold the facts plus some filler.
     phrasing=Phrasing(
