@@ -98,7 +98,7 @@ def retrieval(dataset: Dataset, folder: Path) -> list[str]:
     return lines
 
 
-def study(dataset: Dataset, folder: Path) -> list[str]:
+def study(dataset: Dataset, folder: Path, trials: int = STUDY_TRIALS) -> list[str]:
     """Chinese conflicts, then the zh search space on CMRC with the offline backends, cold cache."""
     root = Path(__file__).resolve().parent.parent
     cache = folder / "cache"
@@ -108,7 +108,7 @@ def study(dataset: Dataset, folder: Path) -> list[str]:
                    env=env, check=True, capture_output=True, text=True)
     spec = yaml.safe_load((root / "studies" / "demo_zh.yaml").read_text())
     spec.update(name="cmrc", dataset=str(dataset.path), search_space=str(root / "search_spaces" / "zh.yaml"),
-                output=str(folder / "out"), budget={"trials": STUDY_TRIALS}, pick={"rule": "knee"})
+                output=str(folder / "out"), budget={"trials": trials}, pick={"rule": "knee"})
     study_file = folder / "cmrc.yaml"
     study_file.write_text(yaml.safe_dump(spec, allow_unicode=True))
     start = time.perf_counter()
@@ -119,7 +119,7 @@ def study(dataset: Dataset, folder: Path) -> list[str]:
     closing = [line for line in done.stderr.splitlines() if " complete (" in line or "picked trial" in line]
     front = subprocess.run([*tuner, "pareto", str(study_file), "--json"], env=env, capture_output=True, text=True, check=True)
     entries = json.loads(front.stdout)["front"]
-    lines = [f"study over search_spaces/zh.yaml, {STUDY_TRIALS} trials, offline backends, cold cache: {seconds:.0f} s", *closing,
+    lines = [f"study over search_spaces/zh.yaml, {trials} trials, offline backends, cold cache: {seconds:.0f} s", *closing,
              "front (trial: recall@k, v3 Δfaithful [95% interval], n/N, params):"]
     for entry in sorted(entries, key=lambda e: -e["values"]["recall_at_k"]):
         ci = entry["ci"].get("v3_delta_faithful") or [float("nan")] * 2
@@ -128,13 +128,14 @@ def study(dataset: Dataset, folder: Path) -> list[str]:
     return lines
 
 
-PARTS: dict[str, Callable[[Dataset, Path], list[str]]] = {"retrieval": retrieval, "study": study}
+PARTS: dict[str, Callable[..., list[str]]] = {"retrieval": retrieval, "study": study}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=default_path(), help="cmrc2018_trial.json (default: the shared copy)")
     parser.add_argument("parts", nargs="*", metavar="PART", help=f"what to run: {', '.join(PARTS)} (default: all)")
+    parser.add_argument("--trials", type=int, default=STUDY_TRIALS, help=f"study budget (default {STUDY_TRIALS})")
     args = parser.parse_args()
     unknown = [part for part in args.parts if part not in PARTS]
     if unknown:
@@ -151,7 +152,8 @@ def main() -> int:
             print(f"  {note}")
         for part in args.parts or list(PARTS):
             print(f"\n[{part}]")
-            for line in PARTS[part](dataset, Path(folder)):
+            lines = study(dataset, Path(folder), args.trials) if part == "study" else PARTS[part](dataset, Path(folder))
+            for line in lines:
                 print(line)
     return 0
 
