@@ -28,8 +28,22 @@ COMMANDS: dict[str, str] = {
 }
 
 
+EXIT_OK = 0
+EXIT_REGRESSION = 1
+"""``tuner gate``: a regression beyond the thresholds."""
+EXIT_USER_ERROR = 2
+"""Bad input, configuration or environment: one line naming the file, line or key."""
+EXIT_INTERNAL = 3
+"""A bug in tuner: one line on stderr, the traceback with ``--debug``. Never read as a gate regression."""
+EXIT_INTERRUPTED = 130
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from tuner import __version__
+
     parser = argparse.ArgumentParser(prog="tuner", description="Tune RAG retrieval settings for recall@k and robustness to conflicting content.")
+    parser.add_argument("--version", action="version", version=f"tuner {__version__}")
+    parser.add_argument("--debug", action="store_true", help="on an internal error, show the traceback")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)
@@ -47,17 +61,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in exc.problems:
             print(line, file=sys.stderr)
         print(f"tuner: {len(exc.problems)} problem(s) in the dataset; nothing was written", file=sys.stderr)
-        return 2
+        return EXIT_USER_ERROR
     except UserError as exc:
         print(f"tuner: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("tuner: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # the reader went away (``tuner eval --json | head``): stop quietly, as a SIGPIPE'd program does
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"tuner: internal error: {type(exc).__name__}: {exc} (a bug in tuner; run with --debug for the traceback)",
+              file=sys.stderr)
+        return EXIT_INTERNAL
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ def test_an_unscorable_region_is_recorded_and_the_study_finishes(tiny_dataset_di
                {"top_k": 2, "relevance_threshold": 0.0, "retriever": "bm25"}]
     loaded = load_study_file(_study(tmp_path, tiny_dataset_dir, UNSCORABLE_SPACE, enqueue=enqueue, budget={"trials": 5}))
     result = run_study(loaded)
+    assert result.study.metric_names == ["recall_at_k", "v3_delta_faithful"]  # what optuna-dashboard shows
     summary = study_summary(result.study)
     assert summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"] == 5
     assert summary["n_failed"] == 0 and summary["n_unscorable"] >= 1

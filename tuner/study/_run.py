@@ -124,6 +124,11 @@ def run_study(
     study = optuna.create_study(
         study_name=config.name, storage=storage, directions=loaded.directions, sampler=sampler, load_if_exists=True
     )
+    if study.metric_names is None:
+        # optuna-dashboard and optuna.visualization show these instead of "Objective 0/1"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names(list(config.objectives))
     record = StudyRecord.from_study(study)
     if record.dataset_hash not in (None, dataset.content_hash):
         raise UserError(f"study '{config.name}' in {loaded.storage} was run on another dataset; use a new name or storage")

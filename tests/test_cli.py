@@ -1,0 +1,35 @@
+"""The command line's contract: exit codes, --version and internal errors that never read as a gate regression."""
+
+from __future__ import annotations
+
+import pytest
+
+from tuner import __version__
+from tuner.cli import EXIT_INTERNAL, EXIT_USER_ERROR, main
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0 and capsys.readouterr().out.strip() == f"tuner {__version__}"
+
+
+def test_an_internal_error_is_one_line_with_its_own_exit_code(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import tuner.commands.validate as validate
+
+    def broken(args: object) -> int:
+        raise KeyError("boom")
+
+    monkeypatch.setattr(validate, "run", broken)
+    assert main(["validate", "somewhere"]) == EXIT_INTERNAL != 1  # 1 is the gate's "regression"
+    err = capsys.readouterr().err
+    assert err == "tuner: internal error: KeyError: 'boom' (a bug in tuner; run with --debug for the traceback)\n"
+    with pytest.raises(KeyError):
+        main(["--debug", "validate", "somewhere"])
+
+
+def test_a_user_error_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "/nonexistent/dataset"]) == EXIT_USER_ERROR
+    assert capsys.readouterr().err.startswith("tuner: ")
