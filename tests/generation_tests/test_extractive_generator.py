@@ -140,3 +140,12 @@ def test_span_reader_answers_each_part_and_falls_back_to_sentences(encoder: Cach
         "The Aurora X1 laptop is very light."
     )
     assert gen.generate(QUESTION, ["Penguins live in Antarctica."]) == Answer(ABSTAIN)
+
+
+def test_span_reader_scores_question_words(encoder: CachedEncoder) -> None:
+    # question terms {aurora, x1, laptop, cost}; the sentence holds aurora, x1, laptop ("costs" is another term): 3/4
+    question, contexts = "Aurora X1 laptop cost?", [RIGHT]
+    [span] = generator(encoder, primacy_bonus=0.0, recency_bonus=0.0).score(question, contexts)
+    assert span.score - span.similarity == pytest.approx(0.6 * 3 / 4)
+    [sentence] = sentence_reader(encoder, primacy_bonus=0.0, recency_bonus=0.0).score(question, contexts)
+    assert sentence.score == pytest.approx(sentence.similarity)

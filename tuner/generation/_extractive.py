@@ -25,7 +25,7 @@ from tuner.generation._base import ABSTAIN, Answer
 from tuner.generation._span import answer_type, extract_span, question_parts
 from tuner.llm import BackendResources, RequestCount
 from tuner.settings import DEFAULT_EMBEDDING_MODEL
-from tuner.text import split_sentences
+from tuner.text import bm25_tokens, split_sentences
 
 def position_bonus(index: int, count: int, primacy: float, recency: float) -> float:
     """Score bonus of the context at ``index`` (0-based) among ``count``: a U-shaped position prior.
@@ -51,6 +51,9 @@ class ExtractiveGeneratorConfig(BaseModel):
     words (:func:`extract_span`), or, when it asks for none or the sentence holds none, the
     ``span_fallback_sentences`` best sentences shared among the parts (at least one each);
     ``sentence`` answers with the ``max_sentences`` best sentences for the whole question, as before.
+    ``word_match`` (span reader only): weight of the share of the question's words a sentence holds
+    in its score (see :meth:`ExtractiveGenerator.score`), so an English embedder still finds the
+    sentence that names what a Chinese question asks about.
     ``temperature`` > 0 samples among the ``sample_pool`` best sentences with probability
     ∝ exp(score / temperature), using an RNG seeded from ``seed`` and the input, so a run is
     reproducible and a different ``seed`` is a new sample.
@@ -65,6 +68,7 @@ class ExtractiveGeneratorConfig(BaseModel):
     recency_bonus: float = Field(0.02, ge=0.0, le=1.0)
     reader: Literal["span", "sentence"] = "span"
     span_fallback_sentences: int = Field(2, ge=1, le=2)
+    word_match: float = Field(0.6, ge=0.0, le=1.0)
     max_sentences: int = Field(1, ge=1, le=20)
     temperature: float = Field(0.0, ge=0.0, le=10.0)
     seed: int = 0
@@ -91,15 +95,23 @@ class ExtractiveGenerator:
         self.requests_made = RequestCount()
 
     def score(self, question: str, contexts: Sequence[str]) -> list[ScoredSentence]:
-        """Every distinct sentence, best first (ties keep context order); a repeated sentence keeps its best score."""
+        """Every distinct sentence, best first (ties keep context order); a repeated sentence keeps its best score.
+
+        score = cosine(question, sentence) + position bonus [+ word_match · |Q ∩ S| / |Q| with ``reader: span``,
+        Q and S the BM25 terms of question and sentence]; the similarity floor applies to the cosine alone.
+        """
         located = [(s, i) for i, text in enumerate(contexts) for s in split_sentences(text)]
         if not located:
             return []
         vectors = self.encoder.encode([question, *(s for s, _ in located)])
         similarities = vectors[1:] @ vectors[0]
+        weight = self.config.word_match if self.config.reader == "span" else 0.0
+        asked = set(bm25_tokens(question)) if weight else set()
         best: dict[str, ScoredSentence] = {}
         for (text, index), similarity in zip(located, similarities):
             bonus = position_bonus(index, len(contexts), self.config.primacy_bonus, self.config.recency_bonus)
+            if asked:
+                bonus += weight * len(asked.intersection(bm25_tokens(text))) / len(asked)
             scored = ScoredSentence(text, index, float(similarity), float(similarity) + bonus)
             if text not in best or scored.score > best[text].score:
                 best[text] = scored
