@@ -10,7 +10,7 @@ and v3 variants are answered and judged (lexical judge, default noise), and the 
   reached if the answer were the 1 (or 2) best sentences for the whole question (every value in them,
   so an upper bound for any span taken from them, not a reader that commits to one value).
 
-``reader: sentence`` is the code path of main before the span reader (the generator's only mode then).
+``reader: sentence`` (the default) is the code path of main before the span reader.
 
 Run: ``.venv/bin/python bench/reader.py [CONFLICTNQ_JSONL]`` (default
 ``/work/shared/datasets/conflictnq/conflict_nq_val.jsonl``; skipped when absent) — prints a Markdown
@@ -134,7 +134,7 @@ def main() -> None:
         f"- date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
         f"- machine: {machine()}; shared with other jobs while it ran",
         "- offline backends: extractive generator (`reader: sentence` = main before this change, "
-        "`reader: span` = the new default), lexical judge; default noise (v3 `in_index`); variants v0 and v3",
+        "`reader: span`, opt-in), lexical judge; default noise (v3 `in_index`); variants v0 and v3",
         "- settings: ConflictNQ and demo `--top-k 8` (other settings default); demo-zh "
         "`--top-k 8 --chunk-unit chars --chunk-size 300 --retriever bm25`",
         "- reading efficiency = v0 faithful / v0 context support; oracle = the same if the answer were the "

@@ -28,8 +28,13 @@ def generator(encoder: CachedEncoder, **values: Any) -> ExtractiveGenerator:
 
 
 def sentence_reader(encoder: CachedEncoder, **values: Any) -> ExtractiveGenerator:
-    """The reader that answers with whole sentences (``reader: sentence``, the only mode before spans)."""
+    """The reader that answers with whole sentences (``reader: sentence``, the default)."""
     return generator(encoder, reader="sentence", **values)
+
+
+def span_reader(encoder: CachedEncoder, **values: Any) -> ExtractiveGenerator:
+    """The reader that answers with the typed span of the best sentence (``reader: span``)."""
+    return generator(encoder, reader="span", **values)
 
 
 def test_position_bonus_is_u_shaped() -> None:
@@ -106,11 +111,11 @@ def test_embeddings_are_reused(encoder: CachedEncoder) -> None:
 
 def test_default_config_is_extractive() -> None:
     config = parse_generator_config(None, "study.yaml")
-    assert isinstance(config, ExtractiveGeneratorConfig) and config.temperature == 0.0 and config.reader == "span"
+    assert isinstance(config, ExtractiveGeneratorConfig) and config.temperature == 0.0 and config.reader == "sentence"
 
 
 def test_span_reader_commits_to_the_value_of_the_best_sentence(encoder: CachedEncoder) -> None:
-    gen = generator(encoder)
+    gen = span_reader(encoder)
     contexts = ["Aurora makes laptops in Oslo. " + RIGHT + " It weighs 1.2 kg.", "The weather in Oslo is mild."]
     assert gen.generate(QUESTION, contexts) == Answer("$1,299")
     stale_but_closer = "The Aurora X1 laptop costs $1,199 as of its launch."
@@ -118,13 +123,13 @@ def test_span_reader_commits_to_the_value_of_the_best_sentence(encoder: CachedEn
 
 
 def test_span_reader_keeps_position_sensitivity(encoder: CachedEncoder) -> None:
-    gen = generator(encoder, primacy_bonus=0.04, recency_bonus=0.0)
+    gen = span_reader(encoder, primacy_bonus=0.04, recency_bonus=0.0)
     assert gen.generate(QUESTION, [RIGHT, STALE]) == Answer("$1,299")
     assert gen.generate(QUESTION, [STALE, RIGHT]) == Answer("$1,199")
 
 
 def test_span_reader_answers_each_part_and_falls_back_to_sentences(encoder: CachedEncoder) -> None:
-    gen = generator(encoder)
+    gen = span_reader(encoder)
     weight = "The Aurora X1 laptop weighs 1.4 kg."
     question = "How much does the Aurora X1 laptop cost, and how much does the Aurora X1 laptop weigh?"
     assert gen.generate(question, [RIGHT + " " + weight]) == Answer("$1,299; 1.4 kg")
@@ -134,7 +139,7 @@ def test_span_reader_answers_each_part_and_falls_back_to_sentences(encoder: Cach
     liked = "Students like the Aurora X1 laptop."
     answer = gen.generate(why, [f"{liked} {popular} Penguins swim."]).text
     assert answer in {f"{popular} {liked}", f"{liked} {popular}"} and "Penguins" not in answer
-    assert generator(encoder, span_fallback_sentences=1).generate(why, [f"{liked} {popular}"]).text in {popular, liked}
+    assert span_reader(encoder, span_fallback_sentences=1).generate(why, [f"{liked} {popular}"]).text in {popular, liked}
     # a number question over a sentence without a number: the sentence
     assert gen.generate("How much does the Aurora X1 laptop weigh?", ["The Aurora X1 laptop is very light."]) == Answer(
         "The Aurora X1 laptop is very light."
@@ -145,7 +150,7 @@ def test_span_reader_answers_each_part_and_falls_back_to_sentences(encoder: Cach
 def test_span_reader_scores_question_words(encoder: CachedEncoder) -> None:
     # question terms {aurora, x1, laptop, cost}; the sentence holds aurora, x1, laptop ("costs" is another term): 3/4
     question, contexts = "Aurora X1 laptop cost?", [RIGHT]
-    [span] = generator(encoder, primacy_bonus=0.0, recency_bonus=0.0).score(question, contexts)
+    [span] = span_reader(encoder, primacy_bonus=0.0, recency_bonus=0.0).score(question, contexts)
     assert span.score - span.similarity == pytest.approx(0.6 * 3 / 4)
     [sentence] = sentence_reader(encoder, primacy_bonus=0.0, recency_bonus=0.0).score(question, contexts)
     assert sentence.score == pytest.approx(sentence.similarity)

@@ -4,9 +4,9 @@ This is NOT a model of any particular LLM. It exists so that demos, tests and re
 comparisons run without an endpoint, while keeping the two behaviours that make noise matter:
 it adopts whatever on-topic sentence it is handed (a conflicting chunk that matches the question
 better wins, as with real models), and it is swayed by where a passage sits in the context.
-Like a model asked for a short answer, it commits to one value: by default (``reader: span``) it
-answers a date, number or name question with that span of the best sentence (see
-:mod:`tuner.generation._span`); ``reader: sentence`` answers with whole sentences.
+With ``reader: span`` it commits to one value, like a model asked for a short answer: it answers a
+date, number or name question with that span of the best sentence (see :mod:`tuner.generation._span`);
+``reader: sentence`` (the default) answers with whole sentences.
 Use an LLM generator for any claim about how a deployed model behaves.
 """
 
@@ -46,11 +46,11 @@ class ExtractiveGeneratorConfig(BaseModel):
 
     ``similarity_floor``: abstain ("I don't know.") when no sentence has a cosine similarity to the
     question at least this high. ``primacy_bonus``/``recency_bonus``: see :func:`position_bonus`.
-    ``reader``: ``span`` (default) answers each part of the question (:func:`question_parts`) from its
+    ``reader``: ``span`` answers each part of the question (:func:`question_parts`) from its
     best sentence: the date / number / name span that the question asks for, nearest the question's
     words (:func:`extract_span`), or, when it asks for none or the sentence holds none, the
     ``span_fallback_sentences`` best sentences shared among the parts (at least one each);
-    ``sentence`` answers with the ``max_sentences`` best sentences for the whole question, as before.
+    ``sentence`` (default) answers with the ``max_sentences`` best sentences for the whole question.
     ``word_match`` (span reader only): weight of the share of the question's words a sentence holds
     in its score (see :meth:`ExtractiveGenerator.score`), so an English embedder still finds the
     sentence that names what a Chinese question asks about.
@@ -66,7 +66,7 @@ class ExtractiveGeneratorConfig(BaseModel):
     similarity_floor: float = Field(0.30, ge=-1.0, le=1.0)
     primacy_bonus: float = Field(0.03, ge=0.0, le=1.0)
     recency_bonus: float = Field(0.02, ge=0.0, le=1.0)
-    reader: Literal["span", "sentence"] = "span"
+    reader: Literal["span", "sentence"] = "sentence"
     span_fallback_sentences: int = Field(2, ge=1, le=2)
     word_match: float = Field(0.6, ge=0.0, le=1.0)
     max_sentences: int = Field(1, ge=1, le=20)
