@@ -27,6 +27,16 @@ def generator(encoder: CachedEncoder, **values: Any) -> ExtractiveGenerator:
     return built
 
 
+def sentence_reader(encoder: CachedEncoder, **values: Any) -> ExtractiveGenerator:
+    """The reader that answers with whole sentences (``reader: sentence``, the default)."""
+    return generator(encoder, reader="sentence", **values)
+
+
+def span_reader(encoder: CachedEncoder, **values: Any) -> ExtractiveGenerator:
+    """The reader that answers with the typed span of the best sentence (``reader: span``)."""
+    return generator(encoder, reader="span", **values)
+
+
 def test_position_bonus_is_u_shaped() -> None:
     assert [round(position_bonus(i, 5, 0.04, 0.02), 6) for i in range(5)] == [0.04, 0.03, 0.02, 0.01, 0.02]
     assert position_bonus(0, 1, 0.04, 0.02) == pytest.approx(0.06)
@@ -34,7 +44,7 @@ def test_position_bonus_is_u_shaped() -> None:
 
 
 def test_answers_with_the_best_sentence_deterministically(encoder: CachedEncoder) -> None:
-    gen = generator(encoder)
+    gen = sentence_reader(encoder)
     contexts = ["Aurora makes laptops in Oslo. " + RIGHT + " It weighs 1.2 kg.", "The weather in Oslo is mild."]
     first = gen.generate(QUESTION, contexts)
     assert first == Answer(RIGHT)
@@ -44,38 +54,38 @@ def test_answers_with_the_best_sentence_deterministically(encoder: CachedEncoder
 
 def test_adopts_a_conflicting_sentence_that_matches_better(encoder: CachedEncoder) -> None:
     stale_but_closer = "The Aurora X1 laptop costs $1,199 as of its launch."
-    assert generator(encoder).generate(QUESTION, ["Pricing: the X1 is now 1,299 dollars.", stale_but_closer]) == Answer(
+    assert sentence_reader(encoder).generate(QUESTION, ["Pricing: the X1 is now 1,299 dollars.", stale_but_closer]) == Answer(
         stale_but_closer
     )
 
 
 def test_abstains_on_unrelated_or_no_context(encoder: CachedEncoder) -> None:
-    gen = generator(encoder)
+    gen = sentence_reader(encoder)
     assert gen.generate(QUESTION, ["Penguins live in Antarctica. The ocean there is cold."]) == Answer(ABSTAIN)
     assert gen.generate(QUESTION, []) == Answer(ABSTAIN)
-    assert generator(encoder, similarity_floor=-1.0).generate(QUESTION, ["Penguins live in Antarctica."]).text != ABSTAIN
+    assert sentence_reader(encoder, similarity_floor=-1.0).generate(QUESTION, ["Penguins live in Antarctica."]).text != ABSTAIN
 
 
 def test_context_order_decides_close_calls(encoder: CachedEncoder) -> None:
-    gen = generator(encoder, primacy_bonus=0.04, recency_bonus=0.0)
+    gen = sentence_reader(encoder, primacy_bonus=0.04, recency_bonus=0.0)
     scores = {s.text: s.similarity for s in gen.score(QUESTION, [RIGHT, STALE])}
     assert abs(scores[RIGHT] - scores[STALE]) < 0.04  # close enough for position to matter
     assert gen.generate(QUESTION, [RIGHT, STALE]) == Answer(RIGHT)
     assert gen.generate(QUESTION, [STALE, RIGHT]) == Answer(STALE)
 
-    blind = generator(encoder, primacy_bonus=0.0, recency_bonus=0.0)
+    blind = sentence_reader(encoder, primacy_bonus=0.0, recency_bonus=0.0)
     assert blind.generate(QUESTION, [RIGHT, STALE]) == blind.generate(QUESTION, [STALE, RIGHT])
 
 
 def test_recency_favours_the_last_context_over_the_middle(encoder: CachedEncoder) -> None:
-    gen = generator(encoder, primacy_bonus=0.0, recency_bonus=0.04)
+    gen = sentence_reader(encoder, primacy_bonus=0.0, recency_bonus=0.04)
     filler = "Aurora was founded in Oslo."
     assert gen.generate(QUESTION, [filler, RIGHT, STALE]) == Answer(STALE)
     assert gen.generate(QUESTION, [filler, STALE, RIGHT]) == Answer(RIGHT)
 
 
 def test_max_sentences(encoder: CachedEncoder) -> None:
-    answer = generator(encoder, max_sentences=2).generate(QUESTION, [RIGHT + " Penguins swim.", STALE])
+    answer = sentence_reader(encoder, max_sentences=2).generate(QUESTION, [RIGHT + " Penguins swim.", STALE])
     assert answer == Answer(f"{RIGHT} {STALE}")
 
 
@@ -83,16 +93,16 @@ def test_sampling_is_seeded_and_reproducible(encoder: CachedEncoder) -> None:
     contexts = [RIGHT + " It ships with 16 GB of memory.", "The Aurora X1 laptop was priced at $1,199 in 2023."]
     samples = {}
     for seed in range(8):
-        gen = generator(encoder, temperature=0.2, seed=seed)
+        gen = sentence_reader(encoder, temperature=0.2, seed=seed)
         samples[seed] = gen.generate(QUESTION, contexts)
-        assert generator(encoder, temperature=0.2, seed=seed).generate(QUESTION, contexts) == samples[seed]
+        assert sentence_reader(encoder, temperature=0.2, seed=seed).generate(QUESTION, contexts) == samples[seed]
         assert gen.generate(QUESTION, contexts) == samples[seed]  # independent of how many calls came before
     assert len(set(samples.values())) >= 2
     assert all(a.text in {RIGHT, "It ships with 16 GB of memory.", contexts[1]} for a in samples.values())
 
 
 def test_embeddings_are_reused(encoder: CachedEncoder) -> None:
-    gen = generator(encoder)
+    gen = sentence_reader(encoder)
     gen.generate(QUESTION, ["A sentence seen once, about the Aurora X1 keyboard."])
     before = encoder.texts_encoded
     gen.generate(QUESTION, ["A sentence seen once, about the Aurora X1 keyboard."])
@@ -101,4 +111,46 @@ def test_embeddings_are_reused(encoder: CachedEncoder) -> None:
 
 def test_default_config_is_extractive() -> None:
     config = parse_generator_config(None, "study.yaml")
-    assert isinstance(config, ExtractiveGeneratorConfig) and config.temperature == 0.0
+    assert isinstance(config, ExtractiveGeneratorConfig) and config.temperature == 0.0 and config.reader == "sentence"
+
+
+def test_span_reader_commits_to_the_value_of_the_best_sentence(encoder: CachedEncoder) -> None:
+    gen = span_reader(encoder)
+    contexts = ["Aurora makes laptops in Oslo. " + RIGHT + " It weighs 1.2 kg.", "The weather in Oslo is mild."]
+    assert gen.generate(QUESTION, contexts) == Answer("$1,299")
+    stale_but_closer = "The Aurora X1 laptop costs $1,199 as of its launch."
+    assert gen.generate(QUESTION, ["Pricing: the X1 is now 1,299 dollars.", stale_but_closer]) == Answer("$1,199")
+
+
+def test_span_reader_keeps_position_sensitivity(encoder: CachedEncoder) -> None:
+    gen = span_reader(encoder, primacy_bonus=0.04, recency_bonus=0.0)
+    assert gen.generate(QUESTION, [RIGHT, STALE]) == Answer("$1,299")
+    assert gen.generate(QUESTION, [STALE, RIGHT]) == Answer("$1,199")
+
+
+def test_span_reader_answers_each_part_and_falls_back_to_sentences(encoder: CachedEncoder) -> None:
+    gen = span_reader(encoder)
+    weight = "The Aurora X1 laptop weighs 1.4 kg."
+    question = "How much does the Aurora X1 laptop cost, and how much does the Aurora X1 laptop weigh?"
+    assert gen.generate(question, [RIGHT + " " + weight]) == Answer("$1,299; 1.4 kg")
+    # no type asked: the two best sentences, the better first
+    why = "Why is the Aurora X1 laptop popular?"
+    popular = "The Aurora X1 laptop is popular because it is light."
+    liked = "Students like the Aurora X1 laptop."
+    answer = gen.generate(why, [f"{liked} {popular} Penguins swim."]).text
+    assert answer in {f"{popular} {liked}", f"{liked} {popular}"} and "Penguins" not in answer
+    assert span_reader(encoder, span_fallback_sentences=1).generate(why, [f"{liked} {popular}"]).text in {popular, liked}
+    # a number question over a sentence without a number: the sentence
+    assert gen.generate("How much does the Aurora X1 laptop weigh?", ["The Aurora X1 laptop is very light."]) == Answer(
+        "The Aurora X1 laptop is very light."
+    )
+    assert gen.generate(QUESTION, ["Penguins live in Antarctica."]) == Answer(ABSTAIN)
+
+
+def test_span_reader_scores_question_words(encoder: CachedEncoder) -> None:
+    # question terms {aurora, x1, laptop, cost}; the sentence holds aurora, x1, laptop ("costs" is another term): 3/4
+    question, contexts = "Aurora X1 laptop cost?", [RIGHT]
+    [span] = span_reader(encoder, primacy_bonus=0.0, recency_bonus=0.0).score(question, contexts)
+    assert span.score - span.similarity == pytest.approx(0.6 * 3 / 4)
+    [sentence] = sentence_reader(encoder, primacy_bonus=0.0, recency_bonus=0.0).score(question, contexts)
+    assert sentence.score == pytest.approx(sentence.similarity)

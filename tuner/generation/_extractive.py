@@ -1,10 +1,13 @@
-"""Answers (variants → **answers** → verdicts): an offline stand-in for an LLM: answer with the context sentence that
-best matches the question.
+"""Answers (variants → **answers** → verdicts): an offline stand-in for an LLM that reads the context sentence
+best matching the question (and, with ``reader: span``, the typed span in it the question asks for).
 
 This is NOT a model of any particular LLM. It exists so that demos, tests and retrieval-side
 comparisons run without an endpoint, while keeping the two behaviours that make noise matter:
 it adopts whatever on-topic sentence it is handed (a conflicting chunk that matches the question
 better wins, as with real models), and it is swayed by where a passage sits in the context.
+With ``reader: span`` it commits to one value, like a model asked for a short answer: it answers a
+date, number or name question with that span of the best sentence (see :mod:`tuner.generation._span`);
+``reader: sentence`` (the default) answers with whole sentences.
 Use an LLM generator for any claim about how a deployed model behaves.
 """
 
@@ -20,9 +23,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from tuner.cache import content_key
 from tuner.embedding import Encoder
 from tuner.generation._base import ABSTAIN, Answer
+from tuner.generation._span import answer_type, extract_span, question_parts
 from tuner.llm import BackendResources, RequestCount
 from tuner.settings import DEFAULT_EMBEDDING_MODEL
-from tuner.text import split_sentences
+from tuner.text import bm25_tokens, split_sentences
 
 def position_bonus(index: int, count: int, primacy: float, recency: float) -> float:
     """Score bonus of the context at ``index`` (0-based) among ``count``: a U-shaped position prior.
@@ -43,9 +47,17 @@ class ExtractiveGeneratorConfig(BaseModel):
 
     ``similarity_floor``: abstain ("I don't know.") when no sentence has a cosine similarity to the
     question at least this high. ``primacy_bonus``/``recency_bonus``: see :func:`position_bonus`.
-    ``max_sentences``: how many sentences form the answer. ``temperature`` > 0 samples among the
-    ``sample_pool`` best sentences with probability ∝ exp(score / temperature), using an RNG seeded
-    from ``seed`` and the input, so a run is reproducible and a different ``seed`` is a new sample.
+    ``reader``: ``span`` answers each part of the question (:func:`question_parts`) from its
+    best sentence: the date / number / name span that the question asks for, nearest the question's
+    words (:func:`extract_span`), or, when it asks for none or the sentence holds none, the
+    ``span_fallback_sentences`` best sentences shared among the parts (at least one each);
+    ``sentence`` (default) answers with the ``max_sentences`` best sentences for the whole question.
+    ``word_match`` (span reader only): weight of the share of the question's words a sentence holds
+    in its score (see :meth:`ExtractiveGenerator.score`), so an English embedder still finds the
+    sentence that names what a Chinese question asks about.
+    ``temperature`` > 0 samples among the ``sample_pool`` best sentences with probability
+    ∝ exp(score / temperature), using an RNG seeded from ``seed`` and the input, so a run is
+    reproducible and a different ``seed`` is a new sample.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -55,6 +67,9 @@ class ExtractiveGeneratorConfig(BaseModel):
     similarity_floor: float = Field(0.30, ge=-1.0, le=1.0)
     primacy_bonus: float = Field(0.03, ge=0.0, le=1.0)
     recency_bonus: float = Field(0.02, ge=0.0, le=1.0)
+    reader: Literal["span", "sentence"] = "sentence"
+    span_fallback_sentences: int = Field(2, ge=1, le=2)
+    word_match: float = Field(0.6, ge=0.0, le=1.0)
     max_sentences: int = Field(1, ge=1, le=20)
     temperature: float = Field(0.0, ge=0.0, le=10.0)
     seed: int = 0
@@ -81,15 +96,23 @@ class ExtractiveGenerator:
         self.requests_made = RequestCount()
 
     def score(self, question: str, contexts: Sequence[str]) -> list[ScoredSentence]:
-        """Every distinct sentence, best first (ties keep context order); a repeated sentence keeps its best score."""
+        """Every distinct sentence, best first (ties keep context order); a repeated sentence keeps its best score.
+
+        score = cosine(question, sentence) + position bonus [+ word_match · |Q ∩ S| / |Q| with ``reader: span``,
+        Q and S the BM25 terms of question and sentence]; the similarity floor applies to the cosine alone.
+        """
         located = [(s, i) for i, text in enumerate(contexts) for s in split_sentences(text)]
         if not located:
             return []
         vectors = self.encoder.encode([question, *(s for s, _ in located)])
         similarities = vectors[1:] @ vectors[0]
+        weight = self.config.word_match if self.config.reader == "span" else 0.0
+        asked = set(bm25_tokens(question)) if weight else set()
         best: dict[str, ScoredSentence] = {}
         for (text, index), similarity in zip(located, similarities):
             bonus = position_bonus(index, len(contexts), self.config.primacy_bonus, self.config.recency_bonus)
+            if asked:
+                bonus += weight * len(asked.intersection(bm25_tokens(text))) / len(asked)
             scored = ScoredSentence(text, index, float(similarity), float(similarity) + bonus)
             if text not in best or scored.score > best[text].score:
                 best[text] = scored
@@ -97,23 +120,40 @@ class ExtractiveGenerator:
 
     def generate(self, question: str, contexts: Sequence[str]) -> Answer:
         self.requests_made.add()
-        eligible = [s for s in self.score(question, contexts) if s.similarity >= self.config.similarity_floor]
-        if not eligible:
-            return Answer(ABSTAIN)
-        if self.config.temperature > 0:
-            chosen = self._sample(eligible[: self.config.sample_pool], question, contexts)
+        if self.config.reader == "sentence":
+            pieces = [" ".join(s.text for s in self._choose(question, contexts, self.config.max_sentences))]
         else:
-            chosen = eligible[: self.config.max_sentences]
-        return Answer(" ".join(s.text for s in chosen))
+            parts = question_parts(question)
+            share = max(1, self.config.span_fallback_sentences // len(parts))
+            pieces = [self._read(part, contexts, share) for part in parts]
+        answer = "; ".join(dict.fromkeys(p for p in pieces if p))
+        return Answer(answer or ABSTAIN)
 
-    def _sample(self, pool: list[ScoredSentence], question: str, contexts: Sequence[str]) -> list[ScoredSentence]:
+    def _read(self, question: str, contexts: Sequence[str], sentences: int) -> str:
+        """The typed span of the best sentence for ``question``, else its ``sentences`` best sentences ("" if none)."""
+        chosen = self._choose(question, contexts, sentences)
+        if not chosen:
+            return ""
+        span = extract_span(question, chosen[0].text, answer_type(question))
+        return span if span is not None else " ".join(s.text for s in chosen)
+
+    def _choose(self, question: str, contexts: Sequence[str], size: int) -> list[ScoredSentence]:
+        """Up to ``size`` sentences at or above the similarity floor: the best, or a sample when temperature > 0."""
+        eligible = [s for s in self.score(question, contexts) if s.similarity >= self.config.similarity_floor]
+        if self.config.temperature > 0 and eligible:
+            return self._sample(eligible[: self.config.sample_pool], size, question, contexts)
+        return eligible[:size]
+
+    def _sample(
+        self, pool: list[ScoredSentence], size: int, question: str, contexts: Sequence[str]
+    ) -> list[ScoredSentence]:
+        """``size`` sentences drawn without replacement ∝ exp(score / temperature), best-scored first."""
         # Seeded from the input too, so the draw does not depend on call order or concurrency.
         seed = int(content_key(self.config.seed, question, list(contexts))[:16], 16)
         rng = np.random.default_rng(seed)
         scores = np.array([s.score for s in pool]) / self.config.temperature
         weights = np.exp(scores - scores.max())
-        size = min(self.config.max_sentences, len(pool))
-        picks = rng.choice(len(pool), size=size, replace=False, p=weights / weights.sum())
+        picks = rng.choice(len(pool), size=min(size, len(pool)), replace=False, p=weights / weights.sum())
         return [pool[i] for i in sorted(picks)]
 
 
