@@ -158,3 +158,19 @@ def test_the_report_lists_unscorable_trials_and_shortfall_warnings(tiny_dataset_
     assert "trial #0: unscorable (retrieval returned nothing for every case); kept off the front" in html
     warnings = TrialRecord.from_trial(study.trials[1]).warnings
     assert warnings is not None and warnings[0].startswith("v3: ") and f"trial #1: {warnings[0]}" in html
+
+
+def test_run_json_is_a_machine_readable_summary(tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    space = {"top_k": {"type": "int", "low": 1, "high": 3}, "retriever": {"type": "categorical", "choices": ["bm25"]}}
+    study_file = _study(tmp_path, tiny_dataset_dir, space, enqueue=[{"top_k": 2, "retriever": "bm25"}], budget={"trials": 2})
+    assert main(["run", str(study_file), "--no-report", "--json"]) == 0
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)  # stdout holds the JSON only; progress went to stderr
+    assert "trial 0" in captured.err
+    assert summary["study"] == "tiny" and summary["interrupted"] is False
+    assert summary["summary"]["n_complete"] + summary["summary"]["n_pruned"] - summary["summary"]["n_duplicates"] == 2
+    assert summary["pick"]["rule"] == "knee" and summary["pick"]["trial"] in {e["trial"] for e in summary["front"]}
+    assert summary["outputs"]["config"].endswith("config.yaml") and "report" not in summary["outputs"]
+    assert {"recall_at_k", "v3_delta_faithful"} == set(summary["front"][0]["values"])

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import json
+from typing import TYPE_CHECKING, Any
 
 from tuner.commands._study_args import add_study_arguments, loaded_study
+
+if TYPE_CHECKING:
+    from tuner.study import StudyRun
 
 HELP = "Run (or resume) a tuning study: recall@k vs v3 Δfaithful, with noise-floor-aware pruning."
 
@@ -16,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pick", help="pick rule for the exported config: knee, min-delta or cheapest (default: the study file's pick)")
     parser.add_argument("--min-recall", type=float, metavar="X", help="recall floor for --pick min-delta")
     parser.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    parser.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout (progress stays on stderr)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,5 +44,24 @@ def run(args: argparse.Namespace) -> int:
         dry_run(loaded, args.trials, reporter)
         return 0
     result = run_study(loaded, args.trials, reporter)
-    finish(result, rule, min_recall, not args.no_report, reporter)
+    outputs = finish(result, rule, min_recall, not args.no_report, reporter)
+    if args.json:
+        print(json.dumps(run_summary(result, rule, outputs), indent=2))
     return 130 if result.interrupted else 0
+
+
+def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[str, Any]:
+    """What ``tuner run --json`` prints: counts, calls, time, the front with intervals, the pick and the files."""
+    from tuner.study import entry_json, study_front, study_summary
+
+    _, _, entries = study_front(result.study)
+    trials = {t.number: t for t in result.study.get_trials(deepcopy=False)}
+    return {
+        "study": result.study.study_name,
+        "summary": study_summary(result.study),
+        "elapsed_s": round(result.elapsed, 3),
+        "interrupted": result.interrupted,
+        "front": [entry_json(entry, trials[entry.number]) for entry in entries],
+        "pick": {"rule": rule, "trial": outputs.get("picked"), "unmet": outputs.get("pick_unmet")},
+        "outputs": {key: outputs[key] for key in ("storage", "config", "report") if key in outputs},
+    }

@@ -96,7 +96,8 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
 
 
 def finish(result: StudyRun, rule: str, min_recall: float | None, report: bool, reporter: Reporter) -> dict[str, Any]:
-    """Print the front, write the HTML report and export the picked configuration; return their paths."""
+    """Print the front, write the HTML report and export the picked configuration; return their paths, the
+    picked trial's number (``picked``) or why none was picked (``pick_unmet``)."""
     study = result.study
     summary = study_summary(study)
     directions, floor, entries = study_front(study)
@@ -120,6 +121,7 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: bool, 
         paths["pick_unmet"] = str(unmet)
         reporter.stage(f"pick rule {rule}: {unmet}; no configuration exported (export one with 'tuner export --trial N')")
     if chosen is not None:
+        paths["picked"] = chosen.number
         picks = {rule: chosen.number, **picks}
         document = trial_document(study, chosen.number, rule, result.loaded.storage)
         paths["config"] = str(write_export(out / "config.yaml", document))
