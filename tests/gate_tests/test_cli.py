@@ -131,3 +131,14 @@ def test_noise_floor_from_calibrate_gates_trends(files: dict[str, Path], capsys:
     floor_path.write_text('{"objectives": {"v3_delta_faithful": 0.1}}', "utf-8")
     assert _gate(files, "--noise-floor", str(floor_path)) == 2
     assert "noise_floor.json: not a noise floor written by 'tuner calibrate'" in capsys.readouterr().err
+
+
+def test_outputs_go_to_a_folder_of_their_own_by_default(
+    files: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _gate(files, "--write-baseline") == 0
+    monkeypatch.chdir(files["tmp"])
+    assert main(["gate", "--config", str(files["deploy"]), "--dataset", str(files["dataset"]),
+                 "--baseline", str(files["baseline"]), "--thresholds", str(files["thresholds"])]) == 0
+    assert sorted(p.name for p in (files["tmp"] / "tuner-gate").iterdir()) == ["gate-junit.xml", "gate-summary.md"]
+    assert not (files["tmp"] / "gate-summary.md").exists()

@@ -42,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--noise-floor", metavar="FILE", help="noise-floor JSON written by 'tuner calibrate'")
     parser.add_argument("--thresholds", metavar="FILE", help="YAML thresholds (see docs/gate.md)")
     parser.add_argument("--full-matrix", action="store_true", help="run v0-v4 instead of v0 and v3")
-    parser.add_argument("--out", default=".", metavar="DIR", help="folder for gate-summary.md and gate-junit.xml (default .)")
+    parser.add_argument("--out", default="tuner-gate", metavar="DIR",
+                        help="folder for gate-summary.md and gate-junit.xml (default ./tuner-gate, created if needed)")
     add_noise_arguments(parser)
     add_backend_arguments(parser)
 
