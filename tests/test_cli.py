@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tuner import __version__
@@ -33,3 +35,18 @@ def test_an_internal_error_is_one_line_with_its_own_exit_code(
 def test_a_user_error_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "/nonexistent/dataset"]) == EXIT_USER_ERROR
     assert capsys.readouterr().err.startswith("tuner: ")
+
+
+def test_quiet_hides_progress_and_verbose_logs_debug(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    assert main(["-q", "demo-data", str(tmp_path / "demo")]) == 0
+    assert logging.getLogger("tuner").level == logging.WARNING
+    assert main(["-v", "validate", str(tmp_path / "demo")]) == 0
+    assert logging.getLogger("tuner").level == logging.DEBUG
+    logging.getLogger("tuner.test").debug("a debug line")
+    assert "tuner: DEBUG: tuner.test: a debug line" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["-q", "-v", "validate", str(tmp_path / "demo")])  # one or the other
+    main(["validate", str(tmp_path / "demo")])  # back to the default: INFO, progress shown
+    assert logging.getLogger("tuner").level == logging.INFO

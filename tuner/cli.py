@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from tuner.errors import DatasetError, UserError
 
@@ -44,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tuner", description="Tune RAG retrieval settings for recall@k and robustness to conflicting content.")
     parser.add_argument("--version", action="version", version=f"tuner {__version__}")
     parser.add_argument("--debug", action="store_true", help="on an internal error, show the traceback")
+    volume = parser.add_mutually_exclusive_group()
+    volume.add_argument("-v", "--verbose", action="store_true", help="also log debug details (logger 'tuner', stderr)")
+    volume.add_argument("-q", "--quiet", action="store_true", help="only warnings and errors: no progress lines or bars")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in COMMANDS.items():
         module = importlib.import_module(module_name)
@@ -53,8 +58,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]  # generic in the stubs only
+    """Writes to whatever ``sys.stderr`` is at the time of the record (test runners and wrappers swap it)."""
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        return None
+
+
+def configure_logging(verbose: bool, quiet: bool) -> None:
+    """Log records of the ``tuner`` loggers to stderr: INFO by default (progress lines are INFO), DEBUG with
+    ``-v``, WARNING with ``-q`` (which also silences progress, see :class:`tuner.progress.RichReporter`)."""
+    logger = logging.getLogger("tuner")
+    logger.setLevel(logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO)
+    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):  # repeated main() calls add one handler
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("tuner: %(levelname)s: %(name)s: %(message)s"))
+        logger.addHandler(handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(args.verbose, args.quiet)
     try:
         return int(args.handler(args))
     except DatasetError as exc:

@@ -3,6 +3,7 @@ terminal, a silent one for code."""
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,8 +39,15 @@ class SilentReporter:
         yield _NullTask()
 
 
+def _shown() -> bool:
+    """Progress shows unless the ``tuner`` logger is set above INFO (``tuner -q``); unset counts as shown."""
+    level = logging.getLogger("tuner").level
+    return level == logging.NOTSET or level <= logging.INFO
+
+
 class RichReporter:
-    """Progress bars and stage lines on stderr, so stdout stays clean for ``--json`` output."""
+    """Progress bars and stage lines on stderr, so stdout stays clean for ``--json`` output. Both are INFO-level
+    progress: with the ``tuner`` logger above INFO (``tuner -q``) they are not shown."""
 
     def __init__(self) -> None:
         from rich.console import Console
@@ -48,14 +56,16 @@ class RichReporter:
         self.console = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
 
     def stage(self, message: str) -> None:
-        self.console.print(f"[dim]·[/dim] {message}")
+        if _shown():
+            self.console.print(f"[dim]·[/dim] {message}")
 
     @contextmanager
     def task(self, description: str, total: int) -> Iterator[Task]:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*columns, console=self.console, transient=True, disable=not sys.stderr.isatty()) as bar:
+        hidden = not sys.stderr.isatty() or not _shown()
+        with Progress(*columns, console=self.console, transient=True, disable=hidden) as bar:
             task_id = bar.add_task(description, total=total)
 
             class _Task:
