@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "corrupt": "tuner.commands.corrupt",
     "run": "tuner.commands.run",
     "pareto": "tuner.commands.pareto",
+    "trials": "tuner.commands.trials",
     "export": "tuner.commands.export",
     "robustness": "tuner.commands.robustness",
     "calibrate": "tuner.commands.calibrate",

@@ -174,3 +174,28 @@ def test_run_json_is_a_machine_readable_summary(tiny_dataset_dir: Path, tmp_path
     assert summary["pick"]["rule"] == "knee" and summary["pick"]["trial"] in {e["trial"] for e in summary["front"]}
     assert summary["outputs"]["config"].endswith("config.yaml") and "report" not in summary["outputs"]
     assert {"recall_at_k", "v3_delta_faithful"} == set(summary["front"][0]["values"])
+
+
+def test_trials_table_has_one_row_per_trial_in_every_format(
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    import pandas as pd
+
+    enqueue = [{"top_k": 2, "relevance_threshold": 0.99, "retriever": "bm25"},
+               {"top_k": 2, "relevance_threshold": 0.0, "retriever": "bm25"}]
+    study_file = _study(tmp_path, tiny_dataset_dir, UNSCORABLE_SPACE, enqueue=enqueue, budget={"trials": 2})
+    assert main(["run", str(study_file), "--no-report"]) == 0
+    capsys.readouterr()
+    assert main(["trials", str(study_file), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [row["trial"] for row in rows] == [0, 1]
+    assert rows[0]["unscorable"] == "retrieval returned nothing for every case" and rows[0]["feasible"] is False
+    assert rows[1]["state"] == "complete" and rows[1]["recall_at_k.low"] is not None and rows[1]["n"] == rows[1]["n_total"]
+    assert rows[1]["duplicate_of"] is None and rows[1]["pruned_by"] is None and rows[1]["feasible"] is True
+    assert rows[1]["param.relevance_threshold"] == 0.0 and rows[1]["calls.generator"] > 0
+    assert main(["trials", str(study_file), "--csv", str(tmp_path / "t.csv")]) == 0
+    assert main(["trials", str(study_file), "--parquet", str(tmp_path / "t.parquet")]) == 0
+    for frame in (pd.read_csv(tmp_path / "t.csv"), pd.read_parquet(tmp_path / "t.parquet")):
+        assert list(frame["trial"]) == [row["trial"] for row in rows] and list(frame.columns) == list(rows[0])

@@ -11,6 +11,7 @@ from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
 from tuner.study._run import StudyRun, case_order, load_study, open_storage, run_study, study_summary
 from tuner.study._samplers import SAMPLERS, build_sampler
 from tuner.study._space import SearchSpace, load_search_space
+from tuner.study._table import trial_rows
 
 __all__ = [
     "OBJECTIVES",
@@ -43,4 +44,5 @@ __all__ = [
     "trial_document",
     "trial_point",
     "trial_profile",
+    "trial_rows",
 ]

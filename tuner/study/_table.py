@@ -1,0 +1,52 @@
+"""Trial tables (trial record → **tables**): one flat row per trial, for pandas, CSV, Parquet or JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import optuna
+
+from tuner.study._front import directions_of, feasible
+from tuner.study._record import TrialRecord
+
+
+def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
+    """Every trial of ``study`` as one flat row: number, state, feasibility, each parameter (``param.NAME``),
+    each objective value with its 95% interval (``NAME``, ``NAME.low``, ``NAME.high``), ``n``/``n_total``,
+    context words, calls, and why a trial was pruned (rival, cases used, p-value), repeated, unscorable or
+    failed. Missing values are None, so every row has the same columns."""
+    names = list(directions_of(study))
+    trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
+    params = sorted({name for trial in trials for name in trial.params})
+    rows = []
+    for trial in trials:
+        record = TrialRecord.from_trial(trial)
+        values = dict(zip(names, trial.values)) if trial.values is not None else {}
+        ci = record.ci or {}
+        calls = record.calls
+        pruning = record.pruning
+        row: dict[str, Any] = {
+            "trial": trial.number,
+            "state": trial.state.name.lower(),
+            "feasible": feasible(trial),
+            **{f"param.{name}": trial.params.get(name) for name in params},
+        }
+        for name in names:
+            bounds = ci.get(name) or [None, None]
+            row.update({name: values.get(name), f"{name}.low": bounds[0], f"{name}.high": bounds[1]})
+        row.update({
+            "n": record.n,
+            "n_total": record.n_total,
+            "context_words": record.context_words,
+            "calls.generator": None if calls is None else calls.generator,
+            "calls.judge": None if calls is None else calls.judge,
+            "calls.tokens": None if calls is None else calls.tokens,
+            "pruned_by": None if pruning is None else pruning.dominated_by,
+            "pruned_after_cases": None if pruning is None else pruning.cases_used,
+            "pruned_p_value": None if pruning is None else pruning.p_value,
+            "duplicate_of": record.duplicate_of,
+            "unscorable": record.unscorable,
+            "failure": record.failure,
+        })
+        rows.append(row)
+    return rows
