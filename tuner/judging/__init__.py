@@ -15,6 +15,7 @@ from tuner.judging._llm import (
     JudgePrompts,
     LLMJudge,
     LLMJudgeConfig,
+    VERDICT_SCHEMA,
     parse_verdict,
 )
 from tuner.judging._normalize import Normalized, normalize
@@ -28,6 +29,7 @@ __all__ = [
     "JUDGES",
     "JUDGE_PROMPTS",
     "REPAIR_PROMPT",
+    "VERDICT_SCHEMA",
     "VERDICTS",
     "Judge",
     "JudgeConfig",

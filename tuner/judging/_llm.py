@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -115,11 +115,30 @@ class LLMJudgeConfig(LLMConfig):
     """``judge: {backend: llm, base_url: ..., model: ..., temperature: 0}``; pin model and temperature
     for a whole study. ``parse_retries``: how many times an unparseable reply is answered with a
     request to repair it before the verdict is recorded as missing (``parse_failure``). ``prompt_language``:
-    the language the judge is asked in (``auto``: the question's; see :data:`JUDGE_PROMPTS`)."""
+    the language the judge is asked in (``auto``: the question's; see :data:`JUDGE_PROMPTS`).
+    ``json_schema``: also send :data:`VERDICT_SCHEMA` as the OpenAI ``response_format`` (for endpoints that
+    support structured outputs); the reply is parsed and repaired the same way either way."""
 
     backend: Literal["llm"] = "llm"
     parse_retries: int = Field(2, ge=0, le=10)
     prompt_language: PromptLanguage = "auto"
+    json_schema: bool = False
+
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "keypoint_verdict",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "properties": {"verdict": {"type": "string", "enum": list(VERDICTS)}, "evidence": {"type": "string"}},
+            "required": ["verdict", "evidence"],
+            "additionalProperties": False,
+        },
+    },
+}
+"""The OpenAI ``response_format`` of a verdict reply: the JSON object every judge prompt asks for."""
 
 
 @dataclass(frozen=True)
@@ -174,7 +193,7 @@ class LLMJudge:
         for attempt in range(self.config.parse_retries + 1):
             self.requests_made.add()
             try:
-                reply = self.client.complete(messages).text
+                reply = self.client.complete(messages, VERDICT_SCHEMA if self.config.json_schema else None).text
             except BackendError as exc:
                 return _Side(None, "", missing_reason_for(exc))
             parsed = parse_verdict(reply)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+from email.utils import parsedate_to_datetime
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -61,11 +62,32 @@ def _read_key(env_name: str | None) -> str:
     return value
 
 
-def _retry_after(exc: openai.APIStatusError) -> float:
+def retry_after_seconds(headers: Mapping[str, str], now: float | None = None) -> float:
+    """The wait a server asked for: ``retry-after-ms`` (milliseconds), else ``retry-after`` as seconds or as an
+    HTTP date (RFC 9110, e.g. ``Wed, 21 Oct 2026 07:28:00 GMT``); 0 when absent, unreadable or in the past.
+
+    >>> retry_after_seconds({"retry-after-ms": "1500"}), retry_after_seconds({"retry-after": "2"})
+    (1.5, 2.0)
+    >>> retry_after_seconds({"retry-after": "Thu, 01 Jan 1970 00:00:10 GMT"}, now=4.0)
+    6.0
+    """
     try:
-        return float(exc.response.headers.get("retry-after", 0.0))
+        if "retry-after-ms" in headers:
+            return max(float(headers["retry-after-ms"]) / 1000.0, 0.0)
+        value = headers.get("retry-after")
+        if value is None:
+            return 0.0
+        try:
+            return max(float(value), 0.0)
+        except ValueError:
+            when = parsedate_to_datetime(value).timestamp()
+            return max(when - (time.time() if now is None else now), 0.0)
     except (TypeError, ValueError):
         return 0.0
+
+
+def _retry_after(exc: openai.APIStatusError) -> float:
+    return retry_after_seconds({k.lower(): v for k, v in exc.response.headers.items()})
 
 
 def _classify(exc: Exception) -> tuple[ErrorKind, str, float]:
@@ -103,16 +125,18 @@ class ChatClient:
         self.usage = usage if usage is not None else Usage()
         self._key = _read_key(config.api_key_env)
         self._client = openai.OpenAI(
-            base_url=config.base_url, api_key=self._key, timeout=config.timeout, max_retries=0
+            base_url=config.base_url, api_key=self._key, timeout=config.timeout, max_retries=0,
+            default_headers=config.extra_headers or None, default_query=config.default_query or None,
         )
         self._slots = threading.BoundedSemaphore(config.concurrency)
 
     def __repr__(self) -> str:
         return f"ChatClient(base_url={self.config.base_url!r}, model={self.config.model!r})"
 
-    def request(self, messages: Sequence[Message]) -> dict[str, Any]:
-        """The request as data: everything that determines the reply, hence the cache key, and no secret."""
-        return {
+    def request(self, messages: Sequence[Message], response_format: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The request as data: everything that determines the reply, hence the cache key, and no secret (the
+        extra headers are left out). Options at their defaults add no key, so existing cache entries stay valid."""
+        request: dict[str, Any] = {
             "base_url": self.config.base_url.rstrip("/"),
             "model": self.config.model,
             "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
@@ -120,9 +144,18 @@ class ChatClient:
             "seed": self.config.seed,
             "max_tokens": self.config.max_tokens,
         }
+        options = {
+            "token_limit": self.config.token_limit if self.config.token_limit != "max_tokens" else None,
+            "default_query": self.config.default_query or None,
+            "extra_body": self.config.extra_body or None,
+            "response_format": dict(response_format) if response_format else None,
+        }
+        request.update({name: value for name, value in options.items() if value is not None})
+        return request
 
-    def complete(self, messages: Sequence[Message]) -> Completion:
-        request = self.request(messages)
+    def complete(self, messages: Sequence[Message], response_format: Mapping[str, Any] | None = None) -> Completion:
+        """One chat completion; ``response_format`` (e.g. a JSON schema) is passed when the endpoint supports it."""
+        request = self.request(messages, response_format)
         key = request_key(request)
         if self.cache is not None:
             hit = self.cache.get(key)
@@ -154,12 +187,15 @@ class ChatClient:
             time.sleep(min(max(backoff, wait), _MAX_BACKOFF))
 
     def _send(self, request: dict[str, Any]) -> CachedReply:
-        extra = {"seed": request["seed"]} if request["seed"] is not None else {}
+        extra: dict[str, Any] = {"seed": request["seed"]} if request["seed"] is not None else {}
+        extra[request.get("token_limit", "max_tokens")] = request["max_tokens"]
+        if "response_format" in request:
+            extra["response_format"] = request["response_format"]
         response = self._client.chat.completions.create(
             model=request["model"],
             messages=request["messages"],
             temperature=request["temperature"],
-            max_tokens=request["max_tokens"],
+            extra_body=request.get("extra_body"),
             **extra,
         )
         # A reply without choices or content is kept as "": callers record it as an empty answer.

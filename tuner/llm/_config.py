@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from typing import Any, Literal
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tuner.errors import UserError, describe_validation_error
@@ -39,6 +41,17 @@ class LLMConfig(BaseModel):
     max_retries: int = Field(3, ge=0, le=20)
     backoff_base: float = Field(1.0, ge=0.0)
     cache: bool = True
+    token_limit: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    """The request parameter that carries ``max_tokens``: reasoning models reject ``max_tokens`` and want
+    ``max_completion_tokens``."""
+    extra_headers: dict[str, str] = Field(default_factory=dict)
+    """Sent with every request and never stored (the call cache, logs and exports leave them out): headers are
+    where gateways put credentials; still, prefer ``api_key_env`` for the key."""
+    default_query: dict[str, str] = Field(default_factory=dict)
+    """Query parameters of every request, e.g. Azure's ``{api-version: 2024-10-21}``."""
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    """Extra JSON fields of every request body (provider options such as ``top_k`` or ``enable_thinking``);
+    part of the cache key, since they change the reply."""
 
 
 def load_llm_config(path: str | Path) -> LLMConfig:

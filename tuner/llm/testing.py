@@ -41,6 +41,8 @@ class Failure:
     status: int
     message: str = "scripted failure"
     retry_after: float | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    """Extra response headers, e.g. ``(("retry-after-ms", "250"),)`` or an HTTP-date ``retry-after``."""
 
 
 Behaviour = Reply | Failure
@@ -123,12 +125,13 @@ class FakeChatServer:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-                if self.path.rstrip("/") != "/v1/chat/completions":
+                if self.path.split("?", 1)[0].rstrip("/") != "/v1/chat/completions":
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
                 behaviour = server._behaviour(request)
                 if isinstance(behaviour, Failure):
                     headers = {"retry-after": str(behaviour.retry_after)} if behaviour.retry_after is not None else {}
+                    headers.update(behaviour.headers)
                     self._send(behaviour.status, {"error": {"message": behaviour.message}}, headers)
                     return
                 time.sleep(behaviour.delay)
