@@ -19,16 +19,14 @@ table; ``--append`` also appends it to bench/RESULTS.md.
 
 from __future__ import annotations
 
-import datetime
 import os
-import shlex
 import sys
 import tempfile
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from bench.robustness import machine  # noqa: E402
+from bench.robustness import results_header  # noqa: E402
 from tuner.cache import DiskCache, default_cache_root  # noqa: E402
 from tuner.dataset import Dataset, GoldenCase, load_dataset, resolve_dataset, write_dataset  # noqa: E402
 from tuner.dataset.importers import import_conflictnq  # noqa: E402
@@ -36,7 +34,7 @@ from tuner.embedding import get_encoder  # noqa: E402
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, summarize  # noqa: E402
 from tuner.generation import ExtractiveGenerator, ExtractiveGeneratorConfig  # noqa: E402
 from tuner.judging import LexicalJudge  # noqa: E402
-from tuner.judging._normalize import normalize  # noqa: E402
+from tuner.judging import normalize  # noqa: E402
 from tuner.metrics import faithful  # noqa: E402
 from tuner.noise import NoiseConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
@@ -127,12 +125,7 @@ def main() -> None:
     arguments = [a for a in sys.argv[1:] if a != "--append"]
     conflictnq = Path(arguments[0]) if arguments else CONFLICTNQ
     lines = [
-        "",
-        HEADING,
-        "",
-        f"- command: `{shlex.join([sys.executable, *sys.argv])}` (from the repository root)",
-        f"- date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
-        f"- machine: {machine()}; shared with other jobs while it ran",
+        *results_header(HEADING),
         "- offline backends: extractive generator (`reader: sentence` = main before this change, "
         "`reader: span`, opt-in), lexical judge; default noise (v3 `in_index`); variants v0 and v3",
         "- settings: ConflictNQ and demo `--top-k 8` (other settings default); demo-zh "

@@ -75,6 +75,18 @@ def calls_per_trial(dataset: Dataset, root: Path, shared: bool) -> tuple[list[in
     return per_trial, time.perf_counter() - start
 
 
+def results_header(heading: str) -> list[str]:
+    """The opening lines of a bench/RESULTS.md section: its heading, the exact command, the date and the machine."""
+    return [
+        "",
+        heading,
+        "",
+        f"- command: `{shlex.join([sys.executable, *sys.argv])}` (from the repository root)",
+        f"- date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
+        f"- machine: {machine()}; shared with other jobs while it ran",
+    ]
+
+
 def machine() -> str:
     cpu = next(
         (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
@@ -108,12 +120,7 @@ def main() -> None:
         f"({s.top_k}, {s.relevance_threshold}, {s.rerank_strength})" for s in sample_trials()
     )
     lines = [
-        "",
-        HEADING,
-        "",
-        f"- command: `{shlex.join([sys.executable, *sys.argv])}` (from the repository root)",
-        f"- date: {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}",
-        f"- machine: {machine()}; shared with other jobs while it ran",
+        *results_header(HEADING),
         f"- dataset: demo ({dataset.summary()}); offline backends: extractive generator, lexical judge; "
         f"noise: {NoiseConfig().model_dump()}",
         f"- model load (once per process, excluded below): {model_load:.1f} s",
