@@ -33,8 +33,7 @@ from tuner.dataset.importers import import_conflictnq  # noqa: E402
 from tuner.embedding import get_encoder  # noqa: E402
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, summarize  # noqa: E402
 from tuner.generation import ExtractiveGenerator, ExtractiveGeneratorConfig  # noqa: E402
-from tuner.judging import LexicalJudge  # noqa: E402
-from tuner.judging import normalize  # noqa: E402
+from tuner.judging import LexicalJudge, normalize  # noqa: E402
 from tuner.metrics import faithful  # noqa: E402
 from tuner.noise import NoiseConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
