@@ -199,3 +199,49 @@ def test_trials_table_has_one_row_per_trial_in_every_format(
     assert main(["trials", str(study_file), "--parquet", str(tmp_path / "t.parquet")]) == 0
     for frame in (pd.read_csv(tmp_path / "t.csv"), pd.read_parquet(tmp_path / "t.parquet")):
         assert list(frame["trial"]) == [row["trial"] for row in rows] and list(frame.columns) == list(rows[0])
+
+
+@pytest.mark.parametrize(
+    ("space", "overrides", "message"),
+    [
+        ({"retriever": {"type": "categorical", "choices": ["bm25", "splade"]}}, {},
+         r"space.yaml: retriever: 'splade' is not allowed: retriever: Input should be 'bm25', 'dense' or 'hybrid'"),
+        ({"relevance_threshold": {"type": "float", "low": -1.0, "high": 5.0}}, {},
+         r"space.yaml: relevance_threshold: -1.0 is not allowed"),
+        ({"top_k": {"type": "int", "low": 1, "high": 20}}, {},
+         r"space.yaml: top_k reaches 20 > candidate_depth 10"),
+        ({"top_k": {"type": "int", "low": 9, "high": 10}}, {},
+         r"space.yaml: top_k starts at 9, more than the 8 documents"),
+        ({"top_k": {"type": "int", "low": 1, "high": 4}}, {"enqueue": [{"top_k": 7}]},
+         r"study.yaml: enqueue\[0\].top_k: 7 is outside the search space"),
+        ({"top_k": {"type": "int", "low": 1, "high": 4}}, {"enqueue": [{"topk": 2}]},
+         r"study.yaml: enqueue\[0\].topk: not a retrieval setting"),
+    ],
+)
+def test_a_bad_space_or_enqueue_is_one_line_before_any_work(
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    space: dict[str, Any], overrides: dict[str, Any], message: str,
+) -> None:
+    import re
+
+    study_file = _study(tmp_path, tiny_dataset_dir, space, **{"enqueue": [], **overrides})
+    for command in (["run", str(study_file), "--dry-run"], ["run", str(study_file)]):
+        assert main(command) == 2
+        assert re.search(message, capsys.readouterr().err)
+    assert not (tmp_path / "out" / "tiny" / "study.db").exists()  # nothing was created
+
+
+def test_a_study_needs_conflicts_and_a_dataset(tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    plain = tmp_path / "plain"
+    shutil.copytree(tiny_dataset_dir, plain)
+    (plain / "conflicts.jsonl").unlink()
+    study_file = _study(tmp_path, plain, UNSCORABLE_SPACE, enqueue=[])
+    assert main(["run", str(study_file), "--dry-run"]) == 2
+    assert f"no conflicting documents (conflicts.jsonl), so v3 would measure nothing: write some with 'tuner corrupt {plain}'" in capsys.readouterr().err
+    spec = yaml.safe_load(study_file.read_text())
+    del spec["dataset"]
+    study_file.write_text(yaml.safe_dump(spec))
+    assert main(["run", str(study_file), "--dry-run"]) == 2
+    assert "study.yaml: dataset: Field required" in capsys.readouterr().err

@@ -62,7 +62,7 @@ class ConstraintsConfig(_Strict):
 
 class StudyConfig(_Strict):
     name: str
-    dataset: str = "demo"
+    dataset: str = Field(min_length=1, description="dataset folder (relative to the study file), demo or demo-zh")
     search_space: str = "../search_spaces/default.yaml"
     objectives: list[str] = Field(default_factory=lambda: list(REQUIRED), min_length=2)
     constraints: ConstraintsConfig = ConstraintsConfig()

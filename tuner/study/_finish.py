@@ -12,6 +12,7 @@ from tuner.export import export_document, redact_url, write_export
 from tuner.pareto import PickUnmet, pick
 from tuner.progress import Reporter
 from tuner.study._config import LoadedStudy
+from tuner.study._check import check_study
 from tuner.study._front import directions_of, study_front
 from tuner.study._record import StudyRecord, TrialRecord
 from tuner.study._run import StudyRun, study_summary
@@ -38,6 +39,7 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     """Upper bounds on generator and judge calls and tokens for the budget (no cache hits, no pruning)."""
     dataset = load_dataset(resolve_dataset(loaded.dataset))
     space = load_search_space(loaded.search_space_path)
+    check_study(loaded, space, dataset)
     cases = [c for c in dataset.golden if c.keypoints]
     keypoints = sum(len(c.keypoints) for c in cases)
     n_trials = trials or loaded.config.budget.trials

@@ -21,6 +21,7 @@ from tuner.judging import build_judge
 from tuner.llm import BackendResources
 from tuner.progress import Reporter, SilentReporter
 from tuner.retrieval import RetrievalPipeline
+from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
 from tuner.study._objective import TrialObjective
 from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
@@ -112,13 +113,9 @@ def run_study(
     resources = resources or BackendResources()
     config = loaded.config
     dataset = load_dataset(resolve_dataset(loaded.dataset))
-    if dataset.retrieval_only:
-        raise UserError(f"{loaded.dataset}: no keypoints: a study needs them for v3 Δfaithful (use 'tuner eval' instead)")
     space = load_search_space(loaded.search_space_path)
+    check_study(loaded, space, dataset)
     sampler = build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
-    max_top_k = space.max_top_k()
-    if max_top_k is not None and max_top_k > loaded.base_settings.candidate_depth:
-        raise UserError(f"{loaded.search_space_path}: top_k reaches {max_top_k} > candidate_depth {loaded.base_settings.candidate_depth}")
     loaded.output.mkdir(parents=True, exist_ok=True)
     storage = open_storage(loaded.storage, config.heartbeat_interval)
     study = optuna.create_study(

@@ -92,12 +92,6 @@ class SearchSpace:
     def grid(self) -> dict[str, list[Any]]:
         return {name: p.grid() for name, p in self.params.items()}
 
-    def max_top_k(self) -> int | None:
-        param = self.params.get("top_k")
-        if param is None:
-            return None
-        return int(max(param.grid())) if isinstance(param, CategoricalParam | IntParam) else int(param.high)
-
 
 def load_search_space(path: Path) -> SearchSpace:
     """Read and validate a search space; every key must be a retrieval setting, every value a distribution."""
