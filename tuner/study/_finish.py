@@ -133,6 +133,7 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: bool, 
         from tuner.report import write_report
 
         paths["report"] = str(write_report(study, out / "report.html", picks, storage_url=redact_url(result.loaded.storage)))
-    for name, path in paths.items():
-        reporter.stage(f"{name}: {path}")
+    for name in ("storage", "config", "report"):
+        if name in paths:
+            reporter.stage(f"{name}: {paths[name]}")
     return paths
