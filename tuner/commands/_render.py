@@ -37,7 +37,7 @@ def _settings_line(report: RetrievalReport) -> str:
     s = report.settings
     return (
         f"{s.retriever}, top_k={s.top_k}, threshold={s.relevance_threshold}, rerank={s.rerank_strength}, "
-        f"chunks={s.chunk_size}w/{s.chunk_overlap:.0%}, mean context {report.mean_context_words:.0f} words"
+        f"chunks={s.chunk_size} {s.chunk_unit}/{s.chunk_overlap:.0%}, mean context {report.mean_context_words:.0f} words"
     )
 
 

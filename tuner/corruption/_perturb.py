@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from tuner.corruption import _zh
-from tuner.corruption._text import CJK, DATE_FORMATS, MONTH_NAMES, NUMERAL, Span, apply_edits, find_values
-from tuner.text import NUMBER, chinese_numeral, parse_number
+from tuner.corruption._text import DATE_FORMATS, MONTH_NAMES, NUMERAL, Span, apply_edits, find_values
+from tuner.text import CJK, NUMBER, chinese_numeral, parse_number
 
 SEVERITIES = ("subtle", "moderate", "obvious")
 

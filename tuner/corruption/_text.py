@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tuner.text import ARABIC, SENTENCE_BREAK
+from tuner.text import ARABIC, CJK, SENTENCE_BREAK
 from tuner.dataset import Keypoint
 
 MONTH_NAMES = (
@@ -46,8 +46,6 @@ _VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("number", re.compile(rf"{_OPEN}(?:{ARABIC}){_CLOSE}")),
 )
 
-CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
-"""A CJK ideograph: Chinese text has no spaces, so words cannot be widened across these."""
 
 _ENTITY = re.compile(r"(?<![\w])[A-Z][A-Za-z0-9&'\-]*(?:[ ](?:[A-Z][A-Za-z0-9&'\-]*|\d+(?![\w%]|[.,]\d)))*")
 _NAME_BEFORE = re.compile(r"(?:^|\s)(?P<word>[A-Z][A-Za-z0-9&'\-]*) $")

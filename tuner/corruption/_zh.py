@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from tuner.corruption._text import CJK, Span, _is_name_number, _overlaps
-from tuner.text import ARABIC, NUMBER, has_chinese, parse_number
+from tuner.corruption._text import Span, _is_name_number, _overlaps
+from tuner.text import ARABIC, CJK, NUMBER, has_chinese, parse_number
 
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 
@@ -54,7 +54,7 @@ def find_values(text: str) -> list[Span]:
     """Dates, money amounts, percentages (``5%``, ``百分之五``) and numbers (Arabic, with 万/亿, or Chinese numerals).
 
     Chinese numerals count only when they read unambiguously as an integer other than a lone
-    一/两 (which are mostly articles: ``一个``, ``两岸``); see :mod:`tuner.numerals`.
+    一/两 (which are mostly articles: ``一个``, ``两岸``); see :mod:`tuner.text` (``parse_number``).
     """
     found: list[Span] = []
     for kind, pattern in _VALUE_PATTERNS:

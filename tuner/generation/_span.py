@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from tuner.text import CJK_CHARS, NUMBER, STOPWORDS_LATIN, STOPWORDS_ZH, bm25_tokens, normalize_text, parse_number, segment
+from tuner.text import CJK, CJK_CHARS, NUMBER, STOPWORDS_LATIN, STOPWORDS_ZH, bm25_tokens, normalize_text, parse_number, segment
 
 AnswerType = Literal["date", "number", "entity", "sentence"]
 
@@ -106,7 +106,7 @@ def question_parts(question: str) -> list[str]:
         a, b, what, rest = respectively.group("a", "b", "what", "rest")
         return [f"{a}的{what}{rest}", f"{b}的{what}{rest}"]
     chinese = [p for p in re.split(r"(?<=[？?])", question.strip()) if p.strip()]
-    if len(chinese) >= 2 and any("\u4e00" <= c <= "\u9fff" for c in question):
+    if len(chinese) >= 2 and CJK.search(question):
         return [chinese[0].strip(), "".join(chinese[1:]).strip()]
     return [question]
 

@@ -7,7 +7,7 @@ and "30 per cent" as "30 percent". Each output character keeps the span of sourc
 from, so a match found in normalized text can be quoted verbatim from the original.
 
 Chinese: full-width characters fold to ASCII; Chinese numerals become Arabic ("七十" → "70",
-"1361万" → "13610000", "1.5亿" → "150000000"; see :mod:`tuner.numerals` for what is left alone, e.g.
+"1361万" → "13610000", "1.5亿" → "150000000"; see :mod:`tuner.text` (``parse_number``) for what is left alone, e.g.
 "十分" "very"); "2016年9月4日", "2016年9月", "9月4日" become "2016 09 04", "2016 09", "09 04" (the
 English forms), a year "2016年" becomes "2016"; "百分之五" becomes "5 percent". Every CJK character
 is then a token of its own ("退货期为30天" → "退 货 期 为 30 天"), so a keypoint is found inside a
@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from tuner.text import NUMBER, format_number, has_chinese, parse_number
+from tuner.text import CJK, NUMBER, format_number, has_chinese, parse_number
 
 _MONTHS = {
     "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
@@ -110,10 +110,11 @@ def _substitute(state: Normalized, pattern: re.Pattern[str], replace: Callable[[
     return Normalized(state.source, "".join(out), tuple(starts), tuple(ends))
 
 
-def _date(year: str, month: int, day: str | None = None) -> str | None:
+def _date(year: str | None, month: int, day: str | None = None) -> str | None:
+    """``YYYY MM``, ``YYYY MM DD`` or (no year) ``MM DD``; None for a month or day out of range."""
     if not 1 <= month <= 12 or (day is not None and not 1 <= int(day) <= 31):
         return None
-    return f"{int(year):04d} {month:02d}" + (f" {int(day):02d}" if day is not None else "")
+    return " ".join(([f"{int(year):04d}"] if year is not None else []) + [f"{month:02d}"] + ([f"{int(day):02d}"] if day is not None else []))
 
 
 def _iso_date(m: re.Match[str]) -> str:
@@ -125,8 +126,7 @@ def _named_date(m: re.Match[str]) -> str:
 
 
 def _month_day(m: re.Match[str]) -> str:
-    day = int(m["d"])
-    return f"{_MONTHS[m['mon']]:02d} {day:02d}" if 1 <= day <= 31 else m[0]
+    return _date(None, _MONTHS[m["mon"]], m["d"]) or m[0]
 
 
 def _tens(m: re.Match[str]) -> str:
@@ -146,15 +146,10 @@ def _chinese_number(m: re.Match[str]) -> str | None:
 
 def _chinese_date(m: re.Match[str]) -> str | None:
     fields = m.groupdict()
-    if fields.get("y") is None:
-        day = int(fields["d"])
-        date = f"{int(fields['m']):02d} {day:02d}" if 1 <= int(fields["m"]) <= 12 and 1 <= day <= 31 else None
-    else:
-        date = _date(fields["y"], int(fields["m"]), fields.get("d"))
+    date = _date(fields.get("y"), int(fields["m"]), fields.get("d"))
     return None if date is None else f" {date} "
 
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 _CHINESE_RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str | None]], ...] = (
     (NUMBER, _chinese_number),
     (re.compile(r"(?<!\d)(?P<y>\d{4})\s*年\s*(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*[日号]"), _chinese_date),
@@ -162,7 +157,7 @@ _CHINESE_RULES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str | Non
     (re.compile(r"(?<!\d)(?P<m>\d{1,2})\s*月\s*(?P<d>\d{1,2})\s*[日号]"), _chinese_date),
     (re.compile(r"(?<!\d)(?P<y>(?:1[5-9]|20)\d\d)\s*年"), lambda m: f" {m['y']} "),
     (re.compile(r"百分之\s*(?:(?P<n>\d+(?:\.\d+)?)|百)"), lambda m: f" {m['n'] or 100} percent "),
-    (re.compile(f"[{_CJK}]"), lambda m: f" {m[0]} "),
+    (CJK, lambda m: f" {m[0]} "),
 )
 """Before the English rules: these read characters that the English ``\\b`` cannot separate."""
 
