@@ -35,7 +35,6 @@ from tuner.errors import UserError
 from tuner.text import sentence_spans
 
 ChunkUnit = Literal["tokens", "chars", "words"]
-CHUNK_UNITS: tuple[ChunkUnit, ...] = ("tokens", "chars", "words")
 
 SNAP_MIN_FILL = 0.5
 """A sentence end is used as a chunk end only if the chunk keeps more than this share of ``chunk_size``:

@@ -31,13 +31,11 @@ COMMANDS: dict[str, str] = {
 }
 
 
-EXIT_OK = 0
-EXIT_REGRESSION = 1
-"""``tuner gate``: a regression beyond the thresholds."""
 EXIT_USER_ERROR = 2
 """Bad input, configuration or environment: one line naming the file, line or key."""
 EXIT_INTERNAL = 3
-"""A bug in tuner: one line on stderr, the traceback with ``--debug``. Never read as a gate regression."""
+"""A bug in tuner: one line on stderr, the traceback with ``--debug``. Never 1, which ``tuner gate`` uses for a
+regression (the README lists every exit code)."""
 EXIT_INTERRUPTED = 130
 
 

@@ -40,8 +40,6 @@ _PROMPT_PRESETS: tuple[tuple[str, str, str], ...] = (
     (r"bge-(small|base|large)-en(-v1\.5)?", "Represent this sentence for searching relevant passages: ", ""),
     (r"(multilingual-)?e5-(small|base|large)(-v2)?", "query: ", "passage: "),
 )
-AUTO_PROMPT = "auto"
-"""The prompt setting that asks for the preset prompt of the embedding model (see :func:`preset_prompts`)."""
 
 
 class Encoder(Protocol):

@@ -29,8 +29,6 @@ MISSING_REASONS: dict[str, str] = {
 """Every reason a score can be missing, with its meaning. A missing score is counted by reason, never as 0."""
 GENERATION_MISSING: Final = ("timeout", "backend_error", "empty_answer")
 """The reasons an answer can be missing."""
-JUDGING_MISSING: Final = ("timeout", "backend_error", "empty_answer", "parse_failure")
-"""The reasons a keypoint verdict can be missing."""
 
 
 @dataclass(frozen=True)

@@ -106,10 +106,6 @@ class Collector:
         self._case_where[case["id"]] = where
         self._cases.append(case)
 
-    @property
-    def case_count(self) -> int:
-        return len(self._cases)
-
     def result(self, notes: list[str], conflicts: list[dict[str, Any]] | None = None) -> ImportResult:
         """The collected records; a case naming a relevant document nobody provided is an error at its row."""
         for case in self._cases:
