@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 from tuner.text._language import CJK_CHARS
 from tuner.text._segment import segment
@@ -43,6 +44,7 @@ def bm25_tokens(text: str) -> list[str]:
     return tokens
 
 
+@lru_cache(maxsize=65536)  # every trial counts the words of its contexts, which repeat across trials
 def word_count(text: str) -> int:
     """Words of ``text`` in any script: each whitespace-separated token is one word, except that a token
     holding CJK ideographs counts its segmented words (and its Latin/digit runs) instead.
