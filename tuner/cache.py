@@ -7,24 +7,36 @@ place, so readers never see a partial entry; an entry whose files do not match i
 (a torn copy, a disk error, a hand edit) is discarded and rebuilt, never used. Builders of the
 same key across processes are serialized with a file lock, so concurrent workers on one shared
 filesystem build each entry once.
+
+Keys name what an entry was built from (see ``tuner.retrieval._keys``); :func:`array_digest` gives the
+content hash of an input such as an embedding matrix, so an entry built from other bytes has another key.
+A damaged store (a SQLite file that is not a database any more, a damaged dataset folder) is moved aside
+with :func:`move_aside`, one warning line, and rebuilt.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
+import sqlite3
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
 from filelock import FileLock
 
 T = TypeVar("T")
 MANIFEST = "MANIFEST.json"
+log = logging.getLogger(__name__)
+# SQLite's result codes for a file that is damaged (SQLITE_CORRUPT) or not a database at all (SQLITE_NOTADB)
+_DAMAGE_CODES = (11, 26)
 
 
 def default_cache_root() -> Path:
@@ -37,6 +49,40 @@ def content_key(*parts: Any) -> str:
     """A stable sha256 key over JSON-serializable parts (dicts are key-sorted)."""
     blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def array_digest(*arrays: np.ndarray) -> str:
+    """sha256 over the shapes, dtypes and bytes of ``arrays``: the content hash of a derived entry's inputs."""
+    digest = hashlib.sha256()
+    for array in arrays:
+        contiguous = np.ascontiguousarray(array)
+        digest.update(f"{contiguous.dtype.str}{contiguous.shape}".encode())
+        digest.update(contiguous.data)
+    return digest.hexdigest()
+
+
+def is_damaged(exc: sqlite3.DatabaseError) -> bool:
+    """True when ``exc`` says the SQLite file itself is damaged (malformed, truncated, not a database), not
+    that it is busy, locked or unreadable for another reason."""
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _DAMAGE_CODES
+
+
+def move_aside(path: Path, what: str, reason: str) -> Path:
+    """Rename a damaged store ``path`` (a file with its SQLite ``-wal``/``-shm`` companions, or a folder) to
+    ``<name>.damaged-<UTC time>`` beside it and log one warning; the caller rebuilds ``path``. Kept, not
+    deleted: the damage can be inspected, and a hand edit is not lost."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    aside = path.with_name(f"{path.name}.damaged-{stamp}")
+    tries = 1
+    while aside.exists():
+        tries += 1
+        aside = path.with_name(f"{path.name}.damaged-{stamp}-{tries}")
+    for suffix in ("", "-wal", "-shm"):
+        source = path.with_name(path.name + suffix)
+        if source.exists():
+            os.replace(source, aside.with_name(aside.name + suffix))
+    log.warning("%s %s is damaged (%s): moved to %s and rebuilt", what, path, reason, aside)
+    return aside
 
 
 def _file_digest(path: Path) -> str:
@@ -98,6 +144,7 @@ class DiskCache:
                 return read(folder)
             if folder.exists():
                 self.stats.rebuilt_corrupt += 1
+                log.warning("cache entry %s does not match its checksums: dropped and rebuilt", folder)
                 shutil.rmtree(folder, ignore_errors=True)
             staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{key}."))
             try:

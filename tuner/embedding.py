@@ -13,22 +13,27 @@ prompt is another vector, so the prompt is part of every key a vector is stored 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
+from filelock import FileLock
 
-from tuner.cache import default_cache_root
+from tuner.cache import default_cache_root, is_damaged, move_aside
 from tuner.errors import UserError
 from tuner.progress import Task
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 _BUILTIN_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
 
@@ -144,42 +149,110 @@ class EmbeddingStore:
     """SQLite table of vectors keyed by (:func:`vector_id`, sha256 of text); safe for several processes.
 
     The ``model`` column holds the vector id, so vectors stored before prompts existed are found again
-    under an empty prompt."""
+    under an empty prompt. Every row carries a checksum of its key and vector (:func:`_row_checksum`),
+    verified on read: a row that fails it (a flipped byte in a BLOB, which SQLite's own integrity check
+    does not see) or has none (written before checksums existed) is treated as missing, so the vector is
+    encoded again and replaced. A file SQLite reports as damaged (truncated, a garbage header) is moved
+    aside with one warning and the store starts empty (:func:`tuner.cache.move_aside`)."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=120, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, text_hash TEXT, dim INTEGER, vector BLOB, "
-            "PRIMARY KEY (model, text_hash))"
-        )
-        self._conn.commit()
+        self.damaged_rows = 0
         self._lock = threading.Lock()
+        self._conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        self._inode = self.path.stat().st_ino if self.path.exists() else -1
+        try:
+            return self._connect()
+        except sqlite3.DatabaseError as exc:
+            if not is_damaged(exc):
+                raise
+            self._move_aside(exc)
+            return self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=120, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, text_hash TEXT, dim INTEGER, vector BLOB, "
+                "checksum BLOB, PRIMARY KEY (model, text_hash))"
+            )
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(embeddings)")}
+            if "checksum" not in columns:  # a store from before checksums: its rows verify as missing
+                conn.execute("ALTER TABLE embeddings ADD COLUMN checksum BLOB")
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        self._inode = self.path.stat().st_ino
+        return conn
+
+    def _move_aside(self, exc: sqlite3.DatabaseError) -> None:
+        """Move the damaged file aside, unless another process already did (the path is a new file then)."""
+        with FileLock(str(self.path) + ".lock"):
+            if self.path.exists() and self.path.stat().st_ino == self._inode:
+                move_aside(self.path, "embedding store", str(exc))
+
+    def _run(self, operation: Callable[[sqlite3.Connection], T]) -> T:
+        """``operation`` on the connection; on a damaged file, once more on a fresh store."""
+        try:
+            return operation(self._conn)
+        except sqlite3.DatabaseError as exc:
+            if not is_damaged(exc):
+                raise
+            self._conn.close()
+            self._move_aside(exc)
+            self._conn = self._connect()
+            return operation(self._conn)
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
+        """The verified vectors of ``hashes`` stored under ``model``; missing and damaged rows are left out."""
+
+        def read(conn: sqlite3.Connection) -> dict[str, np.ndarray]:
+            found: dict[str, np.ndarray] = {}
             for start in range(0, len(hashes), 500):
                 batch = list(hashes[start : start + 500])
                 marks = ",".join("?" * len(batch))
-                rows = self._conn.execute(
-                    f"SELECT text_hash, dim, vector FROM embeddings WHERE model = ? AND text_hash IN ({marks})",
+                rows = conn.execute(
+                    f"SELECT text_hash, dim, vector, checksum FROM embeddings WHERE model = ? AND text_hash IN ({marks})",
                     [model, *batch],
                 ).fetchall()
-                for text_hash, dim, blob in rows:
-                    if isinstance(blob, bytes) and dim > 0 and len(blob) == dim * 4:
+                for text_hash, dim, blob, checksum in rows:
+                    if isinstance(blob, bytes) and dim == len(blob) // 4 and checksum == _row_checksum(model, text_hash, blob):
                         found[text_hash] = np.frombuffer(blob, dtype=np.float32)
+                    else:
+                        self.damaged_rows += checksum is not None
+            return found
+
+        with self._lock:
+            damaged_before = self.damaged_rows
+            found = self._run(read)
+            if self.damaged_rows > damaged_before:
+                log.warning("embedding store %s: %d stored vectors failed their checksum: encoding them again",
+                            self.path, self.damaged_rows - damaged_before)
         return found
 
     def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
+        rows = []
+        for text_hash, vector in items.items():
+            blob = np.asarray(vector, dtype=np.float32).tobytes()
+            rows.append((model, text_hash, len(blob) // 4, blob, _row_checksum(model, text_hash, blob)))
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
+            conn.commit()
+
         with self._lock:
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
-                [(model, h, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes()) for h, v in items.items()],
-            )
-            self._conn.commit()
+            self._run(write)
+
+
+def _row_checksum(model: str, text_hash: str, blob: bytes) -> bytes:
+    """The first 16 bytes of sha256 over a row's key and vector bytes: a flipped byte in the vector, or a
+    vector copied under another key, fails it."""
+    return hashlib.sha256(f"{model}\0{text_hash}\0".encode() + blob).digest()[:16]
 
 
 class CachedEncoder:

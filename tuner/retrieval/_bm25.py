@@ -17,9 +17,10 @@ import numpy as np
 
 from tuner.cache import DiskCache
 from tuner.retrieval._base import Hits, register_retriever, top_k_rows
+from tuner.retrieval._keys import bm25_key
 from tuner.retrieval._table import ChunkTable
 from tuner.settings import RetrievalSettings
-from tuner.text import TEXT_LAYER_ID, bm25_tokens
+from tuner.text import bm25_tokens
 
 
 class BM25Retriever:
@@ -42,9 +43,7 @@ class BM25Retriever:
             index.index([bm25_tokens(p) or ["\x00"] for p in table.passages], show_progress=False)
             index.save(str(folder))
 
-        index = cache.get_or_build(
-            "bm25", f"{table.key}-{TEXT_LAYER_ID}-k1{k1}-b{b}", build, lambda folder: bm25s.BM25.load(str(folder))
-        )
+        index = cache.get_or_build("bm25", bm25_key(table.key, k1, b), build, lambda folder: bm25s.BM25.load(str(folder)))
         return cls(index, len(table))
 
     def _query_terms(self, query: str) -> list[str]:

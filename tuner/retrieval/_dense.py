@@ -17,10 +17,10 @@ import numpy as np
 from tuner.cache import DiskCache
 from tuner.embedding import CachedEncoder
 from tuner.retrieval._base import Hits, register_retriever
+from tuner.retrieval._keys import HNSW_NEIGHBORS, hnsw_key
 from tuner.retrieval._table import ChunkTable
 from tuner.settings import RetrievalSettings
 
-HNSW_NEIGHBORS = 32
 HNSW_EF_SEARCH = 128
 
 
@@ -47,8 +47,7 @@ class DenseRetriever:
                 hnsw.add(vectors)
                 faiss.write_index(hnsw, str(folder / "index.faiss"))
 
-            key = f"{table.key}-{table.encoder.vector_id}-hnsw{HNSW_NEIGHBORS}".replace("/", "_")
-            index = cache.get_or_build("dense-index", key, build, lambda f: faiss.read_index(str(f / "index.faiss")))
+            index = cache.get_or_build("dense-index", hnsw_key(vectors), build, lambda f: faiss.read_index(str(f / "index.faiss")))
         return cls(table, index, table.encoder.with_prompt(query_prompt))
 
     def search(self, queries: Sequence[str], depth: int, allowed: np.ndarray | None) -> Hits:

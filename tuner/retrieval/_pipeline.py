@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tuner.cache import DiskCache, content_key
+from tuner.cache import DiskCache
 from tuner.chunking import Chunk
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder, get_encoder
@@ -15,10 +15,10 @@ from tuner.errors import UserError
 from tuner.progress import Reporter, SilentReporter
 from tuner.rerank import Reranker, build_reranker
 from tuner.retrieval._base import RETRIEVERS, FirstStage
+from tuner.retrieval._keys import candidates_key, candidates_memo, rerank_key, reranker_memo, retriever_memo, table_memo
 from tuner.retrieval._ranking import final_ranking
 from tuner.retrieval._table import ChunkTable, load_chunk_table
 from tuner.settings import RetrievalSettings
-from tuner.text import TEXT_LAYER_ID
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,8 @@ class RetrievalPipeline:
     Per chunk configuration the chunks (and their embeddings, per text) are computed once; per
     (chunk configuration, retriever, index view) the candidates of every golden question are computed
     once at ``candidate_depth``; per reranker their rerank scores once. A settings change that only
-    touches ``top_k``, ``relevance_threshold`` or ``rerank_strength`` is then pure array work.
+    touches ``top_k``, ``relevance_threshold`` or ``rerank_strength`` is then pure array work. Every key is
+    derived in :mod:`tuner.retrieval._keys`.
 
     >>> pipeline = RetrievalPipeline(load_dataset("data/demo"))  # doctest: +SKIP
     >>> contexts = pipeline.retrieve(RetrievalSettings(top_k=4))  # doctest: +SKIP
@@ -81,9 +82,10 @@ class RetrievalPipeline:
         self.reporter = reporter or SilentReporter()
         self.queries = [case.question for case in dataset.golden]
         self._encoder = encoder
-        self._tables: dict[tuple[tuple[int, float, str, str], str, str], ChunkTable] = {}
+        self._tables: dict[tuple[object, ...], ChunkTable] = {}
         self._retrievers: dict[tuple[object, ...], FirstStage] = {}
-        self._candidates: dict[tuple[object, ...], Candidates] = {}
+        self._candidate_keys: dict[tuple[object, ...], str] = {}
+        self._candidates: dict[str, Candidates] = {}
         self._rerank: dict[str, np.ndarray] = {}
         self._rerankers: dict[tuple[str, str], Reranker] = {}
 
@@ -99,7 +101,7 @@ class RetrievalPipeline:
 
     def table(self, settings: RetrievalSettings) -> ChunkTable:
         """The chunk table of ``settings``' chunking, with the embeddings of its model and document prompt."""
-        key = (settings.chunking, settings.embedding_model, settings.document_prompt)
+        key = table_memo(settings)
         if key not in self._tables:
             self._tables[key] = load_chunk_table(
                 self.dataset,
@@ -118,7 +120,7 @@ class RetrievalPipeline:
                 table.encoder.encode(todo, task=task)
 
     def retriever(self, settings: RetrievalSettings) -> FirstStage:
-        key = (settings.chunking, settings.retriever, settings.dense_index, settings.hybrid_weight, settings.encoding)
+        key = retriever_memo(settings)
         if key not in self._retrievers:
             table = self.table(settings)
             if settings.retriever != "bm25":
@@ -126,26 +128,23 @@ class RetrievalPipeline:
             self._retrievers[key] = RETRIEVERS[settings.retriever](table, settings, self.cache)
         return self._retrievers[key]
 
-    def _candidate_key(self, settings: RetrievalSettings, view: str) -> tuple[object, ...]:
-        model = settings.encoding if settings.retriever != "bm25" else ""
-        return (
-            self.dataset.content_hash,
-            self.dataset.language,
-            TEXT_LAYER_ID,
-            settings.chunking,
-            settings.retriever,
-            settings.dense_index,
-            settings.hybrid_weight if settings.retriever == "hybrid" else None,
-            model,
-            view,
-            settings.candidate_depth,
-        )
+    def candidates_key(self, settings: RetrievalSettings, view: str = "clean") -> str:
+        """The cache key of :meth:`candidates`; for dense and hybrid retrieval it hashes the chunk and question
+        vectors, which are encoded (or read from the embedding store) here, once per process."""
+        memo = candidates_memo(settings, view)
+        if memo not in self._candidate_keys:
+            table = self.table(settings)
+            vectors = None
+            if settings.retriever != "bm25":
+                self._embed_table(table)
+                vectors = (table.embeddings(), self.query_vectors(settings))
+            self._candidate_keys[memo] = candidates_key(settings, table.key, view, vectors)
+        return self._candidate_keys[memo]
 
     def candidates(self, settings: RetrievalSettings, view: str = "clean") -> Candidates:
         """Candidates of every golden question for ``settings`` in index ``view`` (see ``ChunkTable.mask``)."""
-        memo = self._candidate_key(settings, view)
-        if memo not in self._candidates:
-            key = content_key("candidates", *memo)
+        key = self.candidates_key(settings, view)
+        if key not in self._candidates:
 
             def build(folder: Path) -> None:
                 table = self.table(settings)
@@ -153,12 +152,12 @@ class RetrievalPipeline:
                 _save_arrays(folder, indices=hits.indices, scores=hits.scores)
 
             arrays = self.cache.get_or_build("candidates", key, build, _load_arrays)
-            self._candidates[memo] = Candidates(arrays["indices"], arrays["scores"], key)
-        return self._candidates[memo]
+            self._candidates[key] = Candidates(arrays["indices"], arrays["scores"], key)
+        return self._candidates[key]
 
     def rerank_scores(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray:
         candidates = self.candidates(settings, view)
-        key = content_key("rerank", candidates.key, settings.reranker, settings.encoding)
+        key = rerank_key(settings, candidates.key)
         if key not in self._rerank:
 
             def build(folder: Path) -> None:
@@ -177,7 +176,7 @@ class RetrievalPipeline:
         return self._rerank[key]
 
     def reranker(self, settings: RetrievalSettings) -> Reranker:
-        key = (settings.reranker, settings.encoding)
+        key = reranker_memo(settings)
         if key not in self._rerankers:
             self._rerankers[key] = build_reranker(settings.reranker, self.encoder(settings), settings.query_prompt)
         return self._rerankers[key]

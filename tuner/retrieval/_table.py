@@ -9,10 +9,11 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from tuner.cache import DiskCache, content_key
+from tuner.cache import DiskCache
 from tuner.chunking import CONFLICT, Chunk, ChunkUnit, chunk_dataset
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder
+from tuner.retrieval._keys import chunks_key
 
 
 @dataclass
@@ -75,11 +76,11 @@ def load_chunk_table(
 ) -> ChunkTable:
     """The chunks of ``dataset`` (see :mod:`tuner.chunking`); ``tokens`` are those of ``encoder``'s model.
 
-    The cache key names the dataset content, its language, size, overlap, unit and, for ``tokens``, the
-    tokenizer's model: chunks of one text under one key are always the same.
+    The cache key (:func:`tuner.retrieval._keys.chunks_key`) names the dataset content, its language, size,
+    overlap, unit and, for ``tokens``, the tokenizer's model: chunks of one text under one key are always the same.
     """
     tokenizer = encoder.model_id if chunk_unit == "tokens" else ""
-    key = content_key("chunks", dataset.content_hash, dataset.language, chunk_size, chunk_overlap, chunk_unit, tokenizer)
+    key = chunks_key(dataset.content_hash, dataset.language, chunk_size, chunk_overlap, chunk_unit, tokenizer)
 
     def build(folder: Path) -> None:
         _write_chunks(chunk_dataset(dataset, chunk_size, chunk_overlap, chunk_unit, encoder.model_id), folder)

@@ -1,0 +1,97 @@
+"""Candidates (chunks → indexes → **candidates** → ranking): every key retrieval caches under, on disk and in memory,
+derived in one place from the settings and inputs an entry is built from.
+
+=================  ============================================================================================
+entry              key parts
+=================  ============================================================================================
+chunks             dataset content hash, language, ``chunk_size``, ``chunk_overlap``, ``chunk_unit``, the
+                   tokenizer's model (``embedding_model``, for ``tokens`` only)
+vectors            ``embedding_model``, the prompt (document or query), sha256 of the text
+                   (:func:`tuner.embedding.vector_id`; rows are checksummed in the store)
+BM25 index         chunks key, text layer, k1, b
+HNSW index         content hash of the chunk vectors, HNSW parameters
+candidates         chunks key, text layer, ``retriever``, index view, ``candidate_depth``; for ``dense`` and
+                   ``hybrid`` also ``dense_index`` and the content hash of the chunk and question vectors;
+                   for ``hybrid`` also ``hybrid_weight``
+rerank scores      candidates key, ``reranker``, ``encoding`` (model and both prompts)
+=================  ============================================================================================
+
+In memory the pipeline keeps chunk tables, retrievers, candidate keys and reranker instances under
+:func:`table_memo`, :func:`retriever_memo`, :func:`candidates_memo` and :func:`reranker_memo`. ``top_k``, ``relevance_threshold`` and ``rerank_strength``
+are in no key: they are array work on cached entries. Keys over content hashes mean a repaired or rebuilt
+input (vectors encoded again after a damaged store) can never be served an entry built from other bytes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tuner.cache import array_digest, content_key
+from tuner.settings import RetrievalSettings
+from tuner.text import TEXT_LAYER_ID
+
+HNSW_NEIGHBORS = 32
+
+
+def chunks_key(content_hash: str, language: str, chunk_size: int, chunk_overlap: float, chunk_unit: str, tokenizer: str) -> str:
+    """The chunks of one dataset (``content_hash``, ``language``) under one chunk configuration; ``tokenizer``
+    is the model whose tokens ``chunk_unit: tokens`` counts ("" for other units)."""
+    return content_key("chunks", content_hash, language, chunk_size, chunk_overlap, chunk_unit, tokenizer)
+
+
+def bm25_key(table_key: str, k1: float, b: float) -> str:
+    """The BM25 index of a chunk table: its chunks, the text layer that tokenizes them, and the BM25 parameters."""
+    return f"{table_key}-{TEXT_LAYER_ID}-k1{k1}-b{b}"
+
+
+def hnsw_key(vectors: np.ndarray) -> str:
+    """The HNSW index over ``vectors``: their content hash and the graph's parameters."""
+    return f"{array_digest(vectors)}-hnsw{HNSW_NEIGHBORS}"
+
+
+def candidates_key(
+    settings: RetrievalSettings, table_key: str, view: str, vectors: tuple[np.ndarray, np.ndarray] | None
+) -> str:
+    """The first-stage candidates of every question in index ``view``: ``vectors`` are the chunk and question
+    vectors dense and hybrid retrieval search with (None for BM25, which uses none)."""
+    dense = settings.retriever != "bm25"
+    if dense and vectors is None:
+        raise ValueError(f"candidates of '{settings.retriever}' are keyed by the vectors they search")
+    return content_key(
+        "candidates",
+        table_key,
+        TEXT_LAYER_ID,
+        settings.retriever,
+        settings.dense_index if dense else None,
+        settings.hybrid_weight if settings.retriever == "hybrid" else None,
+        array_digest(*vectors) if dense and vectors is not None else None,
+        view,
+        settings.candidate_depth,
+    )
+
+
+def rerank_key(settings: RetrievalSettings, candidates: str) -> str:
+    """The rerank scores of the candidates under key ``candidates``: the reranker and the encoder it may use."""
+    return content_key("rerank", candidates, *reranker_memo(settings))
+
+
+def table_memo(settings: RetrievalSettings) -> tuple[object, ...]:
+    """A chunk table in memory: its chunking and the encoder of its passages (model and document prompt)."""
+    return (settings.chunking, settings.embedding_model, settings.document_prompt)
+
+
+def retriever_memo(settings: RetrievalSettings) -> tuple[object, ...]:
+    """A first-stage retriever in memory: its table, kind, index, fusion weight and encoder."""
+    return (settings.chunking, settings.retriever, settings.dense_index, settings.hybrid_weight, settings.encoding)
+
+
+def candidates_memo(settings: RetrievalSettings, view: str) -> tuple[object, ...]:
+    """The disk key of candidates in memory (its vectors do not change within a process): the retriever, the
+    index view and the depth."""
+    return (*retriever_memo(settings), view, settings.candidate_depth)
+
+
+def reranker_memo(settings: RetrievalSettings) -> tuple[str, str]:
+    """A reranker instance: its name and the encoder it is built with (``embedding-maxsim`` uses the study's
+    embedding model and prompts, so a name alone would keep the old encoder after a model change)."""
+    return (settings.reranker, settings.encoding)
