@@ -118,11 +118,10 @@ class DiskCache:
             files: dict[str, str] = manifest["files"]
         except (OSError, ValueError, KeyError, TypeError):
             return False
-        for name, digest in files.items():
-            path = folder / name
-            if not path.is_file() or _file_digest(path) != digest:
-                return False
-        return True
+        present = {p.name for p in folder.iterdir() if p.is_file()} - {MANIFEST}
+        if present != set(files):  # a file added beside the payload could change what ``read`` sees
+            return False
+        return all(_file_digest(folder / name) == digest for name, digest in files.items())
 
     def get_or_build(
         self,
@@ -130,7 +129,11 @@ class DiskCache:
         key: str,
         build: Callable[[Path], None],
         read: Callable[[Path], T],
+        keep_damaged: bool = False,
     ) -> T:
+        """The entry ``namespace/key``, built by ``build`` unless a valid one exists. An entry that fails its
+        checksums is dropped with a warning and rebuilt; with ``keep_damaged`` (entries a person may have edited
+        by hand, such as a dataset) it is moved aside instead (:func:`move_aside`)."""
         folder = self.entry_dir(namespace, key)
         if self._valid(folder):
             self.stats.hits += 1
@@ -144,8 +147,11 @@ class DiskCache:
                 return read(folder)
             if folder.exists():
                 self.stats.rebuilt_corrupt += 1
-                log.warning("cache entry %s does not match its checksums: dropped and rebuilt", folder)
-                shutil.rmtree(folder, ignore_errors=True)
+                if keep_damaged:
+                    move_aside(folder, f"{namespace} cache entry", "its files do not match their checksums")
+                else:
+                    log.warning("%s cache entry %s does not match its checksums: dropped and rebuilt", namespace, folder)
+                    shutil.rmtree(folder, ignore_errors=True)
             staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{key}."))
             try:
                 build(staging)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from tuner.errors import DatasetError, UserError
+from tuner.redaction import redact
 
 COMMANDS: dict[str, str] = {
     "validate": "tuner.commands.validate",
@@ -69,6 +70,13 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]  # generi
         return None
 
 
+class _RedactingFormatter(logging.Formatter):
+    """Log lines with credentials redacted (:func:`tuner.redaction.redact`), whatever a message quotes."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
 def configure_logging(verbose: bool, quiet: bool) -> None:
     """Log records of the ``tuner`` loggers to stderr: INFO by default (progress lines are INFO), DEBUG with
     ``-v``, WARNING with ``-q`` (which also silences progress, see :class:`tuner.progress.RichReporter`)."""
@@ -76,7 +84,7 @@ def configure_logging(verbose: bool, quiet: bool) -> None:
     logger.setLevel(logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO)
     if not any(isinstance(h, _StderrHandler) for h in logger.handlers):  # repeated main() calls add one handler
         handler = _StderrHandler()
-        handler.setFormatter(logging.Formatter("tuner: %(levelname)s: %(name)s: %(message)s"))
+        handler.setFormatter(_RedactingFormatter("tuner: %(levelname)s: %(name)s: %(message)s"))
         logger.addHandler(handler)
 
 
@@ -91,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tuner: {len(exc.problems)} problem(s) in the dataset; nothing was written", file=sys.stderr)
         return EXIT_USER_ERROR
     except UserError as exc:
-        print(f"tuner: error: {exc}", file=sys.stderr)
+        print(redact(f"tuner: error: {exc}"), file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:
         print("tuner: interrupted", file=sys.stderr)
@@ -103,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             raise
-        print(f"tuner: internal error: {type(exc).__name__}: {exc} (a bug in tuner; run with --debug for the traceback)",
+        print(redact(f"tuner: internal error: {type(exc).__name__}: {exc} (a bug in tuner; run with --debug for the traceback)"),
               file=sys.stderr)
         return EXIT_INTERNAL
 

@@ -4,7 +4,6 @@ and provenance. Never a secret."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +14,6 @@ from tuner.errors import UserError
 from tuner.io import atomic_write_text
 
 FORMATS = (".yaml", ".yml", ".json", ".env")
-
-
-def redact_url(url: str) -> str:
-    """A storage URL without its password (``postgresql://user:secret@host/db`` → ``postgresql://user:***@host/db``)."""
-    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
 
 
 def export_document(settings: dict[str, Any], provenance: dict[str, Any]) -> dict[str, Any]:

@@ -152,5 +152,5 @@ def test_run_seeds_and_public_configs() -> None:
     callable_config = parse_generator_config({"backend": "callable", "function": "m:f"}, "t")
     assert with_run_seed(callable_config, 3) is callable_config
     shown = public_config(remote)
-    assert shown["base_url"] == "https://llm.example:8443/v1" and "pw" not in json.dumps(shown)
+    assert shown["base_url"] == "https://user:***@llm.example:8443/v1" and "pw" not in json.dumps(shown)
     assert shown["api_key_env"] == "OPENAI_API_KEY"

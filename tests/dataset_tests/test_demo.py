@@ -189,4 +189,4 @@ def test_racing_processes_build_the_demo_once(tmp_path: Path) -> None:
     folder = tmp_path / "datasets" / f"demo-seed5-v{GENERATOR_VERSION}"
     assert outputs == {str(folder)}
     assert load_dataset(folder).content_hash == generate_demo(tmp_path / "fresh", 5).content_hash
-    assert sorted(p.name for p in (tmp_path / "datasets").iterdir()) == [folder.name, f"{folder.name}.lock"]
+    assert sorted(p.name for p in (tmp_path / "datasets").iterdir()) == [folder.name]

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,6 +29,7 @@ from tuner.llm import BackendResources, RequestCount
 from tuner.metrics import delta_faithful
 from tuner.noise import NoiseConfig
 from tuner.progress import Reporter, SilentReporter
+from tuner.redaction import redact_data
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import bootstrap_sd, min_detectable_difference, variance_decomposition
@@ -50,14 +50,10 @@ def with_run_seed(config: Any, run: int) -> Any:
 
 
 def public_config(config: Any) -> dict[str, Any]:
-    """A backend config as JSON data for reports. API keys are never in a config (only the name of the
-    variable holding one); credentials written into ``base_url`` are dropped here."""
-    data: dict[str, Any] = config.model_dump(mode="json")
-    if isinstance(data.get("base_url"), str):
-        parts = urlsplit(data["base_url"])
-        if parts.username or parts.password:
-            host = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
-            data["base_url"] = urlunsplit(parts._replace(netloc=host))
+    """A backend config as JSON data for reports and the study's storage. API keys are never in a config (only
+    the name of the variable holding one); credentials written into ``base_url``, query parameters or headers
+    are redacted here (:func:`tuner.redaction.redact_data`)."""
+    data: dict[str, Any] = redact_data(config.model_dump(mode="json"))
     return data
 
 

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from filelock import FileLock
-
-from tuner.cache import default_cache_root
+from tuner.cache import DiskCache
 from tuner.dataset.demo import GENERATOR_VERSION, LANGUAGES, generate_demo
-from tuner.dataset._load import CORPUS
 from tuner.errors import UserError
 
 DEMO = "demo"
@@ -43,16 +40,17 @@ def _demo_spec(spec: str) -> tuple[str, int] | None:
 
 
 def resolve_dataset(spec: str | Path) -> Path:
-    """The folder for ``spec``; ``demo[-LANG][:SEED]`` is generated into the cache on first use, once across processes."""
+    """The folder for ``spec``; ``demo[-LANG][:SEED]`` is generated into the cache on first use, once across processes.
+
+    The generated demo is a checksummed cache entry: a copy whose files were changed on disk (a hand edit, a
+    torn write) is moved aside with one warning and generated again, never used."""
     demo = _demo_spec(spec) if isinstance(spec, str) else None
     if demo is None:
         return Path(spec)
     language, seed = demo
-    folder = default_cache_root() / "datasets" / f"{_demo_name(language)}-seed{seed}-v{GENERATOR_VERSION}"
-    if (folder / CORPUS).exists():
-        return folder
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(folder) + ".lock"):
-        if not (folder / CORPUS).exists():
-            generate_demo(folder, seed, language=language)
-    return folder
+    key = f"{_demo_name(language)}-seed{seed}-v{GENERATOR_VERSION}"
+
+    def build(folder: Path) -> None:
+        generate_demo(folder, seed, language=language)
+
+    return DiskCache().get_or_build("datasets", key, build, lambda folder: folder, keep_damaged=True)

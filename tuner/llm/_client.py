@@ -18,6 +18,7 @@ from tuner.errors import UserError
 from tuner.llm._cache import CachedReply, CallCache, request_key
 from tuner.llm._config import LLMConfig
 from tuner.llm._usage import Usage
+from tuner.redaction import MASK, redact, redact_data
 
 Message = Mapping[str, str]
 ErrorKind = Literal["timeout", "rate_limit", "server", "connection", "auth", "not_found", "request", "bad_response"]
@@ -131,13 +132,13 @@ class ChatClient:
         self._slots = threading.BoundedSemaphore(config.concurrency)
 
     def __repr__(self) -> str:
-        return f"ChatClient(base_url={self.config.base_url!r}, model={self.config.model!r})"
+        return f"ChatClient(base_url={redact(self.config.base_url)!r}, model={self.config.model!r})"
 
     def request(self, messages: Sequence[Message], response_format: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The request as data: everything that determines the reply, hence the cache key, and no secret (the
-        extra headers are left out). Options at their defaults add no key, so existing cache entries stay valid."""
+        extra headers are left out, credentials in the URL and query are redacted). Options at their defaults add no key, so existing cache entries stay valid."""
         request: dict[str, Any] = {
-            "base_url": self.config.base_url.rstrip("/"),
+            "base_url": redact(self.config.base_url.rstrip("/")),
             "model": self.config.model,
             "messages": [{"role": m["role"], "content": m["content"]} for m in messages],
             "temperature": self.config.temperature,
@@ -146,7 +147,7 @@ class ChatClient:
         }
         options = {
             "token_limit": self.config.token_limit if self.config.token_limit != "max_tokens" else None,
-            "default_query": self.config.default_query or None,
+            "default_query": redact_data(self.config.default_query) or None,
             "extra_body": self.config.extra_body or None,
             "response_format": dict(response_format) if response_format else None,
         }
@@ -208,4 +209,5 @@ class ChatClient:
         )
 
     def _redact(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key != _NO_KEY else text
+        text = text.replace(self._key, MASK) if self._key != _NO_KEY else text
+        return redact(text)

@@ -14,6 +14,7 @@ from plotly.offline import get_plotlyjs
 
 from tuner.errors import UserError
 from tuner.io import atomic_write_text
+from tuner.redaction import redact
 from tuner.pareto import (
     CONTEXT_WORDS,
     FrontEntry,
@@ -110,7 +111,7 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
     objectives = ", ".join(f"{label(n)} ({d})" for n, d in summary.directions.items())
     floor = ", ".join(f"{label(n)} ±{v:g}" for n, v in summary.noise_floor.items()) or "not recorded (ε = 0: exact dominance)"
     calls = ", ".join(f"{summary.calls[kind]:,} {CALL_WORDS[kind]}" for kind in CALL_KINDS)
-    dashboard = f"optuna-dashboard {storage_url}" if storage_url else "optuna-dashboard sqlite:///path/to/study.db"
+    dashboard = f"optuna-dashboard {redact(storage_url)}" if storage_url else "optuna-dashboard sqlite:///path/to/study.db"
     rows = [
         ("trials", counts),
         ("objectives", objectives),

@@ -8,7 +8,8 @@ from typing import Any
 import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
-from tuner.export import export_document, redact_url, write_export
+from tuner.export import export_document, write_export
+from tuner.redaction import redact
 from tuner.pareto import PickUnmet, pick
 from tuner.progress import Reporter
 from tuner.study._config import LoadedStudy
@@ -86,7 +87,7 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
         record.settings or {},
         {
             "study": study.study_name,
-            "storage": redact_url(storage),
+            "storage": redact(storage),
             "trial": number,
             "pick": rule,
             "dataset_hash": study_record.dataset_hash,
@@ -104,7 +105,7 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: bool, 
     summary = study_summary(study)
     directions, floor, entries = study_front(study)
     out = result.loaded.output
-    paths: dict[str, Any] = {"storage": redact_url(result.loaded.storage)}
+    paths: dict[str, Any] = {"storage": redact(result.loaded.storage)}
     reporter.stage(
         f"{summary['n_complete']} complete ({summary['n_unscorable']} unscorable), {summary['n_pruned'] - summary['n_duplicates']} pruned, "
         f"{summary['n_duplicates']} repeated configurations not evaluated again, {summary['n_failed']} failed; "
@@ -132,7 +133,7 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: bool, 
     if report:
         from tuner.report import write_report
 
-        paths["report"] = str(write_report(study, out / "report.html", picks, storage_url=redact_url(result.loaded.storage)))
+        paths["report"] = str(write_report(study, out / "report.html", picks, storage_url=result.loaded.storage))
     for name in ("storage", "config", "report"):
         if name in paths:
             reporter.stage(f"{name}: {paths[name]}")

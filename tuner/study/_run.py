@@ -14,7 +14,7 @@ import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
 from tuner.errors import BackendFailure, UserError
-from tuner.export import redact_url
+from tuner.redaction import redact
 from tuner.evaluation import Responder, RobustnessEvaluator
 from tuner.generation import build_generator
 from tuner.judging import build_judge
@@ -54,7 +54,7 @@ def open_storage(url: str, heartbeat_interval: int | None = None) -> optuna.stor
                 if "already exists" in str(exc) and attempt < STORAGE_ATTEMPTS:
                     time.sleep(0.5 * attempt)
                     continue
-                raise UserError(f"storage {redact_url(url)}: cannot open: {str(exc).splitlines()[0]}") from None
+                raise UserError(redact(f"storage {url}: cannot open: {str(exc).splitlines()[0]}")) from None
 
 
 def load_study(loaded: LoadedStudy) -> optuna.Study:
@@ -63,7 +63,7 @@ def load_study(loaded: LoadedStudy) -> optuna.Study:
     try:
         return optuna.load_study(study_name=loaded.config.name, storage=storage)
     except KeyError:
-        raise UserError(f"study '{loaded.config.name}' not found in {loaded.storage} (run 'tuner run' first)") from None
+        raise UserError(f"study '{loaded.config.name}' not found in {redact(loaded.storage)} (run 'tuner run' first)") from None
 
 
 def case_order(dataset: Dataset, seed: int) -> list[str]:
@@ -128,7 +128,7 @@ def run_study(
             study.set_metric_names(list(config.objectives))
     record = StudyRecord.from_study(study)
     if record.dataset_hash not in (None, dataset.content_hash):
-        raise UserError(f"study '{config.name}' in {loaded.storage} was run on another dataset; use a new name or storage")
+        raise UserError(f"study '{config.name}' in {redact(loaded.storage)} was run on another dataset; use a new name or storage")
     pipeline = RetrievalPipeline(dataset, reporter=reporter)
     responder = Responder(build_generator(loaded.generator, resources), build_judge(loaded.judge, resources))
     evaluator = RobustnessEvaluator(pipeline, responder, config.noise)
