@@ -248,6 +248,12 @@ class EmbeddingStore:
         with self._lock:
             self._run(write)
 
+    def close(self) -> None:
+        """Write the log back into the file and close it (tests then read or damage the file itself)."""
+        with self._lock:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.close()
+
 
 def _row_checksum(model: str, text_hash: str, blob: bytes) -> bytes:
     """The first 16 bytes of sha256 over a row's key and vector bytes: a flipped byte in the vector, or a
