@@ -23,6 +23,7 @@ import os
 import shutil
 import sqlite3
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -83,6 +84,66 @@ def move_aside(path: Path, what: str, reason: str) -> Path:
             os.replace(source, aside.with_name(aside.name + suffix))
     log.warning("%s %s is damaged (%s): moved to %s and rebuilt", what, path, reason, aside)
     return aside
+
+
+class SqliteFile:
+    """One SQLite file shared by threads and processes (WAL mode, a long busy timeout), created by ``prepare``.
+
+    :meth:`run` runs an operation on the connection; when SQLite reports the file damaged (truncated, a
+    garbage header, a malformed page) the file is moved aside with one warning (:func:`move_aside`, once
+    across processes: a file another process already replaced is left alone), created again, and the
+    operation runs once more on the empty store. Other errors (busy, locked, permissions) are raised."""
+
+    def __init__(self, path: str | Path, what: str, prepare: Callable[[sqlite3.Connection], None]) -> None:
+        self.path = Path(path)
+        self.what = what
+        self._prepare = prepare
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._inode = self.path.stat().st_ino if self.path.exists() else -1
+        try:
+            self._conn = self._connect()
+        except sqlite3.DatabaseError as exc:
+            if not is_damaged(exc):
+                raise
+            self._move_aside(exc)
+            self._conn = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=120, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            self._prepare(conn)
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        self._inode = self.path.stat().st_ino
+        return conn
+
+    def _move_aside(self, exc: sqlite3.DatabaseError) -> None:
+        with FileLock(str(self.path) + ".lock"):
+            if self.path.exists() and self.path.stat().st_ino == self._inode:
+                move_aside(self.path, self.what, str(exc))
+
+    def run(self, operation: Callable[[sqlite3.Connection], T]) -> T:
+        """``operation(connection)`` under this file's lock; on a damaged file, once more on a fresh one."""
+        with self._lock:
+            try:
+                return operation(self._conn)
+            except sqlite3.DatabaseError as exc:
+                if not is_damaged(exc):
+                    raise
+                self._conn.close()
+                self._move_aside(exc)
+                self._conn = self._connect()
+                return operation(self._conn)
+
+    def close(self) -> None:
+        """Write the log back into the file and close it."""
+        with self._lock:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.close()
 
 
 def _file_digest(path: Path) -> str:

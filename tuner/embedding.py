@@ -18,21 +18,19 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path, PurePath
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-from filelock import FileLock
 
-from tuner.cache import default_cache_root, is_damaged, move_aside
+from tuner.cache import SqliteFile, default_cache_root
 from tuner.errors import UserError
 from tuner.progress import Task
 
 if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
-T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 _BUILTIN_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
@@ -157,62 +155,15 @@ class EmbeddingStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.damaged_rows = 0
-        self._lock = threading.Lock()
-        self._conn = self._open()
-
-    def _open(self) -> sqlite3.Connection:
-        self._inode = self.path.stat().st_ino if self.path.exists() else -1
-        try:
-            return self._connect()
-        except sqlite3.DatabaseError as exc:
-            if not is_damaged(exc):
-                raise
-            self._move_aside(exc)
-            return self._connect()
-
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=120, check_same_thread=False)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, text_hash TEXT, dim INTEGER, vector BLOB, "
-                "checksum BLOB, PRIMARY KEY (model, text_hash))"
-            )
-            columns = {row[1] for row in conn.execute("PRAGMA table_info(embeddings)")}
-            if "checksum" not in columns:  # a store from before checksums: its rows verify as missing
-                conn.execute("ALTER TABLE embeddings ADD COLUMN checksum BLOB")
-            conn.commit()
-        except BaseException:
-            conn.close()
-            raise
-        self._inode = self.path.stat().st_ino
-        return conn
-
-    def _move_aside(self, exc: sqlite3.DatabaseError) -> None:
-        """Move the damaged file aside, unless another process already did (the path is a new file then)."""
-        with FileLock(str(self.path) + ".lock"):
-            if self.path.exists() and self.path.stat().st_ino == self._inode:
-                move_aside(self.path, "embedding store", str(exc))
-
-    def _run(self, operation: Callable[[sqlite3.Connection], T]) -> T:
-        """``operation`` on the connection; on a damaged file, once more on a fresh store."""
-        try:
-            return operation(self._conn)
-        except sqlite3.DatabaseError as exc:
-            if not is_damaged(exc):
-                raise
-            self._conn.close()
-            self._move_aside(exc)
-            self._conn = self._connect()
-            return operation(self._conn)
+        self._file = SqliteFile(self.path, "embedding store", _prepare_embeddings)
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """The verified vectors of ``hashes`` stored under ``model``; missing and damaged rows are left out."""
 
-        def read(conn: sqlite3.Connection) -> dict[str, np.ndarray]:
+        def read(conn: sqlite3.Connection) -> tuple[dict[str, np.ndarray], int]:
             found: dict[str, np.ndarray] = {}
+            damaged = 0
             for start in range(0, len(hashes), 500):
                 batch = list(hashes[start : start + 500])
                 marks = ",".join("?" * len(batch))
@@ -224,15 +175,13 @@ class EmbeddingStore:
                     if isinstance(blob, bytes) and dim == len(blob) // 4 and checksum == _row_checksum(model, text_hash, blob):
                         found[text_hash] = np.frombuffer(blob, dtype=np.float32)
                     else:
-                        self.damaged_rows += checksum is not None
-            return found
+                        damaged += checksum is not None
+            return found, damaged
 
-        with self._lock:
-            damaged_before = self.damaged_rows
-            found = self._run(read)
-            if self.damaged_rows > damaged_before:
-                log.warning("embedding store %s: %d stored vectors failed their checksum: encoding them again",
-                            self.path, self.damaged_rows - damaged_before)
+        found, damaged = self._file.run(read)
+        if damaged:
+            self.damaged_rows += damaged
+            log.warning("embedding store %s: %d stored vectors failed their checksum: encoding them again", self.path, damaged)
         return found
 
     def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
@@ -245,14 +194,21 @@ class EmbeddingStore:
             conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
             conn.commit()
 
-        with self._lock:
-            self._run(write)
+        self._file.run(write)
 
     def close(self) -> None:
         """Write the log back into the file and close it (tests then read or damage the file itself)."""
-        with self._lock:
-            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self._conn.close()
+        self._file.close()
+
+
+def _prepare_embeddings(conn: sqlite3.Connection) -> None:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, text_hash TEXT, dim INTEGER, vector BLOB, "
+        "checksum BLOB, PRIMARY KEY (model, text_hash))"
+    )
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(embeddings)")}
+    if "checksum" not in columns:  # a store from before checksums: its rows verify as missing
+        conn.execute("ALTER TABLE embeddings ADD COLUMN checksum BLOB")
 
 
 def _row_checksum(model: str, text_hash: str, blob: bytes) -> bytes:

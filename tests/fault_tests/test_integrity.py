@@ -22,6 +22,7 @@ from tuner.cli import main
 from tuner.dataset import load_dataset, resolve_dataset
 from tuner.embedding import CachedEncoder, EmbeddingStore, vector_id
 from tuner.evaluation.retrieval import score_contexts
+from tuner.llm import CachedReply, CallCache
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 
@@ -206,3 +207,31 @@ def test_edited_demo_dataset_is_detected_and_rebuilt(fault_cache: Path, caplog: 
     assert load_dataset(resolve_dataset("demo")).content_hash == original.content_hash
     aside = sorted(p.name for p in folder.parent.iterdir() if ".damaged-" in p.name)
     assert len(aside) == 2  # both edited copies kept beside the cache, for whoever made them
+
+
+def test_llm_call_cache_damage_is_a_miss_never_a_wrong_reply(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "llm_calls.sqlite"
+    cache = CallCache(path)
+    replies = {f"key-{i}": CachedReply(f"the answer is {i:04d} " * 8, 10 + i, 5) for i in range(50)}
+    for key, reply in replies.items():
+        cache.put(key, {"model": "m"}, reply)
+    cache.close()
+    data = path.read_bytes()
+    target = replies["key-7"].text.encode()
+    flip_bytes(path, data.find(target) + 5, 2)
+    cache = CallCache(path)
+    with caplog.at_level(logging.WARNING, logger="tuner"):
+        assert cache.get("key-7") is None  # asked again, never the damaged text
+    assert cache.get("key-8") == replies["key-8"]
+    assert any("failed its checksum" in r.getMessage() for r in caplog.records)
+    cache.close()
+
+    _garbage_header(path)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="tuner"):
+        cache = CallCache(path)
+        assert cache.get("key-8") is None and len(cache) == 0
+        cache.put("key-8", {"model": "m"}, replies["key-8"])
+        assert cache.get("key-8") == replies["key-8"]
+    assert [r.getMessage() for r in caplog.records if "moved to" in r.getMessage()][0].startswith("LLM call cache")
+    cache.close()
