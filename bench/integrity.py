@@ -160,7 +160,8 @@ def main() -> None:
     rows_s = timed(lambda: [hashlib.sha256(f"{m}\0{h}\0".encode() + b).digest()[:16] for m, h, b in stored])
     digest_s = timed(lambda: array_digest(table.embeddings(), queries))
     cache = DiskCache(root)
-    entries = [e for ns in ("chunks", "bm25", "candidates", "datasets") for e in (root / ns).iterdir() if e.is_dir()]
+    entries = [e for ns in ("chunks", "bm25", "candidates", "datasets") for e in (root / ns).iterdir()
+               if e.is_dir() and not e.name.startswith(".") and ".damaged-" not in e.name]  # not staging, not set aside
 
     def unexpected(folder: Path) -> None:
         raise AssertionError(f"{folder}: a valid entry was rebuilt")
