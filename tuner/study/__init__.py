@@ -4,6 +4,7 @@ noise-floor-aware pruning, the trial and study records, runs, and what a run wri
 from tuner.objectives import OBJECTIVES
 from tuner.study._config import LoadedStudy, StudyConfig, load_study_file
 from tuner.study._finish import dry_run, finish, trial_document
+from tuner.study._interrupt import InterruptGuard
 from tuner.study._front import directions_of, entry_json, feasible, points_of, study_front, trial_point
 from tuner.study._objective import trial_profile
 from tuner.study._pruning import PruneEvidence, TrialProfile, should_prune
@@ -16,6 +17,7 @@ from tuner.study._table import trial_rows
 __all__ = [
     "OBJECTIVES",
     "SAMPLERS",
+    "InterruptGuard",
     "LoadedStudy",
     "PruneEvidence",
     "SearchSpace",
