@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -111,13 +112,22 @@ def main() -> None:
     for number in range(args.rounds):
         fault = FAULTS[number % len(FAULTS)]
         worker = start(args.work, study_file)
-        delay = rng.uniform(2.0, 12.0)
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(worker.stderr or []), daemon=True)
+        reader.start()
+        # the first round stops the calibration; the others a random moment after the worker's first trial began
+        phase = "calibrating" if number == 0 else "trial "
+        while worker.poll() is None and not any(phase in line for line in lines):
+            time.sleep(0.1)
+        delay = rng.uniform(0.5, 1.5) if number == 0 else rng.uniform(0.0, 6.0)
         try:
             worker.wait(timeout=delay)
         except subprocess.TimeoutExpired:
             inject(worker, fault)
-        _, err = worker.communicate(timeout=300)
-        rounds.append({"fault": fault, "after_s": round(delay, 1), "exit": worker.returncode,
+        worker.wait(timeout=300)
+        reader.join(timeout=30)
+        err = "".join(lines)
+        rounds.append({"fault": fault, "phase": phase.strip(), "after_s": round(delay, 1), "exit": worker.returncode,
                        "traceback": "Traceback" in err})
         print(json.dumps(rounds[-1]), flush=True)
     pair = [start(args.work, study_file) for _ in range(2)]

@@ -120,8 +120,10 @@ def wait_until(worker: Worker, condition: Callable[[], bool], what: str, timeout
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline or worker.process.poll() is not None:
+            if worker.process.poll() is not None:
+                worker.wait(timeout=60)  # read its last lines
             raise AssertionError(f"never saw {what}; the worker said:\n{worker.output}")
-        time.sleep(0.05)
+        time.sleep(0.2)
 
 
 def load(folder: Path) -> optuna.Study | None:

@@ -38,6 +38,17 @@ from tuner.study._workers import (
 STORAGE_ATTEMPTS = 5
 
 
+SQLITE_BUSY_SECONDS = 60
+"""How long a SQLite write waits for another worker's (sqlite3's default, 5 s, fails heartbeats on a loaded machine)."""
+
+
+def engine_kwargs(url: str) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"pool_pre_ping": True}
+    if url.startswith("sqlite"):
+        kwargs["connect_args"] = {"timeout": SQLITE_BUSY_SECONDS}
+    return kwargs
+
+
 def open_storage(url: str, heartbeat_interval: int | None = None) -> optuna.storages.RDBStorage:
     """Optuna RDB storage for ``url``; with a heartbeat, a killed worker's trial is failed and retried once. Workers
     creating a fresh database take the storage's lock in turn (SQLite file, PostgreSQL), so none sees its tables
@@ -57,7 +68,7 @@ def open_storage(url: str, heartbeat_interval: int | None = None) -> optuna.stor
             try:
                 lock = StudyLock(url, "")
                 with lock.held():
-                    return optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True}, **kwargs)
+                    return optuna.storages.RDBStorage(url, engine_kwargs=engine_kwargs(url), **kwargs)
             except Exception as exc:  # SQLAlchemy raises many kinds for a bad URL or an unreachable server
                 attempt += 1
                 # a process that does not take the lock (another backend, or a plain optuna client) may be creating
@@ -165,7 +176,7 @@ def run_study(
     lock = StudyLock(loaded.storage, config.name)
     try:
         if lock.busy():
-            reporter.stage("another worker holds the study's lock (creating it or calibrating its noise floor): waiting")
+            reporter.stage("another process holds the study's lock (creating it or calibrating its noise floor): waiting")
         with guard.interruptible():
             lock.acquire()
         try:

@@ -4,6 +4,7 @@ turn, their index (hence distinct sampler seeds), each trial's heartbeat, and th
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import socket
 import threading
@@ -19,8 +20,7 @@ import sqlalchemy
 
 from tuner.study._record import TrialRecord
 
-RETRY_ATTRS = ("failed_trial", "retry_history")
-"""Optuna's own keys for a retried trial (``RetryHeartbeatStaleTrialCallback.retried_trial_number`` reads them)."""
+logger = logging.getLogger(__name__)
 
 
 def worker_name() -> str:
@@ -195,7 +195,11 @@ class Heartbeat:
 
     def _beat(self, interval: int) -> None:
         while not self._stop.wait(interval):
-            self.storage.record_heartbeat(self.trial_id)
+            try:
+                self.storage.record_heartbeat(self.trial_id)
+            except optuna.exceptions.StorageInternalError as exc:
+                # a busy database: this beat is lost, the next may pass (the grace period is three beats)
+                logger.debug("heartbeat of trial id %s not recorded: %s", self.trial_id, exc)
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
