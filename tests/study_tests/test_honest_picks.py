@@ -3,12 +3,17 @@ and neighbours are compared on the cases both scored, saying n/N when that is no
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import optuna
 import pytest
+import yaml
 from optuna.distributions import IntDistribution
 
+from tests.study_tests.test_study import write_study
+from tuner.cli import main
 from tuner.report import render_report
 from tuner.study import compare, pick_notes, trial_document, TrialRecord
 
@@ -66,3 +71,20 @@ def test_a_distinguishable_pick_only_states_the_case_subset() -> None:
     assert pick_notes(study, 1) == [
         "trial #1 vs front neighbour #0: v3_delta_faithful 0.020 vs 0.000 on the 3/4 cases scored in both",
     ]
+
+
+def test_run_closing_lines_json_and_export_carry_the_notes(
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    space = {"top_k": {"type": "int", "low": 1, "high": 3}, "retriever": {"type": "categorical", "choices": ["bm25"]}}
+    study_file = write_study(tmp_path, tiny_dataset_dir, budget={"trials": 2}, enqueue=[{"top_k": 2, "retriever": "bm25"}],
+                             noise_floor={"recall_at_k": 0.0, "v3_delta_faithful": 1.0})
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(space))
+    assert main(["run", str(study_file), "--no-report", "--json"]) == 0
+    captured = capsys.readouterr()
+    notes = json.loads(captured.out)["pick"]["notes"]
+    # a noise floor of 1 holds every Δ: the pick cannot be told from zero, and the run says so
+    assert notes and "is within the noise floor (1.000) of zero: it cannot be told from no effect" in notes[0]
+    assert f"note: {notes[0]}" in captured.err
+    exported = yaml.safe_load((tmp_path / "out" / "tiny" / "config.yaml").read_text())
+    assert exported["provenance"]["notes"] == notes

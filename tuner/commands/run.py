@@ -63,6 +63,6 @@ def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[st
         "elapsed_s": round(result.elapsed, 3),
         "interrupted": result.interrupted,
         "front": [entry_json(entry, trials[entry.number]) for entry in entries],
-        "pick": {"rule": rule, "trial": outputs.get("picked"), "unmet": outputs.get("pick_unmet")},
+        "pick": {"rule": rule, "trial": outputs.get("picked"), "unmet": outputs.get("pick_unmet"), "notes": outputs.get("notes", [])},
         "outputs": {key: outputs[key] for key in ("storage", "config", "report") if key in outputs},
     }

@@ -139,7 +139,8 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
 
 def finish(result: StudyRun, rule: str, min_recall: float | None, report: bool, reporter: Reporter) -> dict[str, Any]:
     """Print the front, write the HTML report and export the picked configuration; return their paths, the
-    picked trial's number (``picked``) or why none was picked (``pick_unmet``)."""
+    picked trial's number (``picked``) and what its noise floor says about it (``notes``), or why none was picked
+    (``pick_unmet``)."""
     study = result.study
     summary = study_summary(study)
     directions, floor, entries = study_front(study)
@@ -169,7 +170,8 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: bool, 
         paths["config"] = str(write_export(out / "config.yaml", document))
         values = ", ".join(f"{k}={v:.3f}" for k, v in chosen.values.items())
         reporter.stage(f"picked trial {chosen.number} ({rule}): {values}")
-        for note in document["provenance"]["notes"]:
+        paths["notes"] = document["provenance"]["notes"]
+        for note in paths["notes"]:
             reporter.stage(f"note: {note}")
     if report:
         from tuner.report import write_report

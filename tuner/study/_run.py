@@ -107,8 +107,6 @@ class StudyRun:
     space: SearchSpace
     elapsed: float
     interrupted: bool
-    target: int = 0
-    worker: int = 0
 
 
 class _InterruptibleEvaluator(RobustnessEvaluator):
@@ -188,7 +186,7 @@ def run_study(
         if worker:
             reporter.stage(f"worker {worker} of study '{config.name}': sampler seed {seed}")
         target = trials or config.budget.trials
-        return _optimize(study, storage, objective, loaded, dataset, space, target, reporter, guard, lock, worker)
+        return _optimize(study, storage, objective, loaded, dataset, space, target, reporter, guard, lock)
     finally:
         lock.close()
 
@@ -266,7 +264,6 @@ def _run_trial(
 def _optimize(
     study: optuna.Study, storage: optuna.storages.RDBStorage, objective: TrialObjective, loaded: LoadedStudy,
     dataset: Dataset, space: SearchSpace, target: int, reporter: Reporter, guard: InterruptGuard, lock: StudyLock,
-    worker: int,
 ) -> StudyRun:
     """Run trials until the study (all workers together) has ``target`` finished ones: under the lock, stale trials
     are failed, the finished and running trials counted, and the next trial asked, so no two workers claim the
@@ -329,7 +326,7 @@ def _optimize(
     if interrupted:
         reporter.stage(f"interrupted after {ran} trial(s) in this run: the study is saved; "
                        "run the same command again to resume")
-    return StudyRun(study, loaded, dataset, space, time.monotonic() - start, interrupted, target, worker)
+    return StudyRun(study, loaded, dataset, space, time.monotonic() - start, interrupted)
 
 
 def _outcome(trial: optuna.trial.FrozenTrial) -> str:
