@@ -136,8 +136,8 @@ def main() -> None:
     summary = study_summary(study)
     states = [t.state for t in study.trials]
     stopped = [t for t in study.trials if t.state == optuna.trial.TrialState.FAIL]
-    retried = {optuna.storages.RetryHeartbeatStaleTrialCallback.retried_trial_number(t): t for t in study.trials}
-    lost = [t.number for t in stopped if t.number not in retried]
+    queued = {number for t in study.trials for number in t.system_attrs.get("retry_history", [])}
+    lost = [t.number for t in stopped if t.number not in queued]
     print(json.dumps({
         "rounds": len(rounds),
         "faults": {f: sum(r["fault"] == f for r in rounds) for f in FAULTS},

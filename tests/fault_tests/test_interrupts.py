@@ -274,3 +274,31 @@ def test_interrupt_inside_ask_never_leaves_a_trial_running(
         time.sleep(3.5)
     resumed = resume_to_budget(tmp_path, study_file, 3)
     assert resumed.trials[asked.number].state == FAIL
+
+
+def test_repair_queues_a_stopped_trial_once_and_fails_one_left_inside_ask(tmp_path: Path) -> None:
+    """The windows a second Ctrl-C can hit: after a trial was failed but before it was queued again, and inside
+    ask() (RUNNING, no worker, no heartbeat). A start repairs both, and a second start changes nothing."""
+    from datetime import timedelta
+
+    from optuna.distributions import IntDistribution
+
+    from tuner.study._workers import repair_orphans
+
+    storage = open_storage(f"sqlite:///{tmp_path / 'study.db'}", heartbeat_interval=1)
+    study = optuna.create_study(study_name="tiny", storage=storage, directions=["maximize", "minimize"])
+    study.add_trial(optuna.trial.create_trial(
+        state=FAIL, params={"top_k": 3}, distributions={"top_k": IntDistribution(1, 4)},
+        user_attrs={"failure": "interrupted (Ctrl-C): its configuration is queued again"},
+    ))
+    inside_ask = study.ask()
+    assert repair_orphans(study, storage, timedelta(seconds=60)) == [
+        (0, "it was failed, but its worker stopped before queueing it again"),
+    ]  # the one inside ask() is younger than the grace period: it may still be a live worker's
+    assert repair_orphans(study, storage, timedelta(seconds=0)) == [
+        (inside_ask.number, "left running and failed (its worker stopped inside ask(), before any heartbeat)"),
+    ]
+    assert repair_orphans(study, storage, timedelta(seconds=0)) == []
+    waiting = study.get_trials(states=(WAITING,))
+    assert [t.params for t in waiting] == [{"top_k": 3}, {}]
+    assert [t.system_attrs["retry_history"] for t in waiting] == [[0], [inside_ask.number]]

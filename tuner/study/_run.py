@@ -32,7 +32,7 @@ from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
 from tuner.study._samplers import build_sampler
 from tuner.study._space import SearchSpace, load_search_space
 from tuner.study._workers import (
-    Heartbeat, StudyLock, claim_worker_index, repair_orphans, requeue, retry_stale, worker_name, worker_seed,
+    INTERRUPTED, Heartbeat, StudyLock, claim_worker_index, repair_orphans, requeue, retry_stale, worker_name, worker_seed,
 )
 
 STORAGE_ATTEMPTS = 5
@@ -210,7 +210,7 @@ def _join(
         raise UserError(f"study '{config.name}' in {loaded.storage} was run on another dataset; use a new name or storage")
     worker = claim_worker_index(study)
     for number, why in repair_orphans(study, storage, timedelta(seconds=config.heartbeat_interval * 3)):
-        reporter.stage(f"trial {number} was left running ({why}): failed, and its configuration queued again")
+        reporter.stage(f"trial {number}: {why}: its configuration is queued again")
     order = record.case_order or case_order(dataset, config.seed)
     objective = TrialObjective(
         pipeline, evaluator, space, loaded.base_settings, config.objectives, order, {}, config.pruning,
@@ -252,7 +252,7 @@ def _run_trial(
     except BackendFailure:
         return study.tell(trial, state=optuna.trial.TrialState.FAIL)
     except KeyboardInterrupt:
-        TrialRecord(failure="interrupted (Ctrl-C): its configuration is queued again").write(trial)
+        TrialRecord(failure=f"{INTERRUPTED}: its configuration is queued again").write(trial)
         requeue(study, study.tell(trial, state=optuna.trial.TrialState.FAIL))
         raise
     except BaseException:

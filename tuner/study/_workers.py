@@ -22,6 +22,9 @@ from tuner.study._record import TrialRecord
 
 logger = logging.getLogger(__name__)
 
+INTERRUPTED = "interrupted (Ctrl-C)"
+REPAIRED = "repaired on resume"
+
 
 def worker_name() -> str:
     """``host:pid``: what a trial's ``worker`` attribute holds, so a repair can tell a dead local worker."""
@@ -124,9 +127,13 @@ def requeue(study: optuna.Study, trial: optuna.trial.FrozenTrial, max_retry: int
     ))
 
 
+MAX_RETRY = 3
+"""How often a configuration whose worker died under it is queued again (one that kills every worker is not forever)."""
+
+
 def retry_stale(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
-    """The storage's heartbeat-stale callback: a trial whose worker stopped beating is retried once."""
-    requeue(study, trial, max_retry=1)
+    """The storage's heartbeat-stale callback: a trial whose worker stopped beating is queued again."""
+    requeue(study, trial, max_retry=MAX_RETRY)
 
 
 def _alive(pid: int) -> bool:
@@ -157,21 +164,30 @@ def orphaned(trial: optuna.trial.FrozenTrial, grace: timedelta, now: datetime | 
 
 
 def repair_orphans(study: optuna.Study, storage: optuna.storages.RDBStorage, grace: timedelta) -> list[tuple[int, str]]:
-    """Fail and requeue the RUNNING trials no live worker owns; return their numbers and why (call under the lock)."""
+    """Fail and requeue the RUNNING trials no live worker owns, and requeue the trials an interrupt or a repair failed
+    whose worker stopped before it could queue them again; return their numbers and why (call under the lock)."""
     repaired: list[tuple[int, str]] = []
     study_id = storage.get_study_id_from_name(study.study_name)
+    trials = study.get_trials(deepcopy=False)
+    queued = {number for t in trials for number in t.system_attrs.get("retry_history", [])}
+    for trial in trials:
+        failure = TrialRecord.from_trial(trial).failure or ""
+        stopped = failure.startswith((INTERRUPTED, REPAIRED))
+        if trial.state == optuna.trial.TrialState.FAIL and stopped and trial.number not in queued:
+            requeue(study, trial, max_retry=MAX_RETRY)
+            repaired.append((trial.number, "it was failed, but its worker stopped before queueing it again"))
     for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
         reason = orphaned(trial, grace)
         if reason is None:
             continue
         trial_id = storage.get_trial_id_from_study_id_trial_number(study_id, trial.number)
-        storage.set_trial_user_attr(trial_id, "failure", f"repaired on resume: {reason}")
+        storage.set_trial_user_attr(trial_id, "failure", f"{REPAIRED}: {reason}")
         try:
             storage.set_trial_state_values(trial_id, optuna.trial.TrialState.FAIL)
         except optuna.exceptions.UpdateFinishedTrialError:
             continue  # its worker finished it meanwhile
-        requeue(study, storage.get_trial(trial_id), max_retry=1)
-        repaired.append((trial.number, reason))
+        requeue(study, storage.get_trial(trial_id), max_retry=MAX_RETRY)
+        repaired.append((trial.number, f"left running and failed ({reason})"))
     return repaired
 
 
