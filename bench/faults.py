@@ -2,7 +2,7 @@
 at random moments (Ctrl-C once, Ctrl-C twice, SIGKILL) and started again each time; then two workers started together
 on the same SQLite file finish its budget. Prints what was run and what is left: RUNNING and WAITING trials (both must
 be 0), finished trials against the budget (must be equal), and whether every stopped trial's configuration was
-evaluated again.
+queued again. Each worker's stderr is kept in the work folder (round-N.log, final-N.log).
 
     python bench/faults.py [--rounds 9] [--budget 14] [--cases 30] [--seed 0] [--work /tmp/faults]
 """
@@ -127,11 +127,14 @@ def main() -> None:
         worker.wait(timeout=300)
         reader.join(timeout=30)
         err = "".join(lines)
+        (args.work / f"round-{number}.log").write_text(err)
         rounds.append({"fault": fault, "phase": phase.strip(), "after_s": round(delay, 1), "exit": worker.returncode,
                        "traceback": "Traceback" in err})
         print(json.dumps(rounds[-1]), flush=True)
     pair = [start(args.work, study_file) for _ in range(2)]
     finals = [(w.wait(timeout=1800), w.communicate()[1]) for w in pair]
+    for index, (_, err) in enumerate(finals):
+        (args.work / f"final-{index}.log").write_text(err)
     study = optuna.load_study(study_name="faults", storage=open_storage(f"sqlite:///{args.work / 'out' / 'faults' / 'study.db'}"))
     summary = study_summary(study)
     states = [t.state for t in study.trials]

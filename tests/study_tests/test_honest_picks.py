@@ -88,3 +88,10 @@ def test_run_closing_lines_json_and_export_carry_the_notes(
     assert f"note: {notes[0]}" in captured.err
     exported = yaml.safe_load((tmp_path / "out" / "tiny" / "config.yaml").read_text())
     assert exported["provenance"]["notes"] == notes
+
+
+def test_without_a_noise_floor_only_the_case_subset_is_said() -> None:
+    # ε = 0 (deterministic backends): nothing "within the floor", but the differing case subsets are still named
+    assert pick_notes(_study(0.0), 0) == [
+        "trial #0 vs front neighbour #1: v3_delta_faithful 0.000 vs 0.020 on the 3/4 cases scored in both",
+    ]

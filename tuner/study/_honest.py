@@ -48,7 +48,8 @@ def compare(record: TrialRecord, other: TrialRecord, other_number: int) -> Compa
 def pick_notes(study: optuna.Study, number: int) -> list[str]:
     """What the reader of picked trial ``number`` must know: its robustness Δ lies within the noise floor ε of zero
     (it cannot be told from no effect), or within ε of a front neighbour's Δ (the trials next to it by recall@k),
-    compared on the cases both scored and saying n/N when that is not every case. Empty when none applies."""
+    compared on the cases both scored and saying n/N when that is not every case (said even without a noise floor).
+    Empty when none applies."""
     directions, floor, entries = study_front(study)
     names = list(directions)
     robustness = names[1]
@@ -59,7 +60,8 @@ def pick_notes(study: optuna.Study, number: int) -> list[str]:
         return []
     value = ordered[position].values[robustness]
     notes = []
-    if abs(value) <= eps:
+    # without a noise floor (0: deterministic backends) only equal values would tie, and those show as such
+    if eps > 0 and abs(value) <= eps:
         notes.append(f"trial #{number}: {robustness} {value:.3f} is within the noise floor ({eps:.3f}) of zero: "
                      "it cannot be told from no effect")
     record = TrialRecord.from_trial(study.trials[number])
@@ -67,7 +69,7 @@ def pick_notes(study: optuna.Study, number: int) -> list[str]:
         comparison = compare(record, TrialRecord.from_trial(study.trials[neighbour.number]), neighbour.number)
         if comparison is None:
             continue
-        if abs(comparison.delta - comparison.other_delta) <= eps:
+        if eps > 0 and abs(comparison.delta - comparison.other_delta) <= eps:
             notes.append(
                 f"trial #{number}: {robustness} {comparison.delta:.3f} is within the noise floor ({eps:.3f}) of front "
                 f"neighbour #{neighbour.number}'s {comparison.other_delta:.3f}{comparison.subset}: the two cannot be "
