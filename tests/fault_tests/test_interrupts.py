@@ -304,22 +304,18 @@ def test_repair_queues_a_stopped_trial_once_and_fails_one_left_inside_ask(tmp_pa
     assert [t.system_attrs["retry_history"] for t in waiting] == [[0], [inside_ask.number]]
 
 
-def test_the_guard_records_a_first_interrupt_and_stays_installed_once_interrupted() -> None:
+def test_the_guard_records_a_first_interrupt_outside_sections_and_restores_the_handler() -> None:
     from tuner.study import InterruptGuard
     from tuner.study._interrupt import FIRST
 
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # a background shell ignores SIGINT
     try:
-        with InterruptGuard() as calm:
-            pass
-        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # not interrupted: restored
         lines: list[str] = []
         with InterruptGuard(write=lines.append) as guard:
             signal.raise_signal(signal.SIGINT)  # outside an interruptible section: recorded, nothing raised
-            assert guard.requested and lines == [FIRST] and not calm.requested
+            assert guard.requested and lines == [FIRST]
             with pytest.raises(KeyboardInterrupt), guard.interruptible():
                 pass  # a section that starts after the interrupt stops at once
-        # interrupted: the handler stays, so a Ctrl-C during the interpreter's shutdown still exits at once
-        assert signal.getsignal(signal.SIGINT) == guard._handle
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGINT, previous)

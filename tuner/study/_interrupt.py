@@ -29,9 +29,8 @@ class InterruptGuard:
     floor calibration, waiting for another worker) it raises :class:`KeyboardInterrupt` at once. The second
     interrupt ends the process with exit 130 without running any more Python code.
 
-    Used as a context manager it installs its handler (main thread only) and restores the previous one unless an
-    interrupt came (then it stays until the process ends); unused, it never fires, so library calls keep Python's
-    default behaviour."""
+    Used as a context manager it installs its handler (main thread only) and restores the previous one; unused,
+    it never fires, so library calls keep Python's default behaviour."""
 
     def __init__(self, write: Callable[[str], None] | None = None) -> None:
         self.requested = False
@@ -49,9 +48,7 @@ class InterruptGuard:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        # once interrupted, the process is on its way out: a further Ctrl-C (say during the interpreter's slow
-        # shutdown) still exits at once, instead of a KeyboardInterrupt traceback from an atexit callback
-        if self._installed and not self.requested:
+        if self._installed:
             signal.signal(signal.SIGINT, self._previous)
             self._installed = False
 
