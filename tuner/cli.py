@@ -89,7 +89,11 @@ def configure_logging(verbose: bool, quiet: bool) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:  # Ctrl-C while the commands are still being loaded: nothing started
+        print("tuner: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     configure_logging(args.verbose, args.quiet)
     try:
         return int(args.handler(args))

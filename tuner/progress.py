@@ -67,10 +67,14 @@ class RichReporter:
         hidden = not sys.stderr.isatty() or not _shown()
         with Progress(*columns, console=self.console, transient=True, disable=hidden) as bar:
             task_id = bar.add_task(description, total=total)
+            done = 0
 
             class _Task:
                 def advance(self, amount: int = 1) -> None:
+                    nonlocal done
+                    done += amount
                     bar.advance(task_id, amount)
 
             yield _Task()
-        self.stage(f"{description}: {total} done")
+        # what happened, not what was planned: an interrupted or stopped run did less than its total
+        self.stage(f"{description}: {done} of {total} done")

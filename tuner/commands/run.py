@@ -30,8 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.errors import UserError
     from tuner.pareto import PICK_RULES
     from tuner.progress import RichReporter
-    from tuner.study import run_study
-    from tuner.study import dry_run, finish
+    from tuner.study import InterruptGuard, dry_run, finish, run_study
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # progress comes from the reporter, one line per trial
     loaded = loaded_study(args)
@@ -43,8 +42,10 @@ def run(args: argparse.Namespace) -> int:
     if args.dry_run:
         dry_run(loaded, args.trials, reporter)
         return 0
-    result = run_study(loaded, args.trials, reporter)
-    outputs = finish(result, rule, min_recall, not args.no_report, reporter)
+    # Ctrl-C: the first stops the run cleanly and still writes what is done; the second exits at once
+    with InterruptGuard() as guard:
+        result = run_study(loaded, args.trials, reporter, guard=guard)
+        outputs = finish(result, rule, min_recall, not args.no_report, reporter)
     if args.json:
         print(json.dumps(run_summary(result, rule, outputs), indent=2))
     return 130 if result.interrupted else 0
@@ -62,6 +63,6 @@ def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[st
         "elapsed_s": round(result.elapsed, 3),
         "interrupted": result.interrupted,
         "front": [entry_json(entry, trials[entry.number]) for entry in entries],
-        "pick": {"rule": rule, "trial": outputs.get("picked"), "unmet": outputs.get("pick_unmet")},
+        "pick": {"rule": rule, "trial": outputs.get("picked"), "unmet": outputs.get("pick_unmet"), "notes": outputs.get("notes", [])},
         "outputs": {key: outputs[key] for key in ("storage", "config", "report") if key in outputs},
     }

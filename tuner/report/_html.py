@@ -37,7 +37,7 @@ from tuner.report._figures import (
 )
 from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
 from tuner.settings import format_settings
-from tuner.study import TrialRecord
+from tuner.study import TrialRecord, pick_notes
 
 STATE_WORDS = {"complete": "complete", "pruned": "pruned", "fail": "failed", "running": "running", "waiting": "waiting"}
 CALL_WORDS = {"generator": "generator calls", "judge": "judge calls", "tokens": "tokens"}
@@ -161,7 +161,9 @@ def _pruned_table(summary: StudySummary) -> str:
     return f"<details><summary>{len(rows)} pruned trial(s)</summary>{table}</details>"
 
 
-def _picks_section(picks: Mapping[str, int], summary: StudySummary, records: Mapping[int, TrialRecord]) -> str:
+def _picks_section(
+    picks: Mapping[str, int], summary: StudySummary, records: Mapping[int, TrialRecord], study: optuna.Study
+) -> str:
     if not picks:
         return '<p class="note">No configuration picked.</p>'
     points = {p.number: p for p in summary.points}
@@ -172,6 +174,9 @@ def _picks_section(picks: Mapping[str, int], summary: StudySummary, records: Map
          for rule, n in picks.items()],
         text_columns=[0, len(names) + 3],
     )
+    # what the noise floor says about each pick: indistinguishable from zero or from a front neighbour
+    overview += "".join(f'<p class="note">{html.escape(note)}</p>'
+                        for number in dict.fromkeys(picks.values()) for note in pick_notes(study, number))
     by_category = {rule: records[n].by_category or {} for rule, n in picks.items()}
     categories = sorted({c for cats in by_category.values() for c in cats})
     if not categories:
@@ -214,7 +219,7 @@ def render_report(
             hypervolume_figure([p.number for p in summary.points], history, reference), "hypervolume")),
         ("3. Sweet spot: top_k", _figure_html(sweet_spot_figure(summary, on_front, names[:2]), "sweet-spot")),
         ("4. Parameter importances", _figure_html(importance_figure(study, summary), "importances")),
-        ("5. Picked configurations by category", _picks_section(chosen, summary, records)),
+        ("5. Picked configurations by category", _picks_section(chosen, summary, records, study)),
     ]
     body = _header(summary, final_hv, storage_url) + _warnings(records) + "".join(
         f"<section><h2>{_esc(title)}</h2>{content}</section>" for title, content in sections

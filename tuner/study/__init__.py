@@ -4,6 +4,8 @@ noise-floor-aware pruning, the trial and study records, runs, and what a run wri
 from tuner.objectives import OBJECTIVES
 from tuner.study._config import LoadedStudy, StudyConfig, load_study_file
 from tuner.study._finish import dry_run, finish, trial_document
+from tuner.study._honest import Comparison, compare, pick_notes
+from tuner.study._interrupt import InterruptGuard
 from tuner.study._front import directions_of, entry_json, feasible, points_of, study_front, trial_point
 from tuner.study._objective import trial_profile
 from tuner.study._pruning import PruneEvidence, TrialProfile, should_prune
@@ -16,6 +18,8 @@ from tuner.study._table import trial_rows
 __all__ = [
     "OBJECTIVES",
     "SAMPLERS",
+    "Comparison",
+    "InterruptGuard",
     "LoadedStudy",
     "PruneEvidence",
     "SearchSpace",
@@ -27,6 +31,7 @@ __all__ = [
     "TrialRecord",
     "build_sampler",
     "case_order",
+    "compare",
     "directions_of",
     "dry_run",
     "entry_json",
@@ -36,6 +41,7 @@ __all__ = [
     "load_study",
     "load_study_file",
     "open_storage",
+    "pick_notes",
     "points_of",
     "run_study",
     "should_prune",

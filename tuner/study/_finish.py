@@ -7,17 +7,21 @@ from typing import Any
 
 import optuna
 
+from tuner.chunking import CORPUS, chunk_dataset
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
 from tuner.export import export_document, write_export
 from tuner.redaction import redact
 from tuner.pareto import PickUnmet, pick
 from tuner.progress import Reporter
+from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import LoadedStudy
 from tuner.study._check import check_study
 from tuner.study._front import directions_of, study_front
+from tuner.study._honest import pick_notes
 from tuner.study._record import StudyRecord, TrialRecord
 from tuner.study._run import StudyRun, study_summary
-from tuner.study._space import load_search_space
+from tuner.study._samplers import build_sampler
+from tuner.study._space import SearchSpace, load_search_space
 from tuner.text import word_count
 
 TOKENS_PER_WORD = 1.3
@@ -25,38 +29,67 @@ ANSWER_WORDS = 40
 CALIBRATION_RUNS = 3
 
 
-def _words_per_unit(unit: str, dataset: Dataset) -> float:
-    """Roughly how many words one chunk-size unit holds: a word is a word, a token ``1 / TOKENS_PER_WORD``
-    words, a character the corpus's own words-per-character ratio (about 0.2 in English, 0.6 in Chinese)."""
-    if unit == "words":
-        return 1.0
-    if unit == "tokens":
-        return 1.0 / TOKENS_PER_WORD
-    texts = [doc.text for doc in dataset.corpus]
-    return sum(map(word_count, texts)) / max(sum(map(len, texts)), 1)
+def planned_settings(loaded: LoadedStudy, space: SearchSpace, n_trials: int) -> tuple[list[RetrievalSettings], str]:
+    """The configurations a run of ``n_trials`` would try first, and how they were chosen: the enqueued ones, then the
+    grid sampler's own order, or draws at random with the sampler's seed, as the start-up phase of TPE, NSGA-II and GP
+    draws them (their later trials follow the results, which a dry run does not have)."""
+    sampler_config = loaded.config.sampler
+    grid = sampler_config.name == "grid"
+    sampler = build_sampler(sampler_config, space) if grid else optuna.samplers.RandomSampler(seed=sampler_config.seed)
+    study = optuna.create_study(sampler=sampler)
+    enqueued = loaded.config.enqueue[:n_trials]
+    for params in enqueued:
+        study.enqueue_trial(params)
+    planned = []
+    for number in range(n_trials):
+        trial = study.ask()
+        fixed = enqueued[number] if number < len(enqueued) else {}  # an enqueued trial may also set settings off the space
+        values = {**loaded.base_settings.model_dump(), **fixed, **space.suggest(trial)}
+        planned.append(settings_from_mapping(values, "search space"))
+        study.tell(trial, 0.0)
+    drawn = f"the {sampler_config.name} sampler's grid order" if grid else (
+        f"drawn at random with seed {sampler_config.seed}, as the {sampler_config.name} sampler's start-up phase draws them"
+    )
+    return planned, f"{len(enqueued)} enqueued + {n_trials - len(enqueued)} {drawn}"
+
+
+def context_words(settings: RetrievalSettings, dataset: Dataset, chunk_words: dict[tuple[int, float, str, str], list[int]]) -> float:
+    """Words the generator reads per question under ``settings``: ``min(top_k, chunks)`` chunks of the corpus's mean
+    chunk length (the corpus chunked as the settings chunk it; ``chunk_words`` caches that per chunking)."""
+    key = settings.chunking
+    if key not in chunk_words:
+        chunks = chunk_dataset(dataset, settings.chunk_size, settings.chunk_overlap, settings.chunk_unit, settings.embedding_model)
+        chunk_words[key] = [word_count(chunk.text) for chunk in chunks if chunk.source == CORPUS]
+    words = chunk_words[key]
+    return min(settings.top_k, len(words)) * sum(words) / max(len(words), 1)
 
 
 def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict[str, Any]:
-    """Upper bounds on generator and judge calls and tokens for the budget (no cache hits, no pruning)."""
+    """Upper bounds on generator and judge calls (no cache hits, no pruning), and the tokens they would cost on the
+    configurations the run would try first (see :func:`planned_settings`), not on the space's largest one."""
     dataset = load_dataset(resolve_dataset(loaded.dataset))
     space = load_search_space(loaded.search_space_path)
     check_study(loaded, space, dataset)
     cases = [c for c in dataset.golden if c.keypoints]
     keypoints = sum(len(c.keypoints) for c in cases)
     n_trials = trials or loaded.config.budget.trials
-    top_k = space.params["top_k"].grid() if "top_k" in space.params else [loaded.base_settings.top_k]
-    size = space.params["chunk_size"].grid() if "chunk_size" in space.params else [loaded.base_settings.chunk_size]
-    units = space.params["chunk_unit"].grid() if "chunk_unit" in space.params else [loaded.base_settings.chunk_unit]
-    words_per_unit = sum(_words_per_unit(str(unit), dataset) for unit in units) / len(units)
-    context_words = (sum(top_k) / len(top_k)) * (sum(size) / len(size)) * words_per_unit
+    planned, how = planned_settings(loaded, space, n_trials)
     question_words = sum(word_count(c.question) for c in cases) / max(len(cases), 1)
     variants = 2
     generator_calls = variants * len(cases)
     judge_calls = variants * 2 * keypoints
-    generator_tokens = generator_calls * (question_words + context_words + ANSWER_WORDS) * TOKENS_PER_WORD
-    judge_tokens = variants * keypoints * (2 * ANSWER_WORDS + context_words) * TOKENS_PER_WORD
+    chunk_words: dict[tuple[int, float, str, str], list[int]] = {}
+
+    def trial_tokens(settings: RetrievalSettings) -> float:
+        words = context_words(settings, dataset, chunk_words)
+        generator = generator_calls * (question_words + words + ANSWER_WORDS)
+        judge = variants * keypoints * (2 * ANSWER_WORDS + words)
+        return (generator + judge) * TOKENS_PER_WORD
+
+    per_trial = sorted(trial_tokens(settings) for settings in planned)
     calibration = CALIBRATION_RUNS * 2 if loaded.config.noise_floor == "auto" else 0
     total_trials = n_trials + calibration
+    median = per_trial[len(per_trial) // 2]
     estimate = {
         "trials": n_trials,
         "calibration_runs": calibration,
@@ -64,7 +97,9 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
         "keypoints": keypoints,
         "generator_calls": int(generator_calls * total_trials),
         "judge_calls": int(judge_calls * total_trials),
-        "tokens": int((generator_tokens + judge_tokens) * total_trials),
+        "tokens": int(sum(per_trial) + calibration * trial_tokens(loaded.baseline_settings())),
+        "tokens_per_trial": {"median": int(median), "max": int(per_trial[-1])},
+        "estimated_from": how,
         "generator_backend": loaded.generator.backend,
         "judge_backend": loaded.judge.backend,
     }
@@ -74,6 +109,10 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
         f"{keypoints} keypoints → at most {estimate['generator_calls']} generator calls, {estimate['judge_calls']} judge calls, "
         f"~{estimate['tokens']:,} tokens ({loaded.generator.backend} generator, {loaded.judge.backend} judge; "
         f"cache hits and pruning only lower this){'; capped at ' + str(cap) + ' calls' if cap else ''}"
+    )
+    reporter.stage(
+        f"tokens estimated on the configurations this run would try first ({how}): per trial median "
+        f"~{int(median):,}, largest ~{int(per_trial[-1]):,}; later trials follow the results and may differ"
     )
     return estimate
 
@@ -94,13 +133,15 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
             "values": dict(zip(names, trial.values)),
             "ci": record.ci,
             "noise_floor": study_record.noise_floor,
+            "notes": pick_notes(study, number),
         },
     )
 
 
 def finish(result: StudyRun, rule: str, min_recall: float | None, report: bool, reporter: Reporter) -> dict[str, Any]:
     """Print the front, write the HTML report and export the picked configuration; return their paths, the
-    picked trial's number (``picked``) or why none was picked (``pick_unmet``)."""
+    picked trial's number (``picked``) and what its noise floor says about it (``notes``), or why none was picked
+    (``pick_unmet``)."""
     study = result.study
     summary = study_summary(study)
     directions, floor, entries = study_front(study)
@@ -130,6 +171,9 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: bool, 
         paths["config"] = str(write_export(out / "config.yaml", document))
         values = ", ".join(f"{k}={v:.3f}" for k, v in chosen.values.items())
         reporter.stage(f"picked trial {chosen.number} ({rule}): {values}")
+        paths["notes"] = document["provenance"]["notes"]
+        for note in paths["notes"]:
+            reporter.stage(f"note: {note}")
     if report:
         from tuner.report import write_report
 

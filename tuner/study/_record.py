@@ -135,7 +135,8 @@ class TrialRecord:
 class StudyRecord:
     """A study's user attributes, fixed when the first worker creates it: the dataset it ran on, the one
     shuffled case order every trial walks, the objectives in ``trial.values`` order, the noise floor
-    and the pruning margins (see ``tuner.calibration``), the study file and the fixed settings."""
+    and the pruning margins (see ``tuner.calibration``), the study file, the fixed settings, and the worker
+    (``host:pid``) that measured the noise floor (None when the study file gave it)."""
 
     dataset_hash: str | None = None
     case_order: list[str] = field(default_factory=list)
@@ -144,6 +145,7 @@ class StudyRecord:
     pruning_margin: dict[str, float] = field(default_factory=dict)
     study_file: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    calibrated_by: str | None = None
 
     @property
     def created(self) -> bool:
@@ -166,4 +168,5 @@ class StudyRecord:
             pruning_margin={k: float(v) for k, v in (attrs.get("pruning_margin") or {}).items()},
             study_file=attrs.get("study_file"),
             settings=dict(attrs.get("settings") or {}),
+            calibrated_by=attrs.get("calibrated_by"),
         )

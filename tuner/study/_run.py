@@ -6,35 +6,53 @@ from __future__ import annotations
 import random
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from datetime import timedelta
 from typing import Any
 
 import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
 from tuner.errors import BackendFailure, UserError
-from tuner.redaction import redact
-from tuner.evaluation import Responder, RobustnessEvaluator
+from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import build_generator
 from tuner.judging import build_judge
 from tuner.llm import BackendResources
+from tuner.noise import VARIANTS, NoiseConfig
 from tuner.progress import Reporter, SilentReporter
+from tuner.redaction import redact
 from tuner.retrieval import RetrievalPipeline
+from tuner.settings import RetrievalSettings
 from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
+from tuner.study._interrupt import InterruptGuard
 from tuner.study._objective import TrialObjective
 from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
 from tuner.study._samplers import build_sampler
 from tuner.study._space import SearchSpace, load_search_space
+from tuner.study._workers import (
+    INTERRUPTED, Heartbeat, StudyLock, claim_worker_index, repair_orphans, requeue, retry_stale, worker_name, worker_seed,
+)
 
 STORAGE_ATTEMPTS = 5
 
 
-def open_storage(url: str, heartbeat_interval: int | None = None) -> optuna.storages.BaseStorage:
-    """Optuna RDB storage for ``url``; with a heartbeat, a killed worker's trial is failed and retried once."""
-    if url.startswith("sqlite:///"):
-        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+SQLITE_BUSY_SECONDS = 60
+"""How long a SQLite write waits for another worker's (sqlite3's default, 5 s, fails heartbeats on a loaded machine)."""
+
+
+def engine_kwargs(url: str) -> dict[str, Any]:
+    kwargs: dict[str, Any] = {"pool_pre_ping": True}
+    if url.startswith("sqlite"):
+        kwargs["connect_args"] = {"timeout": SQLITE_BUSY_SECONDS}
+    return kwargs
+
+
+def open_storage(url: str, heartbeat_interval: int | None = None) -> optuna.storages.RDBStorage:
+    """Optuna RDB storage for ``url``; with a heartbeat, a killed worker's trial is failed and retried once. Workers
+    creating a fresh database take the storage's lock in turn (SQLite file, PostgreSQL), so none sees its tables
+    half-made; on other backends they retry."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         kwargs: dict[str, Any] = {}
@@ -42,19 +60,27 @@ def open_storage(url: str, heartbeat_interval: int | None = None) -> optuna.stor
             kwargs = dict(
                 heartbeat_interval=heartbeat_interval,
                 grace_period=heartbeat_interval * 3,
-                heartbeat_stale_trial_callback=optuna.storages.RetryHeartbeatStaleTrialCallback(max_retry=1),
+                heartbeat_stale_trial_callback=retry_stale,
             )
         attempt = 0
         while True:
+            lock: StudyLock | None = None
             try:
-                return optuna.storages.RDBStorage(url, engine_kwargs={"pool_pre_ping": True}, **kwargs)
+                lock = StudyLock(url, "")
+                with lock.held():
+                    return optuna.storages.RDBStorage(url, engine_kwargs=engine_kwargs(url), **kwargs)
             except Exception as exc:  # SQLAlchemy raises many kinds for a bad URL or an unreachable server
                 attempt += 1
-                # workers starting together on a fresh database race to create its tables: retry that
-                if "already exists" in str(exc) and attempt < STORAGE_ATTEMPTS:
+                # a process that does not take the lock (another backend, or a plain optuna client) may be creating
+                # the tables of a fresh database at the same time: retry
+                racing = ("already exists", "UNIQUE constraint failed: alembic_version", "duplicate key value")
+                if any(text in str(exc) for text in racing) and attempt < STORAGE_ATTEMPTS:
                     time.sleep(0.5 * attempt)
                     continue
                 raise UserError(redact(f"storage {url}: cannot open: {str(exc).splitlines()[0]}")) from None
+            finally:
+                if lock is not None:
+                    lock.close()
 
 
 def load_study(loaded: LoadedStudy) -> optuna.Study:
@@ -83,8 +109,23 @@ class StudyRun:
     interrupted: bool
 
 
+class _InterruptibleEvaluator(RobustnessEvaluator):
+    """The run's evaluator: an interrupt stops a batch of cases at once (the guard raises only in here and in the
+    other evaluation work of a run, never inside a storage write)."""
+
+    def __init__(self, pipeline: RetrievalPipeline, responder: Responder, noise: NoiseConfig, guard: InterruptGuard):
+        super().__init__(pipeline, responder, noise)
+        self.guard = guard
+
+    def evaluate(
+        self, settings: RetrievalSettings, variants: Sequence[str] = VARIANTS, case_ids: Sequence[str] | None = None
+    ) -> list[CaseOutcome]:
+        with self.guard.interruptible():
+            return super().evaluate(settings, variants, case_ids)
+
+
 def _noise_floor(
-    loaded: LoadedStudy, objective: TrialObjective, reporter: Reporter, resources: BackendResources
+    loaded: LoadedStudy, objective: TrialObjective, reporter: Reporter, resources: BackendResources, guard: InterruptGuard
 ) -> tuple[dict[str, float], dict[str, float]]:
     """(noise floor, pruning margin) per objective: from the study file's numbers (both the same), a
     ``tuner calibrate`` file, or a calibration run now (``auto``) on the baseline configuration."""
@@ -98,29 +139,67 @@ def _noise_floor(
         floor = NoiseFloor.from_file((loaded.path.parent / spec).resolve())
     else:
         reporter.stage("calibrating the noise floor on the baseline configuration (noise_floor: auto)")
-        floor = calibrate(
-            objective.pipeline, loaded.baseline_settings(), loaded.generator, loaded.judge, loaded.config.noise,
-            runs=3, resources=resources, reporter=reporter,
-        )
+        try:
+            with guard.interruptible():
+                floor = calibrate(
+                    objective.pipeline, loaded.baseline_settings(), loaded.generator, loaded.judge, loaded.config.noise,
+                    runs=3, resources=resources, reporter=reporter,
+                )
+        except KeyboardInterrupt:
+            reporter.stage("interrupted during the noise floor calibration: nothing was recorded; "
+                           "run the same command to calibrate and start")
+            raise
     return dict(floor.objectives), floor.run_margins()
 
 
 def run_study(
-    loaded: LoadedStudy, trials: int | None = None, reporter: Reporter | None = None, resources: BackendResources | None = None
+    loaded: LoadedStudy, trials: int | None = None, reporter: Reporter | None = None,
+    resources: BackendResources | None = None, guard: InterruptGuard | None = None,
 ) -> StudyRun:
-    """Create or resume the study of ``loaded`` and run until ``trials`` finished trials exist in storage."""
+    """Create or resume the study of ``loaded`` and run until ``trials`` finished trials exist in storage, counted
+    over every worker; ``guard`` (installed by ``tuner run``) decides what an interrupt stops."""
     reporter = reporter or SilentReporter()
     resources = resources or BackendResources()
+    guard = guard or InterruptGuard()
     config = loaded.config
     dataset = load_dataset(resolve_dataset(loaded.dataset))
     space = load_search_space(loaded.search_space_path)
     check_study(loaded, space, dataset)
-    sampler = build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
+    build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
     loaded.output.mkdir(parents=True, exist_ok=True)
     storage = open_storage(loaded.storage, config.heartbeat_interval)
-    study = optuna.create_study(
-        study_name=config.name, storage=storage, directions=loaded.directions, sampler=sampler, load_if_exists=True
-    )
+    pipeline = RetrievalPipeline(dataset, reporter=reporter)
+    responder = Responder(build_generator(loaded.generator, resources), build_judge(loaded.judge, resources))
+    evaluator = _InterruptibleEvaluator(pipeline, responder, config.noise, guard)
+    lock = StudyLock(loaded.storage, config.name)
+    try:
+        if lock.busy():
+            reporter.stage("another process holds the study's lock (creating it or calibrating its noise floor): waiting")
+        with guard.interruptible():
+            lock.acquire()
+        try:
+            study, objective, worker = _join(loaded, storage, dataset, space, pipeline, evaluator, resources, reporter, guard)
+        finally:
+            lock.release()
+        seed = worker_seed(config.sampler.seed, worker)
+        study.sampler = build_sampler(config.sampler.model_copy(update={"seed": seed}), space)
+        if worker:
+            reporter.stage(f"worker {worker} of study '{config.name}': sampler seed {seed}")
+        target = trials or config.budget.trials
+        return _optimize(study, storage, objective, loaded, dataset, space, target, reporter, guard, lock)
+    finally:
+        lock.close()
+
+
+def _join(
+    loaded: LoadedStudy, storage: optuna.storages.RDBStorage, dataset: Dataset, space: SearchSpace,
+    pipeline: RetrievalPipeline, evaluator: RobustnessEvaluator, resources: BackendResources, reporter: Reporter,
+    guard: InterruptGuard,
+) -> tuple[optuna.Study, TrialObjective, int]:
+    """Under the study's lock: create or load the study, claim this worker's index, repair trials no live worker
+    owns, and calibrate the noise floor if no worker has (the others wait for it and reuse it)."""
+    config = loaded.config
+    study = optuna.create_study(study_name=config.name, storage=storage, directions=loaded.directions, load_if_exists=True)
     if study.metric_names is None:
         # optuna-dashboard and optuna.visualization show these instead of "Objective 0/1"
         with warnings.catch_warnings():
@@ -129,49 +208,80 @@ def run_study(
     record = StudyRecord.from_study(study)
     if record.dataset_hash not in (None, dataset.content_hash):
         raise UserError(f"study '{config.name}' in {redact(loaded.storage)} was run on another dataset; use a new name or storage")
-    pipeline = RetrievalPipeline(dataset, reporter=reporter)
-    responder = Responder(build_generator(loaded.generator, resources), build_judge(loaded.judge, resources))
-    evaluator = RobustnessEvaluator(pipeline, responder, config.noise)
+    worker = claim_worker_index(study)
+    for number, why in repair_orphans(study, storage, timedelta(seconds=config.heartbeat_interval * 3)):
+        reporter.stage(f"trial {number}: {why}: its configuration is queued again")
     order = record.case_order or case_order(dataset, config.seed)
     objective = TrialObjective(
         pipeline, evaluator, space, loaded.base_settings, config.objectives, order, {}, config.pruning,
         resources.usage, config.constraints.min_recall,
     )
     if not record.created:
-        floor, objective.margin = _noise_floor(loaded, objective, reporter, resources)
+        floor, objective.margin = _noise_floor(loaded, objective, reporter, resources, guard)
         StudyRecord(
             dataset_hash=dataset.content_hash, case_order=order, objectives=list(config.objectives), noise_floor=floor,
             pruning_margin=objective.margin, study_file=str(loaded.path), settings=loaded.base_settings.model_dump(),
+            calibrated_by=worker_name() if config.noise_floor == "auto" else None,
         ).write(study)
         for params in config.enqueue:
             study.enqueue_trial(params, skip_if_exists=True)
     else:
         objective.margin = dict(record.pruning_margin)
-    target = trials or config.budget.trials
-    return _optimize(study, objective, loaded, dataset, space, target, reporter)
+        if record.calibrated_by is not None and config.noise_floor == "auto":
+            reporter.stage(f"noise floor calibrated by worker {record.calibrated_by}: reused")
+    return study, objective, worker
+
+
+def finished(summary: dict[str, Any]) -> int:
+    """Configurations evaluated: complete and pruned trials, not the repeats of an evaluated one."""
+    return int(summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"])
+
+
+def _run_trial(
+    study: optuna.Study, trial: optuna.Trial, objective: TrialObjective, heartbeat: Heartbeat, guard: InterruptGuard
+) -> optuna.trial.FrozenTrial:
+    """Evaluate one asked trial and tell its outcome. An interrupt fails it (recorded as such) and queues its
+    configuration again; its heartbeat stops before anything is told."""
+    try:
+        with heartbeat:
+            TrialRecord(worker=worker_name()).write(trial)
+            guard.check()  # an interrupt that arrived inside ask()
+            values = objective(trial)
+    except optuna.TrialPruned:
+        return study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+    except BackendFailure:
+        return study.tell(trial, state=optuna.trial.TrialState.FAIL)
+    except KeyboardInterrupt:
+        TrialRecord(failure=f"{INTERRUPTED}: its configuration is queued again").write(trial)
+        requeue(study, study.tell(trial, state=optuna.trial.TrialState.FAIL))
+        raise
+    except BaseException:
+        study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        raise
+    return study.tell(trial, list(values))
 
 
 def _optimize(
-    study: optuna.Study, objective: TrialObjective, loaded: LoadedStudy, dataset: Dataset, space: SearchSpace,
-    target: int, reporter: Reporter,
+    study: optuna.Study, storage: optuna.storages.RDBStorage, objective: TrialObjective, loaded: LoadedStudy,
+    dataset: Dataset, space: SearchSpace, target: int, reporter: Reporter, guard: InterruptGuard, lock: StudyLock,
 ) -> StudyRun:
+    """Run trials until the study (all workers together) has ``target`` finished ones: under the lock, stale trials
+    are failed, the finished and running trials counted, and the next trial asked, so no two workers claim the
+    last slot."""
     budget = loaded.config.budget
     start = time.monotonic()
     interrupted = False
-
-    def finished(summary: dict[str, Any]) -> int:
-        """Configurations evaluated: complete and pruned trials, not the repeats of an evaluated one."""
-        return int(summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"])
-
+    study_id = storage.get_study_id_from_name(study.study_name)
     first = study_summary(study)
-    already = finished(first)
     # A sampler that keeps proposing evaluated configurations (a small or exhausted space), or a backend
     # that fails every trial, must not loop forever: stop after this many such trials in one run.
     wasted_limit = max(10, target)
     wasted_before = first["n_duplicates"] + first["n_failed"]
-    with reporter.task(f"study '{loaded.config.name}'", max(target - already, 0)) as task:
+    ran = 0
+    with reporter.task(f"study '{loaded.config.name}'", max(target - finished(first), 0)) as task:
 
-        def callback(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+        def progress(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> str | None:
+            """The trial's progress line; why the run stops now, if it does."""
             if trial.state != optuna.trial.TrialState.FAIL and TrialRecord.from_trial(trial).duplicate_of is None:
                 task.advance()
             summary = study_summary(study)
@@ -182,23 +292,40 @@ def _optimize(
             )
             wasted = summary["n_duplicates"] + summary["n_failed"] - wasted_before
             if wasted >= wasted_limit:
-                reporter.stage(
-                    f"stopping: {wasted} trials in this run repeated an evaluated configuration or failed "
-                    "(the search space may be exhausted; see the failed trials' 'failure' attribute)"
-                )
-                study.stop()
-            elif finished(summary) >= target or (budget.max_llm_calls is not None and calls >= budget.max_llm_calls):
-                study.stop()
+                return (f"stopping: {wasted} trials in this run repeated an evaluated configuration or failed "
+                        "(the search space may be exhausted; see the failed trials' 'failure' attribute)")
+            return None
 
-        if already < target:
-            try:
-                study.optimize(
-                    objective, timeout=budget.timeout, callbacks=[callback],
-                    catch=(BackendFailure,), gc_after_trial=False, show_progress_bar=False,
-                )
-            except KeyboardInterrupt:
-                interrupted = True
-                reporter.stage("interrupted: the study is saved; run the same command again to resume")
+        callbacks = [progress]
+        try:
+            while not guard.requested:
+                if budget.timeout is not None and time.monotonic() - start >= budget.timeout:
+                    break
+                with lock.held():
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                        optuna.storages.fail_stale_trials(study)
+                        summary = study_summary(study)
+                        calls = summary["calls"]["generator"] + summary["calls"]["judge"]
+                        if finished(summary) + summary["n_running"] >= target:
+                            break
+                        if budget.max_llm_calls is not None and calls >= budget.max_llm_calls:
+                            break
+                        # this loop is the optimize loop: it keeps each asked trial's heartbeat (Heartbeat below)
+                        warnings.filterwarnings("ignore", "Heartbeat of storage is supposed to be used with Study.optimize")
+                        trial = study.ask()
+                frozen = _run_trial(study, trial, objective, Heartbeat(storage, study_id, trial.number), guard)
+                ran += 1
+                stops = [why for callback in callbacks if (why := callback(study, frozen)) is not None]
+                if stops:
+                    reporter.stage(stops[0])
+                    break
+        except KeyboardInterrupt:
+            interrupted = True
+        interrupted = interrupted or guard.requested
+    if interrupted:
+        reporter.stage(f"interrupted after {ran} trial(s) in this run: the study is saved; "
+                       "run the same command again to resume")
     return StudyRun(study, loaded, dataset, space, time.monotonic() - start, interrupted)
 
 
@@ -233,6 +360,7 @@ def study_summary(study: optuna.Study) -> dict[str, Any]:
         "n_complete": states.count(optuna.trial.TrialState.COMPLETE),
         "n_pruned": states.count(optuna.trial.TrialState.PRUNED),
         "n_failed": states.count(optuna.trial.TrialState.FAIL),
+        "n_running": states.count(optuna.trial.TrialState.RUNNING),
         "n_duplicates": sum(r.duplicate_of is not None for r in records),
         "n_unscorable": sum(r.unscorable is not None for r in records),
         "calls": calls,

@@ -1,0 +1,164 @@
+"""Fault injection on `tuner run` (issue 14 §2 and §5): a study on a slice of the demo dataset is stopped again and again
+at random moments (Ctrl-C once, Ctrl-C twice, SIGKILL) and started again each time; then two workers started together
+on the same SQLite file finish its budget. Prints what was run and what is left: RUNNING and WAITING trials (both must
+be 0), finished trials against the budget (must be equal), and whether every stopped trial's configuration was
+queued again. Each worker's stderr is kept in the work folder (round-N.log, final-N.log).
+
+    python bench/faults.py [--rounds 9] [--budget 14] [--cases 30] [--seed 0] [--work /tmp/faults]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import optuna
+import yaml
+
+from tuner.dataset import resolve_dataset
+from tuner.io import write_jsonl
+from tuner.study import TrialRecord, open_storage, study_summary
+
+SLOW_GENERATOR = '''
+import time
+
+def answer(question, contexts):
+    time.sleep(0.05)
+    return contexts[0] if contexts else "I don't know."
+'''
+FAULTS = ("Ctrl-C", "Ctrl-C twice", "SIGKILL")
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def demo_slice(folder: Path, cases: int) -> Path:
+    """The first ``cases`` demo questions with keypoints, the documents they need and the conflicts with those."""
+    source = resolve_dataset("demo")
+    golden = [row for row in read_jsonl(source / "golden.jsonl") if row.get("keypoints")][:cases]
+    needed = {doc for row in golden for doc in row["relevant_doc_ids"]}
+    corpus = [row for row in read_jsonl(source / "corpus.jsonl") if row["doc_id"] in needed]
+    conflicts = [row for row in read_jsonl(source / "conflicts.jsonl") if row["conflicts_with"] in needed]
+    folder.mkdir(parents=True, exist_ok=True)
+    write_jsonl(folder / "golden.jsonl", golden)
+    write_jsonl(folder / "corpus.jsonl", corpus)
+    write_jsonl(folder / "conflicts.jsonl", conflicts)
+    return folder
+
+
+def write_study_file(work: Path, dataset: Path, budget: int) -> Path:
+    (work / "slowgen.py").write_text(SLOW_GENERATOR)
+    (work / "space.yaml").write_text(yaml.safe_dump({
+        "top_k": {"type": "int", "low": 1, "high": 8},
+        "chunk_size": {"type": "categorical", "choices": [40, 80, 160]},
+        "chunk_unit": {"type": "categorical", "choices": ["words"]},
+        "retriever": {"type": "categorical", "choices": ["bm25"]},
+    }))
+    study = {
+        "name": "faults", "dataset": str(dataset), "search_space": "space.yaml", "settings": {"candidate_depth": 10},
+        "generator": {"backend": "callable", "function": "slowgen:answer"}, "noise_floor": "auto",
+        "budget": {"trials": budget}, "pruning": {"enabled": False}, "heartbeat_interval": 1,
+        "sampler": {"name": "tpe", "seed": 0}, "output": "out",
+    }
+    path = work / "study.yaml"
+    path.write_text(yaml.safe_dump(study))
+    return path
+
+
+def start(work: Path, study_file: Path) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": f"{work}{os.pathsep}{os.environ.get('PYTHONPATH', '')}", "TUNER_CACHE": str(work / "cache")}
+    return subprocess.Popen(
+        [sys.executable, "-m", "tuner", "run", str(study_file), "--no-report"], env=env, text=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background shell ignores SIGINT
+    )
+
+
+def inject(worker: subprocess.Popen[str], fault: str) -> None:
+    if fault == "SIGKILL":
+        worker.send_signal(signal.SIGKILL)
+        return
+    worker.send_signal(signal.SIGINT)
+    if fault == "Ctrl-C twice":
+        time.sleep(0.2)
+        worker.send_signal(signal.SIGINT)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--budget", type=int, default=14)
+    parser.add_argument("--cases", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--work", type=Path, default=Path("/tmp/faults"))
+    args = parser.parse_args()
+    shutil.rmtree(args.work, ignore_errors=True)
+    args.work.mkdir(parents=True)
+    study_file = write_study_file(args.work, demo_slice(args.work / "data", args.cases), args.budget)
+    rng = random.Random(args.seed)
+    rounds: list[dict[str, Any]] = []
+    started = time.monotonic()
+    for number in range(args.rounds):
+        fault = FAULTS[number % len(FAULTS)]
+        worker = start(args.work, study_file)
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(worker.stderr or []), daemon=True)
+        reader.start()
+        # the first round stops the calibration; the others a random moment after the worker's first trial began
+        phase = "calibrating" if number == 0 else "trial "
+        while worker.poll() is None and not any(phase in line for line in lines):
+            time.sleep(0.1)
+        delay = rng.uniform(0.5, 1.5) if number == 0 else rng.uniform(0.0, 6.0)
+        try:
+            worker.wait(timeout=delay)
+        except subprocess.TimeoutExpired:
+            inject(worker, fault)
+        worker.wait(timeout=300)
+        reader.join(timeout=30)
+        err = "".join(lines)
+        (args.work / f"round-{number}.log").write_text(err)
+        rounds.append({"fault": fault, "phase": phase.strip(), "after_s": round(delay, 1), "exit": worker.returncode,
+                       "traceback": "Traceback" in err})
+        print(json.dumps(rounds[-1]), flush=True)
+    pair = [start(args.work, study_file) for _ in range(2)]
+    finals = [(w.wait(timeout=1800), w.communicate()[1]) for w in pair]
+    for index, (_, err) in enumerate(finals):
+        (args.work / f"final-{index}.log").write_text(err)
+    study = optuna.load_study(study_name="faults", storage=open_storage(f"sqlite:///{args.work / 'out' / 'faults' / 'study.db'}"))
+    summary = study_summary(study)
+    states = [t.state for t in study.trials]
+    stopped = [t for t in study.trials if t.state == optuna.trial.TrialState.FAIL]
+    queued = {number for t in study.trials for number in t.system_attrs.get("retry_history", [])}
+    lost = [t.number for t in stopped if t.number not in queued]
+    print(json.dumps({
+        "rounds": len(rounds),
+        "faults": {f: sum(r["fault"] == f for r in rounds) for f in FAULTS},
+        "exits": sorted({r["exit"] for r in rounds}),
+        "tracebacks": sum(r["traceback"] for r in rounds) + sum("Traceback" in err for _, err in finals),
+        "final_workers_exit": [code for code, _ in finals],
+        "trials": len(study.trials),
+        "finished": summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"],
+        "budget": args.budget,
+        "failed_by_faults": len(stopped),
+        "failure_reasons": sorted({(TrialRecord.from_trial(t).failure or "heartbeat stale").split(":")[0] for t in stopped}),
+        "running_left": states.count(optuna.trial.TrialState.RUNNING),
+        "waiting_left": states.count(optuna.trial.TrialState.WAITING),
+        "stopped_not_requeued": lost,
+        "calibrations": sum("calibrating the noise floor" in err for _, err in finals),
+        "elapsed_s": round(time.monotonic() - started),
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""Study (**trials**, interrupts): what Ctrl-C does during ``tuner run``. The first one stops the run cleanly: the
+running trial's evaluation stops at once (its trial is failed, stops beating and is queued again), storage writes in
+progress finish, the report of what is done is written, and the run exits 130. A second one exits at once; the
+trial it leaves RUNNING is failed when the study next starts (see ``tuner.study._workers``)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+EXIT_INTERRUPTED = 130
+FIRST = "interrupt: stopping cleanly after the running step (Ctrl-C again to exit at once)"
+SECOND = ("interrupt: exiting now; a trial left running is failed and queued again when the study next starts "
+          "(run the same command to resume)")
+
+
+def _stderr(line: str) -> None:
+    """One line straight to file descriptor 2: safe inside a signal handler, whatever the main thread was printing."""
+    os.write(2, f"tuner: {line}\n".encode())
+
+
+class InterruptGuard:
+    """SIGINT while a study runs. Outside :meth:`interruptible` sections (storage writes, ``ask()``, ``tell()``) the
+    first interrupt is only recorded and the run stops at the next check; inside them (case evaluation, the noise
+    floor calibration, waiting for another worker) it raises :class:`KeyboardInterrupt` at once. The second
+    interrupt ends the process with exit 130 without running any more Python code.
+
+    Used as a context manager it installs its handler (main thread only) and restores the previous one; unused,
+    it never fires, so library calls keep Python's default behaviour."""
+
+    def __init__(self, write: Callable[[str], None] | None = None) -> None:
+        self.requested = False
+        self.count = 0
+        self._depth = 0
+        self._write = write or _stderr
+        self._previous: Callable[[int, FrameType | None], object] | int | None = None
+        self._installed = False
+
+    def __enter__(self) -> InterruptGuard:
+        # a run started in the background of a shell ignores SIGINT: keep it that way
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+            self._installed = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)
+            self._installed = False
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self.count += 1
+        if self.count > 1:
+            self._write(SECOND)
+            os._exit(EXIT_INTERRUPTED)  # no cleanup may block: heartbeat threads die with the process
+        self.requested = True
+        self._write(FIRST)
+        if self._depth:
+            raise KeyboardInterrupt
+
+    def check(self) -> None:
+        """Raise :class:`KeyboardInterrupt` if an interrupt was recorded (at a point where stopping is safe)."""
+        if self.requested:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """A section an interrupt may stop at any point (no storage write inside)."""
+        self.check()
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
