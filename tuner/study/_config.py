@@ -16,6 +16,7 @@ from tuner.judging import JudgeConfig, LexicalJudgeConfig, parse_judge_config
 from tuner.noise import NoiseConfig
 from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUSTNESS_OBJECTIVES, Direction
 from tuner.settings import RetrievalSettings, settings_from_mapping
+from tuner.study._tracking import TrackingConfig
 
 
 
@@ -80,6 +81,7 @@ class StudyConfig(_Strict):
     storage: str | None = None
     output: str = "out"
     heartbeat_interval: int = Field(10, ge=1, description="seconds between worker heartbeats (RDB storage)")
+    tracking: TrackingConfig = TrackingConfig()
 
 
 class LoadedStudy:

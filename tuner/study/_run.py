@@ -27,6 +27,7 @@ from tuner.study._objective import TrialObjective
 from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
 from tuner.study._samplers import build_sampler
 from tuner.study._space import SearchSpace, load_search_space
+from tuner.study._tracking import TrialCallback, tracking_callbacks
 
 STORAGE_ATTEMPTS = 5
 
@@ -116,6 +117,8 @@ def run_study(
     space = load_search_space(loaded.search_space_path)
     check_study(loaded, space, dataset)
     sampler = build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
+    fixed = {k: v for k, v in loaded.base_settings.model_dump().items() if k not in space.params}
+    trackers = tracking_callbacks(config.tracking, config.name, config.objectives, fixed)
     loaded.output.mkdir(parents=True, exist_ok=True)
     storage = open_storage(loaded.storage, config.heartbeat_interval)
     study = optuna.create_study(
@@ -148,12 +151,12 @@ def run_study(
     else:
         objective.margin = dict(record.pruning_margin)
     target = trials or config.budget.trials
-    return _optimize(study, objective, loaded, dataset, space, target, reporter)
+    return _optimize(study, objective, loaded, dataset, space, target, reporter, trackers)
 
 
 def _optimize(
     study: optuna.Study, objective: TrialObjective, loaded: LoadedStudy, dataset: Dataset, space: SearchSpace,
-    target: int, reporter: Reporter,
+    target: int, reporter: Reporter, trackers: list[TrialCallback],
 ) -> StudyRun:
     budget = loaded.config.budget
     start = time.monotonic()
@@ -193,7 +196,7 @@ def _optimize(
         if already < target:
             try:
                 study.optimize(
-                    objective, timeout=budget.timeout, callbacks=[callback],
+                    objective, timeout=budget.timeout, callbacks=[*trackers, callback],
                     catch=(BackendFailure,), gc_after_trial=False, show_progress_bar=False,
                 )
             except KeyboardInterrupt:
