@@ -8,9 +8,9 @@ import random
 from email.utils import parsedate_to_datetime
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import openai
 
@@ -26,6 +26,7 @@ _RETRYABLE: frozenset[ErrorKind] = frozenset({"timeout", "rate_limit", "server",
 _FATAL: frozenset[ErrorKind] = frozenset({"connection", "auth", "not_found"})
 _MAX_BACKOFF = 60.0
 _NO_KEY = "no-key"
+T = TypeVar("T")
 
 
 class BackendError(UserError):
@@ -111,17 +112,14 @@ def _classify(exc: Exception) -> tuple[ErrorKind, str, float]:
     return "bad_response", f"unusable response ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})", 0.0
 
 
-class ChatClient:
-    """Send chat requests to ``config.base_url`` with retries, caching and at most ``config.concurrency`` in flight.
+class EndpointClient:
+    """What every client of one OpenAI-compatible endpoint shares: the key (read from the environment, never
+    stored), the ``openai`` client, at most ``config.concurrency`` requests in flight, and retries: retryable
+    failures (429, 5xx, timeouts, connection errors) are retried with exponential backoff; anything else, or the
+    last failed attempt, raises :class:`BackendError` (one line, key redacted)."""
 
-    ``complete`` is thread-safe. A request already in ``cache`` is answered from it without any
-    network call. Retryable failures (429, 5xx, timeouts, connection errors) are retried with
-    exponential backoff; anything else, or the last failed attempt, raises :class:`BackendError`.
-    """
-
-    def __init__(self, config: LLMConfig, cache: CallCache | None = None, usage: Usage | None = None) -> None:
+    def __init__(self, config: LLMConfig, usage: Usage | None = None) -> None:
         self.config = config
-        self.cache = cache if config.cache else None
         self.usage = usage if usage is not None else Usage()
         self._key = _read_key(config.api_key_env)
         self._client = openai.OpenAI(
@@ -131,7 +129,40 @@ class ChatClient:
         self._slots = threading.BoundedSemaphore(config.concurrency)
 
     def __repr__(self) -> str:
-        return f"ChatClient(base_url={self.config.base_url!r}, model={self.config.model!r})"
+        return f"{type(self).__name__}(base_url={self.config.base_url!r}, model={self.config.model!r})"
+
+    def _send_with_retries(self, send: Callable[[], T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                with self._slots:
+                    return send()
+            except openai.OpenAIError as exc:
+                kind, reason, wait = _classify(exc)
+            attempt += 1
+            if kind not in _RETRYABLE or attempt > self.config.max_retries:
+                self.usage.add(failures=1)
+                tried = f" after {attempt} attempts" if kind in _RETRYABLE else ""
+                where = f"{self.config.model} at {self.config.base_url}"
+                raise BackendError(kind, self._redact(f"{where}: {reason}{tried}"))
+            self.usage.add(retries=1)
+            backoff = self.config.backoff_base * 2 ** (attempt - 1) * random.uniform(1.0, 1.25)
+            time.sleep(min(max(backoff, wait), _MAX_BACKOFF))
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._key, "***") if self._key != _NO_KEY else text
+
+
+class ChatClient(EndpointClient):
+    """Send chat requests to ``config.base_url`` with retries, caching and at most ``config.concurrency`` in flight.
+
+    ``complete`` is thread-safe. A request already in ``cache`` is answered from it without any
+    network call; other requests are sent with :class:`EndpointClient`'s retries.
+    """
+
+    def __init__(self, config: LLMConfig, cache: CallCache | None = None, usage: Usage | None = None) -> None:
+        super().__init__(config, usage)
+        self.cache = cache if config.cache else None
 
     def request(self, messages: Sequence[Message], response_format: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The request as data: everything that determines the reply, hence the cache key, and no secret (the
@@ -162,29 +193,11 @@ class ChatClient:
             if hit is not None:
                 self.usage.add(cache_hits=1)
                 return Completion(hit.text, hit.prompt_tokens, hit.completion_tokens, cached=True)
-        with self._slots:
-            reply = self._send_with_retries(request)
+        reply = self._send_with_retries(lambda: self._send(request))
         if self.cache is not None:
             self.cache.put(key, request, reply)
         self.usage.add(calls=1, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
         return Completion(reply.text, reply.prompt_tokens, reply.completion_tokens, cached=False)
-
-    def _send_with_retries(self, request: dict[str, Any]) -> CachedReply:
-        attempt = 0
-        while True:
-            try:
-                return self._send(request)
-            except openai.OpenAIError as exc:
-                kind, reason, wait = _classify(exc)
-            attempt += 1
-            if kind not in _RETRYABLE or attempt > self.config.max_retries:
-                self.usage.add(failures=1)
-                tried = f" after {attempt} attempts" if kind in _RETRYABLE else ""
-                where = f"{self.config.model} at {self.config.base_url}"
-                raise BackendError(kind, self._redact(f"{where}: {reason}{tried}"))
-            self.usage.add(retries=1)
-            backoff = self.config.backoff_base * 2 ** (attempt - 1) * random.uniform(1.0, 1.25)
-            time.sleep(min(max(backoff, wait), _MAX_BACKOFF))
 
     def _send(self, request: dict[str, Any]) -> CachedReply:
         extra: dict[str, Any] = {"seed": request["seed"]} if request["seed"] is not None else {}
@@ -206,6 +219,3 @@ class ChatClient:
             prompt_tokens=int(usage.prompt_tokens) if usage is not None else 0,
             completion_tokens=int(usage.completion_tokens) if usage is not None else 0,
         )
-
-    def _redact(self, text: str) -> str:
-        return text.replace(self._key, "***") if self._key != _NO_KEY else text

@@ -17,6 +17,7 @@ from tuner.noise import NoiseConfig
 from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUSTNESS_OBJECTIVES, Direction
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._tracking import TrackingConfig
+from tuner.encoders import EmbeddingOptions
 
 
 
@@ -82,6 +83,7 @@ class StudyConfig(_Strict):
     output: str = "out"
     heartbeat_interval: int = Field(10, ge=1, description="seconds between worker heartbeats (RDB storage)")
     tracking: TrackingConfig = TrackingConfig()
+    embedding: EmbeddingOptions = EmbeddingOptions()
 
 
 class LoadedStudy:

@@ -13,6 +13,7 @@ from typing import Any
 import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
+from tuner.embedding import configure_embeddings
 from tuner.errors import BackendFailure, UserError
 from tuner.export import redact_url
 from tuner.evaluation import Responder, RobustnessEvaluator
@@ -117,6 +118,7 @@ def run_study(
     space = load_search_space(loaded.search_space_path)
     check_study(loaded, space, dataset)
     sampler = build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
+    configure_embeddings(config.embedding)  # an unavailable device fails here, before any output too
     fixed = {k: v for k, v in loaded.base_settings.model_dump().items() if k not in space.params}
     trackers = tracking_callbacks(config.tracking, config.name, config.objectives, fixed)
     loaded.output.mkdir(parents=True, exist_ok=True)

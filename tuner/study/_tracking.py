@@ -7,6 +7,7 @@ them (``MLFLOW_TRACKING_TOKEN``/``MLFLOW_TRACKING_PASSWORD``, ``WANDB_API_KEY``)
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -47,8 +48,12 @@ class TrackingConfig(BaseModel):
     wandb: WandbTracking | None = None
 
 
-def _missing_extra(tool: str, exc: ImportError) -> UserError:
-    return UserError(f"tracking: {tool} needs the optional extra: pip install 'tuner[{tool}]' ({exc})")
+def _extra_module(tool: str, module: str) -> Any:
+    """``module`` of the optional extra ``tuner[tool]``; a one-line user error when it is not installed."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise UserError(f"tracking: {tool} needs the optional extra: pip install 'tuner[{tool}]' ({exc})") from None
 
 
 def tracking_callbacks(
@@ -67,13 +72,9 @@ def tracking_callbacks(
 def _mlflow_callback(
     config: MlflowTracking, study_name: str, metric_names: list[str], fixed_settings: Mapping[str, Any]
 ) -> TrialCallback:
-    try:
-        import mlflow
-        from optuna_integration.mlflow import MLflowCallback
-    except ImportError as exc:
-        raise _missing_extra("mlflow", exc) from None
+    mlflow = _extra_module("mlflow", "mlflow")
 
-    class SettingsCallback(MLflowCallback):  # type: ignore[misc]
+    class SettingsCallback(_extra_module("mlflow", "optuna_integration.mlflow").MLflowCallback):  # type: ignore[misc]
         """Logs the trial's full settings, not only the searched parameters."""
 
         def _log_params(self, params: dict[str, Any]) -> None:
@@ -101,11 +102,8 @@ def _mlflow_callback(
 def _wandb_callback(
     config: WandbTracking, study_name: str, metric_names: list[str], fixed_settings: Mapping[str, Any]
 ) -> TrialCallback:
-    try:
-        from optuna_integration.wandb import WeightsAndBiasesCallback
-        import wandb  # noqa: F401  (optuna-integration checks it only when the first trial ends)
-    except ImportError as exc:
-        raise _missing_extra("wandb", exc) from None
+    _extra_module("wandb", "wandb")  # optuna-integration would only find it missing when the first trial ends
+    callback_class = _extra_module("wandb", "optuna_integration.wandb").WeightsAndBiasesCallback
     if config.dir is not None:
         Path(config.dir).mkdir(parents=True, exist_ok=True)
     # the run's config starts as the fixed settings; the callback adds the trial's searched values
@@ -115,7 +113,7 @@ def _wandb_callback(
     }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
-        callback: TrialCallback = WeightsAndBiasesCallback(
+        callback: TrialCallback = callback_class(
             metric_name=metric_names, wandb_kwargs={k: v for k, v in kwargs.items() if v is not None}, as_multirun=True
         )
     return callback
