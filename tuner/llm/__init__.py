@@ -2,7 +2,7 @@
 share: the backend registry, endpoint config, chat and embeddings clients, call cache, reply parsing, usage counters and concurrency."""
 
 from tuner.llm._backends import BackendRegistry, backend_of
-from tuner.llm._cache import CACHE_FILE, CachedReply, CallCache, request_key
+from tuner.llm._cache import CACHE_FILE, CachedReply, CallCache, CallStore, PostgresCallCache, request_key
 from tuner.llm._client import BackendError, ChatClient, Completion, EndpointClient, ErrorKind, Message
 from tuner.llm._concurrent import map_concurrent
 from tuner.llm._config import LLMConfig, load_llm_config
@@ -19,6 +19,7 @@ __all__ = [
     "BackendResources",
     "CachedReply",
     "CallCache",
+    "CallStore",
     "ChatClient",
     "Completion",
     "EmbeddingClient",
@@ -26,6 +27,7 @@ __all__ = [
     "ErrorKind",
     "LLMConfig",
     "Message",
+    "PostgresCallCache",
     "ReplyParseError",
     "RequestCount",
     "Usage",

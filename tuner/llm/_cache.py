@@ -1,20 +1,25 @@
-"""LLM plumbing (answers, verdicts → **chat endpoint**): on-disk cache of chat completions, keyed by the full request
-(never the API key)."""
+"""LLM plumbing (answers, verdicts → **chat endpoint**): the cache of chat completions, keyed by the full request
+(never the API key): a SQLite file on one machine, or a table in the study's PostgreSQL database, which every
+worker of a study shares wherever it runs (SQLite's WAL mode is unsafe on network filesystems)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any, Protocol
 
 from tuner.cache import content_key, default_cache_root
 
 CACHE_FILE = "llm_calls.sqlite"
 _FORMAT = "chat-v1"
+_CLAIM_POLL = 0.05
 
 
 def request_key(request: dict[str, Any]) -> str:
@@ -27,6 +32,17 @@ class CachedReply:
     text: str
     prompt_tokens: int
     completion_tokens: int
+
+
+class CallStore(Protocol):
+    """Where replies are kept: ``get`` a reply by request key, ``put`` one (written once per key); ``claim`` a key
+    while its request is sent, so that another worker asking the same waits for the reply instead of sending."""
+
+    def claim(self, key: str) -> AbstractContextManager[None]: ...
+
+    def get(self, key: str) -> CachedReply | None: ...
+
+    def put(self, key: str, request: dict[str, Any], reply: CachedReply) -> None: ...
 
 
 class CallCache:
@@ -53,6 +69,10 @@ class CallCache:
     def __repr__(self) -> str:
         return f"CallCache({str(self.path)!r})"
 
+    def claim(self, key: str) -> AbstractContextManager[None]:
+        """No claim: one machine's workers rarely ask the same request at the same moment."""
+        return nullcontext()
+
     def get(self, key: str) -> CachedReply | None:
         with self._lock:
             row = self._conn.execute(
@@ -78,6 +98,83 @@ class CallCache:
     def __len__(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+def psycopg_url(url: str) -> str:
+    """A libpq URL for a SQLAlchemy one (``postgresql+psycopg://`` → ``postgresql://``)."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme.split('+', 1)[0]}://{rest}"
+
+
+class PostgresCallCache:
+    """Table ``tuner_llm_calls`` with the columns of :class:`CallCache`, in a PostgreSQL database.
+
+    Each ``put`` is one autocommitted ``INSERT … ON CONFLICT DO NOTHING``: a killed worker leaves either the whole
+    row or none, and two workers that ask the same request at once keep the first reply.
+    """
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        self.url = url
+        self._lock = threading.Lock()
+        self._conn = psycopg.connect(psycopg_url(url), autocommit=True)
+        with self._lock:
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS tuner_llm_calls (key TEXT PRIMARY KEY, request TEXT, text TEXT, "
+                "prompt_tokens INTEGER, completion_tokens INTEGER, created DOUBLE PRECISION)"
+            )
+
+    def __repr__(self) -> str:
+        from tuner.export import redact_url
+
+        return f"PostgresCallCache({redact_url(self.url)!r})"
+
+    @contextmanager
+    def claim(self, key: str) -> Iterator[None]:
+        """Hold a PostgreSQL advisory lock on ``key`` (a worker that dies releases it with its session); while
+        another worker holds it, wait, checking whether its reply has arrived."""
+        lock = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+        while True:
+            with self._lock:
+                row = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone()
+            if row is not None and row[0]:
+                break
+            if self.get(key) is not None:
+                yield
+                return
+            time.sleep(_CLAIM_POLL)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
+
+    def get(self, key: str) -> CachedReply | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT text, prompt_tokens, completion_tokens FROM tuner_llm_calls WHERE key = %s", (key,)
+            ).fetchone()
+        return CachedReply(row[0], row[1], row[2]) if row is not None else None
+
+    def put(self, key: str, request: dict[str, Any], reply: CachedReply) -> None:
+        with self._lock:
+            self._conn.execute(
+                "INSERT INTO tuner_llm_calls VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
+                (
+                    key, json.dumps(request, sort_keys=True, ensure_ascii=False), reply.text, reply.prompt_tokens,
+                    reply.completion_tokens, time.time(),
+                ),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            row = self._conn.execute("SELECT COUNT(*) FROM tuner_llm_calls").fetchone()
+        return int(row[0]) if row is not None else 0
 
     def close(self) -> None:
         with self._lock:

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 import openai
 
 from tuner.errors import UserError
-from tuner.llm._cache import CachedReply, CallCache, request_key
+from tuner.llm._cache import CachedReply, CallStore, request_key
 from tuner.llm._config import LLMConfig
 from tuner.llm._usage import Usage
 
@@ -160,7 +160,7 @@ class ChatClient(EndpointClient):
     network call; other requests are sent with :class:`EndpointClient`'s retries.
     """
 
-    def __init__(self, config: LLMConfig, cache: CallCache | None = None, usage: Usage | None = None) -> None:
+    def __init__(self, config: LLMConfig, cache: CallStore | None = None, usage: Usage | None = None) -> None:
         super().__init__(config, usage)
         self.cache = cache if config.cache else None
 
@@ -187,15 +187,20 @@ class ChatClient(EndpointClient):
     def complete(self, messages: Sequence[Message], response_format: Mapping[str, Any] | None = None) -> Completion:
         """One chat completion; ``response_format`` (e.g. a JSON schema) is passed when the endpoint supports it."""
         request = self.request(messages, response_format)
+        if self.cache is None:
+            return self._sent(request)
         key = request_key(request)
-        if self.cache is not None:
+        with self.cache.claim(key):
             hit = self.cache.get(key)
             if hit is not None:
                 self.usage.add(cache_hits=1)
                 return Completion(hit.text, hit.prompt_tokens, hit.completion_tokens, cached=True)
+            completion = self._sent(request)
+            self.cache.put(key, request, CachedReply(completion.text, completion.prompt_tokens, completion.completion_tokens))
+        return completion
+
+    def _sent(self, request: dict[str, Any]) -> Completion:
         reply = self._send_with_retries(lambda: self._send(request))
-        if self.cache is not None:
-            self.cache.put(key, request, reply)
         self.usage.add(calls=1, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
         return Completion(reply.text, reply.prompt_tokens, reply.completion_tokens, cached=False)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -70,6 +71,14 @@ def echo_reply(body: dict[str, Any]) -> str:
     keyed = {k: body.get(k) for k in ("model", "messages", "temperature", "seed", "max_tokens")}
     digest = hashlib.sha256(json.dumps(keyed, sort_keys=True).encode()).hexdigest()[:12]
     return f"reply-{digest}"
+
+
+def context_echo_reply(body: dict[str, Any]) -> str:
+    """A deterministic stand-in answerer: the first line of the prompt's ``Context:`` block without its ``[1]``
+    number (the best-ranked chunk), else an abstention."""
+    prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+    match = re.search(r"Context:\s*\n(?:\[\d+\]\s*)?(.+)", prompt)
+    return match.group(1).strip()[:300] if match else "I don't know."
 
 
 _HOST = "127.0.0.1"

@@ -112,7 +112,7 @@ def run_study(
 ) -> StudyRun:
     """Create or resume the study of ``loaded`` and run until ``trials`` finished trials exist in storage."""
     reporter = reporter or SilentReporter()
-    resources = resources or BackendResources()
+    resources = resources or BackendResources(cache_url=loaded.call_cache_url)
     config = loaded.config
     dataset = load_dataset(resolve_dataset(loaded.dataset))
     space = load_search_space(loaded.search_space_path)
