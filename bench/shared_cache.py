@@ -43,7 +43,8 @@ def write_study(folder: Path, dataset: Path, name: str, trials: int, call_cache:
         "name": name, "dataset": str(dataset), "search_space": "space.yaml", "settings": {"candidate_depth": 10},
         "budget": {"trials": trials}, "pruning": {"enabled": False}, "sampler": {"name": "tpe", "seed": 3},
         "noise_floor": {"recall_at_k": 0.0, "v3_delta_faithful": 0.0}, "enqueue": enqueue, "call_cache": call_cache,
-        "generator": {"backend": "openai", "base_url": base_url, "model": "stand-in", "api_key_env": None},
+        # the model name is unique per study pair, so no row of an earlier run answers this run's requests
+        "generator": {"backend": "openai", "base_url": base_url, "model": f"stand-in-{name.split('-')[-1]}", "api_key_env": None},
         "heartbeat_interval": 2,
     }
     path = folder / f"{name}.yaml"
@@ -68,8 +69,10 @@ def run_workers(study_file: Path, url: str, caches: list[Path]) -> None:
 
 
 def evaluated_settings(url: str, name: str) -> list[dict[str, Any]]:
+    """The distinct configurations the study completed (two workers may have evaluated one at the same time)."""
     study = optuna.load_study(study_name=name, storage=url)
-    return [dict(t.params) for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    complete = [dict(t.params) for t in study.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    return list({json.dumps(params, sort_keys=True): params for params in complete}.values())
 
 
 def measure(mode: str, dataset: Path, url: str, trials: int, root: Path, server: Any, embedding_cache: Path) -> dict[str, Any]:
@@ -89,8 +92,10 @@ def measure(mode: str, dataset: Path, url: str, trials: int, root: Path, server:
     sent = server.requests[before:]
     figures["two_workers_requests"] = len(sent)
     figures["two_workers_distinct"] = len({json.dumps(r.body, sort_keys=True) for r in sent})
+    study = optuna.load_study(study_name=f"shared-{mode}-{tag}", storage=url)
+    figures["trials_complete"] = sum(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)
     configs = evaluated_settings(url, f"shared-{mode}-{tag}")
-    figures["trials_evaluated"] = len(configs)
+    figures["configurations"] = len(configs)
     third = root / mode / "worker-3"
     shutil.copytree(embedding_cache, third)
     before = len(server.requests)

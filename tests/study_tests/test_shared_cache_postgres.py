@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,16 +20,47 @@ import pytest
 
 from tests.study_tests.test_study import write_study
 from tests.study_tests.test_workers_postgres import URL, _postgres_available
+from tuner.cli import main
 from tuner.llm import CachedReply, PostgresCallCache
 from tuner.llm.testing import FakeChatServer, Reply, context_echo_reply
+from tuner.study import load_study_file
 
-pytestmark = [
-    pytest.mark.postgres,
-    pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning"),
-    pytest.mark.skipif(not _postgres_available(), reason=f"no PostgreSQL server at {URL}"),
-]
+pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
 
 
+def needs_postgres(test: Callable[..., None]) -> Callable[..., None]:
+    marked: Callable[..., None] = pytest.mark.postgres(
+        pytest.mark.skipif(not _postgres_available(), reason=f"no PostgreSQL server at {URL}")(test)
+    )
+    return marked
+
+
+@pytest.mark.parametrize(
+    ("storage", "call_cache", "expected"),
+    [
+        ("sqlite:///x.db", "auto", None),
+        ("postgresql://u@db/tuner", "auto", "postgresql://u@db/tuner"),
+        ("postgresql://u@db/tuner", "local", None),
+        ("sqlite:///x.db", "postgresql+psycopg://u@cachedb/c", "postgresql+psycopg://u@cachedb/c"),
+    ],
+)
+def test_where_the_call_cache_lives(
+    tiny_dataset_dir: Path, tmp_path: Path, storage: str, call_cache: str, expected: str | None
+) -> None:
+    study_file = write_study(tmp_path, tiny_dataset_dir, call_cache=call_cache)
+    assert load_study_file(study_file, storage=storage).call_cache_url == expected
+
+
+def test_a_call_cache_that_is_not_postgresql_is_rejected(
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    study_file = write_study(tmp_path, tiny_dataset_dir, call_cache="mysql://u@db/c")
+    assert main(["run", str(study_file)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(study_file) in err[0] and "call_cache" in err[0]
+
+
+@needs_postgres
 def test_postgres_call_cache_is_shared_between_connections_and_keeps_the_first_reply() -> None:
     key = f"test-{uuid.uuid4().hex}"
     first, second = PostgresCallCache(URL), PostgresCallCache(URL)
@@ -40,7 +72,7 @@ def test_postgres_call_cache_is_shared_between_connections_and_keeps_the_first_r
     assert "pw-SECRET" not in repr(PostgresCallCache(URL.replace("://root@", "://root:pw-SECRET@")))
 
 
-def _study(folder: Path, dataset: Path, server: FakeChatServer, model: str = "stand-in", **overrides: Any) -> Path:
+def _study(folder: Path, dataset: Path, server: FakeChatServer, model: str, **overrides: Any) -> Path:
     folder.mkdir(parents=True)
     return write_study(
         folder, dataset, pruning={"enabled": False}, heartbeat_interval=1,
@@ -65,10 +97,12 @@ def _distinct(requests: list[Any]) -> int:
     return len({json.dumps(r.body, sort_keys=True) for r in requests})
 
 
+@needs_postgres
 def test_two_workers_and_a_later_machine_repeat_no_call(tiny_dataset_dir: Path, tmp_path: Path) -> None:
     name = f"shared-{uuid.uuid4().hex[:8]}"
+    model = f"stand-in-{name}"  # no row of an earlier run (the table outlives tests) can answer this run's requests
     with FakeChatServer(context_echo_reply) as server:
-        study_file = _study(tmp_path / "a", tiny_dataset_dir, server, name=name, budget={"trials": 4}, enqueue=[])
+        study_file = _study(tmp_path / "a", tiny_dataset_dir, server, model, name=name, budget={"trials": 4}, enqueue=[])
         _finish(_worker(study_file, tmp_path / "cache-1"), _worker(study_file, tmp_path / "cache-2"))
         sent = len(server.requests)
         assert sent > 0 and _distinct(server.requests) == sent  # nothing asked twice, across the two workers
@@ -78,18 +112,19 @@ def test_two_workers_and_a_later_machine_repeat_no_call(tiny_dataset_dir: Path, 
         assert configs
 
         # another machine (a fresh TUNER_CACHE) evaluates the same configurations in a new study: all cache hits
-        again = _study(tmp_path / "b", tiny_dataset_dir, server, name=f"{name}-again", budget={"trials": len(configs)},
-                       enqueue=configs)
+        again = _study(tmp_path / "b", tiny_dataset_dir, server, model, name=f"{name}-again",
+                       budget={"trials": len(configs)}, enqueue=configs)
         _finish(_worker(again, tmp_path / "cache-3"))
         assert len(server.requests) == sent
 
         # the same with a local cache on that machine: every call is sent again
-        local = _study(tmp_path / "c", tiny_dataset_dir, server, name=f"{name}-local", budget={"trials": len(configs)},
-                       enqueue=configs, call_cache="local")
+        local = _study(tmp_path / "c", tiny_dataset_dir, server, model, name=f"{name}-local",
+                       budget={"trials": len(configs)}, enqueue=configs, call_cache="local")
         _finish(_worker(local, tmp_path / "cache-4"))
         assert len(server.requests) - sent == sent
 
 
+@needs_postgres
 def test_a_killed_worker_leaves_no_torn_row(tiny_dataset_dir: Path, tmp_path: Path) -> None:
     name = f"killed-{uuid.uuid4().hex[:8]}"
     model = f"stand-in-{uuid.uuid4().hex[:8]}"  # this run's rows, apart from earlier runs' in the shared table

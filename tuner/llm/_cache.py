@@ -34,6 +34,12 @@ class CachedReply:
     completion_tokens: int
 
 
+def _row(key: str, request: dict[str, Any], reply: CachedReply) -> tuple[str, str, str, int, int, float]:
+    """A cache row: key, the request as canonical JSON (for a person to read), the reply, and when it was stored."""
+    request_json = json.dumps(request, sort_keys=True, ensure_ascii=False)
+    return key, request_json, reply.text, reply.prompt_tokens, reply.completion_tokens, time.time()
+
+
 class CallStore(Protocol):
     """Where replies are kept: ``get`` a reply by request key, ``put`` one (written once per key); ``claim`` a key
     while its request is sent, so that another worker asking the same waits for the reply instead of sending."""
@@ -45,13 +51,48 @@ class CallStore(Protocol):
     def put(self, key: str, request: dict[str, Any], reply: CachedReply) -> None: ...
 
 
-class CallCache:
+class _CallTable:
+    """What both cache tables do the same way: one connection, statements under a lock, one row per key."""
+
+    _conn: Any
+    _lock: threading.Lock
+    _GET: str
+    _PUT: str
+    _COUNT: str
+
+    def _one(self, statement: str, params: tuple[Any, ...] = ()) -> Any:
+        with self._lock:
+            return self._conn.execute(statement, params).fetchone()
+
+    def get(self, key: str) -> CachedReply | None:
+        row = self._one(self._GET, (key,))
+        return CachedReply(row[0], row[1], row[2]) if row is not None else None
+
+    def put(self, key: str, request: dict[str, Any], reply: CachedReply) -> None:
+        with self._lock:
+            self._conn.execute(self._PUT, _row(key, request, reply))
+            self._conn.commit()
+
+    def __len__(self) -> int:
+        row = self._one(self._COUNT)
+        return int(row[0]) if row is not None else 0
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+class CallCache(_CallTable):
     """SQLite table ``calls(key, request, text, prompt_tokens, completion_tokens, created)``.
 
     WAL mode and a long busy timeout let several processes share one file; a row is written once
     per key and never changes meaning, so concurrent writers of the same key are harmless. The
     request is stored beside the reply so a person can see what was asked.
     """
+
+    _GET = "SELECT text, prompt_tokens, completion_tokens FROM calls WHERE key = ?"
+    _PUT = "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?)"
+    _COUNT = "SELECT COUNT(*) FROM calls"
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_root() / CACHE_FILE
@@ -73,35 +114,6 @@ class CallCache:
         """No claim: one machine's workers rarely ask the same request at the same moment."""
         return nullcontext()
 
-    def get(self, key: str) -> CachedReply | None:
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT text, prompt_tokens, completion_tokens FROM calls WHERE key = ?", (key,)
-            ).fetchone()
-        return CachedReply(row[0], row[1], row[2]) if row is not None else None
-
-    def put(self, key: str, request: dict[str, Any], reply: CachedReply) -> None:
-        with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    key,
-                    json.dumps(request, sort_keys=True, ensure_ascii=False),
-                    reply.text,
-                    reply.prompt_tokens,
-                    reply.completion_tokens,
-                    time.time(),
-                ),
-            )
-            self._conn.commit()
-
-    def __len__(self) -> int:
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
 
 
 def psycopg_url(url: str) -> str:
@@ -110,12 +122,16 @@ def psycopg_url(url: str) -> str:
     return f"{scheme.split('+', 1)[0]}://{rest}"
 
 
-class PostgresCallCache:
+class PostgresCallCache(_CallTable):
     """Table ``tuner_llm_calls`` with the columns of :class:`CallCache`, in a PostgreSQL database.
 
     Each ``put`` is one autocommitted ``INSERT … ON CONFLICT DO NOTHING``: a killed worker leaves either the whole
     row or none, and two workers that ask the same request at once keep the first reply.
     """
+
+    _GET = "SELECT text, prompt_tokens, completion_tokens FROM tuner_llm_calls WHERE key = %s"
+    _PUT = "INSERT INTO tuner_llm_calls VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING"
+    _COUNT = "SELECT COUNT(*) FROM tuner_llm_calls"
 
     def __init__(self, url: str) -> None:
         import psycopg
@@ -140,8 +156,7 @@ class PostgresCallCache:
         another worker holds it, wait, checking whether its reply has arrived."""
         lock = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
         while True:
-            with self._lock:
-                row = self._conn.execute("SELECT pg_try_advisory_lock(%s)", (lock,)).fetchone()
+            row = self._one("SELECT pg_try_advisory_lock(%s)", (lock,))
             if row is not None and row[0]:
                 break
             if self.get(key) is not None:
@@ -151,31 +166,4 @@ class PostgresCallCache:
         try:
             yield
         finally:
-            with self._lock:
-                self._conn.execute("SELECT pg_advisory_unlock(%s)", (lock,))
-
-    def get(self, key: str) -> CachedReply | None:
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT text, prompt_tokens, completion_tokens FROM tuner_llm_calls WHERE key = %s", (key,)
-            ).fetchone()
-        return CachedReply(row[0], row[1], row[2]) if row is not None else None
-
-    def put(self, key: str, request: dict[str, Any], reply: CachedReply) -> None:
-        with self._lock:
-            self._conn.execute(
-                "INSERT INTO tuner_llm_calls VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING",
-                (
-                    key, json.dumps(request, sort_keys=True, ensure_ascii=False), reply.text, reply.prompt_tokens,
-                    reply.completion_tokens, time.time(),
-                ),
-            )
-
-    def __len__(self) -> int:
-        with self._lock:
-            row = self._conn.execute("SELECT COUNT(*) FROM tuner_llm_calls").fetchone()
-        return int(row[0]) if row is not None else 0
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+            self._one("SELECT pg_advisory_unlock(%s)", (lock,))
