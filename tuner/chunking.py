@@ -31,6 +31,7 @@ from typing import Literal
 
 from tuner.dataset import Dataset
 from tuner.embedding import resolve_model_path
+from tuner.encoders import parse_endpoint
 from tuner.errors import UserError
 from tuner.text import sentence_spans
 
@@ -83,11 +84,22 @@ def token_units(embedding_model: str) -> UnitSpans:
     """The tokens of ``embedding_model``'s fast tokenizer (offsets into the text, special tokens left out).
 
     Loads only the tokenizer files, never the weights, and never from the network (see
-    :func:`tuner.embedding.resolve_model_path`).
+    :func:`tuner.embedding.resolve_model_path`); for an endpoint, the tokenizer of a local copy of its model.
     """
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(embedding_model))
+    spec = parse_endpoint(embedding_model)
+    if spec is None:
+        path = resolve_model_path(embedding_model)
+    else:
+        try:  # an endpoint's model counts in its own tokenizer, when a local copy of the model has one
+            path = resolve_model_path(spec.model)
+        except UserError:
+            raise UserError(
+                f"embedding model '{embedding_model}' is served by an endpoint and '{spec.model}' is not available "
+                "locally for its tokenizer: use chunk_unit: chars (or words)"
+            ) from None
+    tokenizer = AutoTokenizer.from_pretrained(path)
     if not tokenizer.is_fast:
         raise UserError(f"embedding model '{embedding_model}' has no fast tokenizer: use chunk_unit: chars")
 

@@ -25,6 +25,9 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from tuner.cache import SqliteFile, default_cache_root
+from tuner.encoders import (
+    DEFAULT_BATCH_SIZE, EmbeddingOptions, EndpointEncoder, available_devices, parse_endpoint, select_device, served_model,
+)
 from tuner.errors import UserError
 from tuner.progress import Task
 
@@ -84,7 +87,7 @@ def preset_prompts(model: str) -> tuple[str, str] | None:
     >>> preset_prompts("intfloat/multilingual-e5-small")
     ('query: ', 'passage: ')
     """
-    name = PurePath(model).name.lower()
+    name = PurePath(served_model(model)).name.lower()
     for pattern, query, document in _PROMPT_PRESETS:
         if re.fullmatch(pattern, name):
             return query, document
@@ -98,15 +101,24 @@ def vector_id(model: str, prompt: str) -> str:
 
 
 class SentenceTransformerEncoder:
-    """A sentence-transformers bi-encoder on the CPU, loaded on first use; ``texts_encoded`` counts texts run."""
+    """A sentence-transformers bi-encoder, loaded on first use on the device ``options`` select; ``texts_encoded``
+    counts texts run."""
 
-    def __init__(self, name: str, batch_size: int = 64) -> None:
+    def __init__(self, name: str, options: EmbeddingOptions | None = None) -> None:
         self.model_id = name
-        self.batch_size = batch_size
         self.texts_encoded = 0
         self._path = resolve_model_path(name)
         self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
+        self.configure(options or EmbeddingOptions())
+
+    def configure(self, options: EmbeddingOptions) -> None:
+        """Use ``options``' device and batch size from now on (a loaded model moves to the new device)."""
+        with self._lock:
+            self.device = select_device(options.device, available_devices())
+            self.batch_size = options.batch_size or DEFAULT_BATCH_SIZE[self.device]
+            if self._model is not None:
+                self._model.to(self.device)
 
     def _loaded(self) -> SentenceTransformer:
         if self._model is None:
@@ -116,7 +128,7 @@ class SentenceTransformerEncoder:
 
             transformers_logging.disable_progress_bar()  # tuner reports its own progress
 
-            self._model = SentenceTransformer(self._path, device="cpu")
+            self._model = SentenceTransformer(self._path, device=self.device)
         return self._model
 
     @property
@@ -221,7 +233,7 @@ class CachedEncoder:
     """Wraps an encoder with an :class:`EmbeddingStore`: only texts never seen with this model and prompt
     are encoded. ``prompt`` is put before every text this encoder encodes (see the module docs)."""
 
-    def __init__(self, encoder: SentenceTransformerEncoder, store: EmbeddingStore, prompt: str = "") -> None:
+    def __init__(self, encoder: SentenceTransformerEncoder | EndpointEncoder, store: EmbeddingStore, prompt: str = "") -> None:
         self.inner = encoder
         self.store = store
         self.model_id = encoder.model_id
@@ -262,15 +274,34 @@ class CachedEncoder:
 
 _ENCODERS: dict[tuple[str, str], CachedEncoder] = {}
 _ENCODERS_LOCK = threading.Lock()
+_options = EmbeddingOptions()
+
+
+def configure_embeddings(options: EmbeddingOptions) -> None:
+    """Device and batch size for every encoder of this process, loaded or not (a study file's ``embedding:``)."""
+    global _options
+    with _ENCODERS_LOCK:
+        _options = options
+        for encoder in {id(e.inner): e.inner for e in _ENCODERS.values()}.values():
+            encoder.configure(options)
 
 
 def get_encoder(name: str, cache_root: str | Path | None = None) -> CachedEncoder:
-    """The process-wide cached encoder for ``name``: the model is loaded once per process."""
+    """The process-wide cached encoder for ``name`` (a local model, loaded once per process, or an
+    ``openai:MODEL@URL`` endpoint: see :mod:`tuner.encoders`)."""
     root = Path(cache_root) if cache_root is not None else default_cache_root()
+    spec = parse_endpoint(name)
+    name = spec.name if spec is not None else name
     key = (name, str(root))
     with _ENCODERS_LOCK:
         if key not in _ENCODERS:
             shared = next((e.inner for (n, _), e in _ENCODERS.items() if n == name), None)
-            inner = shared or SentenceTransformerEncoder(name)
+            inner: SentenceTransformerEncoder | EndpointEncoder
+            if shared is not None:
+                inner = shared
+            elif spec is not None:
+                inner = EndpointEncoder(spec, _options)
+            else:
+                inner = SentenceTransformerEncoder(name, _options)
             _ENCODERS[key] = CachedEncoder(inner, EmbeddingStore(root / "embeddings.sqlite"))
         return _ENCODERS[key]

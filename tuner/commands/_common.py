@@ -28,7 +28,7 @@ _FLAGS: tuple[tuple[str, type, str], ...] = (
     ("chunk_overlap", float, "fraction of a chunk repeated in the next one (0..0.9)"),
     ("retriever", str, "bm25, dense or hybrid"),
     ("reranker", str, "embedding-maxsim (offline default) or cross-encoder:NAME_OR_PATH"),
-    ("embedding_model", str, "sentence-transformers model name or local path"),
+    ("embedding_model", str, "sentence-transformers model name or local path, or an endpoint: openai:MODEL@BASE_URL"),
     ("query_prompt", str, "text put before each question when it is embedded, e.g. 'query: '; 'auto' = the model's preset"),
     ("document_prompt", str, "text put before each chunk when it is embedded, e.g. 'passage: '; 'auto' = the model's preset"),
     ("candidate_depth", int, "first-stage candidates kept and reranked per question"),

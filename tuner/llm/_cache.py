@@ -1,5 +1,6 @@
-"""LLM plumbing (answers, verdicts → **chat endpoint**): on-disk cache of chat completions, keyed by the full request
-(never the API key)."""
+"""LLM plumbing (answers, verdicts → **chat endpoint**): the cache of chat completions, keyed by the full request
+(never the API key): a SQLite file on one machine, or a table in the study's PostgreSQL database, which every
+worker of a study shares wherever it runs (SQLite's WAL mode is unsafe on network filesystems)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,19 @@ import hashlib
 import json
 import logging
 import sqlite3
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any, Protocol
 
 from tuner.cache import SqliteFile, content_key, default_cache_root
 
 CACHE_FILE = "llm_calls.sqlite"
 _FORMAT = "chat-v1"
+_CLAIM_POLL = 0.05
 log = logging.getLogger(__name__)
 
 
@@ -29,6 +34,54 @@ class CachedReply:
     text: str
     prompt_tokens: int
     completion_tokens: int
+
+
+def _row(key: str, request: dict[str, Any], reply: CachedReply) -> tuple[str, str, str, int, int, float]:
+    """A cache row: key, the request as canonical JSON (for a person to read), the reply, and when it was stored."""
+    request_json = json.dumps(request, sort_keys=True, ensure_ascii=False)
+    return key, request_json, reply.text, reply.prompt_tokens, reply.completion_tokens, time.time()
+
+
+class CallStore(Protocol):
+    """Where replies are kept: ``get`` a reply by request key, ``put`` one (written once per key); ``claim`` a key
+    while its request is sent, so that another worker asking the same waits for the reply instead of sending."""
+
+    def claim(self, key: str) -> AbstractContextManager[None]: ...
+
+    def get(self, key: str) -> CachedReply | None: ...
+
+    def put(self, key: str, request: dict[str, Any], reply: CachedReply) -> None: ...
+
+
+class _CallTable:
+    """What both cache tables do the same way: one connection, statements under a lock, one row per key."""
+
+    _conn: Any
+    _lock: threading.Lock
+    _GET: str
+    _PUT: str
+    _COUNT: str
+
+    def _one(self, statement: str, params: tuple[Any, ...] = ()) -> Any:
+        with self._lock:
+            return self._conn.execute(statement, params).fetchone()
+
+    def get(self, key: str) -> CachedReply | None:
+        row = self._one(self._GET, (key,))
+        return CachedReply(row[0], row[1], row[2]) if row is not None else None
+
+    def put(self, key: str, request: dict[str, Any], reply: CachedReply) -> None:
+        with self._lock:
+            self._conn.execute(self._PUT, _row(key, request, reply))
+            self._conn.commit()
+
+    def __len__(self) -> int:
+        row = self._one(self._COUNT)
+        return int(row[0]) if row is not None else 0
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
 
 
 class CallCache:
@@ -83,6 +136,10 @@ class CallCache:
     def __len__(self) -> int:
         return int(self._file.run(lambda conn: conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]))
 
+    def claim(self, key: str) -> AbstractContextManager[None]:
+        """No claim: one machine's workers rarely ask the same request at the same moment."""
+        return nullcontext()
+
     def close(self) -> None:
         self._file.close()
 
@@ -100,3 +157,56 @@ def _row_checksum(key: str, reply: CachedReply) -> bytes:
     """The first 16 bytes of sha256 over a row's key and reply."""
     blob = json.dumps([key, reply.text, reply.prompt_tokens, reply.completion_tokens], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).digest()[:16]
+
+
+def psycopg_url(url: str) -> str:
+    """A libpq URL for a SQLAlchemy one (``postgresql+psycopg://`` → ``postgresql://``)."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme.split('+', 1)[0]}://{rest}"
+
+
+class PostgresCallCache(_CallTable):
+    """Table ``tuner_llm_calls`` with the columns of :class:`CallCache`, in a PostgreSQL database.
+
+    Each ``put`` is one autocommitted ``INSERT … ON CONFLICT DO NOTHING``: a killed worker leaves either the whole
+    row or none, and two workers that ask the same request at once keep the first reply.
+    """
+
+    _GET = "SELECT text, prompt_tokens, completion_tokens FROM tuner_llm_calls WHERE key = %s"
+    _PUT = "INSERT INTO tuner_llm_calls VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING"
+    _COUNT = "SELECT COUNT(*) FROM tuner_llm_calls"
+
+    def __init__(self, url: str) -> None:
+        import psycopg
+
+        self.url = url
+        self._lock = threading.Lock()
+        self._conn = psycopg.connect(psycopg_url(url), autocommit=True)
+        with self._lock:
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS tuner_llm_calls (key TEXT PRIMARY KEY, request TEXT, text TEXT, "
+                "prompt_tokens INTEGER, completion_tokens INTEGER, created DOUBLE PRECISION)"
+            )
+
+    def __repr__(self) -> str:
+        from tuner.redaction import redact
+
+        return f"PostgresCallCache({redact(self.url)!r})"
+
+    @contextmanager
+    def claim(self, key: str) -> Iterator[None]:
+        """Hold a PostgreSQL advisory lock on ``key`` (a worker that dies releases it with its session); while
+        another worker holds it, wait, checking whether its reply has arrived."""
+        lock = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+        while True:
+            row = self._one("SELECT pg_try_advisory_lock(%s)", (lock,))
+            if row is not None and row[0]:
+                break
+            if self.get(key) is not None:
+                yield
+                return
+            time.sleep(_CLAIM_POLL)
+        try:
+            yield
+        finally:
+            self._one("SELECT pg_advisory_unlock(%s)", (lock,))

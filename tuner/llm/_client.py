@@ -8,14 +8,14 @@ import random
 from email.utils import parsedate_to_datetime
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import openai
 
 from tuner.errors import UserError
-from tuner.llm._cache import CachedReply, CallCache, request_key
+from tuner.llm._cache import CachedReply, CallStore, request_key
 from tuner.llm._config import LLMConfig
 from tuner.llm._usage import Usage
 from tuner.redaction import MASK, redact, redact_data
@@ -27,6 +27,7 @@ _RETRYABLE: frozenset[ErrorKind] = frozenset({"timeout", "rate_limit", "server",
 _FATAL: frozenset[ErrorKind] = frozenset({"connection", "auth", "not_found"})
 _MAX_BACKOFF = 60.0
 _NO_KEY = "no-key"
+T = TypeVar("T")
 
 
 class BackendError(UserError):
@@ -112,17 +113,14 @@ def _classify(exc: Exception) -> tuple[ErrorKind, str, float]:
     return "bad_response", f"unusable response ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})", 0.0
 
 
-class ChatClient:
-    """Send chat requests to ``config.base_url`` with retries, caching and at most ``config.concurrency`` in flight.
+class EndpointClient:
+    """What every client of one OpenAI-compatible endpoint shares: the key (read from the environment, never
+    stored), the ``openai`` client, at most ``config.concurrency`` requests in flight, and retries: retryable
+    failures (429, 5xx, timeouts, connection errors) are retried with exponential backoff; anything else, or the
+    last failed attempt, raises :class:`BackendError` (one line, key redacted)."""
 
-    ``complete`` is thread-safe. A request already in ``cache`` is answered from it without any
-    network call. Retryable failures (429, 5xx, timeouts, connection errors) are retried with
-    exponential backoff; anything else, or the last failed attempt, raises :class:`BackendError`.
-    """
-
-    def __init__(self, config: LLMConfig, cache: CallCache | None = None, usage: Usage | None = None) -> None:
+    def __init__(self, config: LLMConfig, usage: Usage | None = None) -> None:
         self.config = config
-        self.cache = cache if config.cache else None
         self.usage = usage if usage is not None else Usage()
         self._key = _read_key(config.api_key_env)
         self._client = openai.OpenAI(
@@ -132,7 +130,41 @@ class ChatClient:
         self._slots = threading.BoundedSemaphore(config.concurrency)
 
     def __repr__(self) -> str:
-        return f"ChatClient(base_url={redact(self.config.base_url)!r}, model={self.config.model!r})"
+        return f"{type(self).__name__}(base_url={redact(self.config.base_url)!r}, model={self.config.model!r})"
+
+    def _send_with_retries(self, send: Callable[[], T]) -> T:
+        attempt = 0
+        while True:
+            try:
+                with self._slots:
+                    return send()
+            except openai.OpenAIError as exc:
+                kind, reason, wait = _classify(exc)
+            attempt += 1
+            if kind not in _RETRYABLE or attempt > self.config.max_retries:
+                self.usage.add(failures=1)
+                tried = f" after {attempt} attempts" if kind in _RETRYABLE else ""
+                where = f"{self.config.model} at {self.config.base_url}"
+                raise BackendError(kind, self._redact(f"{where}: {reason}{tried}"))
+            self.usage.add(retries=1)
+            backoff = self.config.backoff_base * 2 ** (attempt - 1) * random.uniform(1.0, 1.25)
+            time.sleep(min(max(backoff, wait), _MAX_BACKOFF))
+
+    def _redact(self, text: str) -> str:
+        text = text.replace(self._key, MASK) if self._key != _NO_KEY else text
+        return redact(text)
+
+
+class ChatClient(EndpointClient):
+    """Send chat requests to ``config.base_url`` with retries, caching and at most ``config.concurrency`` in flight.
+
+    ``complete`` is thread-safe. A request already in ``cache`` is answered from it without any
+    network call; other requests are sent with :class:`EndpointClient`'s retries.
+    """
+
+    def __init__(self, config: LLMConfig, cache: CallStore | None = None, usage: Usage | None = None) -> None:
+        super().__init__(config, usage)
+        self.cache = cache if config.cache else None
 
     def request(self, messages: Sequence[Message], response_format: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The request as data: everything that determines the reply, hence the cache key, and no secret (the
@@ -157,35 +189,22 @@ class ChatClient:
     def complete(self, messages: Sequence[Message], response_format: Mapping[str, Any] | None = None) -> Completion:
         """One chat completion; ``response_format`` (e.g. a JSON schema) is passed when the endpoint supports it."""
         request = self.request(messages, response_format)
+        if self.cache is None:
+            return self._sent(request)
         key = request_key(request)
-        if self.cache is not None:
+        with self.cache.claim(key):
             hit = self.cache.get(key)
             if hit is not None:
                 self.usage.add(cache_hits=1)
                 return Completion(hit.text, hit.prompt_tokens, hit.completion_tokens, cached=True)
-        with self._slots:
-            reply = self._send_with_retries(request)
-        if self.cache is not None:
-            self.cache.put(key, request, reply)
+            completion = self._sent(request)
+            self.cache.put(key, request, CachedReply(completion.text, completion.prompt_tokens, completion.completion_tokens))
+        return completion
+
+    def _sent(self, request: dict[str, Any]) -> Completion:
+        reply = self._send_with_retries(lambda: self._send(request))
         self.usage.add(calls=1, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
         return Completion(reply.text, reply.prompt_tokens, reply.completion_tokens, cached=False)
-
-    def _send_with_retries(self, request: dict[str, Any]) -> CachedReply:
-        attempt = 0
-        while True:
-            try:
-                return self._send(request)
-            except openai.OpenAIError as exc:
-                kind, reason, wait = _classify(exc)
-            attempt += 1
-            if kind not in _RETRYABLE or attempt > self.config.max_retries:
-                self.usage.add(failures=1)
-                tried = f" after {attempt} attempts" if kind in _RETRYABLE else ""
-                where = f"{self.config.model} at {self.config.base_url}"
-                raise BackendError(kind, self._redact(f"{where}: {reason}{tried}"))
-            self.usage.add(retries=1)
-            backoff = self.config.backoff_base * 2 ** (attempt - 1) * random.uniform(1.0, 1.25)
-            time.sleep(min(max(backoff, wait), _MAX_BACKOFF))
 
     def _send(self, request: dict[str, Any]) -> CachedReply:
         extra: dict[str, Any] = {"seed": request["seed"]} if request["seed"] is not None else {}
@@ -207,7 +226,3 @@ class ChatClient:
             prompt_tokens=int(usage.prompt_tokens) if usage is not None else 0,
             completion_tokens=int(usage.completion_tokens) if usage is not None else 0,
         )
-
-    def _redact(self, text: str) -> str:
-        text = text.replace(self._key, MASK) if self._key != _NO_KEY else text
-        return redact(text)

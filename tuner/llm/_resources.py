@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tuner.embedding import Encoder, get_encoder
-from tuner.llm._cache import CallCache
+from tuner.llm._cache import CallCache, CallStore, PostgresCallCache
 from tuner.llm._client import ChatClient
 from tuner.llm._config import LLMConfig
 from tuner.llm._usage import Usage
@@ -18,20 +18,22 @@ from tuner.llm._usage import Usage
 class BackendResources:
     """Passed to every generator and judge factory so that one study counts and caches in one place.
 
-    ``cache_path`` defaults to ``llm_calls.sqlite`` under the tuner cache root; ``encoder``, when
-    given, is used instead of loading a model by name (tests inject the session encoder).
+    ``cache_path`` defaults to ``llm_calls.sqlite`` under the tuner cache root; ``cache_url``, a PostgreSQL URL
+    (a study's storage), keeps the calls in that database instead, shared by every worker of the study;
+    ``encoder``, when given, is used instead of loading a model by name (tests inject the session encoder).
     """
 
     usage: Usage = field(default_factory=Usage)
     cache_path: Path | None = None
+    cache_url: str | None = None
     encoder: Encoder | None = None
-    _cache: CallCache | None = field(default=None, init=False, repr=False)
+    _cache: CallStore | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
-    def call_cache(self) -> CallCache:
+    def call_cache(self) -> CallStore:
         with self._lock:
             if self._cache is None:
-                self._cache = CallCache(self.cache_path)
+                self._cache = PostgresCallCache(self.cache_url) if self.cache_url else CallCache(self.cache_path)
             return self._cache
 
     def chat_client(self, config: LLMConfig) -> ChatClient:

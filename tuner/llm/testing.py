@@ -1,8 +1,8 @@
 """LLM plumbing (answers, verdicts → **chat endpoint**): a scriptable OpenAI-compatible chat server on loopback, for
 tests and offline demos of the LLM backends.
 
-It speaks ``POST /v1/chat/completions`` over real HTTP, so the client, its retries and its timeouts
-are exercised exactly as against a hosted endpoint. Replies are derived from the request unless a
+It speaks ``POST /v1/chat/completions`` (and ``POST /v1/embeddings`` when given an ``embedder``) over real HTTP,
+so the client, its retries and its timeouts are exercised exactly as against a hosted endpoint. Replies are derived from the request unless a
 script matches: ``server.script("[[flaky]]", Failure(429), Reply("ok"))`` makes the first request
 whose messages contain ``[[flaky]]`` get HTTP 429 and every later one ``"ok"`` (the last behaviour
 of a script repeats).
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -58,8 +59,11 @@ class RecordedRequest:
 
     @property
     def text(self) -> str:
-        """All message contents, joined: what scripts match against."""
-        return "\n".join(str(m.get("content", "")) for m in self.body.get("messages", []))
+        """All message contents (or embedding inputs), joined: what scripts match against."""
+        inputs = self.body.get("input", [])
+        texts = [inputs] if isinstance(inputs, str) else list(inputs)
+        texts += [m.get("content", "") for m in self.body.get("messages", [])]
+        return "\n".join(str(text) for text in texts)
 
 
 def echo_reply(body: dict[str, Any]) -> str:
@@ -69,14 +73,27 @@ def echo_reply(body: dict[str, Any]) -> str:
     return f"reply-{digest}"
 
 
+def context_echo_reply(body: dict[str, Any]) -> str:
+    """A deterministic stand-in answerer: the first line of the prompt's ``Context:`` block without its ``[1]``
+    number (the best-ranked chunk), else an abstention."""
+    prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+    match = re.search(r"Context:\s*\n(?:\[\d+\]\s*)?(.+)", prompt)
+    return match.group(1).strip()[:300] if match else "I don't know."
+
+
 _HOST = "127.0.0.1"
+
+
+Embedder = Callable[[list[str]], list[list[float]]]
+"""Texts to vectors, for ``/v1/embeddings`` (tests plug a real local model in, making the server a small TEI)."""
 
 
 class FakeChatServer:
     """``ThreadingHTTPServer`` on 127.0.0.1 and an ephemeral port; ``url`` is the ``base_url`` to configure."""
 
-    def __init__(self, responder: Callable[[dict[str, Any]], str] = echo_reply) -> None:
+    def __init__(self, responder: Callable[[dict[str, Any]], str] = echo_reply, embedder: Embedder | None = None) -> None:
         self.responder = responder
+        self.embedder = embedder
         self.requests: list[RecordedRequest] = []
         self._scripts: list[tuple[str, list[Behaviour]]] = []
         self._lock = threading.Lock()
@@ -125,7 +142,10 @@ class FakeChatServer:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-                if self.path.split("?", 1)[0].rstrip("/") != "/v1/chat/completions":
+                route = self.path.split("?", 1)[0].rstrip("/")
+                if route not in ("/v1/chat/completions", "/v1/embeddings") or (
+                    route == "/v1/embeddings" and server.embedder is None
+                ):
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
                 behaviour = server._behaviour(request)
@@ -135,6 +155,9 @@ class FakeChatServer:
                     self._send(behaviour.status, {"error": {"message": behaviour.message}}, headers)
                     return
                 time.sleep(behaviour.delay)
+                if route == "/v1/embeddings":
+                    self._embeddings(body)
+                    return
                 prompt_words = len(request.text.split())
                 self._send(
                     200,
@@ -155,6 +178,24 @@ class FakeChatServer:
                             "completion_tokens": len(behaviour.content.split()),
                             "total_tokens": prompt_words + len(behaviour.content.split()),
                         },
+                    },
+                )
+
+            def _embeddings(self, body: dict[str, Any]) -> None:
+                assert server.embedder is not None
+                texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+                vectors = server.embedder([str(text) for text in texts])
+                words = sum(len(str(text).split()) for text in texts)
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "model": body.get("model", ""),
+                        "data": [
+                            {"object": "embedding", "index": i, "embedding": [float(x) for x in vector]}
+                            for i, vector in enumerate(vectors)
+                        ],
+                        "usage": {"prompt_tokens": words, "total_tokens": words},
                     },
                 )
 

@@ -16,6 +16,8 @@ from tuner.judging import JudgeConfig, LexicalJudgeConfig, parse_judge_config
 from tuner.noise import NoiseConfig
 from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUSTNESS_OBJECTIVES, Direction
 from tuner.settings import RetrievalSettings, settings_from_mapping
+from tuner.study._tracking import TrackingConfig
+from tuner.encoders import EmbeddingOptions
 
 
 
@@ -80,6 +82,12 @@ class StudyConfig(_Strict):
     storage: str | None = None
     output: str = "out"
     heartbeat_interval: int = Field(10, ge=1, description="seconds between worker heartbeats (RDB storage)")
+    tracking: TrackingConfig = TrackingConfig()
+    call_cache: str = Field(
+        "auto", pattern=r"^(auto|local|postgresql(\+\w+)?://.+)$",
+        description="LLM call cache: auto = the storage when it is PostgreSQL, else local SQLite; local; or a PostgreSQL URL",
+    )
+    embedding: EmbeddingOptions = EmbeddingOptions()
 
 
 class LoadedStudy:
@@ -109,6 +117,16 @@ class LoadedStudy:
             len(config.objectives) == 3 and config.objectives[2] != CONTEXT_WORDS
         ):
             raise UserError(f"{path}: objectives: a third objective can only be {CONTEXT_WORDS}")
+
+    @property
+    def call_cache_url(self) -> str | None:
+        """The PostgreSQL database that keeps the LLM call cache, shared by every worker of the study wherever
+        it runs; None for the local SQLite file (one machine only: SQLite's WAL mode is unsafe on network
+        filesystems)."""
+        setting = self.config.call_cache
+        if setting == "auto":
+            return self.storage if self.storage.startswith("postgresql") else None
+        return None if setting == "local" else setting
 
     def baseline_settings(self) -> RetrievalSettings:
         """The configuration the noise floor is measured on: the first enqueued trial, else the fixed settings."""

@@ -14,6 +14,7 @@ from typing import Any
 import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
+from tuner.embedding import configure_embeddings
 from tuner.errors import BackendFailure, UserError
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import build_generator
@@ -31,6 +32,7 @@ from tuner.study._objective import TrialObjective
 from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
 from tuner.study._samplers import build_sampler
 from tuner.study._space import SearchSpace, load_search_space
+from tuner.study._tracking import TrialCallback, tracking_callbacks
 from tuner.study._workers import (
     INTERRUPTED, Heartbeat, StudyLock, claim_worker_index, repair_orphans, requeue, retry_stale, worker_name, worker_seed,
 )
@@ -159,13 +161,16 @@ def run_study(
     """Create or resume the study of ``loaded`` and run until ``trials`` finished trials exist in storage, counted
     over every worker; ``guard`` (installed by ``tuner run``) decides what an interrupt stops."""
     reporter = reporter or SilentReporter()
-    resources = resources or BackendResources()
+    resources = resources or BackendResources(cache_url=loaded.call_cache_url)
     guard = guard or InterruptGuard()
     config = loaded.config
     dataset = load_dataset(resolve_dataset(loaded.dataset))
     space = load_search_space(loaded.search_space_path)
     check_study(loaded, space, dataset)
     build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
+    configure_embeddings(config.embedding)  # an unavailable device fails here, before any output too
+    fixed = {k: v for k, v in loaded.base_settings.model_dump().items() if k not in space.params}
+    trackers = tracking_callbacks(config.tracking, config.name, config.objectives, fixed)
     loaded.output.mkdir(parents=True, exist_ok=True)
     storage = open_storage(loaded.storage, config.heartbeat_interval)
     pipeline = RetrievalPipeline(dataset, reporter=reporter)
@@ -186,7 +191,7 @@ def run_study(
         if worker:
             reporter.stage(f"worker {worker} of study '{config.name}': sampler seed {seed}")
         target = trials or config.budget.trials
-        return _optimize(study, storage, objective, loaded, dataset, space, target, reporter, guard, lock)
+        return _optimize(study, storage, objective, loaded, dataset, space, target, reporter, guard, lock, trackers)
     finally:
         lock.close()
 
@@ -264,6 +269,7 @@ def _run_trial(
 def _optimize(
     study: optuna.Study, storage: optuna.storages.RDBStorage, objective: TrialObjective, loaded: LoadedStudy,
     dataset: Dataset, space: SearchSpace, target: int, reporter: Reporter, guard: InterruptGuard, lock: StudyLock,
+    trackers: list[TrialCallback],
 ) -> StudyRun:
     """Run trials until the study (all workers together) has ``target`` finished ones: under the lock, stale trials
     are failed, the finished and running trials counted, and the next trial asked, so no two workers claim the
@@ -316,6 +322,8 @@ def _optimize(
                         trial = study.ask()
                 frozen = _run_trial(study, trial, objective, Heartbeat(storage, study_id, trial.number), guard)
                 ran += 1
+                for tracker in trackers:
+                    tracker(study, frozen)
                 stops = [why for callback in callbacks if (why := callback(study, frozen)) is not None]
                 if stops:
                     reporter.stage(stops[0])
