@@ -106,11 +106,11 @@ def pocock_spending(alpha: float, t: float) -> float:
 
         α(t) = α · ln(1 + (e − 1) t),   α(0) = 0,  α(1) = α
 
-    Nearly even over equally spaced looks, a little more early (α = 0.05: α(0.2) = 0.0149, α(0.5) = 0.0310),
+    Nearly even over equally spaced looks, a little more early (α = 0.05: α(0.2) = 0.0148, α(0.5) = 0.0310),
     so trials that are clearly dominated are stopped soon.
 
     >>> round(pocock_spending(0.05, 0.5), 6)
-    0.031003
+    0.031006
     """
     return alpha * math.log(1 + (math.e - 1) * t) if t > 0 else 0.0
 

@@ -17,7 +17,7 @@ from tuner.objectives import CONTEXT_WORDS, DELTA_CORRECT, RECALL
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import PruningConfig
-from tuner.study._pruning import Look, PruneEvidence, TrialProfile, plan_looks, should_prune
+from tuner.study._pruning import Look, PruneEvidence, TrialProfile, batches, should_prune
 from tuner.study._record import TrialCalls, TrialRecord, finite_or_none
 from tuner.study._space import SearchSpace
 
@@ -78,15 +78,6 @@ class TrialObjective:
     def settings_for(self, params: dict[str, Any]) -> RetrievalSettings:
         return settings_from_mapping({**self.base.model_dump(), **params}, "search space")
 
-    def batches(self) -> list[tuple[list[str], Look | None]]:
-        """The case list in batches of ``batch_size`` (all at once without pruning), each batch with the look
-        taken after it, if any: a look's case count also ends a batch."""
-        n = len(self.case_order)
-        looks = {look.cases: look for look in plan_looks(self.pruning, n)} if self.pruning.enabled else {}
-        size = self.pruning.batch_size if self.pruning.enabled else n
-        ends = sorted({*range(size, n, size), *looks, n})
-        return [(self.case_order[start:end], looks.get(end)) for start, end in zip([0, *ends], ends)]
-
     def __call__(self, trial: optuna.Trial) -> tuple[float, ...]:
         TrialRecord(worker=f"{socket.gethostname()}:{os.getpid()}").write(trial)
         settings = self.settings_for(self.space.suggest(trial))
@@ -110,7 +101,7 @@ class TrialObjective:
             # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
             trial.set_constraint("min_recall", self.min_recall - recall_value)
         outcomes: list[CaseOutcome] = []
-        for batch, look in self.batches():
+        for batch, look in batches(self.case_order, self.pruning):
             outcomes += self.evaluator.evaluate(settings, ("v0", "v3"), batch)
             if look is None:
                 continue

@@ -156,6 +156,20 @@ def plan_looks(config: PruningConfig, n_cases: int) -> list[Look]:
     ]
 
 
+def batches(case_order: Sequence[str], config: PruningConfig) -> list[tuple[list[str], Look | None]]:
+    """The case list in batches of ``batch_size`` (the unit of concurrency; all at once without pruning), each
+    with the look taken after it, if any: a look's case count also ends a batch.
+
+    >>> [(len(cases), look and look.number) for cases, look in batches("abcdefghij", PruningConfig(batch_size=4, looks=(0.5,)))]
+    [(4, None), (1, 1), (3, None), (2, None)]
+    """
+    n = len(case_order)
+    looks = {look.cases: look for look in plan_looks(config, n)} if config.enabled else {}
+    size = config.batch_size if config.enabled else n
+    ends = sorted({*range(size, n, size), *looks, n})
+    return [(list(case_order[start:end]), looks.get(end)) for start, end in zip([0, *ends], ends)]
+
+
 @dataclass(frozen=True)
 class TrialProfile:
     """What pruning compares: recall@k and context words (exact), and per-case scores at v0 and v3 of the
