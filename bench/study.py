@@ -337,11 +337,14 @@ REPLAYED: dict[str, PruningConfig] = {
 default looks (10, 20, 35, 50 and 70% of the cases)."""
 
 
-def pruning(folder: Path, rules: tuple[str, ...] = tuple(RULES), n_configs: int = 40) -> list[str]:
+def pruning(
+    folder: Path, rules: tuple[str, ...] = tuple(RULES), only: tuple[str, ...] = (), n_configs: int = 40
+) -> list[str]:
     """Each without pruning, with the rule before issue 17 and with the default rule: the demo study itself with
     three sampler seeds (TPE: the runs may sample different trials once a trial is pruned) and three fixed lists
     of random configurations (the same trials in every run). On each unpruned study: the oracle bound (what any
-    early stop could save) and the rules replayed, with their false-prune rate over random case orders."""
+    early stop could save) and the rules replayed, with their false-prune rate over random case orders. ``only``
+    names the studies to run (``demo-seed0`` … ``fixed-seed13``; default all)."""
     lines: list[str] = []
     studies: list[tuple[str, str, dict[str, Any]]] = [(f"demo-seed{seed}", f"demo study (TPE seed {seed}, 40 trials)", {"sampler": {"name": "tpe", "seed": seed}})
                for seed in (0, 1, 2)]
@@ -351,6 +354,8 @@ def pruning(folder: Path, rules: tuple[str, ...] = tuple(RULES), n_configs: int 
         for seed in (7, 11, 13)
     ]
     for name, label, overrides in studies:
+        if only and name not in only:
+            continue
         runs = run_rules(folder, name, rules, write_study, **overrides)
         lines += compare_runs(label, runs) if "unpruned" in runs and len(runs) > 1 else []
         lines += rule_report(runs["unpruned"][0], label, REPLAYED) if "unpruned" in runs else []
@@ -365,6 +370,7 @@ if __name__ == "__main__":
     parser.add_argument("parts", nargs="*", metavar="PART", help=f"{', '.join(PARTS)} (default: all)")
     parser.add_argument("--work", type=Path, help="keep the studies in this folder; a complete study there is loaded, not run again")
     parser.add_argument("--rules", nargs="+", choices=list(RULES), default=list(RULES), help="pruning: the rules to run")
+    parser.add_argument("--studies", nargs="+", default=[], help="pruning: the studies to run (demo-seed0..2, fixed-seed7/11/13)")
     args = parser.parse_args()
     if unknown := [part for part in args.parts if part not in PARTS]:
         parser.error(f"unknown part {unknown[0]!r}; choose from {', '.join(PARTS)}")
@@ -374,5 +380,5 @@ if __name__ == "__main__":
         os.environ.setdefault("TUNER_CACHE", str(folder / "fresh-cache"))
         for part in args.parts or list(PARTS):
             print(f"## {part}", flush=True)
-            for line in pruning(folder, tuple(args.rules)) if part == "pruning" else PARTS[part](folder):
+            for line in pruning(folder, tuple(args.rules), tuple(args.studies)) if part == "pruning" else PARTS[part](folder):
                 print(line, flush=True)
