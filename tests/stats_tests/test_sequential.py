@@ -3,7 +3,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tuner.stats import alpha_spending, alpha_spending_schedule, ratio_excess_test
+from tuner.stats import (
+    SPENDING,
+    alpha_spending,
+    linear_spending,
+    obrien_fleming_spending,
+    pocock_spending,
+    ratio_excess_test,
+)
 
 
 def test_ratio_excess_by_hand() -> None:
@@ -71,32 +78,49 @@ def test_ratio_excess_level_and_power_over_random_case_orders() -> None:
     assert powered / runs >= 0.95  # a trial that loses ~16% of its faithfulness is told apart on 40 of 180 cases
 
 
-def test_obrien_fleming_two_looks_by_hand() -> None:
+def test_obrien_fleming_spending_by_hand() -> None:
     # z_{0.975} = 1.959964; at t = 1/2: 1.959964/√0.5 = 2.771808, Φ(2.771808) = 0.9972127
-    # α(1/2) = 2 − 2·0.9972127 = 0.0055746; look 2 spends the rest: 0.05 − 0.0055746 = 0.0444254
-    assert alpha_spending(0.05, 1, 2) == pytest.approx(0.0055746, abs=1e-7)
-    assert alpha_spending(0.05, 2, 2) == pytest.approx(0.0444254, abs=1e-7)
+    # α(1/2) = 2 − 2·0.9972127 = 0.0055746
+    assert obrien_fleming_spending(0.05, 0.5) == pytest.approx(0.0055746, abs=1e-7)
+    # α(1/5) = 2 − 2Φ(1.959964·√5 = 4.382613) = 2 · 5.863e-6 = 1.1726e-5: an early look prunes only on
+    # overwhelming evidence
+    assert obrien_fleming_spending(0.05, 0.2) == pytest.approx(1.1726e-5, rel=1e-3)
+    assert obrien_fleming_spending(0.05, 1.0) == pytest.approx(0.05)
+    assert obrien_fleming_spending(0.05, 0.0) == 0.0
 
 
-def test_obrien_fleming_spends_little_early_and_sums_to_alpha() -> None:
-    schedule = alpha_spending_schedule(0.05, 5)
-    assert sum(schedule) == pytest.approx(0.05)
-    assert schedule == sorted(schedule)  # later looks get more
-    # α(1/5) = 2 − 2Φ(1.959964·√5 = 4.382613) = 2 · 5.863e-6 = 1.1726e-5:
-    # an early look prunes only on overwhelming evidence
-    assert schedule[0] == pytest.approx(1.1726e-5, rel=1e-3)
-    assert alpha_spending(0.05, 1, 1) == pytest.approx(0.05)
+def test_pocock_spending_by_hand() -> None:
+    # α(t) = α·ln(1 + (e − 1)t): t = 1/2 → 0.05·ln(1.859141) = 0.05·0.620115 = 0.0310057
+    assert pocock_spending(0.05, 0.5) == pytest.approx(0.0310057, abs=1e-7)
+    # t = 1/5 → 0.05·ln(1.343656) = 0.05·0.295395 = 0.0147698: more than O'Brien–Fleming early
+    assert pocock_spending(0.05, 0.2) == pytest.approx(0.0147698, abs=1e-7)
+    assert pocock_spending(0.05, 1.0) == pytest.approx(0.05)
+    assert linear_spending(0.05, 0.25) == pytest.approx(0.0125)
 
 
-def test_bonferroni_splits_alpha_evenly() -> None:
-    assert alpha_spending(0.05, 3, 4, kind="bonferroni") == pytest.approx(0.0125)  # 0.05/4
-    assert sum(alpha_spending_schedule(0.05, 4, kind="bonferroni")) == pytest.approx(0.05)
+def test_alpha_is_spent_by_the_last_look_and_each_look_uses_its_increment() -> None:
+    # spending time τ = t / t_K: looks at 35% and 70% are τ = 1/2 and 1
+    looks = alpha_spending(0.05, [0.35, 0.7], "obf")
+    assert [look.fraction for look in looks] == [0.35, 0.7]
+    assert [look.alpha for look in looks] == pytest.approx([0.0055746, 0.0444254], abs=1e-7)
+    assert [look.spent for look in looks] == pytest.approx([0.0055746, 0.05], abs=1e-7)
+    for kind in SPENDING:
+        schedule = alpha_spending(0.05, [0.1, 0.2, 0.35, 0.5, 0.7], kind)
+        assert sum(look.alpha for look in schedule) == pytest.approx(0.05)
+        assert all(look.alpha > 0 for look in schedule)
+    obf = alpha_spending(0.05, [0.1, 0.2, 0.35, 0.5, 0.7], "obf")
+    assert [look.alpha for look in obf] == sorted(look.alpha for look in obf)  # later looks get more
+
+
+def test_bonferroni_splits_alpha_evenly_over_equally_spaced_looks() -> None:
+    assert [look.alpha for look in alpha_spending(0.05, [0.25, 0.5, 0.75, 1.0], "bonferroni")] == pytest.approx([0.0125] * 4)
 
 
 @pytest.mark.parametrize(
-    ("alpha", "look", "max_looks", "kind"),
-    [(0.0, 1, 2, "bonferroni"), (0.05, 0, 2, "bonferroni"), (0.05, 3, 2, "obrien_fleming"), (0.05, 1, 2, "pocock")],
+    ("alpha", "fractions", "kind"),
+    [(0.0, [0.5], "bonferroni"), (0.05, [], "obf"), (0.05, [0.5, 0.4], "obf"), (0.05, [0.0, 0.5], "pocock"),
+     (0.05, [0.5], "obrien_fleming")],
 )
-def test_alpha_spending_rejects_bad_arguments(alpha: float, look: int, max_looks: int, kind: str) -> None:
+def test_alpha_spending_rejects_bad_arguments(alpha: float, fractions: list[float], kind: str) -> None:
     with pytest.raises(ValueError):
-        alpha_spending(alpha, look, max_looks, kind)  # type: ignore[arg-type]
+        alpha_spending(alpha, fractions, kind)  # type: ignore[arg-type]

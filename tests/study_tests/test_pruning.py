@@ -1,6 +1,11 @@
 from __future__ import annotations
 
-from tuner.study import PruneEvidence, TrialProfile, should_prune
+import math
+
+import pytest
+
+from tuner.study import Look, PruneEvidence, PruningConfig, TrialProfile, plan_looks, should_prune
+from tuner.study._pruning import batches
 
 MARGIN = {"recall_at_k": 0.125, "v3_delta_faithful": 0.05}  # binary fractions: exact comparisons
 N = 40
@@ -12,8 +17,12 @@ def _misled(cases: list[int], n: int = N) -> list[float]:
     return [0.0 if i in cases else 1.0 for i in range(n)]
 
 
-def _check(current: TrialProfile, front: list[TrialProfile], look: int = 1, looks: int = 5) -> PruneEvidence | None:
-    return should_prune(current, front, MARGIN, look, looks, 0.05, "bonferroni", use_context_words=False)
+def _look(alpha: float = 0.01, number: int = 1, of: int = 5) -> Look:
+    return Look(number, of, cases=20, fraction=0.5, alpha=alpha, spent=alpha * number, spending="bonferroni")
+
+
+def _check(current: TrialProfile, front: list[TrialProfile], look: Look | None = None) -> PruneEvidence | None:
+    return should_prune(current, front, MARGIN, look or _look(), use_context_words=False)
 
 
 def test_clearly_dominated_trial_is_pruned_with_its_evidence() -> None:
@@ -23,9 +32,60 @@ def test_clearly_dominated_trial_is_pruned_with_its_evidence() -> None:
     assert evidence is not None
     assert (evidence.dominated_by, evidence.cases_used, evidence.n_total) == (0, 20, 40)
     assert evidence.differences == {"recall_at_k": 0.2, "v3_delta_faithful": 0.5}
-    assert evidence.alpha == 0.01  # 0.05 over 5 looks
+    assert (evidence.alpha, evidence.alpha_spent, evidence.fraction, evidence.spending) == (0.01, 0.01, 0.5, "bonferroni")
     assert evidence.p_value < 0.01
     assert PruneEvidence.from_dict(evidence.to_dict()) == evidence
+
+
+def test_evidence_written_before_spending_was_recorded_still_reads() -> None:
+    old = {"look": 2, "max_looks": 8, "cases_used": 40, "n_total": 180, "dominated_by": 3, "differences": {},
+           "objective": "v3_delta_faithful", "v3_delta_faithful": {"estimate": 0.3, "se": 0.05, "rival": 0.1},
+           "margin": {}, "p_value": 0.001, "alpha": 0.00625}
+    evidence = PruneEvidence.from_dict(old)
+    assert (evidence.look, evidence.alpha, evidence.estimate, evidence.spending) == (2, 0.00625, 0.3, "")
+    assert math.isnan(evidence.fraction) and math.isnan(evidence.alpha_spent)
+
+
+def test_looks_at_fixed_fractions_spend_alpha_by_the_pocock_function() -> None:
+    looks = plan_looks(PruningConfig(looks=(0.1, 0.2, 0.35, 0.5, 0.7), spending="pocock"), 180)
+    # ⌈t·180⌉ cases: 18, 36, 63, 90, 126; spending time τ = t / 0.7; α(τ) = 0.05·ln(1 + (e − 1)τ)
+    assert [look.cases for look in looks] == [18, 36, 63, 90, 126]
+    assert [look.fraction for look in looks] == [0.1, 0.2, 0.35, 0.5, 0.7]
+    # τ_1 = 1/7: 0.05·ln(1 + 1.718282/7) = 0.05·ln(1.245469) = 0.05·0.219512 = 0.010976
+    assert looks[0].alpha == pytest.approx(0.010976, abs=1e-6)
+    # τ_3 = 1/2: 0.05·ln(1.859141) = 0.031006 spent by look 3
+    assert looks[2].spent == pytest.approx(0.031006, abs=1e-6)
+    assert looks[-1].spent == pytest.approx(0.05) and sum(look.alpha for look in looks) == pytest.approx(0.05)
+    assert [(look.number, look.of) for look in looks] == [(j, 5) for j in range(1, 6)]
+
+
+def test_every_batch_with_bonferroni_is_the_rule_before_fixed_fractions() -> None:
+    looks = plan_looks(PruningConfig(looks="every_batch", spending="bonferroni", batch_size=20), 180)
+    assert [look.cases for look in looks] == [20, 40, 60, 80, 100, 120, 140, 160]  # no look at 180: complete
+    assert [look.alpha for look in looks] == pytest.approx([0.05 / 8] * 8)
+
+
+def test_looks_on_a_small_case_list_keep_at_least_two_cases_and_stop_short_of_all() -> None:
+    config = PruningConfig(looks=(0.1, 0.2, 0.35, 0.5, 0.7))
+    assert [look.cases for look in plan_looks(config, 10)] == [2, 4, 5, 7]  # ⌈0.1·10⌉ = 1 case: no test
+    assert plan_looks(config, 2) == []
+    assert plan_looks(PruningConfig(looks="every_batch"), 20) == []  # one batch: the trial completes
+
+
+def test_batches_end_at_every_look_and_serve_concurrency_between_them() -> None:
+    cases = [f"c{i}" for i in range(50)]
+    planned = batches(cases, PruningConfig(batch_size=20, looks=(0.1, 0.5)))
+    assert [(len(batch), look and look.cases) for batch, look in planned] == [(5, 5), (15, None), (5, 25), (15, None), (10, None)]
+    assert [case for batch, _ in planned for case in batch] == cases
+    assert batches(cases, PruningConfig(enabled=False)) == [(cases, None)]
+
+
+@pytest.mark.parametrize("looks", [[], [0.5, 0.5], [0.7, 0.2], [0.0, 0.5], [0.5, 1.0], "every_case"])
+def test_looks_that_are_not_increasing_fractions_are_refused(looks: object) -> None:
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError):
+        PruningConfig(looks=looks)  # type: ignore[arg-type]
 
 
 def test_a_tie_within_the_margin_is_not_pruned() -> None:
@@ -33,7 +93,7 @@ def test_a_tie_within_the_margin_is_not_pruned() -> None:
     # evaluated on every case: Δ = 4/40 = 0.10, worse by exactly the margin, not more; the answer is exact
     assert _check(TrialProfile(3, 0.7, 100.0, CLEAN, _misled([0, 1, 2, 3])), [front]) is None
     # worse by more than the margin on every case: pruned even at the last look
-    assert _check(TrialProfile(4, 0.7, 100.0, CLEAN, _misled([0, 1, 2, 3, 4])), [front], look=5) is not None
+    assert _check(TrialProfile(4, 0.7, 100.0, CLEAN, _misled([0, 1, 2, 3, 4])), [front], _look(number=5)) is not None
 
 
 def test_better_recall_or_recall_within_its_margin_protects_a_less_robust_trial() -> None:
@@ -60,11 +120,11 @@ def test_too_few_cases_or_missing_scores_never_prune() -> None:
     assert _check(TrialProfile(1, 0.2, 100.0, CLEAN[:10], _misled([0], 10)), []) is None  # no front yet
 
 
-def test_repeated_looks_spend_less_alpha_per_look() -> None:
+def test_a_look_that_spends_less_alpha_needs_stronger_evidence() -> None:
     front = TrialProfile(0, 1.0, 100.0, CLEAN, CLEAN)
     noisy = TrialProfile(1, 0.5, 100.0, CLEAN[:12], _misled([1, 4, 7, 10], 12))  # 4 of 12 lost
-    single_look = should_prune(noisy, [front], MARGIN, 1, 1, 0.05, "bonferroni", False)
-    many_looks = should_prune(noisy, [front], MARGIN, 1, 20, 0.05, "bonferroni", False)
+    single_look = _check(noisy, [front], _look(alpha=0.05, of=1))
+    many_looks = _check(noisy, [front], _look(alpha=0.05 / 20, of=20))
     assert single_look is not None and single_look.p_value > 0.05 / 20
     assert many_looks is None
 
@@ -72,8 +132,8 @@ def test_repeated_looks_spend_less_alpha_per_look() -> None:
 def test_context_words_must_also_be_worse_when_it_is_an_objective() -> None:
     front = TrialProfile(0, 0.9, 300.0, CLEAN, CLEAN)
     cheaper = TrialProfile(1, 0.7, 100.0, CLEAN[:20], _misled(list(range(10)), 20))
-    assert should_prune(cheaper, [front], MARGIN, 1, 5, 0.05, "bonferroni", True) is None
-    assert should_prune(cheaper, [front], MARGIN, 1, 5, 0.05, "bonferroni", False) is not None
+    assert should_prune(cheaper, [front], MARGIN, _look(), True) is None
+    assert should_prune(cheaper, [front], MARGIN, _look(), False) is not None
 
 
 def test_a_completed_trial_is_profiled_from_its_values_and_per_case_scores() -> None:

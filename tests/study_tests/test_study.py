@@ -67,7 +67,11 @@ def test_study_runs_resumes_and_exports_a_config_that_reproduces_its_recall(
             assert trial.user_attrs["n_total"] == 6
             evaluated_settings.append(json.dumps(record.settings, sort_keys=True))
         else:
-            assert trial.user_attrs["pruning"]["dominated_by"] >= 0
+            evidence = trial.user_attrs["pruning"]
+            assert evidence["dominated_by"] >= 0 and evidence["spending"] == "pocock"
+            # 6 cases, looks at 10/20/35/50/70%: after 2, 3 and 5 cases (⌈0.6⌉ = 1 case is too few to test)
+            assert evidence["cases_used"] <= round(evidence["fraction"] * 6) in (2, 3, 5)
+            assert 0 < evidence["alpha"] <= evidence["alpha_spent"] <= 0.05
             evaluated_settings.append(json.dumps(record.settings, sort_keys=True))
     assert len(evaluated_settings) == len(set(evaluated_settings)) == 6
     capsys.readouterr()

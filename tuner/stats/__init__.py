@@ -9,24 +9,38 @@ from __future__ import annotations
 from tuner.stats._estimate import CiMethod, Estimate, by_group, mean_estimate
 from tuner.stats._noise import VarianceDecomposition, min_detectable_difference, variance_decomposition
 from tuner.stats._resampling import PairedDifference, bootstrap_ci, bootstrap_sd, paired_bootstrap_diff, ratio_of_means_ci
-from tuner.stats._sequential import RatioExcess, SpendingKind, alpha_spending, alpha_spending_schedule, ratio_excess_test
+from tuner.stats._sequential import (
+    SPENDING,
+    LookAlpha,
+    RatioExcess,
+    SpendingKind,
+    alpha_spending,
+    linear_spending,
+    obrien_fleming_spending,
+    pocock_spending,
+    ratio_excess_test,
+)
 from tuner.stats._wilson import wilson_interval
 
 __all__ = [
+    "SPENDING",
     "CiMethod",
     "Estimate",
+    "LookAlpha",
     "PairedDifference",
     "RatioExcess",
     "SpendingKind",
     "VarianceDecomposition",
     "alpha_spending",
-    "alpha_spending_schedule",
     "bootstrap_ci",
     "bootstrap_sd",
     "by_group",
+    "linear_spending",
     "mean_estimate",
     "min_detectable_difference",
+    "obrien_fleming_spending",
     "paired_bootstrap_diff",
+    "pocock_spending",
     "ratio_excess_test",
     "ratio_of_means_ci",
     "variance_decomposition",

@@ -4,6 +4,7 @@ rival by more than a margin, looked at several times."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Literal
@@ -12,7 +13,7 @@ import numpy as np
 
 from tuner.stats._types import FloatValues
 
-SpendingKind = Literal["obrien_fleming", "bonferroni"]
+SpendingKind = Literal["obf", "pocock", "bonferroni"]
 
 
 @dataclass(frozen=True)
@@ -83,38 +84,84 @@ def ratio_excess_test(
     return RatioExcess(estimate, rival, se, n, n_total, float(stats.t.sf(excess / se, n - 1)))
 
 
-def alpha_spending(alpha: float, look: int, max_looks: int, kind: SpendingKind = "obrien_fleming") -> float:
-    """The share of the overall type-I error ``alpha`` spent at look j = ``look`` of J = ``max_looks``.
+def obrien_fleming_spending(alpha: float, t: float) -> float:
+    """Lan–DeMets O'Brien–Fleming-type spending: the share of ``alpha`` spent by information fraction t.
 
-    "obrien_fleming" (Lan–DeMets O'Brien–Fleming-type): α(t) = 2 − 2Φ(z_{1−α/2} / √t), t_j = j / J,
-    per-look alpha = α(t_j) − α(t_{j−1}) with α(0) = 0. It spends almost nothing at early looks, so
-    a trial is pruned early only on overwhelming evidence.
-    "bonferroni": α / J at every look.
+        α(t) = 2 − 2Φ(z_{1−α/2} / √t),   α(0) = 0,  α(1) = α
 
-    The per-look alphas sum to α, so by the union bound the chance of any false rejection over all
-    looks is at most α (conservative: it ignores the correlation between looks).
+    Almost nothing early (α = 0.05: α(0.2) = 1.2e-5, α(0.5) = 0.0056), so an early look prunes only on
+    overwhelming evidence and the late looks keep nearly the whole α.
 
-    >>> round(alpha_spending(0.05, 1, 1), 6)
-    0.05
+    >>> round(obrien_fleming_spending(0.05, 0.5), 7)
+    0.0055746
     """
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
-    if not 1 <= look <= max_looks:
-        raise ValueError(f"look must be between 1 and max_looks={max_looks}, got {look}")
-    if kind == "bonferroni":
-        return alpha / max_looks
-    if kind == "obrien_fleming":
-        return _obrien_fleming_spent(alpha, look / max_looks) - _obrien_fleming_spent(alpha, (look - 1) / max_looks)
-    raise ValueError(f"unknown alpha spending kind {kind!r}; expected 'obrien_fleming' or 'bonferroni'")
-
-
-def _obrien_fleming_spent(alpha: float, t: float) -> float:
-    if t == 0:
+    if t <= 0:
         return 0.0
     normal = NormalDist()
     return 2 - 2 * normal.cdf(normal.inv_cdf(1 - alpha / 2) / math.sqrt(t))
 
 
-def alpha_spending_schedule(alpha: float, max_looks: int, kind: SpendingKind = "obrien_fleming") -> list[float]:
-    """``alpha_spending`` for looks 1..J; the list sums to ``alpha``."""
-    return [alpha_spending(alpha, look, max_looks, kind) for look in range(1, max_looks + 1)]
+def pocock_spending(alpha: float, t: float) -> float:
+    """Lan–DeMets Pocock-type spending: the share of ``alpha`` spent by information fraction t.
+
+        α(t) = α · ln(1 + (e − 1) t),   α(0) = 0,  α(1) = α
+
+    Nearly even over equally spaced looks, a little more early (α = 0.05: α(0.2) = 0.0148, α(0.5) = 0.0310),
+    so trials that are clearly dominated are stopped soon.
+
+    >>> round(pocock_spending(0.05, 0.5), 6)
+    0.031006
+    """
+    return alpha * math.log(1 + (math.e - 1) * t) if t > 0 else 0.0
+
+
+def linear_spending(alpha: float, t: float) -> float:
+    """Linear spending, α(t) = α · t: at looks equally spaced in information the same α/K at each of K looks
+    (Bonferroni), the rule pruning used before looks at fixed fractions.
+
+    >>> linear_spending(0.05, 0.25)
+    0.0125
+    """
+    return alpha * t if t > 0 else 0.0
+
+
+SPENDING: dict[SpendingKind, Callable[[float, float], float]] = {
+    "obf": obrien_fleming_spending,
+    "pocock": pocock_spending,
+    "bonferroni": linear_spending,
+}
+"""The α-spending functions by the name a study file gives (``pruning: spending``)."""
+
+
+@dataclass(frozen=True)
+class LookAlpha:
+    """One planned look: its information fraction t_j, the α its test uses and the α spent up to it."""
+
+    fraction: float
+    alpha: float
+    spent: float
+
+
+def alpha_spending(alpha: float, fractions: Sequence[float], kind: SpendingKind) -> list[LookAlpha]:
+    """The α of each look at information fractions 0 < t_1 < … < t_K ≤ 1 (the share of the cases seen).
+
+    The spending function α(·) of ``kind`` (``SPENDING``) is evaluated at the spending time τ_j = t_j / t_K:
+    the last interim look is where the whole α is spent, since the complete evaluation (t = 1) is exact and
+    needs none of it. Look j tests at α_j = α(τ_j) − α(τ_{j−1}), α(τ_0) = 0. The α_j sum to α, so by the
+    union bound the chance of any false rejection over all looks is at most α (conservative: it ignores
+    the correlation between looks).
+
+    >>> [round(look.alpha, 6) for look in alpha_spending(0.05, [0.25, 0.5], "obf")]
+    [0.005575, 0.044425]
+    """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if kind not in SPENDING:
+        raise ValueError(f"unknown alpha spending {kind!r}; expected one of {', '.join(SPENDING)}")
+    if not fractions or any(not 0 < t <= 1 for t in fractions) or any(b <= a for a, b in zip(fractions, fractions[1:])):
+        raise ValueError(f"look fractions must increase strictly within (0, 1], got {list(fractions)}")
+    spend, last = SPENDING[kind], fractions[-1]
+    spent = [spend(alpha, t / last) for t in fractions[:-1]] + [alpha]
+    return [
+        LookAlpha(fraction=t, alpha=now - before, spent=now) for t, before, now in zip(fractions, [0.0, *spent], spent)
+    ]

@@ -2,13 +2,13 @@
 noise-floor-aware pruning, the trial and study records, runs, and what a run writes when it ends."""
 
 from tuner.objectives import OBJECTIVES
-from tuner.study._config import LoadedStudy, StudyConfig, load_study_file
+from tuner.study._config import LoadedStudy, PruningConfig, StudyConfig, load_study_file
 from tuner.study._finish import dry_run, finish, trial_document
 from tuner.study._honest import Comparison, compare, pick_notes
 from tuner.study._interrupt import InterruptGuard
 from tuner.study._front import directions_of, entry_json, feasible, points_of, study_front, trial_point
 from tuner.study._objective import trial_profile
-from tuner.study._pruning import PruneEvidence, TrialProfile, should_prune
+from tuner.study._pruning import Look, PruneEvidence, TrialProfile, plan_looks, should_prune
 from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
 from tuner.study._run import StudyRun, case_order, load_study, open_storage, run_study, study_summary
 from tuner.study._samplers import SAMPLERS, build_sampler
@@ -21,7 +21,9 @@ __all__ = [
     "Comparison",
     "InterruptGuard",
     "LoadedStudy",
+    "Look",
     "PruneEvidence",
+    "PruningConfig",
     "SearchSpace",
     "StudyConfig",
     "StudyRecord",
@@ -42,6 +44,7 @@ __all__ = [
     "load_study_file",
     "open_storage",
     "pick_notes",
+    "plan_looks",
     "points_of",
     "run_study",
     "should_prune",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tuner.dataset import is_builtin, manifest_model_defaults
 from tuner.errors import UserError, describe_validation_error
@@ -18,6 +18,7 @@ from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUST
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._tracking import TrackingConfig
 from tuner.encoders import EmbeddingOptions
+from tuner.stats import SpendingKind
 
 
 
@@ -37,11 +38,30 @@ class BudgetConfig(_Strict):
     timeout: float | None = Field(None, gt=0, description="seconds")
 
 
+DEFAULT_LOOKS = (0.1, 0.2, 0.35, 0.5, 0.7)
+
+
 class PruningConfig(_Strict):
+    """Noise-aware pruning (``tuner.study._pruning``): cases are evaluated in batches of ``batch_size`` (the unit of
+    concurrency); the test looks at the fractions ``looks`` of the case list (or after every batch with
+    ``every_batch``) and spends ``alpha`` over those looks with the ``spending`` function (``tuner.stats.SPENDING``)."""
+
     enabled: bool = True
     batch_size: int = Field(20, ge=2)
     alpha: float = Field(0.05, gt=0, lt=1)
-    spending: Literal["obrien_fleming", "bonferroni"] = "bonferroni"
+    spending: SpendingKind = "pocock"
+    looks: tuple[float, ...] | Literal["every_batch"] = Field(
+        DEFAULT_LOOKS, description="fractions of the case list after which the test looks, or every_batch"
+    )
+
+    @field_validator("looks")
+    @classmethod
+    def _increasing_fractions(cls, looks: tuple[float, ...] | str) -> tuple[float, ...] | str:
+        if isinstance(looks, tuple) and (
+            not looks or any(not 0 < t < 1 for t in looks) or any(b <= a for a, b in zip(looks, looks[1:]))
+        ):
+            raise ValueError("looks must be fractions of the case list, strictly increasing within (0, 1)")
+        return looks
 
 
 class PickConfig(_Strict):

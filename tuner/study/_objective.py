@@ -17,7 +17,7 @@ from tuner.objectives import CONTEXT_WORDS, DELTA_CORRECT, RECALL
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import PruningConfig
-from tuner.study._pruning import PruneEvidence, TrialProfile, should_prune
+from tuner.study._pruning import Look, PruneEvidence, TrialProfile, batches, should_prune
 from tuner.study._record import TrialCalls, TrialRecord, finite_or_none
 from tuner.study._space import SearchSpace
 
@@ -78,10 +78,6 @@ class TrialObjective:
     def settings_for(self, params: dict[str, Any]) -> RetrievalSettings:
         return settings_from_mapping({**self.base.model_dump(), **params}, "search space")
 
-    def batches(self) -> list[list[str]]:
-        size = self.pruning.batch_size if self.pruning.enabled else len(self.case_order)
-        return [self.case_order[i : i + size] for i in range(0, len(self.case_order), size)]
-
     def __call__(self, trial: optuna.Trial) -> tuple[float, ...]:
         TrialRecord(worker=f"{socket.gethostname()}:{os.getpid()}").write(trial)
         settings = self.settings_for(self.space.suggest(trial))
@@ -104,14 +100,12 @@ class TrialObjective:
         if self.min_recall is not None:
             # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
             trial.set_constraint("min_recall", self.min_recall - recall_value)
-        batches = self.batches()
         outcomes: list[CaseOutcome] = []
-        for look, batch in enumerate(batches, start=1):
+        for batch, look in batches(self.case_order, self.pruning):
             outcomes += self.evaluator.evaluate(settings, ("v0", "v3"), batch)
-            if not self.pruning.enabled or look == len(batches):
+            if look is None:
                 continue
-            # a look after every batch but the last (after the last one the trial is complete anyway)
-            evidence = self._check(trial, outcomes, recall_value, retrieval.mean_context_words, look, len(batches) - 1)
+            evidence = self._check(trial, outcomes, recall_value, retrieval.mean_context_words, look)
             if evidence is not None:
                 partial, _ = self._robustness(summarize_variant(outcomes, "v3", ci=False))
                 self._spent(outcomes, calls_before, usage_before).write(trial)
@@ -152,14 +146,13 @@ class TrialObjective:
         return tuple(values[name] for name in self.objectives)
 
     def _check(
-        self, trial: optuna.Trial, outcomes: list[CaseOutcome], recall: float, words: float, look: int, looks: int
+        self, trial: optuna.Trial, outcomes: list[CaseOutcome], recall: float, words: float, look: Look
     ) -> PruneEvidence | None:
         f0, f3 = self._scores(outcomes)
         current = TrialProfile(trial.number, recall, words, f0, f3)
         front = [p for t in trial.study.best_trials if (p := trial_profile(t)) is not None]
         return should_prune(
-            current, front, self.margin, look, looks, self.pruning.alpha, self.pruning.spending,
-            CONTEXT_WORDS in self.objectives, self.robustness,
+            current, front, self.margin, look, CONTEXT_WORDS in self.objectives, self.robustness,
         )
 
     def _robustness(self, summary: VariantSummary) -> tuple[float | None, tuple[float, float] | None]:

@@ -15,8 +15,10 @@ case, is better on every objective by more than that objective's margin:
   is one test per look, not one per front trial). ``tuner.stats.ratio_excess_test`` estimates T's Δ
   on all N cases from the m cases, with the rival's per-case values on the same cases as a control
   variate (the paired comparison) and a finite-population correction, and tests H0: Δ(T) − Δ(F) ≤ ε_Δ
-  one-sided. It is repeated after every batch, so it rejects at the per-look alpha of an
-  alpha-spending schedule over the planned looks (total ≤ alpha).
+  one-sided. It is repeated at a few planned looks, at fixed fractions of the case list (``plan_looks``),
+  so it rejects at the per-look alpha of an α-spending function over those information fractions (the
+  per-look alphas sum to alpha; ``tuner.stats.alpha_spending``). Looks at fixed fractions keep the number
+  of looks, and so the alpha of each, the same whatever the size of the golden set.
 
 The margins ε are the run-to-run part of the calibrated noise floor (``NoiseFloor.run_margins``):
 regenerating and re-judging would move a trial's values by that much, so a smaller advantage is not
@@ -39,7 +41,8 @@ import numpy as np
 
 from tuner.metrics import delta_faithful
 from tuner.objectives import CONTEXT_WORDS, DELTA, RECALL
-from tuner.stats import SpendingKind, alpha_spending, ratio_excess_test
+from tuner.stats import alpha_spending, ratio_excess_test
+from tuner.study._config import PruningConfig
 
 
 @dataclass(frozen=True)
@@ -50,8 +53,11 @@ class PruneEvidence:
     ``dominated_by`` beat it by ``differences`` (rival better by this much per objective, recall and
     context words exact, Δ estimated); ``estimate`` ± ``se`` is the pruned trial's estimated Δ on all
     cases and ``rival_delta`` the rival's; H0 (not beaten by more than ``margin``) had ``p_value`` <
-    ``alpha``, the per-look level of the spending schedule; ``objective`` names the robustness objective
-    (``v3_delta_faithful`` or ``v3_delta_correct``) the Δ figures are of.
+    ``alpha``, the α this look's test uses; ``objective`` names the robustness objective
+    (``v3_delta_faithful`` or ``v3_delta_correct``) the Δ figures are of. ``fraction`` is the look's
+    information fraction (planned cases / N), ``alpha_spent`` the α spent up to and including this look
+    by the ``spending`` function. Evidence written before looks at fixed fractions has no fraction, spent
+    α or spending (NaN, NaN, "").
     """
 
     look: int
@@ -67,6 +73,9 @@ class PruneEvidence:
     p_value: float
     alpha: float
     objective: str = DELTA
+    fraction: float = math.nan
+    alpha_spent: float = math.nan
+    spending: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -81,6 +90,9 @@ class PruneEvidence:
             "margin": dict(self.margin),
             "p_value": self.p_value,
             "alpha": self.alpha,
+            "fraction": self.fraction,
+            "alpha_spent": self.alpha_spent,
+            "spending": self.spending,
         }
 
     @classmethod
@@ -101,7 +113,61 @@ class PruneEvidence:
             p_value=float(values.get("p_value", math.nan)),
             alpha=float(values.get("alpha", math.nan)),
             objective=objective,
+            fraction=float(values.get("fraction", math.nan)),
+            alpha_spent=float(values.get("alpha_spent", math.nan)),
+            spending=str(values.get("spending", "")),
         )
+
+
+@dataclass(frozen=True)
+class Look:
+    """A planned look: after the first ``cases`` of the case list (``fraction`` of it), look ``number`` of
+    ``of`` tests at ``alpha`` with ``spent`` spent so far by the ``spending`` function."""
+
+    number: int
+    of: int
+    cases: int
+    fraction: float
+    alpha: float
+    spent: float
+    spending: str
+
+
+def plan_looks(config: PruningConfig, n_cases: int) -> list[Look]:
+    """The looks of a study on ``n_cases`` cases: after the first ⌈t·N⌉ cases for each fraction t of
+    ``config.looks`` (or after every ``batch_size`` cases for ``every_batch``), keeping those with at least two
+    cases and short of N (the complete evaluation is exact and needs no test), α spent over their actual
+    fractions m/N.
+
+    >>> [(look.cases, round(look.alpha, 4)) for look in plan_looks(PruningConfig(looks=(0.25, 0.5), spending="bonferroni"), 100)]
+    [(25, 0.025), (50, 0.025)]
+    """
+    if config.looks == "every_batch":
+        planned = list(range(config.batch_size, n_cases, config.batch_size))
+    else:
+        planned = [math.ceil(t * n_cases - 1e-9) for t in config.looks]
+    cases = sorted({m for m in planned if 2 <= m < n_cases})
+    if not cases:
+        return []
+    levels = alpha_spending(config.alpha, [m / n_cases for m in cases], config.spending)
+    return [
+        Look(j, len(cases), m, level.fraction, level.alpha, level.spent, config.spending)
+        for j, (m, level) in enumerate(zip(cases, levels), start=1)
+    ]
+
+
+def batches(case_order: Sequence[str], config: PruningConfig) -> list[tuple[list[str], Look | None]]:
+    """The case list in batches of ``batch_size`` (the unit of concurrency; all at once without pruning), each
+    with the look taken after it, if any: a look's case count also ends a batch.
+
+    >>> [(len(cases), look and look.number) for cases, look in batches("abcdefghij", PruningConfig(batch_size=4, looks=(0.5,)))]
+    [(4, None), (1, 1), (3, None), (2, None)]
+    """
+    n = len(case_order)
+    looks = {look.cases: look for look in plan_looks(config, n)} if config.enabled else {}
+    size = config.batch_size if config.enabled else n
+    ends = sorted({*range(size, n, size), *looks, n})
+    return [(list(case_order[start:end]), looks.get(end)) for start, end in zip([0, *ends], ends)]
 
 
 @dataclass(frozen=True)
@@ -139,14 +205,11 @@ def should_prune(
     current: TrialProfile,
     front: Sequence[TrialProfile],
     margin: dict[str, float],
-    look: int,
-    max_looks: int,
-    alpha: float,
-    spending: SpendingKind,
+    look: Look,
     use_context_words: bool,
     objective: str = DELTA,
 ) -> PruneEvidence | None:
-    """The evidence for pruning ``current`` (evaluated on its first ``len(current.f0)`` cases), or None."""
+    """The evidence for pruning ``current`` (evaluated on its first ``len(current.f0)`` cases) at ``look``, or None."""
     recall_margin, words_margin = margin.get(RECALL, 0.0), margin.get(CONTEXT_WORDS, 0.0)
     rivals = [
         (delta, rival)
@@ -159,12 +222,11 @@ def should_prune(
         return None
     _, rival = min(rivals, key=lambda pair: pair[0])
     test = ratio_excess_test(*current.drops(), *rival.drops(), margin=margin.get(objective, 0.0))
-    alpha_look = alpha_spending(alpha, look, max_looks, spending)
-    if test is None or test.p_value >= alpha_look:
+    if test is None or test.p_value >= look.alpha:
         return None
     return PruneEvidence(
-        look=look,
-        max_looks=max_looks,
+        look=look.number,
+        max_looks=look.of,
         cases_used=test.n,
         n_total=test.n_total,
         dominated_by=rival.number,
@@ -178,6 +240,9 @@ def should_prune(
         rival_delta=round(test.rival, 6),
         margin=dict(margin),
         p_value=test.p_value,
-        alpha=alpha_look,
+        alpha=look.alpha,
         objective=objective,
+        fraction=look.fraction,
+        alpha_spent=look.spent,
+        spending=look.spending,
     )
