@@ -14,8 +14,9 @@ Use an LLM generator for any claim about how a deployed model behaves.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -29,7 +30,14 @@ from tuner.llm import BackendResources, RequestCount
 from tuner.settings import DEFAULT_EMBEDDING_MODEL
 from tuner.text import bm25_tokens, split_sentences
 
-def _idf(terms: set[str], sentences: list[set[str]]) -> dict[str, float]:
+
+@lru_cache(maxsize=65536)  # every trial reads sentences that repeat across trials (Chinese ones go through the segmenter)
+def _terms(text: str) -> frozenset[str]:
+    """The distinct BM25 terms of ``text``."""
+    return frozenset(bm25_tokens(text))
+
+
+def _idf(terms: Set[str], sentences: Sequence[Set[str]]) -> dict[str, float]:
     """idf(t) = ln(1 + (N − n_t + 0.5) / (n_t + 0.5)) of each term, N = len(sentences), n_t = sentences holding t."""
     count = len(sentences)
     return {t: math.log(1 + (count - n + 0.5) / (n + 0.5)) for t in terms for n in [sum(t in s for s in sentences)]}
@@ -99,7 +107,8 @@ class ScoredSentence:
 
 
 class ExtractiveGenerator:
-    """Embed the question and every context sentence; answer with the best ``score = cosine + position bonus``."""
+    """Embed the question and every context sentence; answer each question part with the best-scored sentence
+    (cosine + position bonus + question-word match, see :meth:`score`) and the next best of its context."""
 
     name = "extractive"
     concurrency = 1
@@ -124,8 +133,8 @@ class ExtractiveGenerator:
             return []
         vectors = self.encoder.encode([question, *(s for s, _ in located)])
         similarities = vectors[1:] @ vectors[0]
-        words = {text: set(bm25_tokens(text)) for text, _ in located}
-        idf = _idf(set(bm25_tokens(question)), list(words.values()))
+        words = {text: _terms(text) for text, _ in located}
+        idf = _idf(_terms(question), list(words.values()))
         kind = answer_type(question)
         best: dict[str, ScoredSentence] = {}
         for (text, index), similarity in zip(located, similarities):
