@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from tuner.generation import (
     parse_generator_config,
     position_bonus,
 )
+from tuner.generation._extractive import _idf
 from tuner.llm import BackendResources
 
 QUESTION = "How much does the Aurora X1 laptop cost?"
@@ -28,8 +30,9 @@ def generator(encoder: CachedEncoder, **values: Any) -> ExtractiveGenerator:
 
 
 def sentence_reader(encoder: CachedEncoder, **values: Any) -> ExtractiveGenerator:
-    """The reader that answers with whole sentences (``reader: sentence``, the default)."""
-    return generator(encoder, reader="sentence", **values)
+    """The reader that answers with whole sentences (``reader: sentence``, the default), one unless
+    ``max_sentences`` is given, so a test sees which sentence wins."""
+    return generator(encoder, reader="sentence", **{"max_sentences": 1, **values})
 
 
 def span_reader(encoder: CachedEncoder, **values: Any) -> ExtractiveGenerator:
@@ -85,8 +88,12 @@ def test_recency_favours_the_last_context_over_the_middle(encoder: CachedEncoder
 
 
 def test_max_sentences(encoder: CachedEncoder) -> None:
-    answer = sentence_reader(encoder, max_sentences=2).generate(QUESTION, [RIGHT + " Penguins swim.", STALE])
-    assert answer == Answer(f"{RIGHT} {STALE}")
+    weight = "The Aurora X1 laptop weighs 1.2 kg."
+    contexts = [f"{RIGHT} {weight} Penguins swim.", STALE]
+    assert sentence_reader(encoder).generate(QUESTION, contexts) == Answer(RIGHT)
+    assert sentence_reader(encoder, max_sentences=2).generate(QUESTION, contexts) == Answer(f"{RIGHT} {weight}")
+    # the stale sentence scores above the weight, but comes from another context; the penguins are below the floor
+    assert sentence_reader(encoder, max_sentences=5).generate(QUESTION, contexts) == Answer(f"{RIGHT} {weight}")
 
 
 def test_sampling_is_seeded_and_reproducible(encoder: CachedEncoder) -> None:
@@ -112,6 +119,7 @@ def test_embeddings_are_reused(encoder: CachedEncoder) -> None:
 def test_default_config_is_extractive() -> None:
     config = parse_generator_config(None, "study.yaml")
     assert isinstance(config, ExtractiveGeneratorConfig) and config.temperature == 0.0 and config.reader == "sentence"
+    assert (config.max_sentences, config.word_match, config.type_match) == (2, 0.6, 0.0)
 
 
 def test_span_reader_commits_to_the_value_of_the_best_sentence(encoder: CachedEncoder) -> None:
@@ -147,10 +155,57 @@ def test_span_reader_answers_each_part_and_falls_back_to_sentences(encoder: Cach
     assert gen.generate(QUESTION, ["Penguins live in Antarctica."]) == Answer(ABSTAIN)
 
 
-def test_span_reader_scores_question_words(encoder: CachedEncoder) -> None:
-    # question terms {aurora, x1, laptop, cost}; the sentence holds aurora, x1, laptop ("costs" is another term): 3/4
+def test_idf_of_question_terms_over_the_sentences() -> None:
+    # N = 3 sentences; "a" in 2: ln(1 + 1.5/2.5) = ln 1.6; "b" in 1: ln(1 + 2.5/1.5) = ln(8/3); "z" in none: ln(1 + 3.5/0.5) = ln 8
+    idf = _idf({"a", "b", "z"}, [{"a"}, {"a", "b"}, {"c"}])
+    assert idf == pytest.approx({"a": math.log(1.6), "b": math.log(8 / 3), "z": math.log(8)})
+
+
+@pytest.mark.parametrize("reader", ["sentence", "span"])
+def test_scores_idf_weighted_question_words(encoder: CachedEncoder, reader: str) -> None:
+    # question terms {aurora, x1, laptop, cost}; the one sentence holds aurora, x1, laptop ("costs" is another term):
+    # idf = ln(1 + 0.5/1.5) = ln(4/3) each, cost ln(1 + 1.5/0.5) = ln 4, so share = 3 ln(4/3) / (3 ln(4/3) + ln 4)
     question, contexts = "Aurora X1 laptop cost?", [RIGHT]
-    [span] = span_reader(encoder, primacy_bonus=0.0, recency_bonus=0.0).score(question, contexts)
-    assert span.score - span.similarity == pytest.approx(0.6 * 3 / 4)
-    [sentence] = sentence_reader(encoder, primacy_bonus=0.0, recency_bonus=0.0).score(question, contexts)
-    assert sentence.score == pytest.approx(sentence.similarity)
+    share = 3 * math.log(4 / 3) / (3 * math.log(4 / 3) + math.log(4))
+    [scored] = generator(encoder, reader=reader, primacy_bonus=0.0, recency_bonus=0.0).score(question, contexts)
+    assert scored.score - scored.similarity == pytest.approx(0.6 * share)
+    [plain] = generator(encoder, reader=reader, primacy_bonus=0.0, recency_bonus=0.0, word_match=0.0).score(question, contexts)
+    assert plain.score == pytest.approx(plain.similarity)
+
+
+def test_rare_question_words_outweigh_common_ones(encoder: CachedEncoder) -> None:
+    # every sentence but one names the Aurora X1 laptop; only that one names the warranty the question asks
+    # about. By share of terms (3 of 4 against 1 of 4) the fillers would win; by idf the warranty does.
+    question = "Aurora X1 laptop warranty?"
+    contexts = [
+        "The Aurora X1 laptop is sold in Oslo.",
+        "The Aurora X1 laptop costs $1,299.",
+        "The Aurora X1 laptop weighs 1.2 kg.",
+        "The Aurora X1 laptop comes in grey.",
+        "Warranty: 24 months.",
+    ]
+    assert sentence_reader(encoder, word_match=0.0).generate(question, contexts) == Answer(contexts[1])
+    assert sentence_reader(encoder).generate(question, contexts) == Answer(contexts[4])
+
+
+def test_type_match_favours_sentences_holding_what_is_asked(encoder: CachedEncoder) -> None:
+    question = "When was the Aurora X1 laptop released?"
+    contexts = ["The Aurora X1 laptop is made in Oslo.", "It came out in March 2021."]
+    plain = {s.text: s.score for s in sentence_reader(encoder).score(question, contexts)}
+    typed = {s.text: s.score for s in sentence_reader(encoder, type_match=0.5).score(question, contexts)}
+    assert typed[contexts[0]] == pytest.approx(plain[contexts[0]])
+    assert typed[contexts[1]] == pytest.approx(plain[contexts[1]] + 0.5)
+
+
+def test_default_reader_answers_with_two_sentences_of_one_context(encoder: CachedEncoder) -> None:
+    gen = generator(encoder)
+    weight = "The Aurora X1 laptop weighs 1.2 kg."
+    assert gen.generate(QUESTION, [f"Penguins swim. {RIGHT} {weight}", "The weather in Oslo is mild."]) == Answer(f"{RIGHT} {weight}")
+    # it commits to one source: the stale price of another context never joins the answer, and position
+    # still decides which of two close sources that is
+    ordered = generator(encoder, primacy_bonus=0.04, recency_bonus=0.0)
+    assert ordered.generate(QUESTION, [RIGHT, STALE]) == Answer(RIGHT)
+    assert ordered.generate(QUESTION, [STALE, RIGHT]) == Answer(STALE)
+    # a question that asks two things: one sentence for each
+    question = "How much does the Aurora X1 laptop cost, and how much does the Aurora X1 laptop weigh?"
+    assert gen.generate(question, [RIGHT, "Aurora is based in Oslo. " + weight]) == Answer(f"{RIGHT}; {weight}")
