@@ -162,16 +162,25 @@ def test_cli_writes_reports_and_json(tmp_path: Path, corrupted_dir: Path, tiny_d
     assert "no conflicting documents (conflicts.jsonl)" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("what", ["configurations", "generators"])
 def test_cli_compare_reports_gamma_per_type(tmp_path: Path, corrupted_dir: Path, encoder: CachedEncoder,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
-    wide, narrow = tmp_path / "wide.yaml", tmp_path / "narrow.yaml"
-    wide.write_text("settings: {top_k: 5}\n", "utf-8")
-    narrow.write_text("settings: {top_k: 1}\n", "utf-8")
+                                           capsys: pytest.CaptureFixture[str], what: str) -> None:
+    if what == "configurations":
+        a, b = tmp_path / "wide.yaml", tmp_path / "strict.yaml"
+        a.write_text("settings: {top_k: 5}\n", "utf-8")
+        b.write_text("settings: {top_k: 2, relevance_threshold: 0.5}\n", "utf-8")
+        mode = ["--compare", str(a), str(b)]
+    else:
+        config, a, b = tmp_path / "deploy.yaml", tmp_path / "reader.yaml", tmp_path / "picky.yaml"
+        config.write_text("settings: {top_k: 5}\n", "utf-8")
+        a.write_text("generator: {backend: extractive}\n", "utf-8")
+        b.write_text("generator: {backend: extractive, similarity_floor: 0.6}\n", "utf-8")
+        mode = ["--config", str(config), "--compare-generators", str(a), str(b)]
     out = tmp_path / "out"
     out.mkdir()
-    assert main(["stress", "--compare", str(wide), str(narrow), "--dataset", str(corrupted_dir), "--json", "--out", str(out)]) == 0
+    assert main(["stress", *mode, "--dataset", str(corrupted_dir), "--json", "--out", str(out)]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert (data["first"], data["second"]) == ("wide.yaml", "narrow.yaml")
+    assert (data["first"], data["second"]) == (a.name, b.name)
     first, second = data["reports"]
     for kind, value in data["gamma"].items():
         one = [e["delta"]["value"] for e in first["conditions"].values() if e["kind"] == kind]
@@ -179,7 +188,13 @@ def test_cli_compare_reports_gamma_per_type(tmp_path: Path, corrupted_dir: Path,
         assert value == pytest.approx(sum(one) / len(one) - sum(two) / len(two))
     assert set(data["gamma"]) == {"factual_corruption", "contradiction_injection", "numeric_typo",
                                   "relevance_poisoning", "stale_version"}
-    assert "## Γ_t(wide.yaml, narrow.yaml)" in (out / "stress.md").read_text("utf-8")
+    if what == "configurations":
+        # every corrupted cell is 0/6 under both; clean is 5/6 wide and 3/6 strict: Γ = 5/6 − 3/6 for every type
+        assert data["gamma"] == pytest.approx(dict.fromkeys(data["gamma"], 1 / 3))
+        # the threshold empties contexts: ρ(clean) = 3/6; no relevance-poisoning filler scores 0.5
+        assert second["conditions"]["clean"]["rho"]["value"] == 0.5
+        assert second["conditions"]["relevance_poisoning/subtle"]["rho"]["value"] == 1.0
+    assert f"## Γ_t({a.name}, {b.name})" in (out / "stress.md").read_text("utf-8")
 
 
 @pytest.mark.parametrize(
