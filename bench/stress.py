@@ -46,28 +46,23 @@ def prepare(work: Path) -> dict[str, Path]:
     return datasets
 
 
-def _pct(entry: dict[str, Any]) -> str:
+def _value(entry: dict[str, Any], form: str) -> str:
+    """``value [lo, hi]`` of a JSON entry: ``form`` "pct" (a share) or "points" (a difference, signed points)."""
     value, ci = entry["value"], entry["ci"]
     if value is None:
         return "n/a"
-    bounds = f" [{ci[0]:.1%}, {ci[1]:.1%}]" if ci else ""
-    return f"{value:.1%}{bounds}"
+    def show(x: float) -> str:
+        return f"{x:.1%}" if form == "pct" else f"{x * 100:+.1f}"
 
-
-def _points(entry: dict[str, Any]) -> str:
-    value, ci = entry["value"], entry["ci"]
-    if value is None:
-        return "n/a"
-    bounds = f" [{ci[0] * 100:+.1f}, {ci[1] * 100:+.1f}]" if ci else ""
-    return f"{value * 100:+.1f}{bounds}"
+    return show(value) + (f" [{show(ci[0])}, {show(ci[1])}]" if ci else "")
 
 
 def table(report: dict[str, Any]) -> list[str]:
     lines = ["| condition | accuracy [95% CI] | Δ pts [95% CI] | ρ | misled [95% CI] | corrupted share |", "|---" * 6 + "|"]
     for name, entry in report["conditions"].items():
         share = entry["corrupted_share"]["value"]
-        lines.append(f"| {name} | {_pct(entry['accuracy'])} | {_points(entry['delta'])} | {_pct(entry['rho'])} | "
-                     f"{_pct(entry['misled'])} | {'—' if share is None else f'{share:.1%}'} |")
+        lines.append(f"| {name} | {_value(entry['accuracy'], 'pct')} | {_value(entry['delta'], 'points')} | "
+                     f"{_value(entry['rho'], 'pct')} | {_value(entry['misled'], 'pct')} | {'—' if share is None else f'{share:.1%}'} |")
     return lines
 
 
