@@ -40,20 +40,23 @@ class ChunkTable:
         return self._embeddings
 
     def mask(self, view: str) -> np.ndarray | None:
-        """Chunks visible in an index view: ``clean`` (corpus only), ``all``, or ``kind=K[,severity=S]``
-        (the corpus plus the conflicting documents whose metadata match). ``None`` means every chunk."""
+        """Chunks visible in an index view: ``clean`` (corpus only), ``all``, ``kind=K[,severity=S]``
+        (the corpus plus the conflicting documents whose metadata match) or ``only:kind=K[,severity=S]``
+        (those conflicting documents alone, no corpus). ``None`` means every chunk."""
         if view == "all":
             return None
         if view == "clean":
             return ~self.is_conflict
-        wanted = dict(part.split("=", 1) for part in view.split(","))
+        only = view.startswith("only:")
+        wanted = dict(part.split("=", 1) for part in view.removeprefix("only:").split(","))
         unknown = set(wanted) - {"kind", "severity"}
         if unknown:
             raise ValueError(f"unknown index view filter {sorted(unknown)} in '{view}'")
         selected: NDArray[np.bool_] = np.array(
             [all(getattr(c, name) == value for name, value in wanted.items()) for c in self.chunks], dtype=bool
         )
-        return ~self.is_conflict | (self.is_conflict & selected)
+        matching = self.is_conflict & selected
+        return matching if only else ~self.is_conflict | matching
 
 
 def _write_chunks(chunks: list[Chunk], folder: Path) -> None:

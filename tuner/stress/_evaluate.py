@@ -1,13 +1,20 @@
-"""Stress (ranking → answers → verdicts → **stress matrix**): accuracy of one configuration under each corruption
-condition of one index, and under noise position.
+"""Stress (ranking → answers → verdicts → **stress matrix**): accuracy of one configuration under the RAGStress
+conditions of one index, and under noise position.
 
-Every condition is a metadata view of the SAME chunk table and retriever (``clean``, ``all``,
-``kind=K,severity=S``: see ``ChunkTable.mask``), so index construction cannot confound the comparison.
+Every condition is a metadata view of the SAME chunk table and retriever (see ``ChunkTable.mask``),
+so index construction cannot confound the comparison:
+
+- ``no_retrieval``: the generator answers from the question alone (no context);
+- ``clean``: the corpus only (is_corrupted = false);
+- ``unfiltered``: everything (corpus and every corrupted document);
+- ``<type>/<severity>``: ONLY the corrupted documents of that type and severity (view ``only:kind=…,severity=…``);
+- ``clean+<type>/<severity>`` (extra, on request): the corpus plus those corrupted documents, i.e.
+  how much one type of rot hurts an otherwise clean knowledge base.
 
 Per case and condition the generator answers from the condition's retrieved context and the judge
 gives per-keypoint verdicts. The case is **correct** when the answer states every keypoint
-(faithful = 1), a yes/no outcome, so accuracy = correct / scored is a proportion with a Wilson 95%
-interval. Cases whose answer or verdicts are missing are counted by reason, never as wrong.
+(faithful = 1), a yes/no outcome. Cases whose answer or verdicts are missing are counted by reason,
+never as wrong. The metrics are in :mod:`tuner.stress._metrics`.
 """
 
 from __future__ import annotations
@@ -17,56 +24,75 @@ from dataclasses import dataclass
 from typing import Literal
 
 from tuner.chunking import CONFLICT
+from tuner.corruption import CORRUPTORS, SEVERITIES
 from tuner.dataset import Dataset, GoldenCase
 from tuner.errors import UserError
 from tuner.evaluation import Responder, RobustnessEvaluator
 from tuner.llm import map_concurrent
-from tuner.metrics import faithful, misled
+from tuner.metrics import faithful
 from tuner.noise import NoiseConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import Estimate, mean_estimate
+from tuner.stress._metrics import Difference, delta, empty_rate, misled_rate, paired_table
 from tuner.verdicts import KeypointVerdict
 
+NO_RETRIEVAL = "no_retrieval"
 CLEAN = "clean"
 UNFILTERED = "unfiltered"
+CLEAN_PLUS = "clean+"
+TYPES: tuple[str, ...] = tuple(CORRUPTORS)
+"""The four corruption types of the matrix, in report order (semantic fidelity first)."""
 Position = Literal["front", "middle", "end"]
 POSITIONS: tuple[Position, ...] = ("front", "middle", "end")
 UNFILTERED_NOTE = (
     "'unfiltered' retrieves over the mixed index (clean and every corrupted document together); "
-    "it is not a worst-case sensitivity: read the per-type conditions for that."
+    "it is not a worst-case sensitivity: read the type × severity conditions for that."
 )
 
 
 @dataclass(frozen=True)
 class Condition:
-    """A named index view: ``clean``, ``unfiltered`` (view ``all``), or one corruption ``kind`` at one ``severity``."""
+    """A named index view; ``view`` None = no retrieval. ``kind``/``severity`` name a corrupted-document filter."""
 
     name: str
-    view: str
+    view: str | None
     kind: str | None = None
     severity: str | None = None
 
 
-def stress_conditions(dataset: Dataset) -> list[Condition]:
-    """``clean``, ``unfiltered`` and every (kind, severity) present in the dataset's conflicts, sorted."""
-    pairs = sorted({(c.kind, c.severity) for c in dataset.conflicts})
-    return [
-        Condition(CLEAN, "clean"),
-        Condition(UNFILTERED, "all"),
-        *(Condition(f"{kind}/{severity}", f"kind={kind},severity={severity}", kind, severity) for kind, severity in pairs),
-    ]
+def matrix_pairs(dataset: Dataset) -> list[tuple[str, str]]:
+    """The type × severity cells: the 4 × 3 of the taxonomy, then any other (kind, severity) in the
+    dataset's conflicts (e.g. ``stale_version``), sorted."""
+    canonical = [(kind, severity) for kind in TYPES for severity in SEVERITIES]
+    others = sorted({(c.kind, c.severity) for c in dataset.conflicts} - set(canonical))
+    return canonical + others
+
+
+def stress_conditions(dataset: Dataset, clean_plus_type: bool = False) -> list[Condition]:
+    """``no_retrieval``, ``clean``, ``unfiltered``, then one ``<type>/<severity>`` per cell of
+    :func:`matrix_pairs` that has corrupted documents; with ``clean_plus_type`` also the
+    ``clean+<type>/<severity>`` views of the same cells."""
+    present = {(c.kind, c.severity) for c in dataset.conflicts}
+    cells = [pair for pair in matrix_pairs(dataset) if pair in present]
+    conditions = [Condition(NO_RETRIEVAL, None), Condition(CLEAN, "clean"), Condition(UNFILTERED, "all")]
+    conditions += [Condition(f"{k}/{s}", f"only:kind={k},severity={s}", k, s) for k, s in cells]
+    if clean_plus_type:
+        conditions += [Condition(f"{CLEAN_PLUS}{k}/{s}", f"kind={k},severity={s}", k, s) for k, s in cells]
+    return conditions
 
 
 @dataclass(frozen=True)
 class CaseResult:
     """One case under one condition: ``correct`` is None when the answer or a verdict is missing
-    (``missing`` says why); ``conflicts`` are the doc ids of conflicting chunks in its context."""
+    (``missing`` says why); ``retrieved`` chunks were in its context, ``conflicts`` are the doc ids of
+    its corrupted (conflicting) chunks, one per chunk."""
 
     case_id: str
     correct: bool | None
     missing: str | None
     verdicts: tuple[KeypointVerdict, ...]
+    retrieved: int = 0
     conflicts: tuple[str, ...] = ()
 
 
@@ -80,49 +106,57 @@ def _accuracy(results: Sequence[CaseResult]) -> Estimate:
 
 @dataclass(frozen=True)
 class ConditionResult:
-    """accuracy with its Wilson interval; ``delta`` = accuracy − clean accuracy over the cases scored in
-    both (negative = worse than clean); ``misled_rate`` = share of the cases right when clean whose
-    answer here contradicts a keypoint (``misled_n`` such cases); ``exposed`` = cases whose context
-    held at least one conflicting chunk."""
+    """One condition: ``accuracy`` (Wilson), ``delta`` = Acc(clean) − Acc(condition) on the paired cases
+    (Newcombe interval), ``rho`` = share of queries with nothing retrieved (Wilson), ``misled`` =
+    share of the cases right under clean that are wrong here (Wilson); ``corrupted_chunks`` of the
+    ``retrieved_chunks`` were corrupted; ``exposed`` cases had at least one."""
 
     condition: Condition
     cases: tuple[CaseResult, ...]
     accuracy: Estimate
-    delta: float | None
-    misled_rate: float | None
-    misled_n: int
+    delta: Difference
+    rho: Estimate
+    misled: Estimate
+    retrieved_chunks: int
+    corrupted_chunks: int
     exposed: int
+
+    @property
+    def corrupted_share(self) -> float | None:
+        """Corrupted chunks / retrieved chunks, over every query (None when nothing was retrieved)."""
+        return self.corrupted_chunks / self.retrieved_chunks if self.retrieved_chunks else None
 
     def to_dict(self) -> dict[str, object]:
         return {
             "view": self.condition.view,
             "kind": self.condition.kind,
             "severity": self.condition.severity,
-            "accuracy": self.accuracy.value,
-            "ci": list(self.accuracy.ci) if self.accuracy.ci else None,
-            "delta": self.delta,
-            "misled_rate": self.misled_rate,
-            "misled_n": self.misled_n,
-            "n": self.accuracy.n,
-            "n_total": self.accuracy.n_total,
-            "missing": dict(self.accuracy.missing),
+            "accuracy": self.accuracy.to_dict(),
+            "delta": self.delta.to_dict(),
+            "rho": self.rho.to_dict(),
+            "misled": self.misled.to_dict(),
+            "corrupted_share": {
+                "value": self.corrupted_share,
+                "corrupted_chunks": self.corrupted_chunks,
+                "retrieved_chunks": self.retrieved_chunks,
+            },
             "exposed": self.exposed,
         }
 
 
 def compare_with_clean(condition: Condition, cases: Sequence[CaseResult], clean: Sequence[CaseResult]) -> ConditionResult:
-    """Accuracy, Δ vs clean and misled rate of ``cases`` (paired with ``clean`` by position)."""
-    both = [(c, r) for c, r in zip(clean, cases, strict=True) if c.correct is not None and r.correct is not None]
-    delta = (sum(bool(r.correct) for _, r in both) - sum(bool(c.correct) for c, _ in both)) / len(both) if both else None
-    right = [(c, r) for c, r in both if c.correct]
-    flags = [misled(c.verdicts, r.verdicts) for c, r in right]
+    """Every metric of ``cases`` under ``condition``, paired with the ``clean`` results by position."""
+    clean_correct = [c.correct for c in clean]
+    correct = [r.correct for r in cases]
     return ConditionResult(
         condition=condition,
         cases=tuple(cases),
         accuracy=_accuracy(cases),
-        delta=delta,
-        misled_rate=sum(bool(f) for f in flags) / len(flags) if flags else None,
-        misled_n=len(flags),
+        delta=delta(paired_table(clean_correct, correct)),
+        rho=empty_rate([r.retrieved for r in cases]),
+        misled=misled_rate(clean_correct, correct, [r.missing for r in cases]),
+        retrieved_chunks=sum(r.retrieved for r in cases),
+        corrupted_chunks=sum(len(r.conflicts) for r in cases),
         exposed=sum(bool(r.conflicts) for r in cases),
     )
 
@@ -135,34 +169,40 @@ class PositionResult:
     accuracy: Estimate
 
     def to_dict(self) -> dict[str, object]:
-        ci = self.accuracy.ci
-        return {"accuracy": self.accuracy.value, "ci": list(ci) if ci else None, "n": self.accuracy.n,
-                "n_total": self.accuracy.n_total, "missing": dict(self.accuracy.missing)}
+        return {"accuracy": self.accuracy.to_dict()}
 
 
 @dataclass(frozen=True)
 class StressReport:
+    """The conditions of one configuration (``label`` names it: settings file or generator), the
+    ``absent`` type × severity cells (no corrupted documents of that kind) and the positions."""
+
+    label: str
     settings: RetrievalSettings
     conditions: dict[str, ConditionResult]
+    absent: tuple[str, ...]
     positions: dict[Position, PositionResult]
     noise_n: int
 
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "settings": self.settings.model_dump(mode="json"),
-            "accuracy": "share of cases whose answer states every keypoint; Wilson 95% interval",
-            "note": UNFILTERED_NOTE,
-            "conditions": {name: result.to_dict() for name, result in self.conditions.items()},
-            "positions": {name: result.to_dict() for name, result in self.positions.items()},
-            "noise_n": self.noise_n,
-        }
+    def matrix(self) -> dict[str, dict[str, ConditionResult]]:
+        """The ``<type>/<severity>`` conditions as type → severity → result, in report order."""
+        cells: dict[str, dict[str, ConditionResult]] = {}
+        for result in self.conditions.values():
+            kind, severity = result.condition.kind, result.condition.severity
+            if kind is not None and severity is not None and not result.condition.name.startswith(CLEAN_PLUS):
+                cells.setdefault(kind, {})[severity] = result
+        return cells
+
+    def deltas(self) -> dict[str, dict[str, float | None]]:
+        """Δ(M, t, s) as type → severity → value (None when no case was paired)."""
+        return {kind: {s: r.delta.value for s, r in row.items()} for kind, row in self.matrix().items()}
 
 
 class StressEvaluator:
     """Runs every condition and position for one configuration over one pipeline (one index).
 
     >>> report = StressEvaluator(pipeline, Responder(generator, judge)).run(RetrievalSettings(top_k=4))  # doctest: +SKIP
-    >>> report.conditions["factual_corruption/moderate"].accuracy.describe()  # doctest: +SKIP
+    >>> report.conditions["factual_corruption/moderate"].delta.value  # doctest: +SKIP
     """
 
     def __init__(self, pipeline: RetrievalPipeline, responder: Responder, noise_n: int = 2) -> None:
@@ -181,23 +221,24 @@ class StressEvaluator:
         answer = self.responder.answer(case.question, passages)
         verdicts = self.responder.judge(case, answer, passages, self.pipeline.dataset.wrong_answers(case))
         if answer.missing_reason:
-            return CaseResult(case.id, None, answer.missing_reason, verdicts, conflicts)
+            return CaseResult(case.id, None, answer.missing_reason, verdicts, len(passages), conflicts)
         score = faithful(verdicts)
         if score is None:
             reason = next(v.missing_reason for v in verdicts if v.missing_reason)
-            return CaseResult(case.id, None, reason, verdicts, conflicts)
-        return CaseResult(case.id, score == 1.0, None, verdicts, conflicts)
+            return CaseResult(case.id, None, reason, verdicts, len(passages), conflicts)
+        return CaseResult(case.id, score == 1.0, None, verdicts, len(passages), conflicts)
 
     def condition(self, settings: RetrievalSettings, condition: Condition) -> list[CaseResult]:
-        contexts = self.pipeline.retrieve(settings, condition.view)
-        jobs = [contexts[self._rows[case.id]] for case in self.cases]
-        return map_concurrent(
-            lambda pair: self._score(
-                pair[0], tuple(pair[1].passages), tuple(c.doc_id for c in pair[1].chunks if c.source == CONFLICT)
-            ),
-            list(zip(self.cases, jobs)),
-            self.responder.concurrency,
-        )
+        """The results of every case with keypoints under ``condition`` (no context for no retrieval)."""
+        if condition.view is None:
+            jobs: list[tuple[GoldenCase, tuple[str, ...], tuple[str, ...]]] = [(case, (), ()) for case in self.cases]
+        else:
+            contexts = self.pipeline.retrieve(settings, condition.view)
+            jobs = [
+                (case, tuple(ctx.passages), tuple(c.doc_id for c in ctx.chunks if c.source == CONFLICT))
+                for case, ctx in ((case, contexts[self._rows[case.id]]) for case in self.cases)
+            ]
+        return map_concurrent(lambda job: self._score(*job), jobs, self.responder.concurrency)
 
     def position(self, settings: RetrievalSettings, position: Position) -> PositionResult:
         """v3 in ``inject`` mode at ``position``: the same n conflict chunks of each case's relevant
@@ -213,9 +254,13 @@ class StressEvaluator:
         ]
         return PositionResult(position, _accuracy(results))
 
-    def run(self, settings: RetrievalSettings, conditions: Sequence[Condition] | None = None) -> StressReport:
-        chosen = list(conditions) if conditions is not None else stress_conditions(self.pipeline.dataset)
+    def run(self, settings: RetrievalSettings, label: str = "", clean_plus_type: bool = False) -> StressReport:
+        dataset = self.pipeline.dataset
+        chosen = stress_conditions(dataset, clean_plus_type)
         clean = self.condition(settings, Condition(CLEAN, "clean"))
-        results = {c.name: compare_with_clean(c, clean if c.view == "clean" else self.condition(settings, c), clean) for c in chosen}
+        results = {
+            c.name: compare_with_clean(c, clean if c.name == CLEAN else self.condition(settings, c), clean) for c in chosen
+        }
+        absent = tuple(f"{k}/{s}" for k, s in matrix_pairs(dataset) if f"{k}/{s}" not in results)
         positions = {p: self.position(settings, p) for p in POSITIONS}
-        return StressReport(settings, results, positions, self.noise_n)
+        return StressReport(label, settings, results, absent, positions, self.noise_n)
