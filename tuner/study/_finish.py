@@ -94,6 +94,7 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
             "ci": record.ci,
             "noise_floor": study_record.noise_floor,
         },
+        {name: d.step for name, d in trial.distributions.items() if isinstance(d, optuna.distributions.FloatDistribution) and d.step},
     )
 
 
