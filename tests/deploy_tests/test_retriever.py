@@ -66,6 +66,10 @@ def test_every_front_trial_exported_and_rebuilt_returns_the_chunks_its_evaluatio
         blended += measured.rerank_strength > 0
         assert "0000000" not in exported.read_text()  # floats rounded to the search space's step
     assert blended, "the front should hold a trial that blends reranker scores"
+    for framework in ("langchain", "llamaindex"):
+        native = tmp_path / f"{framework}.yaml"
+        assert main(["export", str(study_file), "--pick", "knee", "--format", framework, "-o", str(native)]) == 0
+        assert yaml.safe_load(native.read_text())["framework"] == framework
 
 
 def _shop() -> list[Document]:
