@@ -178,3 +178,16 @@ def test_exports_honour_the_umask_and_round_floats_to_the_step(tmp_path: Path) -
     settings = yaml.safe_load(path.read_text())["settings"]
     assert settings["rerank_strength"] == 0.15 and str(settings["rerank_strength"]) == "0.15"
     assert settings["hybrid_weight"] == 0.30000000000000004  # no step known: the value is kept as measured
+
+
+def test_written_folders_honour_the_umask(tmp_path: Path) -> None:
+    from tuner.io import atomic_directory, atomic_write_json
+
+    old = os.umask(0o022)
+    try:
+        with atomic_directory(tmp_path / "shared") as staging:
+            atomic_write_json(staging / "baseline.json", {"recall_at_k": 0.9})
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "shared").stat().st_mode) == 0o755
+    assert stat.S_IMODE((tmp_path / "shared" / "baseline.json").stat().st_mode) == 0o644
