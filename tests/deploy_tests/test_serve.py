@@ -122,3 +122,37 @@ def test_bad_config_or_port_is_one_line_and_exit_2(tmp_path: Path, tiny_dataset_
         busy = _serve(["--config", str(config), "--dataset", str(tiny_dataset_dir), "--port", str(taken.getsockname()[1])])
         _, err = busy.communicate(timeout=60)
     assert busy.returncode == 2 and "cannot listen there" in err
+
+
+def test_not_ready_until_the_indexes_are_loaded_and_a_failed_load_says_why(config: Path, tiny_dataset_dir: Path) -> None:
+    import threading
+
+    from fastapi.testclient import TestClient
+
+    from tuner.deploy.service import build_app
+
+    release = threading.Event()
+
+    def slow_load() -> Retriever:
+        release.wait(60)
+        return Retriever.from_config(config, corpus=tiny_dataset_dir)
+
+    with TestClient(build_app(slow_load)) as client:
+        assert client.get("/healthz").status_code == 503 and client.get("/healthz").json() == {"error": "loading indexes"}
+        assert client.post("/retrieve", json={"query": "warranty"}).status_code == 503
+        release.set()
+        deadline = time.monotonic() + 60
+        while client.get("/healthz").status_code != 200:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert client.post("/retrieve", json={"query": "warranty"}).json()["chunks"]
+
+    def broken() -> Retriever:
+        raise FileNotFoundError("no such dataset")
+
+    with TestClient(build_app(broken)) as client:
+        deadline = time.monotonic() + 30
+        while "failed" not in client.get("/healthz").text:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert client.get("/healthz").status_code == 503 and "FileNotFoundError: no such dataset" in client.get("/healthz").text
