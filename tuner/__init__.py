@@ -31,6 +31,8 @@ _EXPORTS = {
     "evaluate_retrieval": "tuner.evaluation",
     "RetrievalReport": "tuner.evaluation",
     "UserError": "tuner.errors",
+    "Retriever": "tuner.deploy",
+    "RetrievedChunk": "tuner.deploy",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

@@ -33,6 +33,8 @@ from typing import Any, TypeVar
 import numpy as np
 from filelock import FileLock
 
+from tuner.io import public_mode
+
 T = TypeVar("T")
 MANIFEST = "MANIFEST.json"
 log = logging.getLogger(__name__)
@@ -214,6 +216,7 @@ class DiskCache:
                     log.warning("%s cache entry %s does not match its checksums: dropped and rebuilt", namespace, folder)
                     shutil.rmtree(folder, ignore_errors=True)
             staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{key}."))
+            public_mode(staging, folder=True)  # a team-shared cache: the umask decides, not mkdtemp's 0700
             try:
                 build(staging)
                 names = sorted(p.name for p in staging.iterdir() if p.is_file())

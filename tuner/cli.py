@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "gate": "tuner.commands.gate",
     "stress": "tuner.commands.stress",
     "canary": "tuner.commands.canary",
+    "serve": "tuner.commands.serve",
 }
 
 

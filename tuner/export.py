@@ -1,9 +1,18 @@
 """Export (front → **export** → serve): export a chosen configuration for deployment: settings, the models they need,
-and provenance. Never a secret."""
+and provenance; read it back (:func:`read_export`, what ``tuner serve`` and ``tuner.Retriever.from_config`` load).
+Never a secret.
+
+The ``.env`` form holds one ``TUNER_<SETTING>=value`` line per retrieval setting (strings JSON-quoted, so a
+prompt's trailing space survives) and the provenance as ``# key: json`` comment lines.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -11,17 +20,43 @@ import yaml
 
 from tuner import __version__
 from tuner.errors import UserError
-from tuner.io import atomic_write_text
+from tuner.io import atomic_write_text, read_yaml_mapping
+from tuner.settings import RetrievalSettings, settings_from_mapping
 
 FORMATS = (".yaml", ".yml", ".json", ".env")
+ENV_PREFIX = "TUNER_"
+_ENV_LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
+_PROVENANCE_LINE = re.compile(r"^#\s*([a-z_]+):\s(.*)$")
 
 
-def export_document(settings: dict[str, Any], provenance: dict[str, Any]) -> dict[str, Any]:
+def round_to_step(value: float, step: float) -> float:
+    """``value`` with the decimals of ``step`` only: a value Optuna drew on a 0.05 grid is written ``0.15``, not
+    ``0.15000000000000002``.
+
+    >>> round_to_step(0.15000000000000002, 0.05)
+    0.15
+    """
+    decimals = max(0, -int(Decimal(str(step)).normalize().as_tuple().exponent))
+    return round(value, decimals)
+
+
+def export_document(
+    settings: dict[str, Any], provenance: dict[str, Any], steps: Mapping[str, float] | None = None
+) -> dict[str, Any]:
+    """The export of one configuration; float settings with a search-space step in ``steps`` are rounded to it."""
+    rounded = {
+        name: round_to_step(value, steps[name]) if isinstance(value, float) and steps and name in steps else value
+        for name, value in settings.items()
+    }
     return {
-        "settings": settings,
-        "models": {"embedding_model": settings.get("embedding_model"), "reranker": settings.get("reranker")},
+        "settings": rounded,
+        "models": {"embedding_model": rounded.get("embedding_model"), "reranker": rounded.get("reranker")},
         "provenance": {**provenance, "tool": f"tuner {__version__}"},
     }
+
+
+def _env_value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)
 
 
 def write_export(path: str | Path, document: dict[str, Any]) -> Path:
@@ -31,13 +66,176 @@ def write_export(path: str | Path, document: dict[str, Any]) -> Path:
     if suffix not in FORMATS:
         raise UserError(f"{target}: unknown export format '{suffix}' (use {', '.join(FORMATS)})")
     if suffix in (".yaml", ".yml"):
-        text = "# written by tuner export; load with: tuner eval DATASET --config THIS_FILE\n"
-        text += yaml.safe_dump(document, sort_keys=False)
+        text = "# written by tuner export; load with: tuner serve --config THIS_FILE, or tuner eval DATASET --config THIS_FILE\n"
+        text += yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
     elif suffix == ".json":
-        text = json.dumps(document, indent=2) + "\n"
+        text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     else:
-        lines = [f"# {key}: {json.dumps(value)}" for key, value in document["provenance"].items()]
-        lines += [f"TUNER_{key.upper()}={value}" for key, value in document["settings"].items()]
+        lines = ["# written by tuner export; load with: tuner serve --config THIS_FILE"]
+        lines += [f"# {key}: {json.dumps(value, ensure_ascii=False)}" for key, value in document["provenance"].items()]
+        lines += [f"{ENV_PREFIX}{key.upper()}={_env_value(value)}" for key, value in document["settings"].items()]
         text = "\n".join(lines) + "\n"
     atomic_write_text(target, text)
+    return target
+
+
+@dataclass(frozen=True)
+class ExportedConfig:
+    """A configuration read back from an export: validated settings and the provenance it carries."""
+
+    settings: RetrievalSettings
+    provenance: dict[str, Any]
+    source: str
+
+
+def _read_env(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+    settings: dict[str, Any] = {}
+    provenance: dict[str, Any] = {}
+    for number, raw in enumerate(lines, start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        if line.startswith("#"):
+            comment = _PROVENANCE_LINE.match(line)
+            if comment:
+                try:
+                    provenance[comment.group(1)] = json.loads(comment.group(2))
+                except ValueError:
+                    pass  # an ordinary comment that happens to contain a colon
+            continue
+        match = _ENV_LINE.match(line)
+        if match is None:
+            raise UserError(f"{path}:{number}: expected KEY=value, got {line[:60]!r}")
+        key, value = match.groups()
+        if not key.startswith(ENV_PREFIX):
+            continue  # a shared .env file may hold other programs' keys
+        name = key[len(ENV_PREFIX):].lower()
+        if name not in RetrievalSettings.model_fields:
+            raise UserError(f"{path}:{number}: {key}: not a retrieval setting (known: "
+                            f"{', '.join(ENV_PREFIX + n.upper() for n in RetrievalSettings.model_fields)})")
+        if value.startswith('"'):
+            try:
+                value = json.loads(value)
+            except ValueError:
+                raise UserError(f"{path}:{number}: {key}: malformed quoted value") from None
+        settings[name] = value
+    return settings, provenance
+
+
+def read_export(path: str | Path) -> ExportedConfig:
+    """The settings and provenance of an export (``.yaml``, ``.yml``, ``.json`` or ``.env``) or of a hand-written
+    settings mapping; a bad key or value is one :class:`UserError` line naming the file and the key."""
+    source = Path(path)
+    if source.suffix.lower() == ".env":
+        values, provenance = _read_env(source)
+    else:
+        data = read_yaml_mapping(source, "an export of tuner export")
+        values = data["settings"] if isinstance(data.get("settings"), dict) else data
+        stored = data.get("provenance")
+        provenance = dict(stored) if isinstance(stored, dict) else {}
+    return ExportedConfig(settings_from_mapping(values, str(source)), provenance, str(source))
+
+
+Untranslated = tuple[str, Any, str]
+"""A setting the framework has no equivalent for: (name, value, what the framework does instead)."""
+
+
+def _overlap_units(settings: Mapping[str, Any]) -> int:
+    return int(round(settings["chunk_size"] * settings["chunk_overlap"]))
+
+
+def _untranslated(settings: Mapping[str, Any], fusion: str, cutoff: bool) -> list[Untranslated]:
+    """What a framework cannot express; ``cutoff`` says whether its similarity cutoff means tuner's threshold."""
+    rows: list[Untranslated] = []
+    if settings["chunk_unit"] == "words":
+        rows.append(("chunk_unit", "words", "no whitespace-word splitter: the character splitter below is the nearest"))
+    rows.append(("chunking", "sentence snapping", "tuner ends a chunk at the last sentence end past half its size; "
+                 "the splitters below break at their own separators"))
+    if settings["retriever"] == "hybrid":
+        rows.append(("hybrid_weight", settings["hybrid_weight"], f"tuner blends normalized scores convexly; {fusion}"))
+    if settings["relevance_threshold"] > 0 and not cutoff:
+        rows.append(("relevance_threshold", settings["relevance_threshold"],
+                     "applies to tuner's normalized final score (BM25: the share of the query's Σidf a chunk reaches; hybrid and "
+                     "reranked: a blend); the framework's scores are on another scale"))
+    if settings["rerank_strength"] > 0:
+        rows.append(("rerank_strength", settings["rerank_strength"],
+                     "tuner blends first-stage and reranker scores; frameworks' rerankers replace the order instead"))
+        if settings["reranker"].startswith("embedding-maxsim"):
+            rows.append(("reranker", settings["reranker"], "max cosine over a chunk's sentences exists in no framework"))
+    return rows
+
+
+def _langchain(settings: Mapping[str, Any]) -> tuple[dict[str, Any], list[Untranslated]]:
+    size, overlap, unit = settings["chunk_size"], _overlap_units(settings), settings["chunk_unit"]
+    splitter: dict[str, Any] = (
+        {"class": "langchain_text_splitters.SentenceTransformersTokenTextSplitter", "model_name": settings["embedding_model"],
+         "tokens_per_chunk": size, "chunk_overlap": overlap}
+        if unit == "tokens" else
+        {"class": "langchain_text_splitters.RecursiveCharacterTextSplitter", "chunk_size": size, "chunk_overlap": overlap}
+    )
+    embeddings = {"class": "langchain_huggingface.HuggingFaceEmbeddings", "model_name": settings["embedding_model"],
+                  "encode_kwargs": {"normalize_embeddings": True, "prompt": settings["document_prompt"]},
+                  "query_encode_kwargs": {"normalize_embeddings": True, "prompt": settings["query_prompt"]}}
+    # no score_threshold: LangChain's FAISS turns an inner product p into the relevance score 1 − p, not tuner's cosine
+    dense = {"class": "langchain_community.vectorstores.FAISS", "distance_strategy": "MAX_INNER_PRODUCT",
+             "as_retriever": {"search_type": "similarity", "search_kwargs": {"k": settings["top_k"]}}}
+    bm25 = {"class": "langchain_community.retrievers.BM25Retriever", "k": settings["candidate_depth"]}
+    retriever: dict[str, Any] = {"bm25": {**bm25, "k": settings["top_k"]}, "dense": dense}.get(settings["retriever"], {
+        "class": "langchain.retrievers.EnsembleRetriever", "weights": [round(1 - settings["hybrid_weight"], 6), settings["hybrid_weight"]],
+        "retrievers": [bm25, {**dense, "as_retriever": {"search_kwargs": {"k": settings["candidate_depth"]}}}]})
+    native = {"text_splitter": splitter, "embeddings": embeddings, "retriever": retriever}
+    if settings["reranker"].startswith("cross-encoder:") and settings["rerank_strength"] > 0:
+        native["reranker"] = {"class": "langchain.retrievers.document_compressors.CrossEncoderReranker",
+                              "model": settings["reranker"].split(":", 1)[1], "top_n": settings["top_k"]}
+    return native, _untranslated(settings, "EnsembleRetriever fuses ranks (weighted reciprocal rank fusion)", cutoff=False)
+
+
+def _llamaindex(settings: Mapping[str, Any]) -> tuple[dict[str, Any], list[Untranslated]]:
+    size, overlap, unit = settings["chunk_size"], _overlap_units(settings), settings["chunk_unit"]
+    splitter: dict[str, Any] = {"class": "llama_index.core.node_parser.SentenceSplitter", "chunk_size": size, "chunk_overlap": overlap,
+                                "tokenizer": (f"transformers.AutoTokenizer.from_pretrained({settings['embedding_model']!r}).tokenize"
+                                              if unit == "tokens" else "list  # one unit per character")}
+    embed = {"class": "llama_index.embeddings.huggingface.HuggingFaceEmbedding", "model_name": settings["embedding_model"],
+             "query_instruction": settings["query_prompt"], "text_instruction": settings["document_prompt"], "normalize": True}
+    dense = {"class": "llama_index.core.VectorStoreIndex.as_retriever", "similarity_top_k": settings["top_k"]}
+    bm25 = {"class": "llama_index.retrievers.bm25.BM25Retriever", "similarity_top_k": settings["top_k"]}
+    retriever: dict[str, Any] = {"bm25": bm25, "dense": dense}.get(settings["retriever"], {
+        "class": "llama_index.core.retrievers.QueryFusionRetriever", "mode": "relative_score", "num_queries": 1,
+        "similarity_top_k": settings["top_k"], "retriever_weights": [round(1 - settings["hybrid_weight"], 6), settings["hybrid_weight"]],
+        "retrievers": [{**bm25, "similarity_top_k": settings["candidate_depth"]},
+                       {**dense, "similarity_top_k": settings["candidate_depth"]}]})
+    native: dict[str, Any] = {"node_parser": splitter, "embed_model": embed, "retriever": retriever}
+    cutoff = settings["retriever"] == "dense" and settings["rerank_strength"] == 0  # the node score is then tuner's cosine
+    if settings["relevance_threshold"] > 0 and cutoff:
+        native["node_postprocessors"] = [{"class": "llama_index.core.postprocessor.SimilarityPostprocessor",
+                                          "similarity_cutoff": settings["relevance_threshold"]}]
+    if settings["reranker"].startswith("cross-encoder:") and settings["rerank_strength"] > 0:
+        native.setdefault("node_postprocessors", []).append({
+            "class": "llama_index.core.postprocessor.SentenceTransformerRerank",
+            "model": settings["reranker"].split(":", 1)[1], "top_n": settings["top_k"]})
+    return native, _untranslated(settings, "QueryFusionRetriever(mode='relative_score') min-max scales each list first", cutoff)
+
+
+FRAMEWORKS = {"langchain": _langchain, "llamaindex": _llamaindex}
+ADAPTERS = {"langchain": "tuner.deploy.langchain.TunerLangChainRetriever", "llamaindex": "tuner.deploy.llamaindex.TunerLlamaIndexRetriever"}
+
+
+def write_framework_export(path: str | Path, document: dict[str, Any], framework: str) -> Path:
+    """The nearest ``framework`` settings of an export (chunk size and overlap in the framework's units, ``k`` /
+    ``similarity_top_k``, a similarity cutoff where one exists) as YAML, headed by a table of the settings that
+    do not translate; the adapter ``tuner.deploy.<framework>`` reproduces the measured retrieval instead."""
+    native, untranslated = FRAMEWORKS[framework](document["settings"])
+    header = [f"# {framework} settings nearest to the measured configuration, written by tuner export --format {framework}.",
+              f"# For the retrieval the study measured, use {ADAPTERS[framework]}.from_config(...) instead.",
+              "# What does not translate:", "#", "# | setting | value | why |", "# |---|---|---|"]
+    header += [f"# | {name} | {value} | {why} |" for name, value, why in untranslated]
+    body = {"framework": framework, "native": native, "adapter": ADAPTERS[framework],
+            "not_translated": [{"setting": name, "value": value, "why": why} for name, value, why in untranslated],
+            "settings": document["settings"], "provenance": document["provenance"]}
+    target = Path(path)
+    atomic_write_text(target, "\n".join(header) + "\n" + yaml.safe_dump(body, sort_keys=False, allow_unicode=True))
     return target

@@ -1,5 +1,6 @@
 """Beside the flows (every written file): atomic file output: a reader sees the old file or the whole new one, never a
-torn write."""
+torn write. Files and folders get the modes the umask gives a plain ``open``/``mkdir`` (0644 and 0755 under 022), not the
+0600/0700 of the private temporary names they are staged under, so a CI artifact or a team-shared folder stays readable."""
 
 from __future__ import annotations
 
@@ -13,12 +14,31 @@ from pathlib import Path
 from typing import Any
 
 
+def current_umask() -> int:
+    """The process umask, read without changing it where Linux reports it (``/proc/self/status``)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def public_mode(path: str | Path, folder: bool = False) -> None:
+    """Give ``path`` (made by ``mkstemp``/``mkdtemp``, mode 0600/0700) the mode the umask gives new files or folders."""
+    os.chmod(path, (0o777 if folder else 0o666) & ~current_umask())
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder and an atomic rename."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
+        public_mode(tmp)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -51,6 +71,7 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}."))
     try:
+        public_mode(staging, folder=True)
         if target.is_dir():
             shutil.copytree(target, staging, dirs_exist_ok=True)
         yield staging

@@ -6,7 +6,8 @@ import argparse
 
 from tuner.commands._study_args import add_study_arguments, loaded_study
 
-HELP = "Export a trial's retrieval settings (with provenance) as .yaml, .json or .env for deployment."
+HELP = ("Export a trial's retrieval settings (with provenance) as .yaml, .json or .env for deployment, or the nearest "
+        "LangChain / LlamaIndex settings (--format).")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,13 +17,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     choice.add_argument("--pick", metavar="RULE", help="knee, min-delta (with --min-recall) or cheapest")
     parser.add_argument("--min-recall", type=float, metavar="X", help="recall floor for --pick min-delta")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="output file (.yaml, .json or .env)")
+    parser.add_argument("--format", choices=("tuner", "langchain", "llamaindex"), default="tuner",
+                        help="tuner (default: what tuner serve and tuner.Retriever read), or the nearest settings of a "
+                             "framework as YAML with a table of what does not translate")
 
 
 def run(args: argparse.Namespace) -> int:
     import optuna
 
     from tuner.errors import UserError
-    from tuner.export import write_export
+    from tuner.export import write_export, write_framework_export
     from tuner.pareto import pick
     from tuner.study import load_study, study_front
     from tuner.study import trial_document
@@ -37,5 +41,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         number, rule = pick(args.pick, entries, directions, floor, min_recall=args.min_recall).number, args.pick
     document = trial_document(study, number, rule, loaded.storage)
-    print(write_export(args.output, document))
+    if args.format == "tuner":
+        print(write_export(args.output, document))
+    else:
+        print(write_framework_export(args.output, document, args.format))
     return 0

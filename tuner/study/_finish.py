@@ -135,6 +135,7 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
             "noise_floor": study_record.noise_floor,
             "notes": pick_notes(study, number),
         },
+        {name: d.step for name, d in trial.distributions.items() if isinstance(d, optuna.distributions.FloatDistribution) and d.step},
     )
 
 

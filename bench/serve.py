@@ -1,0 +1,128 @@
+"""Retrieval service load test (issue 13 §3): ``tuner serve`` on the demo corpus, called over loopback HTTP.
+
+Starts the service as a subprocess (a fresh cache folder, so the first start builds everything; then a second
+start on the warm cache), and for 1, 8 and 32 concurrent clients sends ``POST /retrieve`` for ``--seconds``
+each, reporting p50/p99 latency and throughput. Two query streams: the demo's golden questions repeated
+(after one first pass, their vectors and the reranked sentences' vectors come from the embedding store) and unseen
+questions (each a golden question with a fresh suffix, so every request encodes its question once more).
+
+Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/serve.py [--seconds 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import numpy as np
+
+from tuner.dataset import load_dataset, resolve_dataset
+from tuner.export import export_document, write_export
+from tuner.settings import RetrievalSettings
+
+REPO = Path(__file__).resolve().parents[1]
+SETTINGS = RetrievalSettings(top_k=5, chunk_size=128, retriever="hybrid", hybrid_weight=0.5, rerank_strength=0.5,
+                             relevance_threshold=0.2, candidate_depth=30)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start(config: Path, cache: Path) -> tuple[subprocess.Popen[bytes], str, float]:
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TUNER_CACHE": str(cache)}
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "tuner", "serve", "--config", str(config), "--dataset", "demo",
+                                "--port", str(port)], env=env)
+    url = f"http://127.0.0.1:{port}"
+    while True:
+        if process.poll() is not None:
+            raise SystemExit(f"server exited with {process.returncode}")
+        try:
+            if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                return process, url, time.perf_counter() - started
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+
+
+async def load(url: str, queries: Iterator[str], clients: int, seconds: float) -> dict[str, float]:
+    latencies: list[float] = []
+    errors = 0
+    deadline = time.perf_counter() + seconds
+
+    async def client(http: httpx.AsyncClient) -> None:
+        nonlocal errors
+        while time.perf_counter() < deadline:
+            sent = time.perf_counter()
+            try:
+                reply = await http.post(f"{url}/retrieve", json={"query": next(queries)})
+            except httpx.TransportError:  # counted, not fatal: the table says how many
+                errors += 1
+                continue
+            if reply.status_code != 200:
+                errors += 1
+            latencies.append(time.perf_counter() - sent)
+
+    began = time.perf_counter()
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(timeout=120, limits=limits) as http:
+        await asyncio.gather(*(client(http) for _ in range(clients)))
+    elapsed = time.perf_counter() - began
+    ms = np.asarray(latencies) * 1000
+    return {"requests": len(ms), "errors": errors, "p50": float(np.percentile(ms, 50)), "p99": float(np.percentile(ms, 99)),
+            "rps": len(ms) / elapsed}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=10.0, help="load duration per concurrency level")
+    parser.add_argument("--cache", type=Path, help="cache folder to use (default: a new one, so the first start is cold)")
+    args = parser.parse_args()
+    questions = [case.question for case in load_dataset(resolve_dataset("demo")).golden]
+    with tempfile.TemporaryDirectory(prefix="tuner-serve-bench-") as folder:
+        root = Path(folder)
+        config = write_export(root / "deploy.yaml", export_document(SETTINGS.model_dump(), {"study": "bench"}))
+        process, url, cold = start(config, args.cache or root / "cache")
+        process.terminate()
+        process.wait()
+        process, url, warm = start(config, args.cache or root / "cache")
+        try:
+            health = httpx.get(f"{url}/healthz").json()
+            print(f"settings: {SETTINGS.model_dump(include={'retriever', 'top_k', 'chunk_size', 'rerank_strength', 'relevance_threshold', 'candidate_depth'})}")
+            print(f"corpus: {health['documents']} documents, {health['chunks']} chunks; ready after {cold:.1f} s (first start), "
+                  f"{warm:.1f} s (warm cache, load {health['load_seconds']} s)")
+            began = time.perf_counter()
+            for question in questions:  # one pass: every question's vector and its candidates' sentence vectors stored
+                httpx.post(f"{url}/retrieve", json={"query": question}, timeout=120).raise_for_status()
+            print(f"first pass over the {len(questions)} golden questions (one client): {time.perf_counter() - began:.1f} s")
+            counter = itertools.count()
+            streams = {"repeated": lambda: itertools.cycle(questions),
+                       "unseen": lambda: (f"{q} (ticket {next(counter)})" for q in itertools.cycle(questions))}
+            print("| queries | clients | requests | errors | p50 ms | p99 ms | requests/s |")
+            print("|---|---|---|---|---|---|---|")
+            for name, stream in streams.items():
+                for clients in (1, 8, 32):
+                    row = asyncio.run(load(url, stream(), clients, args.seconds))
+                    print(f"| {name} | {clients} | {row['requests']:.0f} | {row['errors']:.0f} | {row['p50']:.1f} | "
+                          f"{row['p99']:.1f} | {row['rps']:.1f} |", flush=True)
+        finally:
+            process.terminate()
+            process.wait()
+
+
+if __name__ == "__main__":
+    main()

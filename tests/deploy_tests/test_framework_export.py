@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from tuner.export import export_document, write_framework_export
+from tuner.settings import RetrievalSettings
+
+
+def _written(tmp_path: Path, framework: str, **settings: object) -> tuple[str, dict[str, object]]:
+    values = RetrievalSettings(**settings).model_dump()  # type: ignore[arg-type]
+    path = write_framework_export(tmp_path / f"{framework}.yaml", export_document(values, {"trial": 3}), framework)
+    text = path.read_text()
+    return text, yaml.safe_load(text)
+
+
+def test_langchain_export_names_native_units_and_what_does_not_translate(tmp_path: Path) -> None:
+    text, doc = _written(tmp_path, "langchain", retriever="hybrid", hybrid_weight=0.7, chunk_size=200, chunk_overlap=0.15,
+                         top_k=4, relevance_threshold=0.2, rerank_strength=0.5)
+    native = doc["native"]
+    assert native["text_splitter"]["tokens_per_chunk"] == 200 and native["text_splitter"]["chunk_overlap"] == 30
+    assert native["retriever"]["weights"] == [0.3, 0.7]
+    assert {row["setting"] for row in doc["not_translated"]} == {
+        "chunking", "hybrid_weight", "relevance_threshold", "rerank_strength", "reranker"}
+    assert "# | rerank_strength | 0.5 |" in text and doc["adapter"].endswith("TunerLangChainRetriever")
+    assert doc["provenance"]["trial"] == 3
+
+
+def test_llamaindex_export_keeps_a_cosine_cutoff_where_it_means_the_same(tmp_path: Path) -> None:
+    _, doc = _written(tmp_path, "llamaindex", retriever="dense", chunk_unit="chars", chunk_size=800, chunk_overlap=0.1,
+                      top_k=6, relevance_threshold=0.35)
+    native = doc["native"]
+    assert native["node_parser"]["chunk_size"] == 800 and native["node_parser"]["chunk_overlap"] == 80
+    assert native["retriever"]["similarity_top_k"] == 6
+    assert native["node_postprocessors"][0]["similarity_cutoff"] == 0.35
+    assert "relevance_threshold" not in {row["setting"] for row in doc["not_translated"]}
+    _, blended = _written(tmp_path, "llamaindex", retriever="dense", relevance_threshold=0.35, rerank_strength=0.2)
+    assert "node_postprocessors" not in blended["native"]
+    assert "relevance_threshold" in {row["setting"] for row in blended["not_translated"]}

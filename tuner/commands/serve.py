@@ -1,0 +1,45 @@
+"""Command line (``tuner serve`` → tuner.deploy): the HTTP retrieval service of an exported configuration."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+HELP = "Serve an exported configuration over HTTP: POST /retrieve, GET /healthz, GET /config, POST /documents."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", required=True, metavar="FILE", help="export of tuner export (.yaml, .json or .env)")
+    parser.add_argument("--dataset", required=True, metavar="DIR", help="dataset folder (or 'demo') whose corpus is served")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import socket
+
+    from tuner.dataset import load_dataset, resolve_dataset
+    from tuner.errors import UserError
+    from tuner.export import read_export
+
+    try:
+        import uvicorn
+
+        from tuner.deploy.service import build_app
+    except ImportError as exc:
+        raise UserError(f"tuner serve needs the 'serve' extra ({exc.name} is missing): pip install 'tuner[serve]'") from None
+    from tuner.deploy import Retriever
+
+    exported = read_export(args.config)
+    dataset = load_dataset(resolve_dataset(args.dataset))
+    if exported.settings.top_k > exported.settings.candidate_depth:
+        raise UserError(f"{args.config}: top_k ({exported.settings.top_k}) exceeds candidate_depth ({exported.settings.candidate_depth})")
+    with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
+        try:
+            probe.bind((args.host, args.port))
+        except OSError as exc:
+            raise UserError(f"--host {args.host} --port {args.port}: cannot listen there: {exc.strerror}") from None
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    app = build_app(lambda: Retriever.from_export(exported, dataset))
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    return 0

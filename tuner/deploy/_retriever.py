@@ -1,0 +1,207 @@
+"""Deploy (front → export → **serve**): the retrieval a trial measured, as a library object over a live corpus.
+
+Every step is the study's own code: chunks from :func:`tuner.chunking.chunk_dataset`, the chunk table and its
+indexes from :class:`tuner.retrieval.RetrievalPipeline` and the ``RETRIEVERS`` registry, second-stage scores
+from the pipeline's reranker, and the blend, threshold and ``top_k`` from :func:`tuner.retrieval.final_ranking`.
+Only the questions differ: a trial ranks its golden questions, a :class:`Retriever` any question it is asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tuner.cache import DiskCache
+from tuner.chunking import CONFLICT, Chunk, chunk_dataset
+from tuner.dataset import Dataset, Document, load_dataset, resolve_dataset
+from tuner.text import Language, detect_language
+from tuner.errors import UserError
+from tuner.export import ExportedConfig, read_export
+from tuner.rerank import Reranker
+from tuner.retrieval import RETRIEVERS, ChunkTable, FirstStage, RetrievalPipeline, final_ranking
+from tuner.settings import RetrievalSettings
+
+FILTER_FIELDS = ("doc_id", "title", "source", "kind", "severity")
+"""Chunk fields a ``filters`` mapping may name; any other key is looked up in the document's metadata."""
+
+Corpus = str | Path | Dataset | Sequence[Document]
+"""A dataset folder (or ``demo``), a loaded :class:`Dataset`, or documents."""
+
+
+@dataclass(frozen=True)
+class RetrievedChunk:
+    """One retrieved chunk: its text, the document it comes from, its character ``span`` in that document's
+    text, its final score in [0, 1] (the blend the trial measured) and metadata (chunk id, title, source,
+    and the document's own metadata)."""
+
+    text: str
+    doc_id: str
+    span: tuple[int, int]
+    score: float
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"text": self.text, "doc_id": self.doc_id, "span": list(self.span), "score": self.score, "metadata": self.metadata}
+
+
+@dataclass(frozen=True)
+class _Index:
+    """One immutable version of the corpus: its chunk table and first stage. Queries read whichever version
+    is current; an update builds the next one beside it and swaps it in whole."""
+
+    table: ChunkTable
+    first_stage: FirstStage
+    documents: Mapping[str, Document]
+
+
+def _in_memory_dataset(documents: Sequence[Document], language: Language) -> Dataset:
+    """Documents as a corpus-only :class:`Dataset` (what the chunker reads), keyed by their content."""
+    digest = hashlib.sha256()
+    for doc in documents:
+        digest.update(json.dumps([doc.doc_id, doc.title, doc.text], ensure_ascii=False).encode("utf-8"))
+    return Dataset(Path("<documents>"), tuple(documents), (), content_hash=digest.hexdigest(), language=language)
+
+
+def _table_key(chunks: Sequence[Chunk], model: str) -> str:
+    digest = hashlib.sha256(model.encode("utf-8"))
+    for chunk in chunks:
+        digest.update(json.dumps(chunk.__dict__, ensure_ascii=False, sort_keys=True).encode("utf-8"))
+    return f"deploy-{digest.hexdigest()}"
+
+
+class Retriever:
+    """The retrieval of one configuration over a corpus, as a trial of the study measured it.
+
+    >>> retriever = Retriever.from_config("deploy.yaml", corpus="data/shop")  # doctest: +SKIP
+    >>> [(c.doc_id, round(c.score, 2)) for c in retriever.retrieve("How long is the warranty?")]  # doctest: +SKIP
+    [('warranty', 0.71)]
+
+    A dataset folder's conflicting documents are chunked and indexed as in the study (so BM25 statistics, and
+    with them every score, are the trial's) but are never returned: they are the noise the study measured
+    against, not content. ``add_documents`` and ``delete_documents`` are safe while other threads retrieve.
+    """
+
+    def __init__(self, settings: RetrievalSettings, dataset: Dataset, cache: DiskCache | None = None,
+                 provenance: Mapping[str, Any] | None = None) -> None:
+        if settings.top_k > settings.candidate_depth:
+            raise UserError(f"top_k ({settings.top_k}) exceeds candidate_depth ({settings.candidate_depth})")
+        self.settings = settings
+        self.provenance = dict(provenance or {})
+        self._pipeline = RetrievalPipeline(dataset, cache)
+        self._language = dataset.language
+        self._write_lock = threading.Lock()
+        table = self._pipeline.table(settings)
+        documents = {doc.doc_id: doc for doc in dataset.corpus}
+        self._index = _Index(table, self._pipeline.retriever(settings), documents)
+        self._reranker: Reranker | None = self._pipeline.reranker(settings) if settings.rerank_strength > 0 else None
+
+    @classmethod
+    def from_config(cls, path: str | Path, corpus: Corpus, cache: DiskCache | None = None) -> Retriever:
+        """The retriever an export of ``tuner export`` (``.yaml``, ``.json`` or ``.env``) describes, over ``corpus``:
+        a dataset folder (or ``demo``), a loaded :class:`Dataset`, or a sequence of :class:`Document`."""
+        exported = read_export(path)
+        return cls.from_export(exported, corpus, cache)
+
+    @classmethod
+    def from_export(cls, exported: ExportedConfig, corpus: Corpus, cache: DiskCache | None = None) -> Retriever:
+        if isinstance(corpus, Dataset):
+            dataset = corpus
+        elif isinstance(corpus, (str, Path)):
+            dataset = load_dataset(resolve_dataset(str(corpus)))
+        else:
+            documents = list(corpus)
+            dataset = _in_memory_dataset(documents, detect_language(t for doc in documents for t in (doc.title, doc.text)))
+        return cls(exported.settings, dataset, cache, exported.provenance)
+
+    @property
+    def document_count(self) -> int:
+        return len(self._index.documents)
+
+    @property
+    def chunk_count(self) -> int:
+        """Chunks that can be returned (conflicting documents of a dataset folder left out)."""
+        return int((~self._index.table.is_conflict).sum())
+
+    def _allowed(self, index: _Index, filters: Mapping[str, Any] | None) -> np.ndarray:
+        allowed: np.ndarray = ~index.table.is_conflict
+        for key, wanted in (filters or {}).items():
+            values = wanted if isinstance(wanted, list) else [wanted]
+            if key in FILTER_FIELDS:
+                column = [getattr(chunk, key) for chunk in index.table.chunks]
+            else:
+                column = [index.documents[c.doc_id].metadata.get(key) if c.doc_id in index.documents else None
+                          for c in index.table.chunks]
+            allowed &= np.array([value in values for value in column], dtype=bool)
+        return allowed
+
+    def retrieve(self, query: str, top_k: int | None = None, filters: Mapping[str, Any] | None = None) -> list[RetrievedChunk]:
+        """The chunks the configuration returns for ``query``, best first.
+
+        ``top_k`` (at most ``candidate_depth``) overrides the configured one; ``filters`` keeps chunks whose
+        field (``doc_id``, ``title``, ``source``, ``kind``, ``severity``) or document metadata equals the
+        value, or one of the values of a list; every key must match. Filtering happens before the first
+        stage, so a filtered query still gets up to ``top_k`` chunks."""
+        k = self.settings.top_k if top_k is None else top_k
+        if not 1 <= k <= self.settings.candidate_depth:
+            raise ValueError(f"top_k must be between 1 and candidate_depth ({self.settings.candidate_depth}), got {k}")
+        index = self._index
+        hits = index.first_stage.search([query], self.settings.candidate_depth, self._allowed(index, filters))
+        indices, first = hits.indices[0], hits.scores[0]
+        rerank = None
+        if self._reranker is not None:
+            valid = indices >= 0
+            rerank = np.zeros(indices.shape, dtype=np.float32)
+            rerank[valid] = self._reranker.score(query, [index.table.passages[i] for i in indices[valid]])
+        chosen, scores = final_ranking(indices, first, rerank, self.settings.rerank_strength,
+                                       self.settings.relevance_threshold, k)
+        return [self._result(index, index.table.chunks[i], float(s)) for i, s in zip(chosen, scores)]
+
+    @staticmethod
+    def _result(index: _Index, chunk: Chunk, score: float) -> RetrievedChunk:
+        document = index.documents.get(chunk.doc_id)
+        metadata = {"chunk_id": chunk.chunk_id, "title": chunk.title, "source": chunk.source,
+                    **(document.metadata if document is not None else {})}
+        return RetrievedChunk(chunk.text, chunk.doc_id, (chunk.start, chunk.end), score, metadata)
+
+    def add_documents(self, documents: Iterable[Document]) -> int:
+        """Add ``documents``; one with the id of a document already there replaces it (the old version is never
+        returned again). Only the new documents are chunked and embedded; the indexes are rebuilt from the
+        stored vectors. Returns the number of chunks added."""
+        new = list({doc.doc_id: doc for doc in documents}.values())
+        if not new:
+            return 0
+        fresh = chunk_dataset(_in_memory_dataset(new, self._language), self.settings.chunk_size, self.settings.chunk_overlap,
+                              self.settings.chunk_unit, self.settings.embedding_model)
+        with self._write_lock:
+            replaced = {doc.doc_id for doc in new}
+            self._swap([doc for doc in self._index.documents.values() if doc.doc_id not in replaced] + new,
+                       replaced, fresh)
+        return len(fresh)
+
+    def delete_documents(self, doc_ids: Iterable[str]) -> int:
+        """Remove the documents with these ids (unknown ids are ignored); returns how many were removed."""
+        gone = set(doc_ids) & set(self._index.documents)
+        if gone:
+            with self._write_lock:
+                gone &= set(self._index.documents)
+                self._swap([doc for doc in self._index.documents.values() if doc.doc_id not in gone], gone, [])
+        return len(gone)
+
+    def _swap(self, documents: list[Document], removed: set[str], added: list[Chunk]) -> None:
+        """Build the index of the corpus without ``removed`` documents and with ``added`` chunks (corpus chunks
+        stay before conflicting ones, in document order, as in a fresh build) and make it current."""
+        old = self._index.table.chunks
+        kept = [c for c in old if c.source != CONFLICT and c.doc_id not in removed]
+        conflicts = [c for c in old if c.source == CONFLICT]
+        chunks = kept + added + conflicts
+        table = ChunkTable(chunks, _table_key(chunks, self.settings.embedding_model), self._pipeline.encoder(self.settings))
+        first_stage = RETRIEVERS[self.settings.retriever](table, self.settings, self._pipeline.cache)
+        self._index = replace(self._index, table=table, first_stage=first_stage,
+                              documents={doc.doc_id: doc for doc in documents})
