@@ -99,7 +99,8 @@ def test_no_planted_secret_reaches_any_output(
 
     written = [p for root in (out, fault_cache) for p in root.rglob("*") if p.is_file()]
     assert {"report.html", "deploy.yaml", "trials.csv", "baseline.json"} <= {p.name for p in written}
-    assert any(p.name == "llm_calls.sqlite" for p in written)
+    # the LLM call cache lives in the PostgreSQL storage (call_cache: auto): its requests are among the rows read
+    assert '"model": "fake"' in stored
     texts = {str(p): p.read_bytes().decode("utf-8", "replace") for p in written}
     texts["stdout"] = "".join(s.out for s in streams)
     texts["stderr"] = "".join(s.err for s in streams)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from tuner.commands._study_args import add_study_arguments, loaded_study
@@ -48,7 +50,13 @@ def run(args: argparse.Namespace) -> int:
         outputs = finish(result, rule, min_recall, not args.no_report, reporter)
     if args.json:
         print(json.dumps(run_summary(result, rule, outputs), indent=2))
-    return 130 if result.interrupted else 0
+    if result.interrupted:
+        # everything is written; a thread may still be inside an answer the interrupt stopped waiting for, and
+        # waiting for it at interpreter exit is where a second Ctrl-C would land: leave now
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    return 0
 
 
 def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[str, Any]:
