@@ -53,37 +53,6 @@ class CallStore(Protocol):
     def put(self, key: str, request: dict[str, Any], reply: CachedReply) -> None: ...
 
 
-class _CallTable:
-    """What both cache tables do the same way: one connection, statements under a lock, one row per key."""
-
-    _conn: Any
-    _lock: threading.Lock
-    _GET: str
-    _PUT: str
-    _COUNT: str
-
-    def _one(self, statement: str, params: tuple[Any, ...] = ()) -> Any:
-        with self._lock:
-            return self._conn.execute(statement, params).fetchone()
-
-    def get(self, key: str) -> CachedReply | None:
-        row = self._one(self._GET, (key,))
-        return CachedReply(row[0], row[1], row[2]) if row is not None else None
-
-    def put(self, key: str, request: dict[str, Any], reply: CachedReply) -> None:
-        with self._lock:
-            self._conn.execute(self._PUT, _row(key, request, reply))
-            self._conn.commit()
-
-    def __len__(self) -> int:
-        row = self._one(self._COUNT)
-        return int(row[0]) if row is not None else 0
-
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
-
-
 class CallCache:
     """SQLite table ``calls(key, request, text, prompt_tokens, completion_tokens, created, checksum)``.
 
@@ -117,15 +86,7 @@ class CallCache:
         return reply
 
     def put(self, key: str, request: dict[str, Any], reply: CachedReply) -> None:
-        values = (
-            key,
-            json.dumps(request, sort_keys=True, ensure_ascii=False),
-            reply.text,
-            reply.prompt_tokens,
-            reply.completion_tokens,
-            time.time(),
-            _row_checksum(key, reply),
-        )
+        values = (*_row(key, request, reply), _row_checksum(key, reply))
 
         def write(conn: sqlite3.Connection) -> None:
             conn.execute("INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?)", values)
@@ -165,7 +126,7 @@ def psycopg_url(url: str) -> str:
     return f"{scheme.split('+', 1)[0]}://{rest}"
 
 
-class PostgresCallCache(_CallTable):
+class PostgresCallCache:
     """Table ``tuner_llm_calls`` with the columns of :class:`CallCache`, in a PostgreSQL database.
 
     Each ``put`` is one autocommitted ``INSERT … ON CONFLICT DO NOTHING``: a killed worker leaves either the whole
@@ -192,6 +153,27 @@ class PostgresCallCache(_CallTable):
         from tuner.redaction import redact
 
         return f"PostgresCallCache({redact(self.url)!r})"
+
+    def _one(self, statement: str, params: tuple[Any, ...] = ()) -> Any:
+        with self._lock:
+            return self._conn.execute(statement, params).fetchone()
+
+    def get(self, key: str) -> CachedReply | None:
+        row = self._one(self._GET, (key,))
+        return CachedReply(row[0], row[1], row[2]) if row is not None else None
+
+    def put(self, key: str, request: dict[str, Any], reply: CachedReply) -> None:
+        with self._lock:
+            self._conn.execute(self._PUT, _row(key, request, reply))
+            self._conn.commit()
+
+    def __len__(self) -> int:
+        row = self._one(self._COUNT)
+        return int(row[0]) if row is not None else 0
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
 
     @contextmanager
     def claim(self, key: str) -> Iterator[None]:
