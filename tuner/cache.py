@@ -112,15 +112,18 @@ class SqliteFile:
             self._conn = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=120, check_same_thread=False)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-            self._prepare(conn)
-            conn.commit()
-        except BaseException:
-            conn.close()
-            raise
-        self._inode = self.path.stat().st_ino
+        # Switching to WAL takes an exclusive lock and SQLite answers "database is locked" at once, without its
+        # busy handler, when another process creates the same file: creation is serialized across processes.
+        with FileLock(str(self.path) + ".lock"):
+            conn = sqlite3.connect(self.path, timeout=120, check_same_thread=False)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                self._prepare(conn)
+                conn.commit()
+            except BaseException:
+                conn.close()
+                raise
+            self._inode = self.path.stat().st_ino
         return conn
 
     def _move_aside(self, exc: sqlite3.DatabaseError) -> None:
