@@ -14,7 +14,9 @@ from tuner.stress import (
     Condition,
     PairedTable,
     PositionResult,
+    StressComparison,
     StressReport,
+    case_gamma,
     check_hypotheses,
     compare_with_clean,
     delta,
@@ -102,11 +104,11 @@ def _cases(outcomes: str, retrieved: int = 3) -> list[CaseResult]:
     ]
 
 
-def _report(matrix: dict[str, str]) -> StressReport:
-    clean = _cases("11111111")
+def _report(matrix: dict[str, str], clean_outcomes: str = "11111111", no_retrieval: str = "11110000") -> StressReport:
+    clean = _cases(clean_outcomes)
     conditions = [Condition(NO_RETRIEVAL, None), Condition("clean", "clean")]
     conditions += [Condition(name, "only:" + name, *name.split("/")) for name in matrix]
-    outcomes = {NO_RETRIEVAL: _cases("11110000", retrieved=0), "clean": clean}
+    outcomes = {NO_RETRIEVAL: _cases(no_retrieval, retrieved=0), "clean": clean}
     outcomes.update({name: _cases(o) for name, o in matrix.items()})
     results = {c.name: compare_with_clean(c, outcomes[c.name], clean) for c in conditions}
     positions = {"end": PositionResult("end", Estimate(None, 0, 0))}
@@ -144,3 +146,36 @@ def test_hypotheses_by_hand() -> None:
     assert "| factual_corruption/moderate | 25.0% [7.1%, 59.1%] (8/8) | +75.0 [+28.0, +92.9] pts |" in markdown
     data = stress_json(report)
     assert data["hypotheses"]["order"][0] == {"higher": "factual_corruption", "lower": "numeric_typo", "holds": True}  # type: ignore[index]
+
+
+def test_case_gamma_splits_gamma_into_per_case_shares_by_hand() -> None:
+    # case 0: (1−0) − (1−1) under both severities → 1; case 1: (1−1) − (0−0) → 0; case 2: a missing outcome → None
+    shares = case_gamma([True, True, True], [[False, True, False], [False, True, True]],
+                        [True, False, None], [[True, False, True], [True, False, True]])
+    assert shares == [1.0, 0.0, None]
+    with pytest.raises(ValueError, match="same cases"):
+        case_gamma([True], [[True, False]], [True], [[True]])
+
+
+def test_gamma_interval_bootstraps_the_cases_scored_everywhere() -> None:
+    first = _report({"numeric_typo/subtle": "00001111", "numeric_typo/moderate": "00000011"})
+    second = _report({"numeric_typo/subtle": "01111111", "numeric_typo/moderate": "0011111-"})
+    comparison = StressComparison(first, second)
+    diff = comparison.gamma_intervals()["numeric_typo"]
+    assert diff.value == pytest.approx(comparison.gamma()["numeric_typo"])
+    assert diff.value == pytest.approx((0.5 + 0.75) / 2 - (0.125 + 2 / 7) / 2)
+    assert diff.n == 7  # case q7 is missing under numeric_typo/moderate of the second
+    # clean is right everywhere, so g_i = ½ Σ_s (r₂ᵢₛ − r₁ᵢₛ): q0 0, q1 ½, q2 1, q3 1, q4 ½, q5 ½, q6 0 → mean 3.5/7 = 0.5,
+    # which differs from Γ (0.42) only because q7 is left out of the interval
+    assert diff.ci is not None and 0.0 <= diff.ci[0] < 0.5 < diff.ci[1] <= 1.0
+    same = StressComparison(first, first).gamma_intervals()["numeric_typo"]
+    assert (same.value, same.ci, same.n) == (0.0, (0.0, 0.0), 8)
+    assert "| numeric_typo | +42.0 [" in stress_markdown(comparison)
+    assert stress_json(comparison)["gamma_interval"]["numeric_typo"]["n"] == 7  # type: ignore[index]
+
+
+def test_gamma_interval_refuses_reports_over_other_cases() -> None:
+    first = _report({"numeric_typo/subtle": "00001111"})
+    other = _report({"numeric_typo/subtle": "0000111"}, clean_outcomes="1111111", no_retrieval="1111000")
+    with pytest.raises(ValueError, match="same cases"):
+        StressComparison(first, other).gamma_intervals()

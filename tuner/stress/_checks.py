@@ -6,8 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tuner.corruption import SEVERITIES
-from tuner.stress._evaluate import NO_RETRIEVAL, StressReport
-from tuner.stress._metrics import Trend, gamma, mean_over_severities, severity_trend
+from tuner.stress._evaluate import CLEAN, NO_RETRIEVAL, StressReport
+from tuner.stress._metrics import (
+    Difference, Trend, case_gamma, gamma, gamma_with_interval, mean_over_severities, severity_trend, shared_severities,
+)
 
 ORDER_CLAIMS: tuple[tuple[str, str], ...] = (
     ("factual_corruption", "numeric_typo"),
@@ -116,7 +118,8 @@ def check_hypotheses(report: StressReport) -> Hypotheses:
 
 @dataclass(frozen=True)
 class StressComparison:
-    """Two reports over the same dataset and conditions; ``gamma`` = Γ_t(first, second) per type."""
+    """Two reports over the same dataset and conditions; ``gamma`` = Γ_t(first, second) per type, ``gamma_intervals``
+    the same values with their bootstrap interval over the cases (:func:`case_gamma`)."""
 
     first: StressReport
     second: StressReport
@@ -125,5 +128,27 @@ class StressComparison:
         one, two = self.first.deltas(), self.second.deltas()
         return {kind: gamma(one[kind], two.get(kind, {})) for kind in one}
 
+    def gamma_intervals(self) -> dict[str, Difference]:
+        ids = [[c.case_id for c in r.conditions[CLEAN].cases] for r in (self.first, self.second)]
+        if ids[0] != ids[1]:
+            raise ValueError(f"{self.first.label} and {self.second.label} were not scored on the same cases")
+        one, two = self.first.deltas(), self.second.deltas()
+        cells_1, cells_2 = self.first.matrix(), self.second.matrix()
+        clean_1, clean_2 = ([c.correct for c in r.conditions[CLEAN].cases] for r in (self.first, self.second))
+        intervals = {}
+        for kind in one:
+            severities = shared_severities(one[kind], two.get(kind, {}))
+            shares = case_gamma(
+                clean_1, [[c.correct for c in cells_1[kind][s].cases] for s in severities],
+                clean_2, [[c.correct for c in cells_2[kind][s].cases] for s in severities],
+            )
+            intervals[kind] = gamma_with_interval(one[kind], two.get(kind, {}), shares)
+        return intervals
+
     def to_dict(self) -> dict[str, object]:
-        return {"first": self.first.label, "second": self.second.label, "gamma": self.gamma()}
+        return {
+            "first": self.first.label,
+            "second": self.second.label,
+            "gamma": self.gamma(),
+            "gamma_interval": {kind: diff.to_dict() for kind, diff in self.gamma_intervals().items()},
+        }

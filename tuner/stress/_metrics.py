@@ -9,7 +9,8 @@ s a severity, Acc(M, c) the share of cases answered correctly under condition c.
 - Γ_t(M₁, M₂) = Δ̄(M₁, t) − Δ̄(M₂, t), Δ̄(M, t) = (1/|S|) Σ_s Δ(M, t, s).
 
 Proportions carry Wilson 95% intervals; Δ, a difference of two proportions measured on the same
-cases, carries Newcombe's paired score interval built from the two Wilson intervals.
+cases, carries Newcombe's paired score interval built from the two Wilson intervals; Γ_t carries a
+percentile bootstrap interval over cases of its per-case shares (:func:`case_gamma`).
 """
 
 from __future__ import annotations
@@ -128,6 +129,11 @@ def mean_over_severities(deltas: Mapping[str, float | None]) -> float | None:
     return sum(present) / len(present) if present else None
 
 
+def shared_severities(deltas_1: Mapping[str, float | None], deltas_2: Mapping[str, float | None]) -> list[str]:
+    """The severities with a Δ under both configurations: those Γ_t averages over."""
+    return [s for s in deltas_1 if deltas_1[s] is not None and deltas_2.get(s) is not None]
+
+
 def gamma(deltas_1: Mapping[str, float | None], deltas_2: Mapping[str, float | None]) -> float | None:
     """Γ_t(M₁, M₂) = Δ̄(M₁, t) − Δ̄(M₂, t), both averaged over the severities with a value under both.
 
@@ -136,10 +142,56 @@ def gamma(deltas_1: Mapping[str, float | None], deltas_2: Mapping[str, float | N
     >>> round(gamma({"subtle": 0.3, "moderate": 0.1, "obvious": None}, {"subtle": 0.1, "moderate": 0.0, "obvious": 0.5}), 4)
     0.15
     """
-    shared = [s for s in deltas_1 if deltas_1[s] is not None and deltas_2.get(s) is not None]
+    shared = shared_severities(deltas_1, deltas_2)
     one = mean_over_severities({s: deltas_1[s] for s in shared})
     two = mean_over_severities({s: deltas_2[s] for s in shared})
     return None if one is None or two is None else one - two
+
+
+def case_gamma(
+    clean_1: Sequence[bool | None],
+    cells_1: Sequence[Sequence[bool | None]],
+    clean_2: Sequence[bool | None],
+    cells_2: Sequence[Sequence[bool | None]],
+) -> list[float | None]:
+    """Each case's share of Γ_t, its outcomes (right = 1) paired by position across both configurations:
+
+        g_i = (1/|S|) Σ_{s∈S} [(c₁ᵢ − r₁ᵢₛ) − (c₂ᵢ − r₂ᵢₛ)]
+
+    with c clean and r under severity s (``cells_k[j]`` is severity j of configuration k, the same
+    severities on both sides). None when any of case i's 2 + 2|S| outcomes is missing. With none missing,
+    (1/n) Σ_i g_i = Γ_t exactly, so a bootstrap of the g_i over cases gives Γ_t its interval.
+
+    >>> case_gamma([True, True], [[False, True]], [True, None], [[True, False]])
+    [1.0, None]
+    """
+    if len(cells_1) != len(cells_2):
+        raise ValueError(f"{len(cells_1)} severities against {len(cells_2)}")
+    columns = [clean_1, *cells_1, clean_2, *cells_2]
+    if len({len(column) for column in columns}) > 1:
+        raise ValueError("every condition must hold the same cases")
+    severities = len(cells_1)
+    shares: list[float | None] = []
+    for i in range(len(clean_1)):
+        outcomes = [column[i] for column in columns]
+        if severities == 0 or any(o is None for o in outcomes):
+            shares.append(None)
+            continue
+        c1, c2 = float(bool(clean_1[i])), float(bool(clean_2[i]))
+        shares.append(sum((c1 - float(bool(a[i]))) - (c2 - float(bool(b[i]))) for a, b in zip(cells_1, cells_2)) / severities)
+    return shares
+
+
+def gamma_with_interval(
+    deltas_1: Mapping[str, float | None], deltas_2: Mapping[str, float | None], shares: Sequence[float | None], confidence: float = 0.95
+) -> Difference:
+    """Γ_t (:func:`gamma`) with the percentile bootstrap interval of the mean of the per-case ``shares``
+    (:func:`case_gamma`, over the severities Γ_t averages) and n = cases scored under every condition."""
+    value = gamma(deltas_1, deltas_2)
+    estimate = mean_estimate(shares, ci_method="bootstrap", confidence=confidence)
+    if value is None or estimate.n == 0:
+        return Difference(value, None, estimate.n)
+    return Difference(value, estimate.ci, estimate.n)
 
 
 Trend = Literal["increasing", "decreasing", "flat", "not monotonic", "n/a"]

@@ -26,9 +26,13 @@ DEFINITIONS = (
     "ρ: share of queries with nothing retrieved, Wilson 95% interval. "
     "misled: share of the cases right under clean that are wrong under the condition, Wilson 95% interval. "
     "corrupted: corrupted chunks / retrieved chunks over every query. "
-    "Γ_t(A, B) = Δ̄(A, t) − Δ̄(B, t), Δ̄ = mean of Δ over the severities present in both. "
+    "Γ_t(A, B) = Δ̄(A, t) − Δ̄(B, t), Δ̄ = mean of Δ over the severities present in both, in points, percentile "
+    "bootstrap 95% interval over the cases scored under every condition of both (n). "
     "See docs/stress.md."
 )
+
+
+GAMMA_HEAD = ["type", "Γ [95% CI]", "n"]
 
 
 def _pct(value: float | None) -> str:
@@ -114,7 +118,7 @@ def _report_markdown(report: StressReport, level: str) -> list[str]:
 
 
 def _gamma_rows(comparison: StressComparison) -> list[list[str]]:
-    return [[kind, f"{_points(value)} pts"] for kind, value in comparison.gamma().items()]
+    return [[kind, _difference(diff), str(diff.n)] for kind, diff in comparison.gamma_intervals().items()]
 
 
 def stress_markdown(subject: StressReport | StressComparison) -> str:
@@ -125,7 +129,7 @@ def stress_markdown(subject: StressReport | StressComparison) -> str:
     else:
         first, second = subject.first.label, subject.second.label
         lines += [f"## Γ_t({first}, {second}) = Δ̄({first}, t) − Δ̄({second}, t)", "",
-                  *_md_table(["type", "Γ"], _gamma_rows(subject)), ""]
+                  *_md_table(GAMMA_HEAD, _gamma_rows(subject)), ""]
         for report in (subject.first, subject.second):
             lines += [f"## {report.label}", "", *_report_markdown(report, "###")]
     lines.append(DEFINITIONS)
@@ -201,7 +205,7 @@ def stress_html(subject: StressReport | StressComparison) -> str:
         first, second = subject.first.label, subject.second.label
         body = "\n".join([
             f"<h2>{html.escape(f'Γ_t({first}, {second}) = Δ̄({first}, t) − Δ̄({second}, t)')}</h2>",
-            _html_table(["type", "Γ"], _gamma_rows(subject)),
+            _html_table(GAMMA_HEAD, _gamma_rows(subject)),
             *(f"<h2>{html.escape(r.label)}</h2>\n{_report_html(r, 3)}" for r in (subject.first, subject.second)),
         ])
     return (
