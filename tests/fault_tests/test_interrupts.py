@@ -322,3 +322,44 @@ def test_the_guard_records_a_first_interrupt_outside_sections_and_restores_the_h
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def test_an_interrupt_swallowed_by_a_finalizer_prints_nothing_and_stops_at_the_next_check() -> None:
+    """SIGINT landing while the main thread runs a ``__del__`` (seen in CI inside SQLAlchemy's registry): Python cannot
+    raise it there and would print "Exception ignored ... Traceback"; the guard keeps it recorded and silent."""
+    import gc
+    import sys
+
+    from tuner.study import InterruptGuard
+
+    reports: list[object] = []
+    before = sys.unraisablehook
+    sys.unraisablehook = reports.append
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with InterruptGuard(write=lambda line: None) as guard:
+
+            class Finalized:
+                def __init__(self, error: BaseException | None = None) -> None:
+                    self.error = error
+
+                def __del__(self) -> None:
+                    if self.error is None:
+                        signal.raise_signal(signal.SIGINT)
+                    else:
+                        raise self.error
+
+            with guard.interruptible():
+                Finalized()
+                gc.collect()
+            assert guard.requested and reports == []
+            with pytest.raises(KeyboardInterrupt):
+                guard.check()
+            error = ValueError("not an interrupt")
+            Finalized(error)
+            gc.collect()
+        assert [r.exc_value for r in reports] == [error]  # type: ignore[attr-defined]
+        assert sys.unraisablehook == reports.append
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        sys.unraisablehook = before

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,7 +31,10 @@ class InterruptGuard:
     interrupt ends the process with exit 130 without running any more Python code.
 
     Used as a context manager it installs its handler (main thread only) and restores the previous one; unused,
-    it never fires, so library calls keep Python's default behaviour."""
+    it never fires, so library calls keep Python's default behaviour. A :class:`KeyboardInterrupt` raised while the
+    main thread happens to run a finalizer (a ``__del__`` or weakref callback) cannot propagate: Python would print it
+    as "Exception ignored" with a traceback. While installed, the guard drops that report for its own interrupt, which
+    stays recorded, so the next :meth:`check` stops the run."""
 
     def __init__(self, write: Callable[[str], None] | None = None) -> None:
         self.requested = False
@@ -38,19 +42,27 @@ class InterruptGuard:
         self._depth = 0
         self._write = write or _stderr
         self._previous: Callable[[int, FrameType | None], object] | int | None = None
+        self._previous_unraisable = sys.unraisablehook
         self._installed = False
 
     def __enter__(self) -> InterruptGuard:
         # a run started in the background of a shell ignores SIGINT: keep it that way
         if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
             self._previous = signal.signal(signal.SIGINT, self._handle)
+            self._previous_unraisable = sys.unraisablehook
+            sys.unraisablehook = self._unraisable
             self._installed = True
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._installed:
             signal.signal(signal.SIGINT, self._previous)
+            sys.unraisablehook = self._previous_unraisable
             self._installed = False
+
+    def _unraisable(self, report: sys.UnraisableHookArgs) -> None:
+        if not (self.requested and report.exc_type is KeyboardInterrupt):
+            self._previous_unraisable(report)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
         self.count += 1
