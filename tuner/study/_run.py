@@ -168,7 +168,7 @@ def run_study(
     space = load_search_space(loaded.search_space_path)
     check_study(loaded, space, dataset)
     build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
-    configure_embeddings(config.embedding)  # an unavailable device fails here, before any output too
+    configure_embeddings(config.embedding, loaded.embedding_cache_url)  # an unavailable device fails here, before any output too
     fixed = {k: v for k, v in loaded.base_settings.model_dump().items() if k not in space.params}
     trackers = tracking_callbacks(config.tracking, config.name, config.objectives, fixed)
     loaded.output.mkdir(parents=True, exist_ok=True)
