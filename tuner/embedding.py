@@ -345,14 +345,16 @@ class CachedEncoder:
         found = self.store.get_many(self.vector_id, sorted(distinct))
         return [t for h, t in distinct.items() if h not in found]
 
-    def encode(self, texts: Sequence[str], task: Task | None = None, batch: int = 512) -> np.ndarray:
-        """Vectors for ``texts``; unseen texts are encoded in batches (``task`` advances per text).
+    def encode(self, texts: Sequence[str], task: Task | None = None, batch: int | None = None) -> np.ndarray:
+        """Vectors for ``texts``; unseen texts are encoded and stored ``batch`` at a time (default: the encoder's
+        batch size), ``task`` advancing per text.
 
         Each batch is claimed in the store first (:meth:`VectorStore.claim`): texts another worker is encoding at
         that moment are not encoded here; they are read once that worker has stored them, or claimed again later
         (and encoded here) if it stopped without storing them."""
         if not texts:
             return np.zeros((0, self.inner.dim), dtype=np.float32)
+        batch = batch or self.inner.batch_size
         hashes = [_text_hash(t) for t in texts]
         text_of = dict(zip(hashes, texts))
         found = self.store.get_many(self.vector_id, sorted(text_of))
