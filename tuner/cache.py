@@ -180,10 +180,16 @@ class PostgresTable:
     def __init__(self, url: str, what: str, create: str) -> None:
         import psycopg
 
+        from tuner.errors import UserError
+        from tuner.redaction import redact
+
         self.url = url
         self.what = what
         self._lock = threading.Lock()
-        self._conn = psycopg.connect(psycopg_url(url), autocommit=True)
+        try:
+            self._conn = psycopg.connect(psycopg_url(url), autocommit=True)
+        except psycopg.OperationalError as exc:
+            raise UserError(redact(f"{what} {url}: cannot connect: {str(exc).strip().splitlines()[0]}")) from None
         with self._lock, self._conn.transaction():
             self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_key(f"tuner:create:{create}"),))
             self._conn.execute(create)

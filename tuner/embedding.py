@@ -397,9 +397,12 @@ _store_url: str | None = None
 def configure_embeddings(options: EmbeddingOptions, store_url: str | None = None) -> None:
     """Device and batch size for every encoder of this process, loaded or not (a study file's ``embedding:``), and
     where the encoders returned from now on keep their vectors: the PostgreSQL database ``store_url`` (shared by every
-    worker of a study, a study file's ``embedding_cache``), or, when None, ``embeddings.sqlite`` in the cache root."""
+    worker of a study, a study file's ``embedding_cache``; connected here, so an unreachable one fails before any
+    work), or, when None, ``embeddings.sqlite`` in the cache root."""
     global _options, _store_url
     with _ENCODERS_LOCK:
+        if store_url is not None:
+            _store_at(store_url)
         _options = options
         _store_url = store_url
         for encoder in {id(e.inner): e.inner for e in _ENCODERS.values()}.values():

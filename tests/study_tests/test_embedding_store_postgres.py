@@ -55,6 +55,25 @@ def test_where_the_embedding_store_lives(
     assert load_study_file(study_file, storage=storage).embedding_cache_url == expected
 
 
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("mysql://u@db/c", "embedding_cache"),
+        ("postgresql://tuner:pw-SECRET@127.0.0.1:9/none", "embedding store postgresql://tuner:***@127.0.0.1:9/none: cannot connect"),
+    ],
+)
+def test_an_embedding_cache_that_is_not_a_reachable_postgresql_database_is_one_line(
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], setting: str, message: str
+) -> None:
+    from tuner.cli import main
+
+    study_file = write_study(tmp_path, tiny_dataset_dir, embedding_cache=setting, enqueue=[{"top_k": 1, "retriever": "dense", "chunk_size": 40}])
+    assert main(["run", str(study_file), "--no-report"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and "pw-SECRET" not in err[0], err
+    assert not (tmp_path / "out").exists()  # refused before any work: no storage, no trial
+
+
 @pytest.mark.postgres
 def test_two_stores_share_verified_vectors_and_a_damaged_row_is_encoded_again(
     postgres_schema: str, encoder: CachedEncoder
