@@ -194,10 +194,12 @@ class PostgresTable:
             self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_key(f"tuner:create:{create}"),))
             self._conn.execute(create)
 
-    def __repr__(self) -> str:
+    @property
+    def where(self) -> str:
+        """The URL with its credentials redacted: what messages and ``repr`` show."""
         from tuner.redaction import redact
 
-        return f"PostgresTable({self.what!r}, {redact(self.url)!r})"
+        return redact(self.url)
 
     def run(self, operation: Callable[[psycopg.Connection[Any]], T]) -> T:
         """``operation(connection)`` under this table's lock."""

@@ -17,12 +17,12 @@ import logging
 import os
 import re
 import sqlite3
-from abc import ABC, abstractmethod
 import threading
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from pathlib import Path, PurePath
 from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
@@ -262,16 +262,13 @@ class PostgresEmbeddingStore(_CheckedRows):
     :meth:`CachedEncoder.encode`); a worker that dies releases its claims with its session."""
 
     def __init__(self, url: str) -> None:
-        from tuner.redaction import redact
-
-        self.url = url
-        self.where = redact(url)
         self.damaged_rows = 0
         self._table = PostgresTable(
             url, "embedding store",
             "CREATE TABLE IF NOT EXISTS tuner_embeddings (model TEXT, text_hash TEXT, dim INTEGER, vector BYTEA, "
             "checksum BYTEA, PRIMARY KEY (model, text_hash))",
         )
+        self.where = self._table.where
 
     def __repr__(self) -> str:
         return f"PostgresEmbeddingStore({self.where!r})"

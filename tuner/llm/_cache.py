@@ -10,9 +10,9 @@ import logging
 import sqlite3
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Protocol
 
 from tuner.cache import PostgresTable, SqliteFile, content_key, default_cache_root
@@ -138,9 +138,7 @@ class PostgresCallCache:
         )
 
     def __repr__(self) -> str:
-        from tuner.redaction import redact
-
-        return f"PostgresCallCache({redact(self.url)!r})"
+        return f"PostgresCallCache({self._table.where!r})"
 
     def get(self, key: str) -> CachedReply | None:
         row = self._table.one(self._GET, (key,))
