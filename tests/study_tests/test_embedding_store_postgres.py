@@ -166,6 +166,7 @@ def test_two_workers_embed_each_text_once_with_the_shared_store_and_twice_with_i
     from tuner.study import TrialRecord
 
     runs: dict[str, dict[int, int]] = {}  # mode → {pid of a worker that ran a trial: texts it embedded}
+    requests: dict[str, list[str]] = {}  # mode → the generator requests the server received
     with FakeChatServer(context_echo_reply) as server:
         server.script("", Reply("a slow answer", delay=0.3))  # trials last long enough for both workers to take some
         for mode in ("shared", "isolated"):
@@ -179,8 +180,10 @@ def test_two_workers_embed_each_text_once_with_the_shared_store_and_twice_with_i
                 generator={"backend": "openai", "base_url": server.url, "model": f"stand-in-{mode}", "api_key_env": None},
             )
             (folder / "space.yaml").write_text(yaml.safe_dump(SPACE_FIXED_CHUNKS))
+            sent = len(server.requests)
             workers = [_worker(study_file, postgres_schema, folder / f"cache-{i}") for i in (1, 2)]
             embedded = {w.pid: run["texts_embedded"] for w, run in zip(workers, _summaries(*workers))}
+            requests[mode] = [json.dumps(r.body, sort_keys=True) for r in server.requests[sent:]]
             study = optuna.load_study(study_name=name, storage=postgres_schema)
             ran = {int(str(TrialRecord.from_trial(t).worker).rsplit(":", 1)[1]) for t in study.trials}
             assert ran == set(embedded), "each worker should have run a trial"
@@ -190,6 +193,8 @@ def test_two_workers_embed_each_text_once_with_the_shared_store_and_twice_with_i
     assert stored > 0 and sum(runs["shared"].values()) == stored
     # two isolated stores (as two machines with their own cache): each worker embeds every text itself
     assert list(runs["isolated"].values()) == [stored, stored]
+    # and the shared call cache: no generator request reached the server twice
+    assert requests["shared"] and len(set(requests["shared"])) == len(requests["shared"])
 
 
 @pytest.mark.postgres
