@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tuner.embedding import CachedEncoder, get_encoder
+from tuner.embedding import CachedEncoder, configure_embeddings, get_encoder
+from tuner.encoders import EmbeddingOptions
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -17,6 +19,14 @@ def tuner_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("tuner-cache")
     os.environ["TUNER_CACHE"] = str(root)
     return root
+
+
+@pytest.fixture(autouse=True)
+def default_embeddings() -> Iterator[None]:
+    """After each test, the process's encoders are back on the default device and batch size and their store on the
+    local SQLite file (a test that runs a PostgreSQL study in this process points them at its database)."""
+    yield
+    configure_embeddings(EmbeddingOptions())
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,10 @@ Keys name what an entry was built from (see ``tuner.retrieval._keys``); :func:`a
 content hash of an input such as an embedding matrix, so an entry built from other bytes has another key.
 A damaged store (a SQLite file that is not a database any more, a damaged dataset folder) is moved aside
 with :func:`move_aside`, one warning line, and rebuilt.
+
+The stores that several machines share (the LLM call cache, the embedding store) are either a SQLite file
+(:class:`SqliteFile`, one machine: SQLite's WAL mode is unsafe on network filesystems) or a table in a PostgreSQL
+database (:class:`PostgresTable`), usually the study's storage.
 """
 
 from __future__ import annotations
@@ -25,15 +29,19 @@ import sqlite3
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from filelock import FileLock
 
 from tuner.io import public_mode
+
+if TYPE_CHECKING:
+    import psycopg
 
 T = TypeVar("T")
 MANIFEST = "MANIFEST.json"
@@ -148,6 +156,87 @@ class SqliteFile:
         """Write the log back into the file and close it."""
         with self._lock:
             self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.close()
+
+
+def psycopg_url(url: str) -> str:
+    """A libpq URL for a SQLAlchemy one (``postgresql+psycopg://`` → ``postgresql://``)."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme.split('+', 1)[0]}://{rest}"
+
+
+def advisory_key(text: str) -> int:
+    """The PostgreSQL advisory lock key of ``text``: the first 8 bytes of its sha256 as a signed bigint."""
+    return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big", signed=True)
+
+
+class PostgresTable:
+    """One table in a PostgreSQL database, shared by threads (one autocommitted connection, used under a lock) and by
+    workers on any machine. ``create`` (``CREATE TABLE IF NOT EXISTS …``) runs under an advisory lock, since two
+    workers creating one table at the same moment would otherwise collide in PostgreSQL's catalog. A URL may choose
+    the schema with libpq's options (``?options=-csearch_path%3Dname``)."""
+
+    def __init__(self, url: str, what: str, create: str) -> None:
+        import psycopg
+
+        from tuner.errors import UserError
+        from tuner.redaction import redact
+
+        self.url = url
+        self.what = what
+        self._lock = threading.Lock()
+        try:
+            self._conn = psycopg.connect(psycopg_url(url), autocommit=True)
+        except psycopg.OperationalError as exc:
+            raise UserError(redact(f"{what} {url}: cannot connect: {str(exc).strip().splitlines()[0]}")) from None
+        with self._lock, self._conn.transaction():
+            self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (advisory_key(f"tuner:create:{create}"),))
+            self._conn.execute(create)
+
+    @property
+    def where(self) -> str:
+        """The URL with its credentials redacted: what messages and ``repr`` show."""
+        from tuner.redaction import redact
+
+        return redact(self.url)
+
+    def run(self, operation: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """``operation(connection)`` under this table's lock."""
+        with self._lock:
+            return operation(self._conn)
+
+    def one(self, statement: str, params: tuple[Any, ...] | list[Any] = ()) -> Any:
+        """The first row of ``statement``, or None."""
+        return self.run(lambda conn: conn.execute(statement, params).fetchone())
+
+    def all(self, statement: str, params: tuple[Any, ...] | list[Any] = ()) -> list[Any]:
+        return self.run(lambda conn: conn.execute(statement, params).fetchall())
+
+    def write(self, statement: str, rows: list[tuple[Any, ...]]) -> None:
+        """``statement`` for every row, in one transaction: a worker killed on the way leaves all rows or none."""
+
+        def write(conn: psycopg.Connection[Any]) -> None:
+            with conn.transaction(), conn.cursor() as cursor:
+                cursor.executemany(statement, rows)
+
+        self.run(write)
+
+    @contextmanager
+    def advisory_locks(self, names: list[str], namespace: str = "") -> Iterator[set[str]]:
+        """Take, without waiting, the advisory lock of each of ``names`` (under ``namespace``) that no other session
+        holds; yield the names taken and release them on exit. A worker that dies releases its locks with its
+        session."""
+        keys = {advisory_key(namespace + name): name for name in names}
+        rows = self.all("SELECT k FROM unnest(%s::bigint[]) AS k WHERE pg_try_advisory_lock(k)", (list(keys),))
+        held = [row[0] for row in rows]
+        try:
+            yield {keys[key] for key in held}
+        finally:
+            if held:
+                self.all("SELECT pg_advisory_unlock(k) FROM unnest(%s::bigint[]) AS k", (held,))
+
+    def close(self) -> None:
+        with self._lock:
             self._conn.close()
 
 

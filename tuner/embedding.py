@@ -18,13 +18,16 @@ import os
 import re
 import sqlite3
 import threading
+import time
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from tuner.cache import SqliteFile, default_cache_root
+from tuner.cache import PostgresTable, SqliteFile, default_cache_root
 from tuner.encoders import (
     DEFAULT_BATCH_SIZE, EmbeddingOptions, EndpointEncoder, available_devices, parse_endpoint, select_device, served_model,
 )
@@ -155,45 +158,54 @@ def _text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class EmbeddingStore:
-    """SQLite table of vectors keyed by (:func:`vector_id`, sha256 of text); safe for several processes.
+class VectorStore(Protocol):
+    """Where vectors are kept, keyed by (:func:`vector_id`, sha256 of the text). Every row carries a checksum of its
+    key and vector (:func:`_row_checksum`), verified on read: a row that fails it is missing to the reader, so the
+    vector is encoded again and replaced. ``claim`` takes texts about to be encoded, so that another worker embedding
+    the same texts waits for these vectors instead of computing them again."""
 
-    The ``model`` column holds the vector id, so vectors stored before prompts existed are found again
-    under an empty prompt. Every row carries a checksum of its key and vector (:func:`_row_checksum`),
-    verified on read: a row that fails it (a flipped byte in a BLOB, which SQLite's own integrity check
-    does not see) or has none (written before checksums existed) is treated as missing, so the vector is
-    encoded again and replaced. A file SQLite reports as damaged (truncated, a garbage header) is moved
-    aside with one warning and the store starts empty (:func:`tuner.cache.move_aside`)."""
+    damaged_rows: int
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.damaged_rows = 0
-        self._file = SqliteFile(self.path, "embedding store", _prepare_embeddings)
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    def put_many(self, model: str, items: dict[str, np.ndarray]) -> None: ...
+
+    def claim(self, model: str, hashes: Sequence[str]) -> AbstractContextManager[set[str]]: ...
+
+
+_Row = tuple[str, str, int, bytes, bytes]
+
+
+class _CheckedRows(ABC):
+    """What both stores do with rows: build them with their checksum, verify them on read (a row that fails, or was
+    written before checksums existed, is left out), and count and log the ones that failed."""
+
+    where: str
+    damaged_rows: int
+    _BATCH = 500
+
+    @abstractmethod
+    def _select(self, model: str, hashes: list[str]) -> list[tuple[str, int, bytes | None, bytes | None]]:
+        """``(text_hash, dim, vector, checksum)`` of the stored rows of ``hashes`` under ``model``."""
+
+    @abstractmethod
+    def _upsert(self, rows: list[_Row]) -> None:
+        """Store ``(model, text_hash, dim, vector, checksum)`` rows, replacing rows of the same key, all or none."""
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
         """The verified vectors of ``hashes`` stored under ``model``; missing and damaged rows are left out."""
-
-        def read(conn: sqlite3.Connection) -> tuple[dict[str, np.ndarray], int]:
-            found: dict[str, np.ndarray] = {}
-            damaged = 0
-            for start in range(0, len(hashes), 500):
-                batch = list(hashes[start : start + 500])
-                marks = ",".join("?" * len(batch))
-                rows = conn.execute(
-                    f"SELECT text_hash, dim, vector, checksum FROM embeddings WHERE model = ? AND text_hash IN ({marks})",
-                    [model, *batch],
-                ).fetchall()
-                for text_hash, dim, blob, checksum in rows:
-                    if isinstance(blob, bytes) and dim == len(blob) // 4 and checksum == _row_checksum(model, text_hash, blob):
-                        found[text_hash] = np.frombuffer(blob, dtype=np.float32)
-                    else:
-                        damaged += checksum is not None
-            return found, damaged
-
-        found, damaged = self._file.run(read)
+        found: dict[str, np.ndarray] = {}
+        damaged = 0
+        for start in range(0, len(hashes), self._BATCH):
+            for text_hash, dim, blob, checksum in self._select(model, list(hashes[start : start + self._BATCH])):
+                vector = _verified(model, text_hash, dim, blob, checksum)
+                if vector is not None:
+                    found[text_hash] = vector
+                else:
+                    damaged += checksum is not None
         if damaged:
             self.damaged_rows += damaged
-            log.warning("embedding store %s: %d stored vectors failed their checksum: encoding them again", self.path, damaged)
+            log.warning("embedding store %s: %d stored vectors failed their checksum: encoding them again", self.where, damaged)
         return found
 
     def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
@@ -201,16 +213,84 @@ class EmbeddingStore:
         for text_hash, vector in items.items():
             blob = np.asarray(vector, dtype=np.float32).tobytes()
             rows.append((model, text_hash, len(blob) // 4, blob, _row_checksum(model, text_hash, blob)))
+        if rows:
+            self._upsert(rows)
 
+
+class EmbeddingStore(_CheckedRows):
+    """The vectors of one machine: a SQLite table, safe for several processes on that machine.
+
+    The ``model`` column holds the vector id, so vectors stored before prompts existed are found again
+    under an empty prompt. A file SQLite reports as damaged (truncated, a garbage header) is moved aside with
+    one warning and the store starts empty (:func:`tuner.cache.move_aside`); a flipped byte in a BLOB, which
+    SQLite's own integrity check does not see, fails the row's checksum."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.where = str(self.path)
+        self.damaged_rows = 0
+        self._file = SqliteFile(self.path, "embedding store", _prepare_embeddings)
+
+    def _select(self, model: str, hashes: list[str]) -> list[tuple[str, int, bytes | None, bytes | None]]:
+        marks = ",".join("?" * len(hashes))
+        statement = f"SELECT text_hash, dim, vector, checksum FROM embeddings WHERE model = ? AND text_hash IN ({marks})"
+        return self._file.run(lambda conn: conn.execute(statement, [model, *hashes]).fetchall())
+
+    def _upsert(self, rows: list[_Row]) -> None:
         def write(conn: sqlite3.Connection) -> None:
             conn.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?, ?)", rows)
             conn.commit()
 
         self._file.run(write)
 
+    def claim(self, model: str, hashes: Sequence[str]) -> AbstractContextManager[set[str]]:
+        """No claim: all of ``hashes`` are this process's to encode (one machine's workers share little work)."""
+        return nullcontext(set(hashes))
+
     def close(self) -> None:
         """Write the log back into the file and close it (tests then read or damage the file itself)."""
         self._file.close()
+
+
+class PostgresEmbeddingStore(_CheckedRows):
+    """The vectors of every worker of a study, wherever it runs: table ``tuner_embeddings`` (the columns of
+    :class:`EmbeddingStore`) in a PostgreSQL database, usually the study's storage.
+
+    A ``put_many`` is one transaction, so a worker killed while writing leaves all of its rows or none. ``claim``
+    takes a PostgreSQL advisory lock per text (without waiting) while the text is encoded: a second worker
+    embedding the same texts encodes only the ones nobody holds and waits for the others' vectors (see
+    :meth:`CachedEncoder.encode`); a worker that dies releases its claims with its session."""
+
+    def __init__(self, url: str) -> None:
+        self.damaged_rows = 0
+        self._table = PostgresTable(
+            url, "embedding store",
+            "CREATE TABLE IF NOT EXISTS tuner_embeddings (model TEXT, text_hash TEXT, dim INTEGER, vector BYTEA, "
+            "checksum BYTEA, PRIMARY KEY (model, text_hash))",
+        )
+        self.where = self._table.where
+
+    def __repr__(self) -> str:
+        return f"PostgresEmbeddingStore({self.where!r})"
+
+    def _select(self, model: str, hashes: list[str]) -> list[tuple[str, int, bytes | None, bytes | None]]:
+        return self._table.all(
+            "SELECT text_hash, dim, vector, checksum FROM tuner_embeddings WHERE model = %s AND text_hash = ANY(%s)",
+            (model, hashes),
+        )
+
+    def _upsert(self, rows: list[_Row]) -> None:
+        self._table.write(
+            "INSERT INTO tuner_embeddings VALUES (%s, %s, %s, %s, %s) ON CONFLICT (model, text_hash) DO UPDATE "
+            "SET dim = EXCLUDED.dim, vector = EXCLUDED.vector, checksum = EXCLUDED.checksum",
+            rows,
+        )
+
+    def claim(self, model: str, hashes: Sequence[str]) -> AbstractContextManager[set[str]]:
+        return self._table.advisory_locks(list(hashes), f"tuner:embedding:{model}\0")
+
+    def close(self) -> None:
+        self._table.close()
 
 
 def _prepare_embeddings(conn: sqlite3.Connection) -> None:
@@ -223,6 +303,14 @@ def _prepare_embeddings(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE embeddings ADD COLUMN checksum BLOB")
 
 
+def _verified(model: str, text_hash: str, dim: int, blob: object, checksum: object) -> np.ndarray | None:
+    """The vector of a stored row, or None when the row is not whole: its bytes do not match its dimension or its
+    checksum, or it has no checksum (written before checksums existed)."""
+    if not isinstance(blob, bytes) or not isinstance(checksum, bytes) or dim != len(blob) // 4:
+        return None
+    return np.frombuffer(blob, dtype=np.float32) if checksum == _row_checksum(model, text_hash, blob) else None
+
+
 def _row_checksum(model: str, text_hash: str, blob: bytes) -> bytes:
     """The first 16 bytes of sha256 over a row's key and vector bytes: a flipped byte in the vector, or a
     vector copied under another key, fails it."""
@@ -230,10 +318,10 @@ def _row_checksum(model: str, text_hash: str, blob: bytes) -> bytes:
 
 
 class CachedEncoder:
-    """Wraps an encoder with an :class:`EmbeddingStore`: only texts never seen with this model and prompt
+    """Wraps an encoder with a :class:`VectorStore`: only texts never seen with this model and prompt
     are encoded. ``prompt`` is put before every text this encoder encodes (see the module docs)."""
 
-    def __init__(self, encoder: SentenceTransformerEncoder | EndpointEncoder, store: EmbeddingStore, prompt: str = "") -> None:
+    def __init__(self, encoder: SentenceTransformerEncoder | EndpointEncoder, store: VectorStore, prompt: str = "") -> None:
         self.inner = encoder
         self.store = store
         self.model_id = encoder.model_id
@@ -254,46 +342,80 @@ class CachedEncoder:
         found = self.store.get_many(self.vector_id, sorted(distinct))
         return [t for h, t in distinct.items() if h not in found]
 
-    def encode(self, texts: Sequence[str], task: Task | None = None, batch: int = 512) -> np.ndarray:
-        """Vectors for ``texts``; unseen texts are encoded in batches (``task`` advances per text)."""
+    def encode(self, texts: Sequence[str], task: Task | None = None, batch: int | None = None) -> np.ndarray:
+        """Vectors for ``texts``; unseen texts are encoded and stored ``batch`` at a time (default: the encoder's
+        batch size), ``task`` advancing per text.
+
+        Each batch is claimed in the store first (:meth:`VectorStore.claim`): texts another worker is encoding at
+        that moment are not encoded here; they are read once that worker has stored them, or claimed again later
+        (and encoded here) if it stopped without storing them."""
         if not texts:
             return np.zeros((0, self.inner.dim), dtype=np.float32)
+        batch = batch or self.inner.batch_size
         hashes = [_text_hash(t) for t in texts]
-        found = self.store.get_many(self.vector_id, sorted(set(hashes)))
-        missing = {h: t for h, t in zip(hashes, texts) if h not in found}
-        order = list(missing)
-        for start in range(0, len(order), batch):
-            part = order[start : start + batch]
-            fresh = dict(zip(part, self.inner.encode([missing[h] for h in part], self.prompt)))
-            self.store.put_many(self.vector_id, fresh)
+        text_of = dict(zip(hashes, texts))
+        found = self.store.get_many(self.vector_id, sorted(text_of))
+        pending = [h for h in text_of if h not in found]
+        while pending:
+            part, pending = pending[:batch], pending[batch:]
+            with self.store.claim(self.vector_id, part) as mine:
+                stored = self.store.get_many(self.vector_id, part)  # what another worker stored since the first read
+                todo = [h for h in part if h in mine and h not in stored]
+                fresh = dict(zip(todo, self.inner.encode([text_of[h] for h in todo], self.prompt))) if todo else {}
+                self.store.put_many(self.vector_id, fresh)
+            found.update(stored)
             found.update(fresh)
+            waiting = [h for h in part if h not in found]
             if task is not None:
-                task.advance(len(part))
+                task.advance(len(part) - len(waiting))
+            if len(waiting) == len(part) and not pending:
+                time.sleep(_CLAIM_POLL)  # only other workers' texts are left: give them time to store them
+            pending += waiting
         return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
 
 
+def _store_at(location: str) -> VectorStore:
+    """The process-wide store at ``location``: a PostgreSQL URL, or the folder of a local ``embeddings.sqlite``."""
+    if location not in _STORES:
+        is_url = location.startswith("postgresql")
+        _STORES[location] = PostgresEmbeddingStore(location) if is_url else EmbeddingStore(Path(location) / STORE_FILE)
+    return _STORES[location]
+
+
+STORE_FILE = "embeddings.sqlite"
+_CLAIM_POLL = 0.05
 _ENCODERS: dict[tuple[str, str], CachedEncoder] = {}
+_STORES: dict[str, VectorStore] = {}
 _ENCODERS_LOCK = threading.Lock()
 _options = EmbeddingOptions()
+_store_url: str | None = None
 
 
-def configure_embeddings(options: EmbeddingOptions) -> None:
-    """Device and batch size for every encoder of this process, loaded or not (a study file's ``embedding:``)."""
-    global _options
+def configure_embeddings(options: EmbeddingOptions, store_url: str | None = None) -> None:
+    """Device and batch size for every encoder of this process, loaded or not (a study file's ``embedding:``), and
+    where the encoders returned from now on keep their vectors: the PostgreSQL database ``store_url`` (shared by every
+    worker of a study, a study file's ``embedding_cache``; connected here, so an unreachable one fails before any
+    work), or, when None, ``embeddings.sqlite`` in the cache root."""
+    global _options, _store_url
     with _ENCODERS_LOCK:
+        if store_url is not None:
+            _store_at(store_url)
         _options = options
+        _store_url = store_url
         for encoder in {id(e.inner): e.inner for e in _ENCODERS.values()}.values():
             encoder.configure(options)
 
 
 def get_encoder(name: str, cache_root: str | Path | None = None) -> CachedEncoder:
     """The process-wide cached encoder for ``name`` (a local model, loaded once per process, or an
-    ``openai:MODEL@URL`` endpoint: see :mod:`tuner.encoders`)."""
+    ``openai:MODEL@URL`` endpoint: see :mod:`tuner.encoders`), with the store :func:`configure_embeddings` chose:
+    the PostgreSQL one, else ``embeddings.sqlite`` in ``cache_root`` (default: :func:`tuner.cache.default_cache_root`)."""
     root = Path(cache_root) if cache_root is not None else default_cache_root()
     spec = parse_endpoint(name)
     name = spec.name if spec is not None else name
-    key = (name, str(root))
     with _ENCODERS_LOCK:
+        location = _store_url or str(root)
+        key = (name, location)
         if key not in _ENCODERS:
             shared = next((e.inner for (n, _), e in _ENCODERS.items() if n == name), None)
             inner: SentenceTransformerEncoder | EndpointEncoder
@@ -303,5 +425,11 @@ def get_encoder(name: str, cache_root: str | Path | None = None) -> CachedEncode
                 inner = EndpointEncoder(spec, _options)
             else:
                 inner = SentenceTransformerEncoder(name, _options)
-            _ENCODERS[key] = CachedEncoder(inner, EmbeddingStore(root / "embeddings.sqlite"))
+            _ENCODERS[key] = CachedEncoder(inner, _store_at(location))
         return _ENCODERS[key]
+
+
+def texts_encoded() -> int:
+    """Texts this process has run through its encoders (each model counted once, whatever store it used)."""
+    with _ENCODERS_LOCK:
+        return sum(e.inner.texts_encoded for e in {id(e.inner): e for e in _ENCODERS.values()}.values())

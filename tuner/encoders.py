@@ -48,9 +48,10 @@ def available_devices() -> dict[str, bool]:
     return {"cuda": torch.cuda.is_available(), "mps": torch.backends.mps.is_available()}
 
 
-def select_device(requested: Device, available: Mapping[str, bool]) -> str:
+def select_device(requested: Device, available: Mapping[str, bool], where: str = "embedding.device") -> str:
     """The torch device for ``requested``: ``auto`` takes CUDA, else MPS, else the CPU; a named accelerator that
-    ``available`` lacks is a user error (it would otherwise fail deep inside torch).
+    ``available`` lacks is a user error naming ``where`` the value came from (it would otherwise fail deep inside
+    torch).
 
     >>> select_device("auto", {"cuda": False, "mps": True})
     'mps'
@@ -59,7 +60,7 @@ def select_device(requested: Device, available: Mapping[str, bool]) -> str:
         return next((name for name in ("cuda", "mps") if available.get(name)), "cpu")
     if requested != "cpu" and not available.get(requested):
         found = ", ".join(name for name, ok in available.items() if ok) or "none"
-        raise UserError(f"embedding.device: {requested} is not available on this machine (accelerators found: {found})")
+        raise UserError(f"{where}: {requested} is not available on this machine (accelerators found: {found})")
     return requested
 
 

@@ -1,6 +1,7 @@
 """Beside the flows (secrets): the one redaction of credentials for everything tuner prints, logs, stores or exports.
 
-A URL carries credentials in its userinfo (``postgresql://user:secret@host/db``) or in its query string
+A URL carries credentials in its userinfo (``postgresql://user:secret@host/db``; in a web URL the user name alone
+may be the token, ``https://sk-abc@host/v1``) or in its query string
 (``?password=…``, ``sslpassword=…``, ``token=…``, ``api_key=…``, ``access_token=…``, ``sig=…``); error messages
 and libpq connection strings carry them as ``password=…`` pairs. :func:`redact` replaces every such value by
 ``***`` in any text, URL or not; :func:`redact_data` does the same through JSON-like data, where a value
@@ -25,6 +26,9 @@ _SECRET_WORDS = frozenset(
 _POINTER_WORDS = frozenset({"env", "file", "path", "var"})
 # scheme://user:PASSWORD@host: the password runs to the '@' after which the host part has no further '@'
 _USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^:/@?#\s]*):\S*?@(?=[^@\s/?#]*(?:[/?#\s\"'<>]|$))")
+# http(s)/ws(s)://TOKEN@host: in a web URL a user name without a password is a token (basic auth with a key as
+# the user); a database URL's lone user name is who connects, not a secret, and stays
+_WEB_USER = re.compile(r"(?P<head>(?:https?|wss?)://)[^:/@?#\s]+@(?=[^@\s/?#]*(?:[/?#\s\"'<>]|$))", re.IGNORECASE)
 # NAME=VALUE in a query string, a libpq connection string or a message
 _PAIR = re.compile(r"(?P<name>[A-Za-z][A-Za-z0-9_.\-]*)=(?P<value>[^&;#\s\"'<>]*)")
 
@@ -44,9 +48,14 @@ def is_secret_name(name: str) -> bool:
 
 
 def redact(text: str) -> str:
-    """``text`` with the password of every URL userinfo and the value of every secret ``NAME=VALUE`` pair
-    (see :func:`is_secret_name`) replaced by ``***``; everything else is unchanged."""
+    """``text`` with the password of every URL userinfo, the lone user name of a web URL and the value of every
+    secret ``NAME=VALUE`` pair (see :func:`is_secret_name`) replaced by ``***``; everything else is unchanged.
+
+    >>> redact("https://sk-abc@llm.example.com/v1 and postgresql://tuner@db/test")
+    'https://***@llm.example.com/v1 and postgresql://tuner@db/test'
+    """
     text = _USERINFO.sub(lambda m: f"{m['head']}:{MASK}@", text)
+    text = _WEB_USER.sub(lambda m: f"{m['head']}{MASK}@", text)
     return _PAIR.sub(lambda m: f"{m['name']}={MASK}" if is_secret_name(m["name"]) and m["value"] else m[0], text)
 
 

@@ -363,3 +363,25 @@ def test_an_interrupt_swallowed_by_a_finalizer_prints_nothing_and_stops_at_the_n
     finally:
         signal.signal(signal.SIGINT, previous)
         sys.unraisablehook = before
+
+
+def test_the_second_interrupt_writes_exiting_now_and_ends_the_process_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tuner.study import InterruptGuard
+    from tuner.study import _interrupt
+    from tuner.study._interrupt import EXIT_INTERRUPTED, FIRST, SECOND
+
+    class Exited(BaseException):
+        """What the patched os._exit raises, so the test sees the exit instead of losing the process."""
+
+    def fake_exit(code: int) -> None:
+        raise Exited(code)
+
+    monkeypatch.setattr(_interrupt.os, "_exit", fake_exit)
+    lines: list[str] = []
+    guard = InterruptGuard(write=lines.append)
+    guard._handle(signal.SIGINT, None)  # outside a section: recorded, nothing raised
+    assert guard.requested and lines == [FIRST]
+    with pytest.raises(Exited) as exited:
+        guard._handle(signal.SIGINT, None)
+    assert exited.value.args == (EXIT_INTERRUPTED,) and EXIT_INTERRUPTED == 130
+    assert lines == [FIRST, SECOND] and SECOND.startswith("interrupt: exiting now")

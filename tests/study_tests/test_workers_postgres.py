@@ -94,3 +94,33 @@ def test_killed_worker_trial_is_failed_and_retried_and_nothing_is_lost(tiny_data
         else:
             assert record.cases_evaluated == 6
     optuna.delete_study(study_name=name, storage=storage)
+
+
+def test_a_configuration_another_worker_is_evaluating_is_a_duplicate_not_a_second_evaluation(
+    tiny_dataset_dir: Path, tmp_path: Path, postgres_schema: str
+) -> None:
+    """The duplicate check sees RUNNING trials: while another worker evaluates the space's one configuration, every
+    trial this worker asks repeats it, is recorded as its duplicate, is not evaluated and does not count."""
+    import yaml
+
+    from tuner.cli import main
+    from tuner.settings import settings_from_mapping
+    from tuner.study import load_study_file
+
+    name = f"twins-{uuid.uuid4().hex[:8]}"
+    # a long heartbeat grace: the other worker's trial is young, so it is a live worker's, never repaired
+    study_file = write_study(tmp_path, tiny_dataset_dir, name=name, budget={"trials": 2}, enqueue=[], heartbeat_interval=60)
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump({"top_k": {"type": "categorical", "choices": [2]}}))
+    loaded = load_study_file(study_file, storage=postgres_schema)
+    settings = settings_from_mapping({**loaded.base_settings.model_dump(), "top_k": 2}, "test").model_dump()
+    study = optuna.create_study(study_name=name, storage=postgres_schema, directions=loaded.directions)
+    other = study.ask({"top_k": optuna.distributions.CategoricalDistribution([2])})
+    TrialRecord(worker="other-machine:1", settings=settings).write(other)
+
+    assert main(["run", str(study_file), "--storage", postgres_schema, "--no-report"]) == 0
+    trials = optuna.load_study(study_name=name, storage=postgres_schema).trials
+    mine = [t for t in trials if t.number != other.number]
+    assert mine and all(t.state == optuna.trial.TrialState.PRUNED for t in mine)
+    records = [TrialRecord.from_trial(t) for t in mine]
+    assert {r.duplicate_of for r in records} == {other.number} and all(r.cases_evaluated is None for r in records)
+    assert trials[other.number].state == optuna.trial.TrialState.RUNNING  # untouched: its worker is alive

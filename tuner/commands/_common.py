@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from tuner.encoders import EmbeddingOptions
     from tuner.evaluation import CaseOutcome, RobustnessEvaluator
     from tuner.generation import Generator, GeneratorConfig
     from tuner.judging import Judge, JudgeConfig
@@ -100,6 +101,38 @@ def noise_from_args(args: argparse.Namespace) -> NoiseConfig:
         first = exc.errors()[0]
         flag = next(f for f, field in names.items() if field == first["loc"][0]).replace("_", "-")
         raise UserError(f"command line: --{flag}: {first['msg']}") from None
+
+
+_EMBEDDING_FLAGS = {"device": "--device", "batch_size": "--embedding-batch-size"}
+
+
+def add_embedding_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("embeddings (how vectors are computed; a study file's 'embedding:')")
+    group.add_argument("--device", help="where a local embedding model runs: auto (default: cuda, else mps, else cpu), cpu, cuda or mps")
+    group.add_argument("--embedding-batch-size", dest="embedding_batch_size", type=int, metavar="N",
+                       help="texts per forward pass, or per request to an embeddings endpoint (default: 64 on cpu/mps, 256 on cuda)")
+
+
+def configure_embeddings_from_args(args: argparse.Namespace, base: EmbeddingOptions | None = None, store_url: str | None = None) -> None:
+    """Apply ``--device`` / ``--embedding-batch-size`` (over ``base``, a study file's ``embedding:``) to every encoder of
+    this process, with vectors kept in ``store_url`` (see :func:`tuner.embedding.configure_embeddings`). A bad value,
+    or a device this machine lacks, is one line naming the flag, before any work starts."""
+    from pydantic import ValidationError
+
+    from tuner.embedding import configure_embeddings
+    from tuner.encoders import EmbeddingOptions, available_devices, select_device
+    from tuner.errors import UserError
+
+    given = {"device": args.device, "batch_size": args.embedding_batch_size}
+    overrides = {field: value for field, value in given.items() if value is not None}
+    try:
+        options = EmbeddingOptions(**{**(base or EmbeddingOptions()).model_dump(), **overrides})
+    except ValidationError as exc:
+        field = str(exc.errors()[0]["loc"][0])
+        raise UserError(f"command line: {_EMBEDDING_FLAGS[field]} {given[field]}: {exc.errors()[0]['msg']}") from None
+    if options.device != "auto":  # a named accelerator this machine lacks fails now, not deep inside torch
+        select_device(options.device, available_devices(), "--device" if "device" in overrides else "embedding.device")
+    configure_embeddings(options, store_url)
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:

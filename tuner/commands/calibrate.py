@@ -7,9 +7,11 @@ import argparse
 from tuner.commands._common import (
     add_backend_arguments,
     add_dataset_argument,
+    add_embedding_arguments,
     add_noise_arguments,
     add_settings_arguments,
     backend_configs_from_args,
+    configure_embeddings_from_args,
     noise_from_args,
     settings_from_args,
 )
@@ -24,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="take dataset, baseline settings (first enqueued trial), backends and noise from a study file",
     )
     add_settings_arguments(parser)
+    add_embedding_arguments(parser)
     add_backend_arguments(parser)
     add_noise_arguments(parser)
     parser.add_argument("--runs", type=int, default=3, metavar="R", help="regenerate and re-judge runs (default 3, at least 2)")
@@ -48,10 +51,12 @@ def run(args: argparse.Namespace) -> int:
         settings, noise = loaded.baseline_settings(), loaded.config.noise
         generator_config, judge_config = loaded.generator, loaded.judge
         dataset_spec, out = loaded.dataset, args.out or str(loaded.output / "noise_floor.json")
+        configure_embeddings_from_args(args, loaded.config.embedding, loaded.embedding_cache_url)
     elif args.dataset:
         settings, noise = settings_from_args(args), noise_from_args(args)
         generator_config, judge_config = backend_configs_from_args(args)
         dataset_spec, out = args.dataset, args.out or "noise_floor.json"
+        configure_embeddings_from_args(args)
     else:
         raise UserError("give a DATASET (with settings flags) or --study STUDY.yaml")
     dataset = load_dataset(resolve_dataset(dataset_spec))

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from tuner.commands._common import add_dataset_argument, add_settings_arguments, settings_from_args
+from tuner.commands._common import (
+    add_dataset_argument, add_embedding_arguments, add_settings_arguments, configure_embeddings_from_args, settings_from_args,
+)
 
 HELP = "Evaluate retrieval for one configuration: hit@k, MRR, recall@k, context precision (no LLM)."
 
@@ -13,6 +15,7 @@ HELP = "Evaluate retrieval for one configuration: hit@k, MRR, recall@k, context 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dataset_argument(parser)
     add_settings_arguments(parser)
+    add_embedding_arguments(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
 
 
@@ -24,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.retrieval import RetrievalPipeline
 
     settings = settings_from_args(args)
+    configure_embeddings_from_args(args)
     dataset = load_dataset(resolve_dataset(args.dataset))
     reporter = RichReporter()
     if dataset.retrieval_only:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tuner.commands._common import add_backend_arguments, add_noise_arguments
+from tuner.commands._common import add_backend_arguments, add_embedding_arguments, add_noise_arguments
 from tuner.errors import UserError
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="folder for gate-summary.md and gate-junit.xml (default ./tuner-gate, created if needed)")
     add_noise_arguments(parser)
     add_backend_arguments(parser)
+    add_embedding_arguments(parser)
 
 
 def _without_cache(config: JudgeConfig) -> JudgeConfig:
@@ -57,7 +58,7 @@ def _without_cache(config: JudgeConfig) -> JudgeConfig:
 
 def run(args: argparse.Namespace) -> int:
     from tuner.calibration import NoiseFloor
-    from tuner.commands._common import backend_configs_from_args, noise_from_args
+    from tuner.commands._common import backend_configs_from_args, configure_embeddings_from_args, noise_from_args
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.gate import (
         GateThresholds,
@@ -83,6 +84,7 @@ def run(args: argparse.Namespace) -> int:
     if args.history > 1 and not args.noise_floor:
         raise UserError("--history N > 1 needs --noise-floor: past means have no cases to pair for an interval")
     settings = load_settings_file(args.config)
+    configure_embeddings_from_args(args)
     dataset = load_dataset(resolve_dataset(args.dataset))
     thresholds = load_thresholds(args.thresholds) if args.thresholds else GateThresholds()
     floors = NoiseFloor.from_file(args.noise_floor).objectives if args.noise_floor else None

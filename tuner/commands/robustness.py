@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING
 from tuner.commands._common import (
     add_backend_arguments,
     add_dataset_argument,
+    add_embedding_arguments,
     add_noise_arguments,
     add_settings_arguments,
     backends_from_args,
+    configure_embeddings_from_args,
     evaluate_with_progress,
     noise_from_args,
     settings_from_args,
@@ -30,6 +32,7 @@ HELP = "Evaluate one configuration under noise variants v0â€“v4: faithfulness, Î
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dataset_argument(parser)
     add_settings_arguments(parser)
+    add_embedding_arguments(parser)
     add_backend_arguments(parser)
     add_noise_arguments(parser)
     parser.add_argument(
@@ -65,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     noise = noise_from_args(args)
+    configure_embeddings_from_args(args)
     variants = parse_variants(args.variants)
     ragas_config = _ragas_config(args.ragas)
     dataset = load_dataset(resolve_dataset(args.dataset))

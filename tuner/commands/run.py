@@ -60,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[str, Any]:
-    """What ``tuner run --json`` prints: counts, calls, time, the front with intervals, the pick and the files."""
+    """What ``tuner run --json`` prints: counts, calls, time, the texts this worker embedded (not read from the
+    embedding store), the front with intervals, the pick and the files."""
+    from tuner.embedding import texts_encoded
     from tuner.study import entry_json, study_front, study_summary
 
     _, _, entries = study_front(result.study)
@@ -69,6 +71,7 @@ def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[st
         "study": result.study.study_name,
         "summary": study_summary(result.study),
         "elapsed_s": round(result.elapsed, 3),
+        "texts_embedded": texts_encoded(),
         "interrupted": result.interrupted,
         "front": [entry_json(entry, trials[entry.number]) for entry in entries],
         "pick": {"rule": rule, "trial": outputs.get("picked"), "unmet": outputs.get("pick_unmet"), "notes": outputs.get("notes", [])},

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from tuner.commands._common import add_embedding_arguments, configure_embeddings_from_args
+
 HELP = "Serve an exported configuration over HTTP: POST /retrieve, GET /healthz, GET /config, POST /documents."
 
 
@@ -13,6 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", required=True, metavar="DIR", help="dataset folder (or 'demo') whose corpus is served")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    add_embedding_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -31,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.deploy import Retriever
 
     exported = read_export(args.config)
+    configure_embeddings_from_args(args)
     dataset = load_dataset(resolve_dataset(args.dataset))
     if exported.settings.top_k > exported.settings.candidate_depth:
         raise UserError(f"{args.config}: top_k ({exported.settings.top_k}) exceeds candidate_depth ({exported.settings.candidate_depth})")

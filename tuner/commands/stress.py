@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from tuner.commands._common import add_backend_arguments
+from tuner.commands._common import add_backend_arguments, add_embedding_arguments
 
 HELP = "Accuracy, Δ, ρ and misled rate per RAGStress condition (one index, metadata views); Γ between two configurations."
 
@@ -23,6 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
     parser.add_argument("--out", default=".", metavar="DIR", help="folder for stress.md, stress.html and stress.json (default .)")
     add_backend_arguments(parser)
+    add_embedding_arguments(parser)
 
 
 def _labels(a: str, b: str) -> tuple[str, str]:
@@ -36,7 +37,7 @@ def _labels(a: str, b: str) -> tuple[str, str]:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from tuner.commands._common import load_backend_config
+    from tuner.commands._common import configure_embeddings_from_args, load_backend_config
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.errors import UserError
     from tuner.evaluation import Responder
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     generator_files = args.compare_generators or [args.generator]
     generator_configs = [load_backend_config(path, GENERATORS) for path in generator_files]
     judge_config = load_backend_config(args.judge, JUDGES)
+    configure_embeddings_from_args(args)
     dataset = load_dataset(resolve_dataset(args.dataset))
 
     resources = BackendResources()

@@ -8,15 +8,14 @@ import hashlib
 import json
 import logging
 import sqlite3
-import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
-from tuner.cache import SqliteFile, content_key, default_cache_root
+from tuner.cache import PostgresTable, SqliteFile, content_key, default_cache_root
 
 CACHE_FILE = "llm_calls.sqlite"
 _FORMAT = "chat-v1"
@@ -120,12 +119,6 @@ def _row_checksum(key: str, reply: CachedReply) -> bytes:
     return hashlib.sha256(blob.encode("utf-8")).digest()[:16]
 
 
-def psycopg_url(url: str) -> str:
-    """A libpq URL for a SQLAlchemy one (``postgresql+psycopg://`` → ``postgresql://``)."""
-    scheme, _, rest = url.partition("://")
-    return f"{scheme.split('+', 1)[0]}://{rest}"
-
-
 class PostgresCallCache:
     """Table ``tuner_llm_calls`` with the columns of :class:`CallCache`, in a PostgreSQL database.
 
@@ -135,60 +128,42 @@ class PostgresCallCache:
 
     _GET = "SELECT text, prompt_tokens, completion_tokens FROM tuner_llm_calls WHERE key = %s"
     _PUT = "INSERT INTO tuner_llm_calls VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (key) DO NOTHING"
-    _COUNT = "SELECT COUNT(*) FROM tuner_llm_calls"
 
     def __init__(self, url: str) -> None:
-        import psycopg
-
         self.url = url
-        self._lock = threading.Lock()
-        self._conn = psycopg.connect(psycopg_url(url), autocommit=True)
-        with self._lock:
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS tuner_llm_calls (key TEXT PRIMARY KEY, request TEXT, text TEXT, "
-                "prompt_tokens INTEGER, completion_tokens INTEGER, created DOUBLE PRECISION)"
-            )
+        self._table = PostgresTable(
+            url, "LLM call cache",
+            "CREATE TABLE IF NOT EXISTS tuner_llm_calls (key TEXT PRIMARY KEY, request TEXT, text TEXT, "
+            "prompt_tokens INTEGER, completion_tokens INTEGER, created DOUBLE PRECISION)",
+        )
 
     def __repr__(self) -> str:
-        from tuner.redaction import redact
-
-        return f"PostgresCallCache({redact(self.url)!r})"
-
-    def _one(self, statement: str, params: tuple[Any, ...] = ()) -> Any:
-        with self._lock:
-            return self._conn.execute(statement, params).fetchone()
+        return f"PostgresCallCache({self._table.where!r})"
 
     def get(self, key: str) -> CachedReply | None:
-        row = self._one(self._GET, (key,))
+        row = self._table.one(self._GET, (key,))
         return CachedReply(row[0], row[1], row[2]) if row is not None else None
 
     def put(self, key: str, request: dict[str, Any], reply: CachedReply) -> None:
-        with self._lock:
-            self._conn.execute(self._PUT, _row(key, request, reply))
-            self._conn.commit()
+        self._table.write(self._PUT, [_row(key, request, reply)])
 
     def __len__(self) -> int:
-        row = self._one(self._COUNT)
+        row = self._table.one("SELECT COUNT(*) FROM tuner_llm_calls")
         return int(row[0]) if row is not None else 0
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._table.close()
 
     @contextmanager
     def claim(self, key: str) -> Iterator[None]:
         """Hold a PostgreSQL advisory lock on ``key`` (a worker that dies releases it with its session); while
         another worker holds it, wait, checking whether its reply has arrived."""
-        lock = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
         while True:
-            row = self._one("SELECT pg_try_advisory_lock(%s)", (lock,))
-            if row is not None and row[0]:
-                break
+            with self._table.advisory_locks([key]) as held:
+                if held:
+                    yield
+                    return
             if self.get(key) is not None:
                 yield
                 return
             time.sleep(_CLAIM_POLL)
-        try:
-            yield
-        finally:
-            self._one("SELECT pg_advisory_unlock(%s)", (lock,))

@@ -4,7 +4,7 @@ backends, noise, sampler, budget, storage."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -20,6 +20,24 @@ from tuner.study._tracking import TrackingConfig
 from tuner.encoders import EmbeddingOptions
 from tuner.stats import SpendingKind
 
+
+
+SharedStore = Annotated[str, Field(pattern=r"^(auto|local|postgresql(\+\w+)?://.+)$")]
+"""Where a store that workers share lives (``call_cache``, ``embedding_cache``): see :func:`shared_store_url`."""
+_SHARED = "auto = the storage when it is PostgreSQL, else local SQLite; local; or a PostgreSQL URL"
+
+
+def shared_store_url(setting: str, storage: str) -> str | None:
+    """The PostgreSQL database a shared store lives in, every worker of the study using it wherever it runs, or None
+    for a local SQLite file (one machine only: SQLite's WAL mode is unsafe on network filesystems). ``auto``: the
+    study's storage when it is PostgreSQL; ``local``: SQLite; else the PostgreSQL URL given.
+
+    >>> shared_store_url("auto", "postgresql://tuner@db/studies")
+    'postgresql://tuner@db/studies'
+    """
+    if setting == "auto":
+        return storage if storage.startswith("postgresql") else None
+    return None if setting == "local" else setting
 
 
 class _Strict(BaseModel):
@@ -103,10 +121,8 @@ class StudyConfig(_Strict):
     output: str = "out"
     heartbeat_interval: int = Field(10, ge=1, description="seconds between worker heartbeats (RDB storage)")
     tracking: TrackingConfig = TrackingConfig()
-    call_cache: str = Field(
-        "auto", pattern=r"^(auto|local|postgresql(\+\w+)?://.+)$",
-        description="LLM call cache: auto = the storage when it is PostgreSQL, else local SQLite; local; or a PostgreSQL URL",
-    )
+    call_cache: SharedStore = Field("auto", description=f"LLM call cache: {_SHARED}")
+    embedding_cache: SharedStore = Field("auto", description=f"embedding store: {_SHARED}")
     embedding: EmbeddingOptions = EmbeddingOptions()
 
 
@@ -140,13 +156,13 @@ class LoadedStudy:
 
     @property
     def call_cache_url(self) -> str | None:
-        """The PostgreSQL database that keeps the LLM call cache, shared by every worker of the study wherever
-        it runs; None for the local SQLite file (one machine only: SQLite's WAL mode is unsafe on network
-        filesystems)."""
-        setting = self.config.call_cache
-        if setting == "auto":
-            return self.storage if self.storage.startswith("postgresql") else None
-        return None if setting == "local" else setting
+        """The PostgreSQL database of the LLM call cache, or None for local SQLite (:func:`shared_store_url`)."""
+        return shared_store_url(self.config.call_cache, self.storage)
+
+    @property
+    def embedding_cache_url(self) -> str | None:
+        """The PostgreSQL database of the embedding store, or None for local SQLite (:func:`shared_store_url`)."""
+        return shared_store_url(self.config.embedding_cache, self.storage)
 
     def baseline_settings(self) -> RetrievalSettings:
         """The configuration the noise floor is measured on: the first enqueued trial, else the fixed settings."""

@@ -29,12 +29,17 @@ learn to avoid its region and every front, pick, report and pruning rival leaves
 trials only, as ``study.best_trials``). Its recall@k is exact and kept."""
 
 
-def evaluated_twin(study: optuna.Study, settings: dict[str, Any]) -> int | None:
-    """The number of an earlier complete or pruned trial that evaluated exactly ``settings``, if any
-    (duplicates themselves are never twins: they point at the trial they repeat)."""
-    for other in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)):
+def evaluated_twin(study: optuna.Study, settings: dict[str, Any], number: int) -> int | None:
+    """The number of another trial that evaluated exactly ``settings``, or is evaluating them now on any worker:
+    complete, pruned or running (duplicates themselves are never twins: they point at the trial they repeat).
+
+    A running twin counts too: two workers must not spend the budget on one configuration at once. The repeat
+    is recorded as a duplicate of it and not evaluated; should the running trial fail (its worker killed or
+    interrupted), its configuration is queued again, so it is still evaluated once."""
+    states = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED, optuna.trial.TrialState.RUNNING)
+    for other in study.get_trials(deepcopy=False, states=states):
         record = TrialRecord.from_trial(other)
-        if record.duplicate_of is None and record.settings == settings:
+        if other.number != number and record.duplicate_of is None and record.settings == settings:
             return other.number
     return None
 
@@ -78,12 +83,20 @@ class TrialObjective:
     def settings_for(self, params: dict[str, Any]) -> RetrievalSettings:
         return settings_from_mapping({**self.base.model_dump(), **params}, "search space")
 
+    def claim(self, trial: optuna.Trial) -> None:
+        """Sample ``trial``'s configuration and record it, with the trial that already has it, if any
+        (:func:`evaluated_twin`). ``tuner run`` calls this under the study's lock, so of two workers that sample one
+        configuration at the same time, the second sees the first's claim."""
+        settings = self.settings_for(self.space.suggest(trial)).model_dump()
+        TrialRecord(settings=settings, duplicate_of=evaluated_twin(trial.study, settings, trial.number)).write(trial)
+
     def __call__(self, trial: optuna.Trial) -> tuple[float, ...]:
         TrialRecord(worker=f"{socket.gethostname()}:{os.getpid()}").write(trial)
-        settings = self.settings_for(self.space.suggest(trial))
-        twin = evaluated_twin(trial.study, settings.model_dump())
+        if "settings" not in trial.user_attrs:
+            self.claim(trial)
+        settings = self.settings_for(self.space.suggest(trial))  # the values claim() sampled: Optuna repeats them
+        twin = TrialRecord.from_attrs(trial.user_attrs).duplicate_of
         if twin is not None:
-            TrialRecord(settings=settings.model_dump(), duplicate_of=twin).write(trial)
             raise optuna.TrialPruned(f"same configuration as trial {twin}: not evaluated again")
         try:
             return self._evaluate(trial, settings)

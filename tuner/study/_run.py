@@ -168,7 +168,7 @@ def run_study(
     space = load_search_space(loaded.search_space_path)
     check_study(loaded, space, dataset)
     build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
-    configure_embeddings(config.embedding)  # an unavailable device fails here, before any output too
+    configure_embeddings(config.embedding, loaded.embedding_cache_url)  # an unavailable device fails here, before any output too
     fixed = {k: v for k, v in loaded.base_settings.model_dump().items() if k not in space.params}
     trackers = tracking_callbacks(config.tracking, config.name, config.objectives, fixed)
     loaded.output.mkdir(parents=True, exist_ok=True)
@@ -243,14 +243,19 @@ def finished(summary: dict[str, Any]) -> int:
 
 
 def _run_trial(
-    study: optuna.Study, trial: optuna.Trial, objective: TrialObjective, heartbeat: Heartbeat, guard: InterruptGuard
+    study: optuna.Study, trial: optuna.Trial, objective: TrialObjective, heartbeat: Heartbeat, guard: InterruptGuard,
+    lock: StudyLock,
 ) -> optuna.trial.FrozenTrial:
-    """Evaluate one asked trial and tell its outcome. An interrupt fails it (recorded as such) and queues its
-    configuration again; its heartbeat stops before anything is told."""
+    """Claim the configuration of one asked trial under the study's lock (a configuration another worker is
+    evaluating is then a duplicate: :func:`tuner.study._objective.evaluated_twin`), evaluate it and tell its outcome.
+    An interrupt fails it (recorded as such) and queues its configuration again; its heartbeat stops before anything
+    is told."""
     try:
         with heartbeat:
             TrialRecord(worker=worker_name()).write(trial)
             guard.check()  # an interrupt that arrived inside ask()
+            with lock.held():
+                objective.claim(trial)
             values = objective(trial)
     except optuna.TrialPruned:
         return study.tell(trial, state=optuna.trial.TrialState.PRUNED)
@@ -320,7 +325,7 @@ def _optimize(
                         # this loop is the optimize loop: it keeps each asked trial's heartbeat (Heartbeat below)
                         warnings.filterwarnings("ignore", "Heartbeat of storage is supposed to be used with Study.optimize")
                         trial = study.ask()
-                frozen = _run_trial(study, trial, objective, Heartbeat(storage, study_id, trial.number), guard)
+                frozen = _run_trial(study, trial, objective, Heartbeat(storage, study_id, trial.number), guard, lock)
                 ran += 1
                 for tracker in trackers:
                     tracker(study, frozen)

@@ -1,0 +1,77 @@
+"""--device and --embedding-batch-size on the commands that embed without a study file: the values reach the encoder,
+and a bad value is one line naming the flag with exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tuner.cli import build_parser, main
+from tuner.embedding import CachedEncoder
+from tuner.encoders import available_devices
+
+COMMANDS = {
+    "eval": ["DATASET"],
+    "robustness": ["DATASET"],
+    "calibrate": ["DATASET"],
+    "gate": ["--config", "c.yaml", "--dataset", "DATASET"],
+    "stress": ["--config", "c.yaml", "--dataset", "DATASET"],
+    "serve": ["--config", "c.yaml", "--dataset", "DATASET"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_that_embeds_takes_the_flags(command: str) -> None:
+    args = build_parser().parse_args([command, *COMMANDS[command], "--device", "cpu", "--embedding-batch-size", "8"])
+    assert (args.device, args.embedding_batch_size) == ("cpu", 8)
+
+
+def test_the_flags_reach_the_encoder_that_embeds(
+    tiny_dataset_dir: Path, encoder: CachedEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model: Any = encoder.inner._loaded()  # type: ignore[union-attr]
+    batches: list[int] = []
+    original = model.encode
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        batches.append(kwargs["batch_size"])
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(model, "encode", spy)
+    # a prompt no other test uses: every text is new to the store, so it is encoded here
+    assert main(["eval", str(tiny_dataset_dir), "--retriever", "dense", "--query-prompt", "flags: ",
+                 "--device", "cpu", "--embedding-batch-size", "3", "--json"]) == 0
+    assert batches and set(batches) == {3}
+    assert (encoder.inner.device, encoder.inner.batch_size) == ("cpu", 3)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--device", "tpu"], "--device tpu: Input should be 'auto', 'cpu', 'cuda' or 'mps'"),
+        (["--embedding-batch-size", "0"], "--embedding-batch-size 0: Input should be greater than or equal to 1"),
+    ],
+)
+def test_a_bad_value_is_one_line_naming_the_flag(
+    tiny_dataset_dir: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    assert main(["eval", str(tiny_dataset_dir), *flags]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+@pytest.mark.skipif(available_devices()["cuda"], reason="this machine has CUDA")
+@pytest.mark.parametrize("command", ["eval", "gate", "stress"])
+def test_an_absent_accelerator_is_one_line_before_any_work(
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text("top_k: 2\n")
+    argv = [arg.replace("DATASET", str(tiny_dataset_dir)).replace("c.yaml", str(config)) for arg in COMMANDS[command]]
+    assert main([command, *argv, "--device", "cuda"]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and "--device: cuda is not available on this machine" in err[0], err
+    assert captured.out == ""
