@@ -10,6 +10,7 @@ from typing import Any
 
 import optuna
 
+from tuner.embedding import embedding_options
 from tuner.errors import BackendFailure
 from tuner.evaluation import CaseOutcome, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant
 from tuner.llm import Usage, UsageCounts
@@ -79,7 +80,7 @@ class TrialObjective:
         return settings_from_mapping({**self.base.model_dump(), **params}, "search space")
 
     def __call__(self, trial: optuna.Trial) -> tuple[float, ...]:
-        TrialRecord(worker=f"{socket.gethostname()}:{os.getpid()}").write(trial)
+        TrialRecord(worker=f"{socket.gethostname()}:{os.getpid()}", embedding_backend=embedding_options().backend).write(trial)
         settings = self.settings_for(self.space.suggest(trial))
         twin = evaluated_twin(trial.study, settings.model_dump())
         if twin is not None:
