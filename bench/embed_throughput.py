@@ -17,6 +17,7 @@ Each measurement runs in its own process, so ``ru_maxrss`` is that backend's pea
   and on ConflictNQ val, each backend with its own empty cache, so every vector is its own.
 
 Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/embed_throughput.py [--sizes 1000 10000] [--backends ...] [--work DIR]
+One measurement alone, in the folder of an earlier run: ``--worker sweep|throughput --backend B --n N --work DIR``.
 Writes ``embed_throughput.json`` in the work folder and prints the tables of bench/RESULTS.md.
 ConflictNQ and CMRC are read from /work/shared/datasets; either one absent is left out (and said so).
 """
@@ -106,8 +107,8 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
     work, backend = Path(args.work), args.backend
     if args.worker == "export":
         started = time.perf_counter()
-        encoder(backend, work / "cache")
-        return {"seconds": time.perf_counter() - started, "exports": DiskCache(work / "cache").stats.builds}
+        inner = encoder(backend, work / "cache")
+        return {"seconds": time.perf_counter() - started, "exports": inner._cache.stats.builds}
     if args.worker == "quality":
         configure_embeddings(EmbeddingOptions(device="cpu", backend=backend))  # type: ignore[arg-type]
         out: dict[str, Any] = {}
@@ -161,9 +162,9 @@ def main() -> None:
     parser.add_argument("--sweep", type=int, default=300, help="chunks per batch size in the batch-size sweep")
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=list(BACKENDS))
     parser.add_argument("--work", help="folder for datasets, caches and vectors (default: a temporary one)")
-    parser.add_argument("--worker", choices=["export", "sweep", "throughput", "quality"], help=argparse.SUPPRESS)
-    parser.add_argument("--backend", help=argparse.SUPPRESS)
-    parser.add_argument("--n", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=["export", "sweep", "throughput", "quality"], help="one measurement in this process")
+    parser.add_argument("--backend", choices=list(BACKENDS), help="the backend of --worker")
+    parser.add_argument("--n", type=int, default=0, help="chunks of --worker sweep/throughput")
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(worker(args)))
@@ -190,7 +191,7 @@ def main() -> None:
 
 def print_tables(report: dict[str, Any], backends: list[str], sizes: list[int]) -> None:
     print(f"distinct chunks: {report['distinct_chunks']}; load before {report['load_before']}, after {report['load_after']}")
-    print("\n| backend | " + " | ".join(f"chunks/s at {n:,} (× fp32)" for n in sizes) + " | peak RSS MB | export s |")
+    print("\n| backend | " + " | ".join(f"chunks/s at {n:,} (× fp32)" for n in sizes) + " | peak RSS MB | first load s (export incl.) |")
     print("|---|" + "---|" * (len(sizes) + 2))
     for b in backends:
         cells = []

@@ -306,7 +306,9 @@ _options = EmbeddingOptions()
 
 def configure_embeddings(options: EmbeddingOptions) -> None:
     """Device, batch size and inference backend for every encoder of this process, loaded or not (a study file's
-    ``embedding:``). A backend without its optional packages, or a device it cannot use, fails here."""
+    ``embedding:``). A backend without its optional packages, or a device it cannot use, fails here. A
+    :class:`tuner.retrieval.RetrievalPipeline` keeps the candidate keys it derived from the vectors it read, so
+    one built before a backend change is not reused after it (every command builds its own)."""
     global _options
     require_packages(BACKENDS[options.backend])
     select_device(options.device, available_devices(), options.backend)

@@ -30,9 +30,10 @@ DEFAULT_BATCH_SIZE: Mapping[str, int] = {"mps": 64, "cuda": 256, "endpoint": 64}
 """Texts per forward pass (local models on an accelerator, by device) or per request (endpoints) when ``batch_size``
 is unset; on the CPU see ``DEFAULT_CPU_BATCH_SIZE``."""
 
-DEFAULT_CPU_BATCH_SIZE: Mapping[str, int] = {"torch": 64, "onnx": 32, "onnx-int8": 16, "openvino": 32}
-"""Texts per forward pass on the CPU by ``embedding.backend`` (the best of 16/32/64/128 on 1k real chunks,
-bench/embed_throughput.py: smaller batches pad less, and the exported graphs gain nothing from larger ones)."""
+DEFAULT_CPU_BATCH_SIZE: Mapping[str, int] = {"torch": 64, "onnx": 64, "onnx-int8": 32, "openvino": 64}
+"""Texts per forward pass on the CPU by ``embedding.backend``, from the batch-size sweeps of bench/embed_throughput.py
+(16/32/64/128 on 2 cores; bench/RESULTS.md): onnx-int8 runs 32 to 128 within 5% of each other and 16 about 15%
+slower; the other backends gained nothing stable from 128 over 64 under the machine's varying load."""
 
 API_KEY_ENV = "TUNER_EMBEDDING_API_KEY"
 

@@ -1,7 +1,7 @@
 """Inference backends (``embedding.backend``): the option's validation, the export made once into the cache and
 reused, int8 vectors kept apart from fp32 ones in the store and in rerank keys, exported fp32 vectors equal to
-torch's, and a study that records its backend in the exported provenance. The exports are made once per module
-(a few seconds for MiniLM) in one cache folder."""
+torch's, and a study that records its backend in the exported provenance. The exports are made once per session
+(a few seconds for MiniLM) in the session's cache folder."""
 
 from __future__ import annotations
 
@@ -28,8 +28,9 @@ pytest.importorskip("onnx", reason="embedding.backend needs the optional package
 
 
 @pytest.fixture(scope="module")
-def export_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("exports")
+def export_root(tuner_cache: Path) -> Path:
+    """The session's cache, so the study below finds the exports the fixture made (nothing else exports)."""
+    return tuner_cache
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +60,7 @@ def test_exported_backends_run_on_the_cpu_with_their_own_batch_size() -> None:
     assert select_device("auto", {"cuda": True, "mps": False}, "torch") == "cuda"
     with pytest.raises(UserError, match="embedding.device: cuda with embedding.backend openvino: that backend runs on the CPU"):
         select_device("cuda", {"cuda": True, "mps": False}, "openvino")
-    assert (default_batch_size("cpu", "torch"), default_batch_size("cpu", "onnx-int8"), default_batch_size("cuda", "torch")) == (64, 16, 256)
+    assert (default_batch_size("cpu", "torch"), default_batch_size("cpu", "onnx-int8"), default_batch_size("cuda", "torch")) == (64, 32, 256)
 
 
 def test_the_export_is_cached_and_reused_by_a_later_load(int8: SentenceTransformerEncoder, export_root: Path) -> None:
