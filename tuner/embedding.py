@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from tuner.cache import PostgresTable, SqliteFile, default_cache_root
+from tuner.cache import DiskCache, PostgresTable, SqliteFile, default_cache_root
 from tuner.encoders import (
-    DEFAULT_BATCH_SIZE, EmbeddingOptions, EndpointEncoder, available_devices, parse_endpoint, select_device, served_model,
+    EmbeddingOptions, EndpointEncoder, available_devices, default_batch_size, parse_endpoint, select_device, served_model,
 )
 from tuner.errors import UserError
+from tuner.inference import BACKENDS, require_packages, use_backend
 from tuner.progress import Task
 
 if TYPE_CHECKING:
@@ -97,29 +98,49 @@ def preset_prompts(model: str) -> tuple[str, str] | None:
     return None
 
 
-def vector_id(model: str, prompt: str) -> str:
-    """What a stored vector is keyed by besides its text: the model id, plus the prompt when there is one
-    (an empty prompt gives the model id alone, the key vectors had before prompts existed)."""
-    return f"{model}|prompt={prompt}" if prompt else model
+def vector_id(model: str, prompt: str, backend: str = "") -> str:
+    """What a stored vector is keyed by besides its text: the model id, plus the prompt when there is one, plus
+    the inference backend when its vectors are not the reference's (``onnx-int8``; see
+    :class:`tuner.inference.InferenceBackend`). An empty prompt and backend give the model id alone, the key
+    vectors had before prompts and backends existed.
+
+    >>> vector_id("all-MiniLM-L6-v2", "query: ", "onnx-int8")
+    'all-MiniLM-L6-v2|prompt=query: |backend=onnx-int8'
+    """
+    key = f"{model}|prompt={prompt}" if prompt else model
+    return f"{key}|backend={backend}" if backend else key
 
 
 class SentenceTransformerEncoder:
-    """A sentence-transformers bi-encoder, loaded on first use on the device ``options`` select; ``texts_encoded``
-    counts texts run."""
+    """A sentence-transformers bi-encoder, loaded on first use on the device and inference backend ``options``
+    select (an exported backend's model comes from the cache under ``cache_root``); ``texts_encoded`` counts
+    texts run and ``vector_backend`` names the backend when its vectors differ from torch's ("" otherwise)."""
 
-    def __init__(self, name: str, options: EmbeddingOptions | None = None) -> None:
+    def __init__(self, name: str, options: EmbeddingOptions | None = None, cache_root: Path | None = None) -> None:
         self.model_id = name
         self.texts_encoded = 0
         self._path = resolve_model_path(name)
+        self._cache = DiskCache(cache_root)
         self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
+        self.backend = "torch"
         self.configure(options or EmbeddingOptions())
 
+    @property
+    def vector_backend(self) -> str:
+        return "" if BACKENDS[self.backend].reference_vectors else self.backend
+
     def configure(self, options: EmbeddingOptions) -> None:
-        """Use ``options``' device and batch size from now on (a loaded model moves to the new device)."""
+        """Use ``options``' device, batch size and backend from now on (a loaded model moves to the new device;
+        under a new backend it is loaded again on next use)."""
+        backend = BACKENDS[options.backend]
+        require_packages(backend)
         with self._lock:
-            self.device = select_device(options.device, available_devices())
-            self.batch_size = options.batch_size or DEFAULT_BATCH_SIZE[self.device]
+            self.device = select_device(options.device, available_devices(), options.backend)
+            self.batch_size = options.batch_size or default_batch_size(self.device, options.backend)
+            if options.backend != self.backend:
+                self._model = None
+            self.backend = options.backend
             if self._model is not None:
                 self._model.to(self.device)
 
@@ -131,7 +152,9 @@ class SentenceTransformerEncoder:
 
             transformers_logging.disable_progress_bar()  # tuner reports its own progress
 
-            self._model = SentenceTransformer(self._path, device=self.device)
+            model = SentenceTransformer(self._path, device=self.device)
+            use_backend(model, self._path, BACKENDS[self.backend], self._cache)
+            self._model = model
         return self._model
 
     @property
@@ -326,7 +349,11 @@ class CachedEncoder:
         self.store = store
         self.model_id = encoder.model_id
         self.prompt = prompt
-        self.vector_id = vector_id(self.model_id, prompt)
+
+    @property
+    def vector_id(self) -> str:
+        """The id this encoder's vectors are stored under: model, prompt, and the backend when its vectors differ."""
+        return vector_id(self.model_id, self.prompt, self.inner.vector_backend)
 
     def with_prompt(self, prompt: str) -> CachedEncoder:
         """This encoder with ``prompt`` instead of its own (same model, same store); itself when they agree."""
@@ -392,11 +419,16 @@ _store_url: str | None = None
 
 
 def configure_embeddings(options: EmbeddingOptions, store_url: str | None = None) -> None:
-    """Device and batch size for every encoder of this process, loaded or not (a study file's ``embedding:``), and
-    where the encoders returned from now on keep their vectors: the PostgreSQL database ``store_url`` (shared by every
-    worker of a study, a study file's ``embedding_cache``; connected here, so an unreachable one fails before any
-    work), or, when None, ``embeddings.sqlite`` in the cache root."""
+    """Device, batch size and inference backend for every encoder of this process, loaded or not (a study file's
+    ``embedding:``), and where the encoders returned from now on keep their vectors: the PostgreSQL database
+    ``store_url`` (shared by every worker of a study, a study file's ``embedding_cache``; connected here, so an
+    unreachable one fails before any work), or, when None, ``embeddings.sqlite`` in the cache root. A backend without
+    its optional packages, or a device it cannot use, fails here. A :class:`tuner.retrieval.RetrievalPipeline` keeps
+    the candidate keys it derived from the vectors it read, so one built before a backend change is not reused after
+    it (every command builds its own)."""
     global _options, _store_url
+    require_packages(BACKENDS[options.backend])
+    select_device(options.device, available_devices(), options.backend)
     with _ENCODERS_LOCK:
         if store_url is not None:
             _store_at(store_url)
@@ -404,6 +436,11 @@ def configure_embeddings(options: EmbeddingOptions, store_url: str | None = None
         _store_url = store_url
         for encoder in {id(e.inner): e.inner for e in _ENCODERS.values()}.values():
             encoder.configure(options)
+
+
+def embedding_options() -> EmbeddingOptions:
+    """The options every encoder of this process runs with (recorded in a trial's provenance)."""
+    return _options
 
 
 def get_encoder(name: str, cache_root: str | Path | None = None) -> CachedEncoder:
@@ -424,7 +461,7 @@ def get_encoder(name: str, cache_root: str | Path | None = None) -> CachedEncode
             elif spec is not None:
                 inner = EndpointEncoder(spec, _options)
             else:
-                inner = SentenceTransformerEncoder(name, _options)
+                inner = SentenceTransformerEncoder(name, _options, root)
             _ENCODERS[key] = CachedEncoder(inner, _store_at(location))
         return _ENCODERS[key]
 

@@ -1,5 +1,6 @@
-"""Indexes (chunks → **indexes** → candidates): where embeddings are computed: the device and batch size of local
-models (``embedding:`` in a study file), and OpenAI-compatible embeddings endpoints as a backend.
+"""Indexes (chunks → **indexes** → candidates): where embeddings are computed: the device, batch size and inference
+backend of local models (``embedding:`` in a study file, see :mod:`tuner.inference`), and OpenAI-compatible
+embeddings endpoints as a backend.
 
 An endpoint is named in ``embedding_model`` like any model, as ``openai:MODEL@BASE_URL``, e.g.
 ``openai:BAAI/bge-small-en-v1.5@http://127.0.0.1:8080/v1`` (TEI), ``openai:nomic-embed-text@http://127.0.0.1:11434/v1``
@@ -21,11 +22,18 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from tuner.errors import UserError
+from tuner.inference import BACKENDS, Backend
 
 Device = Literal["auto", "cpu", "cuda", "mps"]
 
-DEFAULT_BATCH_SIZE: Mapping[str, int] = {"cpu": 64, "mps": 64, "cuda": 256, "endpoint": 64}
-"""Texts per forward pass (local models, by device) or per request (endpoints) when ``batch_size`` is unset."""
+DEFAULT_BATCH_SIZE: Mapping[str, int] = {"mps": 64, "cuda": 256, "endpoint": 64}
+"""Texts per forward pass (local models on an accelerator, by device) or per request (endpoints) when ``batch_size``
+is unset; on the CPU see ``DEFAULT_CPU_BATCH_SIZE``."""
+
+DEFAULT_CPU_BATCH_SIZE: Mapping[str, int] = {"torch": 64, "onnx": 64, "onnx-int8": 32, "openvino": 64}
+"""Texts per forward pass on the CPU by ``embedding.backend``, from the batch-size sweeps of bench/embed_throughput.py
+(16/32/64/128 on 2 cores; bench/RESULTS.md): onnx-int8 runs 32 to 128 within 5% of each other and 16 about 15%
+slower; the other backends gained nothing stable from 128 over 64 under the machine's varying load."""
 
 API_KEY_ENV = "TUNER_EMBEDDING_API_KEY"
 
@@ -33,12 +41,20 @@ _ENDPOINT = re.compile(r"openai:(?P<model>[^@\s]+)@(?P<url>https?://\S+)")
 
 
 class EmbeddingOptions(BaseModel):
-    """How embeddings are computed; none of it changes which vectors a model gives, so none of it is in a cache key."""
+    """How embeddings are computed. Device and batch size do not change which vectors a model gives; a backend
+    whose vectors differ from torch's (``onnx-int8``) is part of the id vectors are stored under
+    (:func:`tuner.embedding.vector_id`), so every cache key over vectors follows it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     device: Device = Field("auto", description="auto = cuda, else mps, else cpu")
-    batch_size: int | None = Field(None, ge=1, le=65536, description="unset: per device (DEFAULT_BATCH_SIZE)")
+    batch_size: int | None = Field(None, ge=1, le=65536, description="unset: per device and backend (default_batch_size)")
+    backend: Backend = Field("torch", description="what runs the model: torch (fp32 reference), onnx, onnx-int8, openvino")
+
+
+def default_batch_size(device: str, backend: str) -> int:
+    """Texts per forward pass when ``batch_size`` is unset: by backend on the CPU, by device for torch elsewhere."""
+    return DEFAULT_CPU_BATCH_SIZE[backend] if device == "cpu" else DEFAULT_BATCH_SIZE[device]
 
 
 def available_devices() -> dict[str, bool]:
@@ -48,14 +64,24 @@ def available_devices() -> dict[str, bool]:
     return {"cuda": torch.cuda.is_available(), "mps": torch.backends.mps.is_available()}
 
 
-def select_device(requested: Device, available: Mapping[str, bool], where: str = "embedding.device") -> str:
-    """The torch device for ``requested``: ``auto`` takes CUDA, else MPS, else the CPU; a named accelerator that
+def select_device(
+    requested: Device, available: Mapping[str, bool], backend: Backend = "torch", where: str = "embedding.device"
+) -> str:
+    """The device for ``requested``: ``auto`` takes CUDA, else MPS, else the CPU; a named accelerator that
     ``available`` lacks is a user error naming ``where`` the value came from (it would otherwise fail deep inside
-    torch).
+    torch). The exported backends run on the CPU (onnxruntime and openvino as installed by ``tuner[fast]``): ``auto``
+    is the CPU for them and an accelerator is refused.
 
     >>> select_device("auto", {"cuda": False, "mps": True})
     'mps'
+    >>> select_device("auto", {"cuda": True, "mps": False}, "onnx-int8")
+    'cpu'
     """
+    if BACKENDS[backend].runtime != "torch":
+        if requested not in ("auto", "cpu"):
+            raise UserError(f"{where}: {requested} with embedding.backend {backend}: that backend runs on the CPU; "
+                            "use backend: torch on an accelerator")
+        return "cpu"
     if requested == "auto":
         return next((name for name in ("cuda", "mps") if available.get(name)), "cpu")
     if requested != "cpu" and not available.get(requested):
@@ -114,6 +140,7 @@ class EndpointEncoder:
         self.spec = spec
         self.texts_encoded = 0
         self.batch_size = DEFAULT_BATCH_SIZE["endpoint"]
+        self.vector_backend = ""  # an endpoint's vectors are its model's, whatever serves them
         self._dim: int | None = None
         self.configure(options)
         key_env = API_KEY_ENV if os.environ.get(API_KEY_ENV, "").strip() else None
@@ -124,7 +151,7 @@ class EndpointEncoder:
         self.client = EmbeddingClient(config)
 
     def configure(self, options: EmbeddingOptions) -> None:
-        """Take ``options``' batch size (the device is the server's business)."""
+        """Take ``options``' batch size (the device and the inference backend are the server's business)."""
         self.batch_size = options.batch_size or DEFAULT_BATCH_SIZE["endpoint"]
 
     @property

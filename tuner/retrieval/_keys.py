@@ -6,14 +6,16 @@ entry              key parts
 =================  ============================================================================================
 chunks             dataset content hash, language, ``chunk_size``, ``chunk_overlap``, ``chunk_unit``, the
                    tokenizer's model (``embedding_model``, for ``tokens`` only)
-vectors            ``embedding_model``, the prompt (document or query), sha256 of the text
-                   (:func:`tuner.embedding.vector_id`; rows are checksummed in the store)
+vectors            ``embedding_model``, the prompt (document or query), the inference backend when its vectors
+                   differ from torch's, sha256 of the text (:func:`tuner.embedding.vector_id`; rows are
+                   checksummed in the store)
 BM25 index         chunks key, text layer, k1, b
 HNSW index         content hash of the chunk vectors, HNSW parameters
 candidates         chunks key, text layer, ``retriever``, index view, ``candidate_depth``; for ``dense`` and
                    ``hybrid`` also ``dense_index`` and the content hash of the chunk and question vectors;
                    for ``hybrid`` also ``hybrid_weight``
-rerank scores      candidates key, ``reranker``, ``encoding`` (model and both prompts)
+rerank scores      candidates key, ``reranker``, ``encoding`` (model and both prompts), the inference backend
+                   when its vectors differ from torch's (``embedding.backend: onnx-int8``)
 =================  ============================================================================================
 
 In memory the pipeline keeps chunk tables, retrievers, candidate keys and reranker instances under
@@ -70,9 +72,11 @@ def candidates_key(
     )
 
 
-def rerank_key(settings: RetrievalSettings, candidates: str) -> str:
-    """The rerank scores of the candidates under key ``candidates``: the reranker and the encoder it may use."""
-    return content_key("rerank", candidates, *reranker_memo(settings))
+def rerank_key(settings: RetrievalSettings, candidates: str, vector_backend: str = "") -> str:
+    """The rerank scores of the candidates under key ``candidates``: the reranker and the encoder it may use, with
+    the encoder's inference backend when its vectors differ from torch's (``vector_backend``, see
+    :func:`tuner.embedding.vector_id`): BM25 candidates hash no vectors, and ``embedding-maxsim`` scores from them."""
+    return content_key("rerank", candidates, *reranker_memo(settings), *([vector_backend] if vector_backend else []))
 
 
 def table_memo(settings: RetrievalSettings) -> tuple[object, ...]:

@@ -157,7 +157,7 @@ class RetrievalPipeline:
 
     def rerank_scores(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray:
         candidates = self.candidates(settings, view)
-        key = rerank_key(settings, candidates.key)
+        key = rerank_key(settings, candidates.key, self.encoder(settings).inner.vector_backend)
         if key not in self._rerank:
 
             def build(folder: Path) -> None:

@@ -128,6 +128,7 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
             "study": study.study_name,
             "storage": redact(storage),
             "trial": number,
+            "embedding_backend": record.embedding_backend or "torch",
             "pick": rule,
             "dataset_hash": study_record.dataset_hash,
             "values": dict(zip(names, trial.values)),

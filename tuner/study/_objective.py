@@ -10,6 +10,7 @@ from typing import Any
 
 import optuna
 
+from tuner.embedding import embedding_options
 from tuner.errors import BackendFailure
 from tuner.evaluation import CaseOutcome, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant
 from tuner.llm import Usage, UsageCounts
@@ -91,7 +92,7 @@ class TrialObjective:
         TrialRecord(settings=settings, duplicate_of=evaluated_twin(trial.study, settings, trial.number)).write(trial)
 
     def __call__(self, trial: optuna.Trial) -> tuple[float, ...]:
-        TrialRecord(worker=f"{socket.gethostname()}:{os.getpid()}").write(trial)
+        TrialRecord(worker=f"{socket.gethostname()}:{os.getpid()}", embedding_backend=embedding_options().backend).write(trial)
         if "settings" not in trial.user_attrs:
             self.claim(trial)
         settings = self.settings_for(self.space.suggest(trial))  # the values claim() sampled: Optuna repeats them

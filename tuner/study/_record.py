@@ -47,10 +47,12 @@ class TrialRecord:
     ``duplicate_of`` names the trial whose configuration this one repeats (it was not evaluated again);
     ``unscorable`` says why Δ could not be computed (the trial is infeasible, off every front);
     ``failure`` what a backend raised when the trial failed; ``warnings`` what the reader of its figures must
-    know (a noise variant short of its slots, so its Δ understates the noise effect).
+    know (a noise variant short of its slots, so its Δ understates the noise effect); ``embedding_backend``
+    what ran the embedding model (``embedding.backend``: torch is the fp32 reference).
     """
 
     worker: str | None = None
+    embedding_backend: str | None = None
     settings: dict[str, Any] | None = None
     context_words: float | None = None
     calls: TrialCalls | None = None
@@ -96,6 +98,7 @@ class TrialRecord:
         words = attrs.get("context_words")
         return cls(
             worker=attrs.get("worker"),
+            embedding_backend=attrs.get("embedding_backend"),
             settings=attrs.get("settings"),
             context_words=None if words is None else float(words),
             calls=None if calls is None else TrialCalls(**{k: int(calls.get(k, 0)) for k in TrialCalls.__dataclass_fields__}),
