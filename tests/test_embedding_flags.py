@@ -24,8 +24,9 @@ COMMANDS = {
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_every_command_that_embeds_takes_the_flags(command: str) -> None:
-    args = build_parser().parse_args([command, *COMMANDS[command], "--device", "cpu", "--embedding-batch-size", "8"])
-    assert (args.device, args.embedding_batch_size) == ("cpu", 8)
+    args = build_parser().parse_args([command, *COMMANDS[command], "--device", "cpu", "--embedding-batch-size", "8",
+                                      "--embedding-backend", "onnx"])
+    assert (args.device, args.embedding_batch_size, args.embedding_backend) == ("cpu", 8, "onnx")
 
 
 def test_the_flags_reach_the_encoder_that_embeds(
@@ -52,6 +53,7 @@ def test_the_flags_reach_the_encoder_that_embeds(
     [
         (["--device", "tpu"], "--device tpu: Input should be 'auto', 'cpu', 'cuda' or 'mps'"),
         (["--embedding-batch-size", "0"], "--embedding-batch-size 0: Input should be greater than or equal to 1"),
+        (["--embedding-backend", "tensorrt"], "--embedding-backend tensorrt: Input should be 'torch', 'onnx'"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_the_flag(
@@ -75,3 +77,24 @@ def test_an_absent_accelerator_is_one_line_before_any_work(
     err = captured.err.strip().splitlines()
     assert len(err) == 1 and "--device: cuda is not available on this machine" in err[0], err
     assert captured.out == ""
+
+
+def test_serve_embeds_with_the_backend_the_exported_trial_was_measured_with(
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("onnxruntime", reason="the onnx backends need tuner[fast]")
+    import socket
+
+    from tuner.embedding import embedding_options
+    from tuner.export import export_document, write_export
+
+    config = write_export(tmp_path / "deploy.yaml", export_document({"top_k": 2}, {"embedding_backend": "onnx-int8"}))
+    with socket.socket() as taken:  # a port in use stops serve after its configuration, before it loads anything
+        taken.bind(("127.0.0.1", 0))
+        port = str(taken.getsockname()[1])
+        serve = ["serve", "--config", str(config), "--dataset", str(tiny_dataset_dir), "--port", port]
+        assert main(serve) == 2
+        assert embedding_options().backend == "onnx-int8"
+        assert main([*serve, "--embedding-backend", "torch"]) == 2
+        assert embedding_options().backend == "torch"
+    assert "cannot listen there" in capsys.readouterr().err

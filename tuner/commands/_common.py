@@ -103,18 +103,21 @@ def noise_from_args(args: argparse.Namespace) -> NoiseConfig:
         raise UserError(f"command line: --{flag}: {first['msg']}") from None
 
 
-_EMBEDDING_FLAGS = {"device": "--device", "batch_size": "--embedding-batch-size"}
+_EMBEDDING_FLAGS = {"device": "--device", "batch_size": "--embedding-batch-size", "backend": "--embedding-backend"}
 
 
 def add_embedding_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("embeddings (how vectors are computed; a study file's 'embedding:')")
     group.add_argument("--device", help="where a local embedding model runs: auto (default: cuda, else mps, else cpu), cpu, cuda or mps")
     group.add_argument("--embedding-batch-size", dest="embedding_batch_size", type=int, metavar="N",
-                       help="texts per forward pass, or per request to an embeddings endpoint (default: 64 on cpu/mps, 256 on cuda)")
+                       help="texts per forward pass, or per request to an embeddings endpoint (default: per device and backend)")
+    group.add_argument("--embedding-backend", dest="embedding_backend", metavar="NAME",
+                       help="what runs a local model: torch (default, the fp32 reference), onnx, onnx-int8 or openvino "
+                            "(pip install 'tuner[fast]'); tuner serve defaults to the backend the exported trial was measured with")
 
 
 def configure_embeddings_from_args(args: argparse.Namespace, base: EmbeddingOptions | None = None, store_url: str | None = None) -> None:
-    """Apply ``--device`` / ``--embedding-batch-size`` (over ``base``, a study file's ``embedding:``) to every encoder of
+    """Apply ``--device`` / ``--embedding-batch-size`` / ``--embedding-backend`` (over ``base``, a study file's ``embedding:``) to every encoder of
     this process, with vectors kept in ``store_url`` (see :func:`tuner.embedding.configure_embeddings`). A bad value,
     or a device this machine lacks, is one line naming the flag, before any work starts."""
     from pydantic import ValidationError
@@ -123,7 +126,7 @@ def configure_embeddings_from_args(args: argparse.Namespace, base: EmbeddingOpti
     from tuner.encoders import EmbeddingOptions, available_devices, select_device
     from tuner.errors import UserError
 
-    given = {"device": args.device, "batch_size": args.embedding_batch_size}
+    given = {"device": args.device, "batch_size": args.embedding_batch_size, "backend": args.embedding_backend}
     overrides = {field: value for field, value in given.items() if value is not None}
     try:
         options = EmbeddingOptions(**{**(base or EmbeddingOptions()).model_dump(), **overrides})

@@ -22,6 +22,7 @@ def run(args: argparse.Namespace) -> int:
     import socket
 
     from tuner.dataset import load_dataset, resolve_dataset
+    from tuner.encoders import EmbeddingOptions
     from tuner.errors import UserError
     from tuner.export import read_export
 
@@ -34,7 +35,9 @@ def run(args: argparse.Namespace) -> int:
     from tuner.deploy import Retriever
 
     exported = read_export(args.config)
-    configure_embeddings_from_args(args)
+    # the vectors the trial was measured with: an int8 trial is served with int8 vectors unless told otherwise
+    measured = EmbeddingOptions(backend=exported.provenance.get("embedding_backend", "torch"))
+    configure_embeddings_from_args(args, measured)
     dataset = load_dataset(resolve_dataset(args.dataset))
     if exported.settings.top_k > exported.settings.candidate_depth:
         raise UserError(f"{args.config}: top_k ({exported.settings.top_k}) exceeds candidate_depth ({exported.settings.candidate_depth})")
