@@ -369,7 +369,7 @@ def main() -> int:
             elif part == "profile":
                 lines = profile(dataset, folder, args.backend)
             else:
-                        before = args.before or checkout(folder, merge_base())
+                before = args.before or checkout(folder, merge_base())
                 lines = study(dataset, folder, args.backend, before, checkout(folder, "HEAD"))
             print("\n".join(lines), flush=True)
     return 0
