@@ -34,6 +34,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -127,7 +128,8 @@ def child(study_file: Path, profile: Path | None) -> int:
 def start_variant(name: str, code: Path, dataset: Dataset, folder: Path, backend: str | None, profile: Path | None = None) -> dict[str, Any]:
     """Start the cold study with the code at ``code`` in a subprocess (its own cache and output under ``folder / name``)."""
     where = folder / name
-    where.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(where, ignore_errors=True)  # cold: no cache, no study left by an earlier run
+    where.mkdir(parents=True)
     study_file = write_study(where, dataset, backend)
     env = {**os.environ, "TUNER_CACHE": str(where / "cache"), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(code)}
     command = [sys.executable, str(Path(__file__).resolve()), "--child", str(study_file)]
