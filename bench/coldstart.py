@@ -44,13 +44,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
+from tuner.cache import DiskCache
 from tuner.chunking import chunk_dataset
 from tuner.corruption import CORRUPTORS, corrupt_dataset, conflict_record
 from tuner.dataset import Dataset, load_dataset, write_dataset
 from tuner.dataset.importers import import_conflictnq, import_squad
 from tuner.embedding import get_encoder
+from tuner.progress import SilentReporter
+from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.study import load_study_file, study_front
 from tuner.text import split_sentences
@@ -222,6 +226,38 @@ def grid(dataset: Dataset, folder: Path) -> list[str]:
     whole = {doc.text for doc in dataset.corpus} | {doc.text for doc in dataset.conflicts}
     one_chunk = [sum(any(p.endswith(text) for p in chunks) for text in whole) for chunks in texts["chunks"]]
     lines.append(f"documents that are one chunk, per configuration: {one_chunk} of {len(whole)}")
+    return lines + rerank_reach(dataset, folder, settings[-1])
+
+
+def reachable(first_stage: np.ndarray, strength: float, top_k: int) -> int:
+    """How many of one question's candidates (first-stage scores in [0, 1], best first) can still reach the top
+    ``top_k`` after blending with any rerank scores in [0, 1] at ``strength`` s.
+
+    A candidate's blended score is at most (1 − s)·f_i + s and any other's at least (1 − s)·f_j, so candidate i is
+    out for sure when at least ``top_k`` others have (1 − s)·f_j > (1 − s)·f_i + s, i.e. f_j − f_i > s / (1 − s).
+    First-stage scores lie in [0, 1], so nothing is ever out for s ≥ 0.5.
+    """
+    if strength >= 1.0:
+        return len(first_stage)
+    gap = strength / (1.0 - strength)
+    beaten_by = [(first_stage - f > gap).sum() for f in first_stage]
+    return sum(count < top_k for count in beaten_by)
+
+
+def rerank_reach(dataset: Dataset, folder: Path, settings: RetrievalSettings) -> list[str]:
+    """How many first-stage candidates (bm25, index view ``all``) could skip reranking, by the exact bound of
+    :func:`reachable`, at the space's largest top_k and each rerank strength."""
+    space = yaml.safe_load((ROOT / "search_spaces" / "zh.yaml").read_text("utf-8"))
+    top_k = int(space["top_k"]["high"])
+    bm25 = settings.model_copy(update={"retriever": "bm25"})
+    candidates = RetrievalPipeline(dataset, cache=DiskCache(folder / "cache"), reporter=SilentReporter()).candidates(bm25, "all")
+    total = int((candidates.indices >= 0).sum())
+    lines = [f"first-stage candidates at candidate_depth {settings.candidate_depth}: {total}; reachable within top_k {top_k}:"]
+    step = float(space["rerank_strength"]["step"])
+    for strength in np.arange(step, float(space["rerank_strength"]["high"]) + step / 2, step):
+        reach = sum(reachable(row[valid], float(strength), top_k)
+                    for row, valid in zip(candidates.scores, candidates.indices >= 0))
+        lines.append(f"  rerank_strength {strength:.2f}: {reach} ({reach / total:.1%})")
     return lines
 
 
