@@ -110,12 +110,52 @@ def write_study(folder: Path, dataset: Dataset, backend: str | None) -> Path:
     return path
 
 
+STAGES: dict[str, tuple[str, str, str]] = {
+    "embedding model (all texts)": ("tuner.embedding", "SentenceTransformerEncoder", "encode"),
+    "chunk tables": ("tuner.retrieval", "RetrievalPipeline", "table"),
+    "first-stage candidates": ("tuner.retrieval", "RetrievalPipeline", "candidates"),
+    "rerank scores": ("tuner.retrieval", "RetrievalPipeline", "rerank_scores"),
+    "noise floor calibration": ("tuner.calibration", "", "calibrate"),
+}
+"""Stages timed in the child: wall seconds inside each callable, outermost calls only. They nest (candidates embed
+chunks, calibration retrieves and answers), so they do not add up."""
+
+
+def _time_stages(totals: dict[str, float]) -> None:
+    """Wrap each callable of :data:`STAGES` so its wall time adds to ``totals`` (instrumentation of this bench only;
+    ``tuner run`` imports ``calibrate`` when it calibrates, so the wrapped one is the one called)."""
+    import functools
+    import importlib
+
+    for stage, (module, owner_name, name) in STAGES.items():
+        owner: Any = importlib.import_module(module)
+        owner = getattr(owner, owner_name) if owner_name else owner
+        original = getattr(owner, name)
+        depth = [0]
+
+        @functools.wraps(original)
+        def timed(*args: Any, _original: Any = original, _stage: str = stage, _depth: list[int] = depth, **kwargs: Any) -> Any:
+            _depth[0] += 1
+            start = time.perf_counter()
+            try:
+                return _original(*args, **kwargs)
+            finally:
+                _depth[0] -= 1
+                if _depth[0] == 0:
+                    totals[_stage] += time.perf_counter() - start
+
+        setattr(owner, name, timed)
+
+
 def child(study_file: Path, profile: Path | None) -> int:
-    """Inside the subprocess: ``tuner run`` the study, then print wall time and peak RSS as one JSON line."""
+    """Inside the subprocess: ``tuner run`` the study (under cProfile with ``profile``, else with the stage timers),
+    then print wall time, CPU time, peak RSS and the stage times as one JSON line."""
     from tuner.cli import main
 
+    stages = dict.fromkeys(STAGES, 0.0)
     start = time.perf_counter()
     if profile is None:
+        _time_stages(stages)
         code = main(["--quiet", "run", str(study_file)])
     else:
         import cProfile
@@ -125,7 +165,8 @@ def child(study_file: Path, profile: Path | None) -> int:
         profiler.dump_stats(profile)
     seconds = time.perf_counter() - start
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    print(json.dumps({"code": code, "seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime, "peak_mib": usage.ru_maxrss / 1024}))
+    print(json.dumps({"code": code, "seconds": seconds, "cpu": usage.ru_utime + usage.ru_stime,
+                      "peak_mib": usage.ru_maxrss / 1024, "stages": stages}))
     return code
 
 
@@ -295,34 +336,6 @@ def profile(dataset: Dataset, folder: Path, backend: str | None) -> list[str]:
     return lines
 
 
-STAGES: dict[str, tuple[str, str]] = {
-    "load the embedding model": ("tuner/embedding.py", "_loaded"),
-    "run the embedding model": ("tuner/embedding.py", "encode"),
-    "chunking": ("tuner/chunking.py", "chunk_dataset"),
-    "BM25 index": ("tuner/retrieval/_bm25.py", "build"),
-    "embed chunks": ("tuner/retrieval/_pipeline.py", "_embed_table"),
-    "first-stage candidates": ("tuner/retrieval/_pipeline.py", "candidates"),
-    "rerank scores (sentences)": ("tuner/retrieval/_pipeline.py", "rerank_scores"),
-    "noise floor calibration": ("tuner/calibration/_calibrate.py", "calibrate"),
-    "trials (objective)": ("tuner/study/_objective.py", "__call__"),
-}
-"""Stages timed from each variant's profile (cumulative seconds of the function; stages nest, so they do not add up)."""
-
-
-def stage_seconds(profile_file: Path) -> dict[str, float]:
-    import pstats
-
-    stats = pstats.Stats(str(profile_file)).stats  # type: ignore[attr-defined]
-    seconds = dict.fromkeys(STAGES, 0.0)
-    for (file, _, function), (_, _, _, cumulative, callers) in stats.items():
-        for stage, (suffix, name) in STAGES.items():
-            # a recursive or re-entered function is counted at its outermost calls only
-            outer = not any(caller[0] == file and caller[2] == function for caller in callers)
-            if file.endswith(suffix) and function == name and outer:
-                seconds[stage] += cumulative
-    return seconds
-
-
 def front_of(study_file: Path) -> dict[str, dict[str, float]]:
     """The study's front: its trials' parameters (as text) -> objective values."""
     from tuner.study import load_study
@@ -331,11 +344,15 @@ def front_of(study_file: Path) -> dict[str, dict[str, float]]:
     return {json.dumps(entry.params, sort_keys=True): dict(entry.values) for entry in entries}
 
 
-def baseline_recall(study_file: Path) -> float:
-    """recall@k of trial 0 (the first enqueued configuration: the one the noise floor is measured on)."""
+def trial_times(study_file: Path) -> dict[str, float]:
+    """recall@k of trial 0 (the first enqueued configuration: the one the noise floor is measured on), its seconds,
+    and the seconds of all trials (each trial's start to its end, as the storage records them)."""
     from tuner.study import load_study
 
-    return float(load_study(load_study_file(study_file)).trials[0].values[0])
+    trials = load_study(load_study_file(study_file)).trials
+    seconds = [(t.datetime_complete - t.datetime_start).total_seconds() for t in trials
+               if t.datetime_start is not None and t.datetime_complete is not None]
+    return {"recall": float(trials[0].values[0]), "trial 0": seconds[0], "trials": sum(seconds), "n": len(trials)}
 
 
 def front_change(front: dict[str, dict[str, float]], reference: dict[str, dict[str, float]]) -> str:
@@ -346,31 +363,31 @@ def front_change(front: dict[str, dict[str, float]], reference: dict[str, dict[s
 
 
 def study(dataset: Dataset, folder: Path, backend: str | None, before: Path, after: Path) -> list[str]:
-    """The cold study with the code in ``before`` (main's) and ``after`` (this branch's), each under cProfile in its
-    own subprocess."""
+    """The cold study with the code in ``before`` (main's) and ``after`` (this branch's), each in its own subprocess,
+    both at once so they see the same machine load."""
     settings = grid_settings(write_study(folder / "grid", dataset, None))
-    started = [start_variant(name, code, dataset, folder, backend, folder / f"{name}.prof")
-               for name, code in (("before", before), ("after", after))]
+    started = [start_variant(name, code, dataset, folder, backend) for name, code in (("before", before), ("after", after))]
     runs = []
     for run in map(finish_variant, started):
         run["texts"] = texts_embedded(run, dataset, settings)
-        run["stages"] = stage_seconds(folder / f"{run['name']}.prof")
         run["front"] = front_of(run["study_file"])
-        run["recall"] = baseline_recall(run["study_file"])
+        run["trials"] = trial_times(run["study_file"])
         runs.append(run)
     reference = runs[0]
-    lines = [f"{TRIALS} trials, cold cache, both variants at once (same machine load) under cProfile (the same "
-             f"overhead in each); load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}",
-             f"{'variant':<8} {'wall s':>7} {'CPU s':>7} {'CPU ratio':>9} {'peak MiB':>8} {'chunks':>7} {'sentences':>9} {'questions':>9} "
-             f"{'other':>6} {'recall@k #0':>11}  front vs before"]
+    lines = [f"{TRIALS} trials, cold cache, both variants at once (the same machine load); "
+             f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}",
+             f"{'variant':<8} {'wall s':>7} {'CPU s':>7} {'CPU ratio':>9} {'peak MiB':>8} {'chunks':>7} {'sentences':>9} "
+             f"{'questions':>9} {'other':>6} {'recall@k #0':>11}  front vs before"]
     for run in runs:
         texts = run["texts"]
         lines.append(f"{run['name']:<8} {run['seconds']:>7.0f} {run['cpu']:>7.0f} {run['cpu'] / reference['cpu']:>9.2f} "
                      f"{run['peak_mib']:>8.0f} {texts['chunks']:>7} {texts['sentences']:>9} {texts['questions']:>9} "
-                     f"{texts['other']:>6} {run['recall']:>11.3f}  {front_change(run['front'], reference['front'])}")
-    lines.append(f"{'stage (cumulative s)':<28}" + "".join(f"{run['name']:>9}" for run in runs))
+                     f"{texts['other']:>6} {run['trials']['recall']:>11.3f}  {front_change(run['front'], reference['front'])}")
+    lines.append(f"{'stage (wall s, nested)':<30}" + "".join(f"{run['name']:>9}" for run in runs))
     for stage in STAGES:
-        lines.append(f"{stage:<28}" + "".join(f"{run['stages'][stage]:>9.1f}" for run in runs))
+        lines.append(f"{stage:<30}" + "".join(f"{run['stages'][stage]:>9.1f}" for run in runs))
+    for label in ("trial 0", "trials"):
+        lines.append(f"{label + ' (storage times)':<30}" + "".join(f"{run['trials'][label]:>9.1f}" for run in runs))
     return lines
 
 PARTS = ("grid", "profile", "study")
