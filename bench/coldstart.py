@@ -75,26 +75,35 @@ def shared_file(relative: Path) -> Path:
     return next((path for path in candidates if path.is_file()), candidates[0])
 
 
-def build_corpus(folder: Path, conflictnq: Path, cmrc: Path) -> Dataset:
-    """The 2,452-document corpus (see the module docs), written once into ``folder``."""
+def build_corpus(folder: Path, conflictnq: Path, cmrc: Path, scale: float = 1.0) -> Dataset:
+    """The 2,452-document corpus (see the module docs), written once into ``folder``; ``scale`` < 1 keeps that share
+    of each source's questions (a seeded sample), their documents and conflicts, and fills the CMRC conflicts up to
+    that share of 2,452 documents: the same shape, smaller."""
     if (folder / "corpus.jsonl").is_file():
         return load_dataset(folder)
+    rng = random.Random(SEED)
     nq = import_conflictnq(conflictnq)
+    nq_golden = sorted(rng.sample(nq.golden, round(len(nq.golden) * scale)), key=nq.golden.index)
+    nq_docs = {doc_id for case in nq_golden for doc_id in case["relevant_doc_ids"]}
+    nq_conflicts = [c for c in nq.conflicts if c["conflicts_with"] in nq_docs]
     zh = import_squad(cmrc)
+    zh_corpus = sorted(rng.sample(zh.corpus, round(len(zh.corpus) * scale)), key=zh.corpus.index)
     firsts: dict[str, dict[str, Any]] = {}
     for case in zh.golden:
         firsts.setdefault(case["relevant_doc_ids"][0], case)
-    rest = [case for case in zh.golden if case not in firsts.values()]
-    extra = random.Random(SEED).sample(rest, QUESTIONS - len(nq.golden) - len(firsts))
+    firsts = {doc["doc_id"]: firsts[doc["doc_id"]] for doc in zh_corpus if doc["doc_id"] in firsts}
+    rest = [case for case in zh.golden if case["relevant_doc_ids"][0] in firsts and case not in firsts.values()]
+    extra = rng.sample(rest, round(QUESTIONS * scale) - len(nq_golden) - len(firsts))
     golden_zh = [*firsts.values(), *sorted(extra, key=rest.index)]
-    zh_only = write_dataset(folder.with_name(folder.name + "-cmrc"), zh.corpus, golden_zh, [], force=True)
+    zh_only = write_dataset(folder.with_name(folder.name + "-cmrc"), zh_corpus, golden_zh, [], force=True)
     made = corrupt_dataset(zh_only, CORRUPTORS, ("subtle", "moderate", "obvious"), seed=SEED)
-    needed = DOCUMENTS - len(nq.corpus) - len(nq.conflicts) - len(zh.corpus)
-    if len(made.conflicts) < needed:
+    nq_corpus = [doc for doc in nq.corpus if doc["doc_id"] in nq_docs]
+    needed = round(DOCUMENTS * scale) - len(nq_corpus) - len(nq_conflicts) - len(zh_corpus)
+    if not 0 <= needed <= len(made.conflicts):
         raise SystemExit(f"coldstart: the corruption rules made {len(made.conflicts)} CMRC conflicts, {needed} needed")
-    chosen = random.Random(SEED).sample(range(len(made.conflicts)), needed)
+    chosen = rng.sample(range(len(made.conflicts)), needed)
     conflicts_zh = [conflict_record(made.conflicts[i]) for i in sorted(chosen)]
-    return write_dataset(folder, [*nq.corpus, *zh.corpus], [*nq.golden, *golden_zh], [*nq.conflicts, *conflicts_zh])
+    return write_dataset(folder, [*nq_corpus, *zh_corpus], [*nq_golden, *golden_zh], [*nq_conflicts, *conflicts_zh])
 
 
 def write_study(folder: Path, dataset: Dataset, backend: str | None) -> Path:
@@ -398,6 +407,7 @@ def main() -> int:
     parser.add_argument("parts", nargs="*", metavar="PART", help=f"what to run: {', '.join(PARTS)} (default: all)")
     parser.add_argument("--work", type=Path, help="keep the corpus and the runs here (default: a temporary folder)")
     parser.add_argument("--backend", help="the study file's embedding: {backend: NAME} (default: the study's default)")
+    parser.add_argument("--scale", type=float, default=1.0, help="a share of the corpus and questions, same shape (default 1)")
     parser.add_argument("--before", type=Path, help="a checkout of main (default: the commit this branch started from)")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--profile", type=Path, help=argparse.SUPPRESS)
@@ -415,7 +425,7 @@ def main() -> int:
         return 0
     with tempfile.TemporaryDirectory() as scratch:
         folder = (args.work or Path(scratch)).resolve()
-        dataset = build_corpus(folder / "corpus", *sources)
+        dataset = build_corpus(folder / ("corpus" if args.scale == 1 else f"corpus-{args.scale:g}"), *sources, args.scale)
         print(f"corpus: {dataset.summary()}")
         for part in args.parts or PARTS:
             print(f"\n[{part}]")
