@@ -24,7 +24,10 @@ branch started from, into the work folder), ``after`` this branch's last commit 
 Data: ConflictNQ (Apache-2.0, 4-en/ConflictNQ) and CMRC 2018 (CC BY-SA 4.0, Yiming Cui et al., EMNLP-IJCNLP 2019),
 read from ``../shared/datasets``; the bench skips cleanly when either is absent.
 
-Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/coldstart.py [--work DIR] [--backend NAME] [grid] [profile] [study]
+``--scale F`` keeps a seeded share F of each source's questions with their documents and conflicts (the same shape,
+smaller: for a loaded machine).
+
+Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/coldstart.py [--work DIR] [--scale F] [--backend NAME] [grid] [profile] [study]
 """
 
 from __future__ import annotations
