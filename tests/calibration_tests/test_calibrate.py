@@ -13,8 +13,9 @@ from tuner.calibration import NoiseFloor, calibrate, public_config, with_run_see
 from tuner.dataset import load_dataset
 from tuner.embedding import CachedEncoder
 from tuner.errors import UserError
-from tuner.generation import ExtractiveGeneratorConfig, OpenAIGeneratorConfig, parse_generator_config
-from tuner.judging import LexicalJudgeConfig, LLMJudgeConfig
+from tuner.evaluation import Responder, RobustnessEvaluator
+from tuner.generation import ExtractiveGeneratorConfig, OpenAIGeneratorConfig, build_generator, parse_generator_config
+from tuner.judging import LexicalJudgeConfig, LLMJudgeConfig, build_judge
 from tuner.llm import BackendResources
 from tuner.llm.testing import FakeChatServer
 from tuner.noise import NoiseConfig
@@ -69,6 +70,28 @@ def test_a_random_generator_puts_the_run_noise_in_the_generator_share(
         assert part.run_sd > 0
         assert floor.objectives[name] == pytest.approx(min_detectable_difference(part.run_sd, part.bootstrap_sd))
     assert floor.components["recall_at_k"].run_sd == 0.0
+
+
+def test_run_0_through_the_study_responder_gives_the_same_floor_and_its_answers_to_the_baseline_trial(
+    pipeline: RetrievalPipeline, tmp_path: Path, encoder: CachedEncoder
+) -> None:
+    generator = parse_generator_config({"backend": "callable", "function": f"{random_answers.__name__}:answer"}, "test")
+    judge = LexicalJudgeConfig()
+    resources = _resources(tmp_path, encoder)
+    random_answers.reset(5)
+    alone = calibrate(pipeline, SETTINGS, generator, judge, NoiseConfig(), 3, resources)
+    random_answers.reset(5)
+    study_responder = Responder(build_generator(generator, resources), build_judge(judge, resources))
+    shared = calibrate(pipeline, SETTINGS, generator, judge, NoiseConfig(), 3, resources, responder=study_responder)
+    assert shared.to_dict() == alone.to_dict()
+    assert shared.components["faithful_v0"].generator_var > 0  # the runs differ, so equal floors are not trivial
+    answered = study_responder.calls()
+    again = RobustnessEvaluator(pipeline, study_responder, NoiseConfig()).evaluate(SETTINGS, ("v0", "v3"))
+    assert study_responder.calls() == answered  # the baseline trial re-answers nothing
+    assert len(again) == len(pipeline.dataset.golden)
+    fresh = Responder(build_generator(generator, resources), build_judge(judge, resources))
+    RobustnessEvaluator(pipeline, fresh, NoiseConfig()).evaluate(SETTINGS, ("v0", "v3"))
+    assert fresh.calls()["generator"] > 0  # without the shared memo the same evaluation answers again
 
 
 def _seeded_verdicts(body: dict[str, Any]) -> str:

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tuner.cache import DiskCache
+from tuner.dataset import load_dataset
+from tuner.embedding import CachedEncoder, EmbeddingStore
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, summarize
 from tuner.generation import Answer, ExtractiveGenerator, ExtractiveGeneratorConfig
 from tuner.judging import KeypointVerdict, LexicalJudge
@@ -233,3 +237,19 @@ def test_similarity_helper_matches_the_builder(pipeline: RetrievalPipeline) -> N
     question = pipeline.dataset.golden[0].question
     expected = pipeline.encoder(SETTINGS).encode([question]) @ table.embeddings().T
     assert np.allclose(expected[0, :3], [_similarity(pipeline, question, c.passage) for c in table.chunks[:3]], atol=1e-5)
+
+
+def test_bm25_trials_embed_no_chunk_for_v0_and_v3_in_index(
+    tiny_dataset_dir: Path, tmp_path: Path, encoder: CachedEncoder
+) -> None:
+    store = CachedEncoder(encoder.inner, EmbeddingStore(tmp_path / "store.sqlite"))
+    pipeline = RetrievalPipeline(load_dataset(tiny_dataset_dir), cache=DiskCache(tmp_path / "cache"), encoder=store)
+    settings = SETTINGS.model_copy(update={"retriever": "bm25", "top_k": 3})
+    reader = ExtractiveGenerator(ExtractiveGeneratorConfig(), encoder)  # the reader's sentences go to the session store
+    evaluator = RobustnessEvaluator(pipeline, Responder(reader, LexicalJudge()), NoiseConfig(hard_mode="in_index"))
+    passages = set(pipeline.table(settings).passages)
+    lazy = evaluator.evaluate(settings, ("v0", "v3"))
+    assert len(store.missing(sorted(passages))) == len(passages)  # v0 and v3 in_index read no chunk vector
+    everything = evaluator.evaluate(settings, ("v0", "v1", "v3"))
+    assert store.missing(sorted(passages)) == []  # v1 draws from a similarity band: now the chunks are embedded
+    assert [o.variants["v3"].context for o in lazy] == [o.variants["v3"].context for o in everything]

@@ -74,14 +74,18 @@ def test_top_k_threshold_and_rerank_changes_compute_no_embeddings(
     assert cache.stats.by_namespace == {"chunks": 1, "bm25": 1, "candidates": 1, "rerank": 1}
 
 
+@pytest.mark.parametrize("change", [{"chunk_overlap": 0.2}, {"chunk_size": 400}])
 def test_identical_chunks_across_chunk_configurations_are_embedded_once(
-    tiny_dataset_dir: Path, tmp_path: Path, encoder: CachedEncoder
+    tiny_dataset_dir: Path, tmp_path: Path, encoder: CachedEncoder, change: dict[str, object]
 ) -> None:
     pipeline = RetrievalPipeline(load_dataset(tiny_dataset_dir), cache=DiskCache(tmp_path / "c"), encoder=encoder)
-    pipeline.retrieve(RetrievalSettings(retriever="dense", chunk_size=300, chunk_overlap=0.0))
+    settings = RetrievalSettings(retriever="dense", chunk_size=300, chunk_overlap=0.0)
+    pipeline.retrieve(settings)
     before = encoder.texts_encoded
-    # every tiny document is shorter than 300 words: a different overlap yields the same chunk texts
-    pipeline.retrieve(RetrievalSettings(retriever="dense", chunk_size=300, chunk_overlap=0.2))
+    # every tiny document is shorter than 300 tokens: it is one chunk under any overlap and any larger size
+    again = settings.model_copy(update=change)
+    assert pipeline.table(again).passages == pipeline.table(settings).passages
+    pipeline.retrieve(again)
     assert encoder.texts_encoded == before
 
 

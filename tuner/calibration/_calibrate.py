@@ -183,8 +183,14 @@ def calibrate(
     runs: int,
     resources: BackendResources,
     reporter: Reporter | None = None,
+    responder: Responder | None = None,
 ) -> NoiseFloor:
     """The noise floor of ``settings`` on the pipeline's dataset from ``runs`` regenerate and re-judge runs.
+
+    ``responder``, when given, must answer with ``generator_config`` and judge with ``judge_config`` as given (a
+    study's own responder): run 0 then goes through it, so a later evaluation of ``settings`` with it (the study's
+    baseline trial) finds run 0's answers and verdicts in its memo instead of answering again. Run 0 is the configuration as given either way (see
+    :func:`with_run_seed`), so the floor is the same; the fresh generators and judges of runs 1.. are unchanged.
 
     >>> floor = calibrate(pipeline, RetrievalSettings(), ExtractiveGeneratorConfig(), LexicalJudgeConfig(),
     ...                   NoiseConfig(), 3, BackendResources())  # doctest: +SKIP
@@ -205,11 +211,14 @@ def calibrate(
     else:
 
         def regenerate(run: int) -> list[CaseOutcome]:
-            generator = build_generator(with_run_seed(generator_config, run), resources)
-            judge = build_judge(with_run_seed(judge_config, run), resources)
-            responder = Responder(generator, judge)
-            outcomes = RobustnessEvaluator(pipeline, responder, noise).evaluate(settings, _VARIANTS)
-            calls.update(generator=responder.calls()["generator"], judge=responder.calls()["judge"])
+            answering = responder if run == 0 and responder is not None else Responder(
+                build_generator(with_run_seed(generator_config, run), resources),
+                build_judge(with_run_seed(judge_config, run), resources),
+            )
+            before = answering.calls()
+            outcomes = RobustnessEvaluator(pipeline, answering, noise).evaluate(settings, _VARIANTS)
+            after = answering.calls()
+            calls.update(generator=after["generator"] - before["generator"], judge=after["judge"] - before["judge"])
             return outcomes
 
         regenerated = _each_run(runs, "regenerating answers", reporter, regenerate)

@@ -99,7 +99,8 @@ class RobustnessEvaluator:
         key = (settings.chunking, settings.encoding)
         if key not in self._builders:
             self._builders[key] = VariantBuilder(
-                self.pipeline.table(settings), self.pipeline.query_vectors(settings), self.noise, self._conflicts_with
+                self.pipeline.table(settings), lambda: self.pipeline.query_vectors(settings), self.noise,
+                self._conflicts_with,
             )
         return self._builders[key]
 

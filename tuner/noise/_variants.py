@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -86,13 +87,21 @@ class VariantBuilder:
     """
 
     def __init__(
-        self, table: ChunkTable, question_vectors: np.ndarray, config: NoiseConfig, conflicts_with: Mapping[str, str]
+        self, table: ChunkTable, question_vectors: Callable[[], np.ndarray], config: NoiseConfig,
+        conflicts_with: Mapping[str, str],
     ) -> None:
         self.table = table
         self.config = config
         self._conflicts_with = conflicts_with
-        self._similarity = question_vectors @ table.embeddings().T
+        self._question_vectors = question_vectors
         self._clean = ~np.asarray(table.is_conflict, dtype=bool)
+
+    @cached_property
+    def _similarity(self) -> np.ndarray:
+        """Cosine of every question with every chunk. Computed on first use: v0 and v3 ``in_index`` need none, so a
+        study that asks for those only (every trial does) embeds no chunk for its BM25 trials."""
+        similarity: np.ndarray = self._question_vectors() @ self.table.embeddings().T
+        return similarity
 
     def band_bounds(self, row: int, kind: str) -> tuple[float, float]:
         """The cosine band of ``kind`` (``soft`` or ``irrelevant``) for question number ``row``.

@@ -9,11 +9,17 @@ import numpy as np
 
 from tuner.embedding import CachedEncoder, resolve_model_path
 from tuner.errors import UserError
+from tuner.progress import Task
 from tuner.text import split_sentences
 
 
 class Reranker(Protocol):
     model_id: str
+
+    def prepare(self, passages: Sequence[str], task: Task | None = None) -> None:
+        """Do ahead, once over every passage ``score`` will be given, the work it would otherwise repeat per query
+        (``task`` advances per passage); a reranker with no such work does nothing."""
+        ...
 
     def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
         """Scores in [0, 1], one per passage."""
@@ -31,8 +37,20 @@ class EmbeddingMaxSimReranker:
         self._query_encoder = encoder.with_prompt(query_prompt)
         self.model_id = f"embedding-maxsim:{encoder.model_id}"
 
+    def prepare(self, passages: Sequence[str], task: Task | None = None, group: int = 2048) -> None:
+        """Embed the sentences of ``passages`` (each distinct sentence once), ``group`` passages at a time, each group's
+        sentences shortest first: the model pads a batch to its longest text, so batches of like lengths cost less
+        than the mixed lengths of one query's candidates. ``score`` then finds every sentence in the store."""
+        distinct = list(dict.fromkeys(passages))
+        for start in range(0, len(distinct), group):
+            part = distinct[start : start + group]
+            sentences = {s for passage in part for s in _sentences(passage)}
+            self._encoder.encode(sorted(sentences, key=lambda s: (len(s), s)))
+            if task is not None:
+                task.advance(len(part))
+
     def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
-        sentences = [split_sentences(p) or [p] for p in passages]
+        sentences = [_sentences(p) for p in passages]
         flat = [s for group in sentences for s in group]
         if not flat:
             return np.zeros(0, dtype=np.float32)
@@ -41,6 +59,11 @@ class EmbeddingMaxSimReranker:
         bounds = np.cumsum([0] + [len(group) for group in sentences])
         best = [similarity[start:end].max() for start, end in zip(bounds[:-1], bounds[1:])]
         return np.asarray(best, dtype=np.float32).clip(0.0, 1.0)
+
+
+def _sentences(passage: str) -> list[str]:
+    """What maxsim compares a question with: the passage's sentences (the passage itself when it has none)."""
+    return split_sentences(passage) or [passage]
 
 
 class CrossEncoderReranker:
@@ -54,6 +77,11 @@ class CrossEncoderReranker:
 
         self.model_id = f"cross-encoder:{name}"
         self._model = CrossEncoder(resolve_model_path(name), device="cpu")
+
+    def prepare(self, passages: Sequence[str], task: Task | None = None) -> None:
+        """Nothing to do ahead: a cross-encoder reads each passage together with its question."""
+        if task is not None:
+            task.advance(len(passages))
 
     def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
         if not passages:

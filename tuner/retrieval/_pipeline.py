@@ -164,6 +164,9 @@ class RetrievalPipeline:
                 table = self.table(settings)
                 reranker = self.reranker(settings)
                 scores = np.zeros(candidates.indices.shape, dtype=np.float32)
+                reached = [table.passages[i] for i in np.unique(candidates.indices[candidates.indices >= 0])]
+                with self.reporter.task(f"preparing {reranker.model_id} for {len(reached)} candidates", len(reached)) as task:
+                    reranker.prepare(reached, task)
                 with self.reporter.task(f"reranking with {reranker.model_id}", len(self.queries)) as task:
                     for row, query in enumerate(self.queries):
                         valid = candidates.indices[row] >= 0

@@ -145,7 +145,7 @@ def _noise_floor(
             with guard.interruptible():
                 floor = calibrate(
                     objective.pipeline, loaded.baseline_settings(), loaded.generator, loaded.judge, loaded.config.noise,
-                    runs=3, resources=resources, reporter=reporter,
+                    runs=3, resources=resources, reporter=reporter, responder=objective.evaluator.responder,
                 )
         except KeyboardInterrupt:
             reporter.stage("interrupted during the noise floor calibration: nothing was recorded; "
