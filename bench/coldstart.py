@@ -15,8 +15,10 @@ configurations, three retrievers, the embedding-maxsim reranker; ``noise_floor: 
 texts embedded (chunks, sentences, questions, other: read from the variant's embedding store, one row per text
 embedded), recall@k of the baseline trial and the front against the first variant.
 
-Variants: ``before`` runs main's code (``--before PATH``: a checkout of main; default: ``git archive`` of the commit of main this
-branch started from, into the work folder), ``after`` this branch's last commit (``git archive HEAD``); ``--backend NAME`` sets the study file's ``embedding: {backend: NAME}``.
+Variants: ``before`` runs main's code (``--before PATH|REV``: a checkout of main or a revision; default: ``git archive`` of the
+commit of main this branch started from, into the work folder), ``after`` this branch's last commit (``git archive HEAD``);
+``--backend NAME`` sets the study file's ``embedding: {backend: NAME}``. ``--backends A,B`` runs HEAD once per backend
+instead (side by side; a single backend runs alone, for the cold time on an otherwise idle machine).
 
 ``grid`` (no embedding): how much of the chunk grid is shared text, per chunk configuration and over the grid.
 ``profile``: the cold run of this checkout under cProfile, the top functions by cumulative time.
@@ -27,7 +29,8 @@ read from ``../shared/datasets``; the bench skips cleanly when either is absent.
 ``--scale F`` keeps a seeded share F of each source's questions with their documents and conflicts (the same shape,
 smaller: for a loaded machine).
 
-Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/coldstart.py [--work DIR] [--scale F] [--backend NAME] [grid] [profile] [study]
+Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/coldstart.py [--work DIR] [--scale F] [--backend NAME | --backends A,B]
+[--before PATH|REV] [grid] [profile] [study]
 """
 
 from __future__ import annotations
@@ -374,11 +377,11 @@ def front_change(front: dict[str, dict[str, float]], reference: dict[str, dict[s
     return f"+{len(front.keys() - reference.keys())}/-{len(reference.keys() - front.keys())}, max |Δ| {largest:.3g}"
 
 
-def study(dataset: Dataset, folder: Path, backend: str | None, before: Path, after: Path) -> list[str]:
-    """The cold study with the code in ``before`` (main's) and ``after`` (this branch's), each in its own subprocess,
-    both at once so they see the same machine load."""
+def study(dataset: Dataset, folder: Path, variants: list[tuple[str, Path, str | None]]) -> list[str]:
+    """The cold study of each variant (name, code, backend), each in its own subprocess, all at once so they see the
+    same machine load; the first is the reference of the ratios and the front comparison."""
     settings = grid_settings(write_study(folder / "grid", dataset, None))
-    started = [start_variant(name, code, dataset, folder, backend) for name, code in (("before", before), ("after", after))]
+    started = [start_variant(name, code, dataset, folder, backend) for name, code, backend in variants]
     runs = []
     for run in map(finish_variant, started):
         run["texts"] = texts_embedded(run, dataset, settings)
@@ -386,20 +389,21 @@ def study(dataset: Dataset, folder: Path, backend: str | None, before: Path, aft
         run["trials"] = trial_times(run["study_file"])
         runs.append(run)
     reference = runs[0]
-    lines = [f"{TRIALS} trials, cold cache, both variants at once (the same machine load); "
+    lines = [f"{TRIALS} trials, cold cache, {len(runs)} variant(s) at once (the same machine load); "
              f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())}",
              f"{'variant':<8} {'wall s':>7} {'CPU s':>7} {'CPU ratio':>9} {'peak MiB':>8} {'chunks':>7} {'sentences':>9} "
-             f"{'questions':>9} {'other':>6} {'recall@k #0':>11}  front vs before"]
+             f"{'questions':>9} {'other':>6} {'recall@k #0':>11}  front vs {reference['name']}"]
     for run in runs:
         texts = run["texts"]
         lines.append(f"{run['name']:<8} {run['seconds']:>7.0f} {run['cpu']:>7.0f} {run['cpu'] / reference['cpu']:>9.2f} "
                      f"{run['peak_mib']:>8.0f} {texts['chunks']:>7} {texts['sentences']:>9} {texts['questions']:>9} "
                      f"{texts['other']:>6} {run['trials']['recall']:>11.3f}  {front_change(run['front'], reference['front'])}")
-    lines.append(f"{'stage (wall s, nested)':<30}" + "".join(f"{run['name']:>9}" for run in runs))
+    width = max(9, *(len(run["name"]) + 1 for run in runs))
+    lines.append(f"{'stage (wall s, nested)':<30}" + "".join(f"{run['name']:>{width}}" for run in runs))
     for stage in STAGES:
-        lines.append(f"{stage:<30}" + "".join(f"{run['stages'][stage]:>9.1f}" for run in runs))
+        lines.append(f"{stage:<30}" + "".join(f"{run['stages'][stage]:>{width}.1f}" for run in runs))
     for label in ("trial 0", "trials"):
-        lines.append(f"{label + ' (storage times)':<30}" + "".join(f"{run['trials'][label]:>9.1f}" for run in runs))
+        lines.append(f"{label + ' (storage times)':<30}" + "".join(f"{run['trials'][label]:>{width}.1f}" for run in runs))
     return lines
 
 PARTS = ("grid", "profile", "study")
@@ -411,7 +415,10 @@ def main() -> int:
     parser.add_argument("--work", type=Path, help="keep the corpus and the runs here (default: a temporary folder)")
     parser.add_argument("--backend", help="the study file's embedding: {backend: NAME} (default: the study's default)")
     parser.add_argument("--scale", type=float, default=1.0, help="a share of the corpus and questions, same shape (default 1)")
-    parser.add_argument("--before", type=Path, help="a checkout of main (default: the commit this branch started from)")
+    parser.add_argument("--before", help="the code of 'before': a checkout folder or a git revision "
+                        "(default: the commit of main this branch started from)")
+    parser.add_argument("--backends", help="instead of before/after: this checkout's HEAD once per backend, comma-separated "
+                        "(e.g. torch,onnx-int8; the first is the reference; one backend runs alone)")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--profile", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -437,8 +444,14 @@ def main() -> int:
             elif part == "profile":
                 lines = profile(dataset, folder, args.backend)
             else:
-                before = args.before or checkout(folder, merge_base())
-                lines = study(dataset, folder, args.backend, before, checkout(folder, "HEAD"))
+                head = checkout(folder, "HEAD")
+                if args.backends:
+                    variants = [(f"after-{name}", head, name) for name in args.backends.split(",")]
+                else:
+                    given = args.before or merge_base()
+                    before = Path(given) if Path(given).is_dir() else checkout(folder, given)
+                    variants = [("before", before, args.backend), ("after", head, args.backend)]
+                lines = study(dataset, folder, variants)
             print("\n".join(lines), flush=True)
     return 0
 
