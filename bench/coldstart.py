@@ -58,7 +58,8 @@ from tuner.chunking import chunk_dataset
 from tuner.corruption import CORRUPTORS, corrupt_dataset, conflict_record
 from tuner.dataset import Dataset, load_dataset, write_dataset
 from tuner.dataset.importers import import_conflictnq, import_squad
-from tuner.embedding import get_encoder
+from tuner.embedding import configure_embeddings, get_encoder
+from tuner.encoders import EmbeddingOptions
 from tuner.progress import SilentReporter
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
@@ -197,7 +198,7 @@ def start_variant(name: str, code: Path, dataset: Dataset, folder: Path, backend
         command += ["--profile", str(profile)]
     print(f"  {name}: running the cold study ({code})", file=sys.stderr, flush=True)
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=code)
-    return {"name": name, "process": process, "study_file": study_file, "cache": where / "cache"}
+    return {"name": name, "process": process, "study_file": study_file, "cache": where / "cache", "backend": backend}
 
 
 def finish_variant(run: dict[str, Any]) -> dict[str, Any]:
@@ -238,6 +239,7 @@ def texts_embedded(run: dict[str, Any], dataset: Dataset, grid: list[RetrievalSe
     """Texts in the variant's embedding store (one row per text embedded), by kind: chunk passages of the grid,
     sentences of those passages, golden questions, other. A text that is both is counted once, as the first."""
     settings = grid[0]
+    configure_embeddings(EmbeddingOptions(backend=run["backend"] or "torch"))  # int8 vectors are stored under their own id
     encoder = get_encoder(settings.embedding_model, run["cache"])
     texts = grid_texts(dataset, grid)
     kinds = {
@@ -398,6 +400,10 @@ def study(dataset: Dataset, folder: Path, variants: list[tuple[str, Path, str | 
         lines.append(f"{run['name']:<8} {run['seconds']:>7.0f} {run['cpu']:>7.0f} {run['cpu'] / reference['cpu']:>9.2f} "
                      f"{run['peak_mib']:>8.0f} {texts['chunks']:>7} {texts['sentences']:>9} {texts['questions']:>9} "
                      f"{texts['other']:>6} {run['trials']['recall']:>11.3f}  {front_change(run['front'], reference['front'])}")
+    for run in runs:
+        points = sorted(run["front"].values(), key=lambda values: tuple(-v for v in values.values()))
+        lines.append(f"front of {run['name']}: " + "; ".join(
+            ", ".join(f"{name} {value:.3f}" for name, value in values.items()) for values in points))
     width = max(9, *(len(run["name"]) + 1 for run in runs))
     lines.append(f"{'stage (wall s, nested)':<30}" + "".join(f"{run['name']:>{width}}" for run in runs))
     for stage in STAGES:
