@@ -20,6 +20,10 @@ commit of main this branch started from, into the work folder), ``after`` this b
 ``--backend NAME`` sets the study file's ``embedding: {backend: NAME}``. ``--backends A,B`` runs HEAD once per backend
 instead (side by side; a single backend runs alone, for the cold time on an otherwise idle machine).
 
+``recall`` (after ``study --backends A,B``): recall@k of every complete configuration of A's study, computed again under
+each of A, B: what a backend changes on the same configurations (the fronts of two studies differ also because the
+sampler draws other trials once any value differs).
+
 ``grid`` (no embedding): how much of the chunk grid is shared text, per chunk configuration and over the grid.
 ``profile``: the cold run of this checkout under cProfile, the top functions by cumulative time.
 
@@ -30,7 +34,7 @@ read from ``../shared/datasets``; the bench skips cleanly when either is absent.
 smaller: for a loaded machine).
 
 Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/coldstart.py [--work DIR] [--scale F] [--backend NAME | --backends A,B]
-[--before PATH|REV] [grid] [profile] [study]
+[--before PATH|REV] [grid] [profile] [study] [recall]
 """
 
 from __future__ import annotations
@@ -412,7 +416,43 @@ def study(dataset: Dataset, folder: Path, variants: list[tuple[str, Path, str | 
         lines.append(f"{label + ' (storage times)':<30}" + "".join(f"{run['trials'][label]:>{width}.1f}" for run in runs))
     return lines
 
-PARTS = ("grid", "profile", "study")
+def recall_check(dataset: Dataset, folder: Path, reference: Path, backends: list[str]) -> list[str]:
+    """recall@k (exact, deterministic) of every complete trial's configuration of the study in ``reference`` (a variant
+    folder of ``study``), computed again under each backend with its own cache: what a backend changes on the same
+    configurations, whatever trials the sampler drew with it. The reference's own cache is reused for its backend."""
+    from tuner.evaluation import evaluate_retrieval
+    from tuner.settings import settings_from_mapping
+    from tuner.study import load_study
+
+    loaded = load_study_file(reference / "coldstart.yaml")
+    base = loaded.base_settings.model_dump()
+    trials = [t for t in load_study(loaded).trials if t.state.name == "COMPLETE"]
+    configurations = [settings_from_mapping({**base, **t.params}, "trial") for t in trials]
+    recalls: dict[str, list[float]] = {}
+    for backend in backends:
+        configure_embeddings(EmbeddingOptions(backend=backend))
+        own = reference / "cache" if backend == read_backend(reference) else folder / f"recall-{backend}"
+        pipeline = RetrievalPipeline(dataset, DiskCache(own))
+        recalls[backend] = [float(evaluate_retrieval(pipeline, settings, ci=False).overall["recall_at_k"].value or 0.0)
+                            for settings in configurations]
+        print(f"  recall under {backend}: {len(configurations)} configurations", file=sys.stderr, flush=True)
+    first = backends[0]
+    lines = [f"recall@k of the {len(configurations)} complete configurations of {reference.name}, per backend "
+             f"(n = {len(dataset.golden)} questions each; differences against {first}):"]
+    for backend in backends:
+        diffs = np.array(recalls[backend]) - np.array(recalls[first])
+        lines.append(f"  {backend:<10} mean {np.mean(recalls[backend]):.4f}  changed {int((diffs != 0).sum())} of "
+                     f"{len(diffs)}  max |Δ| {np.abs(diffs).max():.4f}  mean Δ {diffs.mean():+.4f}")
+    return lines
+
+
+def read_backend(variant: Path) -> str:
+    """The embedding backend a variant's study file sets (torch when it sets none)."""
+    document = yaml.safe_load((variant / "coldstart.yaml").read_text("utf-8"))
+    return str((document.get("embedding") or {}).get("backend", "torch"))
+
+
+PARTS = ("grid", "profile", "study", "recall")
 
 
 def main() -> int:
@@ -442,6 +482,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         folder = (args.work or Path(scratch)).resolve()
         dataset = build_corpus(folder / ("corpus" if args.scale == 1 else f"corpus-{args.scale:g}"), *sources, args.scale)
+        runs = folder if args.scale == 1 else folder / f"runs-{args.scale:g}"  # variants of each scale apart
         print(f"corpus: {dataset.summary()}")
         for part in args.parts or PARTS:
             print(f"\n[{part}]")
@@ -449,6 +490,9 @@ def main() -> int:
                 lines = grid(dataset, folder / "grid")
             elif part == "profile":
                 lines = profile(dataset, folder, args.backend)
+            elif part == "recall":
+                reference = runs / f"after-{(args.backends or 'torch').split(',')[0]}"
+                lines = recall_check(dataset, runs, reference, (args.backends or "torch,onnx-int8").split(","))
             else:
                 head = checkout(folder, "HEAD")
                 if args.backends:
@@ -457,7 +501,7 @@ def main() -> int:
                     given = args.before or merge_base()
                     before = Path(given) if Path(given).is_dir() else checkout(folder, given)
                     variants = [("before", before, args.backend), ("after", head, args.backend)]
-                lines = study(dataset, folder, variants)
+                lines = study(dataset, runs, variants)
             print("\n".join(lines), flush=True)
     return 0
 
