@@ -419,7 +419,8 @@ def study(dataset: Dataset, folder: Path, variants: list[tuple[str, Path, str | 
 def recall_check(dataset: Dataset, folder: Path, reference: Path, backends: list[str]) -> list[str]:
     """recall@k (exact, deterministic) of every complete trial's configuration of the study in ``reference`` (a variant
     folder of ``study``), computed again under each backend with its own cache: what a backend changes on the same
-    configurations, whatever trials the sampler drew with it. The reference's own cache is reused for its backend."""
+    configurations, whatever trials the sampler drew with it. The cache of each backend's own study (``after-<backend>``
+    beside ``reference``) is reused when there is one."""
     from tuner.evaluation import evaluate_retrieval
     from tuner.settings import settings_from_mapping
     from tuner.study import load_study
@@ -431,7 +432,8 @@ def recall_check(dataset: Dataset, folder: Path, reference: Path, backends: list
     recalls: dict[str, list[float]] = {}
     for backend in backends:
         configure_embeddings(EmbeddingOptions(backend=backend))
-        own = reference / "cache" if backend == read_backend(reference) else folder / f"recall-{backend}"
+        variant = folder / f"after-{backend}"  # the cache of that backend's own study, when there is one
+        own = variant / "cache" if variant.is_dir() and read_backend(variant) == backend else folder / f"recall-{backend}"
         pipeline = RetrievalPipeline(dataset, DiskCache(own))
         recalls[backend] = [float(evaluate_retrieval(pipeline, settings, ci=False).overall["recall_at_k"].value or 0.0)
                             for settings in configurations]
