@@ -30,7 +30,7 @@ DEFAULT_BATCH_SIZE: Mapping[str, int] = {"mps": 64, "cuda": 256, "endpoint": 64}
 """Texts per forward pass (local models on an accelerator, by device) or per request (endpoints) when ``batch_size``
 is unset; on the CPU see ``DEFAULT_CPU_BATCH_SIZE``."""
 
-DEFAULT_CPU_BATCH_SIZE: Mapping[str, int] = {"torch": 64, "onnx": 64, "onnx-int8": 32, "openvino": 64}
+DEFAULT_CPU_BATCH_SIZE: Mapping[str, int] = {"torch": 64, "onnx": 64, "onnx-int8": 32, "openvino": 64, "openvino-bf16": 64}
 """Texts per forward pass on the CPU by ``embedding.backend``, from the batch-size sweeps of bench/embed_throughput.py
 (16/32/64/128 on 2 cores; bench/RESULTS.md): onnx-int8 runs 32 to 128 within 5% of each other and 16 about 15%
 slower; the other backends gained nothing stable from 128 over 64 under the machine's varying load."""
@@ -42,14 +42,14 @@ _ENDPOINT = re.compile(r"openai:(?P<model>[^@\s]+)@(?P<url>https?://\S+)")
 
 class EmbeddingOptions(BaseModel):
     """How embeddings are computed. Device and batch size do not change which vectors a model gives; a backend
-    whose vectors differ from torch's (``onnx-int8``) is part of the id vectors are stored under
+    whose vectors differ from torch's (``onnx-int8``, ``openvino-bf16``) is part of the id vectors are stored under
     (:func:`tuner.embedding.vector_id`), so every cache key over vectors follows it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     device: Device = Field("auto", description="auto = cuda, else mps, else cpu")
     batch_size: int | None = Field(None, ge=1, le=65536, description="unset: per device and backend (default_batch_size)")
-    backend: Backend = Field("torch", description="what runs the model: torch (fp32 reference), onnx, onnx-int8, openvino")
+    backend: Backend = Field("torch", description="what runs the model: torch (fp32 reference), onnx, onnx-int8, openvino, openvino-bf16")
 
 
 def default_batch_size(device: str, backend: str) -> int:

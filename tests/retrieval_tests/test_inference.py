@@ -89,6 +89,15 @@ def test_exported_fp32_vectors_equal_torch_vectors(backend: str, encoder: Cached
     assert cosine.min() > 0.97 and not np.allclose(quantized, reference, atol=1e-4)  # close, and not the same vectors
 
 
+def test_bf16_vectors_are_close_to_torch_and_stored_under_their_own_id(encoder: CachedEncoder, int8: SentenceTransformerEncoder,
+                                                                    export_root: Path) -> None:
+    pytest.importorskip("openvino", reason="embedding.backend openvino-bf16 needs openvino: pip install 'tuner[fast]'")
+    bf16 = SentenceTransformerEncoder("all-MiniLM-L6-v2", EmbeddingOptions(backend="openvino-bf16"), export_root)
+    cosine = (bf16.encode(TEXTS) * encoder.inner.encode(TEXTS)).sum(axis=1)
+    assert cosine.min() > 0.999  # bfloat16 arithmetic where the CPU has it; fp32 where it has not
+    assert bf16.vector_backend == "openvino-bf16" and bf16._cache.stats.builds == 0  # it runs the fp32 export
+
+
 def test_int8_vectors_are_stored_apart_from_fp32_vectors(encoder: CachedEncoder, int8: SentenceTransformerEncoder, tmp_path: Path) -> None:
     store = EmbeddingStore(tmp_path / "embeddings.sqlite")
     fp32, quantized = CachedEncoder(encoder.inner, store, "query: "), CachedEncoder(int8, store, "query: ")
