@@ -96,6 +96,12 @@ def move_aside(path: Path, what: str, reason: str) -> Path:
     return aside
 
 
+def add_missing_column(conn: sqlite3.Connection, table: str, column: str, kind: str) -> None:
+    """Add ``column`` to ``table`` when a store written by an older tuner lacks it (its rows read NULL there)."""
+    if column not in {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}:
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+
+
 class SqliteFile:
     """One SQLite file shared by threads and processes (WAL mode, a long busy timeout), created by ``prepare``.
 

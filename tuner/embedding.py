@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from tuner.cache import DiskCache, PostgresTable, SqliteFile, default_cache_root
+from tuner.cache import DiskCache, PostgresTable, SqliteFile, add_missing_column, default_cache_root
 from tuner.encoders import (
     EmbeddingOptions, EndpointEncoder, available_devices, default_batch_size, parse_endpoint, select_device, served_model,
 )
@@ -321,9 +321,7 @@ def _prepare_embeddings(conn: sqlite3.Connection) -> None:
         "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, text_hash TEXT, dim INTEGER, vector BLOB, "
         "checksum BLOB, PRIMARY KEY (model, text_hash))"
     )
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(embeddings)")}
-    if "checksum" not in columns:  # a store from before checksums: its rows verify as missing
-        conn.execute("ALTER TABLE embeddings ADD COLUMN checksum BLOB")
+    add_missing_column(conn, "embeddings", "checksum", "BLOB")  # a store from before checksums: its rows verify as missing
 
 
 def _verified(model: str, text_hash: str, dim: int, blob: object, checksum: object) -> np.ndarray | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from tuner.cache import PostgresTable, SqliteFile, content_key, default_cache_root
+from tuner.cache import PostgresTable, SqliteFile, add_missing_column, content_key, default_cache_root
 
 CACHE_FILE = "llm_calls.sqlite"
 _FORMAT = "chat-v1"
@@ -109,8 +109,7 @@ def _prepare_calls(conn: sqlite3.Connection) -> None:
         "CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, request TEXT, text TEXT, "
         "prompt_tokens INTEGER, completion_tokens INTEGER, created REAL, checksum BLOB)"
     )
-    if "checksum" not in {row[1] for row in conn.execute("PRAGMA table_info(calls)")}:
-        conn.execute("ALTER TABLE calls ADD COLUMN checksum BLOB")
+    add_missing_column(conn, "calls", "checksum", "BLOB")
 
 
 def _row_checksum(key: str, reply: CachedReply) -> bytes:
