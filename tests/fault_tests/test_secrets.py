@@ -13,6 +13,7 @@ import pytest
 import sqlalchemy
 
 from tests.study_tests.test_study import write_study
+from tests.study_tests.test_workers_postgres import postgres_available
 from tuner.cli import main
 from tuner.llm.testing import FakeChatServer
 
@@ -31,18 +32,12 @@ STORAGE = (
 )
 
 
-def _postgres_available() -> bool:
-    try:
-        with sqlalchemy.create_engine(STORAGE).connect():
-            return True
-    except Exception:
-        return False
 
 
 pytestmark = [
     pytest.mark.postgres,
     pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning"),
-    pytest.mark.skipif(not _postgres_available(), reason=f"no PostgreSQL server at {SERVER}"),
+    pytest.mark.skipif(not postgres_available(STORAGE), reason=f"no PostgreSQL server at {SERVER}"),
 ]
 
 

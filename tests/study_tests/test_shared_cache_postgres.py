@@ -19,7 +19,7 @@ import psycopg
 import pytest
 
 from tests.study_tests.test_study import write_study
-from tests.study_tests.test_workers_postgres import URL, _postgres_available
+from tests.study_tests.test_workers_postgres import URL, postgres_available
 from tuner.cli import main
 from tuner.llm import CachedReply, PostgresCallCache
 from tuner.llm.testing import FakeChatServer, Reply, context_echo_reply
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalW
 
 def needs_postgres(test: Callable[..., None]) -> Callable[..., None]:
     marked: Callable[..., None] = pytest.mark.postgres(
-        pytest.mark.skipif(not _postgres_available(), reason=f"no PostgreSQL server at {URL}")(test)
+        pytest.mark.skipif(not postgres_available(), reason=f"no PostgreSQL server at {URL}")(test)
     )
     return marked
 

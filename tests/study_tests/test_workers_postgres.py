@@ -27,11 +27,12 @@ def answer(question, contexts):
 '''
 
 
-def _postgres_available() -> bool:
+def postgres_available(url: str = URL) -> bool:
+    """Whether a PostgreSQL server answers at ``url`` (a SQLAlchemy URL): tests that need one skip otherwise."""
     try:
         import sqlalchemy
 
-        with sqlalchemy.create_engine(URL).connect():
+        with sqlalchemy.create_engine(url).connect():
             return True
     except Exception:
         return False
@@ -40,7 +41,7 @@ def _postgres_available() -> bool:
 pytestmark = [pytest.mark.postgres, pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")]
 
 
-@pytest.mark.skipif(not _postgres_available(), reason=f"no PostgreSQL server at {URL}")
+@pytest.mark.skipif(not postgres_available(), reason=f"no PostgreSQL server at {URL}")
 def test_killed_worker_trial_is_failed_and_retried_and_nothing_is_lost(tiny_dataset_dir: Path, tmp_path: Path) -> None:
     (tmp_path / "slowgen.py").write_text(SLOW_GENERATOR)
     name = f"workers-{uuid.uuid4().hex[:8]}"
