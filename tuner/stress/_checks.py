@@ -146,9 +146,10 @@ class StressComparison:
         return intervals
 
     def to_dict(self) -> dict[str, object]:
+        intervals = self.gamma_intervals()  # their values are Γ itself: one pass over the cases serves both keys
         return {
             "first": self.first.label,
             "second": self.second.label,
-            "gamma": self.gamma(),
-            "gamma_interval": {kind: diff.to_dict() for kind, diff in self.gamma_intervals().items()},
+            "gamma": {kind: diff.value for kind, diff in intervals.items()},
+            "gamma_interval": {kind: diff.to_dict() for kind, diff in intervals.items()},
         }
