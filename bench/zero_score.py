@@ -41,7 +41,7 @@ def main() -> int:
     parser.add_argument("--retrievers", default="bm25,dense,hybrid")
     parser.add_argument("datasets", nargs="+", help="dataset folders, or demo / demo-zh")
     args = parser.parse_args()
-    print(f"| dataset | retriever | figure | before | after |\n|---|---|---|---|---|")
+    print("| dataset | retriever | figure | before | after |\n|---|---|---|---|---|")
     for dataset in args.datasets:
         for retriever in args.retrievers.split(","):
             before, after = evaluate(args.before, dataset, retriever), evaluate(args.after, dataset, retriever)
