@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -79,13 +80,24 @@ def word_units(text: str) -> list[Span]:
     return [m.span() for m in _WORD.finditer(text)]
 
 
-@lru_cache(maxsize=8)
+_TOKENIZERS = threading.Lock()
+
+
 def token_units(embedding_model: str) -> UnitSpans:
     """The tokens of ``embedding_model``'s fast tokenizer (offsets into the text, special tokens left out).
 
     Loads only the tokenizer files, never the weights, and never from the network (see
     :func:`tuner.embedding.resolve_model_path`); for an endpoint, the tokenizer of a local copy of its model.
+    Safe from several threads: the first calls of a service's concurrent requests would otherwise race in
+    transformers' lazy imports (``cannot import name 'AutoTokenizer'``), and a Rust tokenizer is not to be
+    called by two threads at once ("Already borrowed").
     """
+    with _TOKENIZERS:
+        return _token_units(embedding_model)
+
+
+@lru_cache(maxsize=8)
+def _token_units(embedding_model: str) -> UnitSpans:
     from transformers import AutoTokenizer
 
     spec = parse_endpoint(embedding_model)
@@ -103,9 +115,12 @@ def token_units(embedding_model: str) -> UnitSpans:
     if not tokenizer.is_fast:
         raise UserError(f"embedding model '{embedding_model}' has no fast tokenizer: use chunk_unit: chars")
 
+    calls = threading.Lock()
+
     def spans(text: str) -> list[Span]:
         # verbose=False: a whole document is longer than the model's input on purpose
-        offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)["offset_mapping"]
+        with calls:
+            offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)["offset_mapping"]
         return [(start, end) for start, end in offsets if end > start]
 
     return spans

@@ -74,9 +74,63 @@ def test_beir_malformed_jsonl_and_missing_split(tmp_path: Path, capsys: pytest.C
 
 def test_conflictnq_malformed(tmp_path: Path) -> None:
     path = tmp_path / "nq.jsonl"
-    path.write_text(json.dumps({"id": "1", "question": "q"}) + "\n")
-    with pytest.raises(UserError, match=r"nq.jsonl:1: missing field 'real_answer'"):
+    path.write_text(json.dumps({"id": "1", "question": "q", "real_passages": "a passage"}) + "\n")
+    with pytest.raises(UserError, match=r"nq.jsonl:1: 'real_passages' must be a list of objects"):
         import_conflictnq(path)
+
+
+def _nq(record_id: str, **changes: object) -> dict[str, object]:
+    record: dict[str, object] = {
+        "id": record_id, "question": f"when did event {record_id} happen", "cleaned_question": None,
+        "real_answer": f"Event {record_id} happened in 1990.", "real_short_answer": "1990",
+        "real_passages": [{"passage": f"Event {record_id} happened in 1990 in Paris.", "summary": None}],
+        "fake_short_answer": "1875", "fake_passages": [{"passage": f"Event {record_id} happened in 1875.", "summary": "Fake"}],
+    }
+    return {**record, **changes}
+
+
+def test_conflictnq_null_fields_never_become_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    records = [
+        _nq("1"),
+        _nq("2", question=None),
+        _nq("3", real_short_answer=None),
+        _nq("4", real_answer=None, fake_short_answer=None, fake_passages=None),
+        _nq("5", real_passages=None),
+        {key: value for key, value in _nq("6").items() if key != "id"},
+    ]
+    source = tmp_path / "nq.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records), "utf-8")
+    assert main(["import", "conflictnq", str(source), str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    for line, key in ((2, "question"), (3, "real_short_answer"), (5, "real_passages"), (6, "id")):
+        assert f"nq.jsonl:{line}: skipped: no value for '{key}'" in out
+    written = "".join(path.read_text("utf-8") for path in (tmp_path / "out").glob("*.jsonl"))
+    assert "None" not in written and "null" not in written
+    dataset = load_dataset(tmp_path / "out")
+    assert [c.id for c in dataset.golden] == ["1", "4"]
+    first, fourth = dataset.golden
+    assert first.wrong_answers == ("1875",)
+    # a null long answer falls back to the short one; a null fake answer leaves no wrong answer and no conflict
+    assert (fourth.ground_truth, fourth.wrong_answers) == ("1990", ())
+    assert [c.conflicts_with for c in dataset.conflicts] == [first.relevant_doc_ids[0]]
+    assert [d.title for d in dataset.corpus] == ["", ""]
+
+
+def test_beir_null_ids_and_texts_are_skipped_by_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = _beir(tmp_path / "beir")
+    with (source / "corpus.jsonl").open("a") as handle:
+        handle.write(json.dumps({"_id": None, "title": None, "text": "An orphan passage."}) + "\n")
+        handle.write(json.dumps({"_id": "d4", "title": None, "text": None}) + "\n")
+    with (source / "queries.jsonl").open("a") as handle:
+        handle.write(json.dumps({"_id": "q3b", "text": None}) + "\n")
+    assert main(["import", "beir", str(source), str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "corpus.jsonl:4: skipped: no value for '_id'" in out
+    assert "queries.jsonl:4: skipped: no value for 'text'" in out
+    assert "1 documents with empty text and title were skipped" in out
+    written = "".join(path.read_text("utf-8") for path in (tmp_path / "out").glob("*.jsonl"))
+    assert "None" not in written
+    assert [d.doc_id for d in load_dataset(tmp_path / "out").corpus] == ["d1", "d2", "d3"]
 
 
 @pytest.mark.skipif(not CONFLICTNQ.is_file(), reason=f"ConflictNQ not available at {CONFLICTNQ} (outside data, never in the repo)")

@@ -60,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.calibration import NoiseFloor
     from tuner.commands._common import backend_configs_from_args, configure_embeddings_from_args, noise_from_args
     from tuner.dataset import load_dataset, resolve_dataset
+    from tuner.export import read_export
     from tuner.gate import (
         GateThresholds,
         RobustnessSetup,
@@ -77,13 +78,13 @@ def run(args: argparse.Namespace) -> int:
     from tuner.llm import BackendResources
     from tuner.progress import RichReporter
     from tuner.retrieval import RetrievalPipeline
-    from tuner.settings import load_settings_file
 
     if args.write_baseline and not args.baseline:
         raise UserError("--write-baseline needs --baseline FILE (where to write it)")
     if args.history > 1 and not args.noise_floor:
         raise UserError("--history N > 1 needs --noise-floor: past means have no cases to pair for an interval")
-    settings = load_settings_file(args.config)
+    exported = read_export(args.config)
+    settings = exported.settings
     configure_embeddings_from_args(args)
     dataset = load_dataset(resolve_dataset(args.dataset))
     thresholds = load_thresholds(args.thresholds) if args.thresholds else GateThresholds()
@@ -113,7 +114,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"{baseline_path}: wrote baseline of {len(known)} cases ({len(measurement.outcomes)} with variants "
               f"{', '.join(measurement.variants) or 'none'}); history of {len(written.history)} earlier run(s)")
         return 0
-    result = evaluate_gate(measurement, thresholds, previous, floors, args.history, str(baseline_path or "baseline"))
+    provenance_hash = exported.provenance.get("dataset_hash")
+    result = evaluate_gate(measurement, thresholds, previous, floors, args.history, str(baseline_path or "baseline"),
+                           provenance_hash if isinstance(provenance_hash, str) else None)
     header = [f"config: `{args.config}`", f"dataset: `{args.dataset}`", f"baseline: `{baseline_path or 'none'}`"]
     paths = write_gate_outputs(result, previous, args.out, header)
     print(f"tuner gate: {result.verdict} ({len(result.failures)} failed, {len(result.warnings)} warning(s))")
@@ -121,5 +124,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  FAIL {line}")
     for check in result.warnings:
         print(f"  WARN {check.group}.{check.name}: {check.message}")
+    for note in result.notes:
+        print(f"  note: {note}")
     print("  wrote " + ", ".join(str(p) for p in paths))
     return result.exit_code

@@ -15,10 +15,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", required=True, metavar="DIR", help="dataset folder (or 'demo') whose corpus is served")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--max-body-mb", type=float, default=4.0, metavar="MB",
+                        help="largest request body accepted; larger ones get 413 (default 4)")
     add_embedding_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    import signal
     import socket
 
     from tuner.dataset import load_dataset, resolve_dataset
@@ -46,7 +49,12 @@ def run(args: argparse.Namespace) -> int:
             probe.bind((args.host, args.port))
         except OSError as exc:
             raise UserError(f"--host {args.host} --port {args.port}: cannot listen there: {exc.strerror}") from None
+    if args.max_body_mb <= 0:
+        raise UserError(f"--max-body-mb: must be positive, got {args.max_body_mb:g}")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    app = build_app(lambda: Retriever.from_export(exported, dataset))
+    app = build_app(lambda: Retriever.from_export(exported, dataset), int(args.max_body_mb * 1024 * 1024))
+    # uvicorn answers SIGTERM by finishing the requests in flight, then raises the signal again at the handler it
+    # found when it started: this one, so a stop asked for by SIGTERM ends with exit 0 rather than death by signal
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: None)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     return 0

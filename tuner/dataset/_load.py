@@ -12,7 +12,7 @@ from typing import Any
 from tuner.dataset._model import Conflict, Dataset, Document, GoldenCase, hash_files
 from tuner.errors import DatasetError, UserError
 from tuner.io import read_yaml_mapping
-from tuner.text import DeclaredLanguage, detect_language
+from tuner.text import DeclaredLanguage, detect_language, is_blank
 
 CORPUS = "corpus.jsonl"
 GOLDEN = "golden.jsonl"
@@ -100,14 +100,14 @@ def _check_fields(
         if not isinstance(value, expected):
             problems.add(where, f"field '{key}' must be {_TYPE_NAMES[expected]}, got {type(value).__name__}")
             ok = False
-        elif key in required and isinstance(value, str) and not value.strip():
+        elif key in required and isinstance(value, str) and is_blank(value):
             problems.add(where, f"field '{key}' is empty")
             ok = False
     return ok
 
 
 def _string_list(where: str, key: str, value: list[Any], problems: _Problems) -> tuple[str, ...] | None:
-    if not all(isinstance(item, str) and item.strip() for item in value):
+    if not all(isinstance(item, str) and not is_blank(item) for item in value):
         problems.add(where, f"field '{key}' must be a list of non-empty strings")
         return None
     return tuple(value)
@@ -116,9 +116,9 @@ def _string_list(where: str, key: str, value: list[Any], problems: _Problems) ->
 def _keypoints(where: str, value: list[Any], problems: _Problems) -> tuple[tuple[str, ...], ...] | None:
     keypoints: list[tuple[str, ...]] = []
     for index, item in enumerate(value):
-        if isinstance(item, str) and item.strip():
+        if isinstance(item, str) and not is_blank(item):
             keypoints.append((item,))
-        elif isinstance(item, list) and item and all(isinstance(a, str) and a.strip() for a in item):
+        elif isinstance(item, list) and item and all(isinstance(a, str) and not is_blank(a) for a in item):
             keypoints.append(tuple(item))
         else:
             problems.add(where, f"keypoints[{index}] must be a non-empty string or a non-empty list of aliases")

@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tuner.cache import content_key
+from tuner.dataset import GoldenCase
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import atomic_write_json
 
@@ -35,7 +37,9 @@ class BaselineRun(BaseModel):
 class Baseline(BaseModel):
     """``retrieval[metric][case_id]`` over every case; ``faithful[variant][case_id]`` over the sampled
     cases (``null`` = no score); ``summary`` holds the means (names as in noise-floor files, e.g.
-    ``recall_at_k``, ``faithful_v0``, ``v3_delta_faithful``); ``history`` the earlier runs, oldest first."""
+    ``recall_at_k``, ``faithful_v0``, ``v3_delta_faithful``); ``history`` the earlier runs, oldest first;
+    ``cases[case_id]`` the fingerprint of what each case asked (:func:`case_fingerprint`), so a case whose id was
+    kept for another question is not compared as if paired (empty in baselines written before it existed)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -50,6 +54,7 @@ class Baseline(BaseModel):
     faithful: dict[str, dict[str, float | None]]
     summary: dict[str, float | None]
     history: list[BaselineRun] = Field(default_factory=list)
+    cases: dict[str, str] = Field(default_factory=dict)
 
     def as_run(self) -> BaselineRun:
         n_cases = len(next(iter(self.retrieval.values()), {}))
@@ -64,6 +69,12 @@ class Baseline(BaseModel):
     def runs(self, last: int) -> list[BaselineRun]:
         """The last ``last`` accepted runs, this one included, oldest first."""
         return [*self.history, self.as_run()][-last:]
+
+
+def case_fingerprint(case: GoldenCase) -> str:
+    """What a case measures: its question, its relevant document ids (as a set) and its keypoints; a change of any
+    of them makes it another case, whatever its id."""
+    return content_key("gate-case", case.question, sorted(case.relevant_doc_ids), case.keypoints)
 
 
 def load_baseline(path: str | Path) -> Baseline:

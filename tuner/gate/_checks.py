@@ -10,7 +10,7 @@ for a metric, the paired case bootstrap interval of the worsening must lie wholl
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -85,6 +85,15 @@ def missing_cases(current: Mapping[str, Mapping[str, object]], baseline: Mapping
     return list(missing)
 
 
+def paired_cases(measurement: GateMeasurement, baseline: Baseline) -> tuple[list[str], list[str]]:
+    """(compared, changed): the measured case ids whose content is the one the baseline measured, and those
+    whose question, relevant documents or keypoints changed under the same id. A baseline without
+    fingerprints (written before they existed) pairs every case by id."""
+    changed = [i for i in measurement.retrieval.case_ids if i in baseline.cases and baseline.cases[i] != measurement.fingerprints.get(i)]
+    gone = set(changed)
+    return [i for i in measurement.retrieval.case_ids if i not in gone], changed
+
+
 def _grade(group: str, name: str, summary: VariantSummary, limits: DeltaLimits) -> Check:
     delta = summary.delta_faithful
     if delta is None or math.isnan(delta):
@@ -152,8 +161,9 @@ class _Trend:
         return self.worsening(cases.astype(int))
 
 
-def _trends(measurement: GateMeasurement, baseline: Baseline) -> tuple[list[_Trend], list[Check]]:
-    """faithful(v0) and each graded variant's Δfaithful, paired by case; skip checks for what cannot be compared."""
+def _trends(measurement: GateMeasurement, baseline: Baseline, cases: Collection[str] | None) -> tuple[list[_Trend], list[Check]]:
+    """faithful(v0) and each graded variant's Δfaithful, paired by case (among ``cases``, all when None); skip
+    checks for what cannot be compared."""
     if "v0" not in baseline.faithful:
         return [], [Check("trend", "faithful_v0", "skip", "the baseline has no faithfulness values")]
     before, now = baseline.faithful, measurement.faithful_values()
@@ -161,7 +171,8 @@ def _trends(measurement: GateMeasurement, baseline: Baseline) -> tuple[list[_Tre
     def column(values: Mapping[str, float | None], ids: list[str]) -> np.ndarray:
         return np.array([values[i] for i in ids], dtype=float)
 
-    shared = _scored_in_both(before["v0"], now["v0"], [o.case.id for o in measurement.outcomes])
+    ids = [o.case.id for o in measurement.outcomes if cases is None or o.case.id in cases]
+    shared = _scored_in_both(before["v0"], now["v0"], ids)
     trends = [_Trend("faithful_v0", _mean, (column(before["v0"], shared),), (column(now["v0"], shared),), True)] if shared else []
     skipped = []
     for variant in (v for v in GRADED_VARIANTS if v in measurement.variants):
@@ -185,15 +196,17 @@ def trend_checks(
     floors: Mapping[str, float] | None,
     history: int = 1,
     seed: int = 0,
+    cases: Collection[str] | None = None,
 ) -> list[Check]:
-    """faithful(v0) and each graded variant's Δfaithful vs the baseline.
+    """faithful(v0) and each graded variant's Δfaithful vs the baseline, on the measured cases among ``cases``
+    (all when None: see :func:`paired_cases`).
 
     Reference: the baseline's paired per-case values (``history`` = 1) or the mean of the last
     ``history`` accepted runs' means (``history`` > 1, which needs a noise floor: past means have no
     cases to pair). Fails when the worsening exceeds ``floors[key]``; with no floor for ``key`` (and
     ``history`` = 1) when the 95% paired case bootstrap interval of the worsening lies above 0.
     """
-    trends, checks = _trends(measurement, baseline)
+    trends, checks = _trends(measurement, baseline, cases)
     runs = baseline.runs(history)
     for spec in trends:
         floor = None if floors is None else floors.get(spec.key)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from tuner.errors import UserError
 from tuner.gate._baseline import Baseline
-from tuner.gate._checks import Check, grade_checks, judge_check, missing_cases, retrieval_checks, trend_checks
+from tuner.gate._checks import Check, grade_checks, judge_check, missing_cases, paired_cases, retrieval_checks, trend_checks
 from tuner.gate._measure import GateMeasurement
 from tuner.gate._thresholds import GateThresholds
 
@@ -58,17 +58,28 @@ def evaluate_gate(
     floors: Mapping[str, float] | None = None,
     history: int = 1,
     baseline_source: str = "baseline",
+    config_dataset_hash: str | None = None,
 ) -> GateResult:
     """Every check of docs/gate.md. A judge that fails its self-check leaves faithfulness ungraded
     (its checks are skipped, the verdict is "judge unstable"); retrieval is still gated.
 
-    Raises :class:`UserError` when a measured case is missing from the baseline (``baseline_source``
-    names the file): comparing means over different cases is what the gate exists to prevent.
+    Only cases whose content (question, relevant documents, keypoints) is the one the baseline measured
+    are compared; the notes say how many were compared and how many changed. ``config_dataset_hash`` is
+    the dataset hash the configuration's provenance names (the study that chose it), noted when it is
+    not the measured dataset's.
+
+    Raises :class:`UserError` when a measured case is missing from the baseline, or when fewer than
+    ``thresholds.min_compared`` of the measured cases still match it (``baseline_source`` names the file):
+    comparing means over different cases is what the gate exists to prevent.
     """
     if history < 1:
         raise ValueError(f"history must be at least 1, got {history}")
     checks: list[Check] = []
     notes: list[str] = []
+    if config_dataset_hash is not None and config_dataset_hash != measurement.dataset_hash:
+        notes.append(f"the configuration was chosen on another dataset (provenance dataset_hash {config_dataset_hash[:12]}, "
+                     f"measured {measurement.dataset_hash[:12]}): its study's figures do not describe this one")
+    compared: list[str] | None = None
     if baseline is None:
         notes.append("no baseline given: retrieval metrics and trends are not compared")
     else:
@@ -83,13 +94,27 @@ def evaluate_gate(
                     f"{baseline_source}: no {what} values for {len(absent)} measured case(s) ({shown}); "
                     "rewrite the baseline with the same --sample/--always-include"
                 )
+        compared, changed = paired_cases(measurement, baseline)
+        measured = len(measurement.retrieval.case_ids)
+        if len(compared) < thresholds.min_compared * measured:
+            raise UserError(
+                f"{baseline_source}: only {len(compared)} of {measured} measured cases ask what the baseline measured "
+                f"({len(changed)} changed question, relevant documents or keypoints under the same id; at least "
+                f"{thresholds.min_compared:.0%} must match): write a new baseline with --write-baseline"
+            )
+        if not baseline.cases:
+            notes.append("the baseline records no case contents (written by an older tuner): cases are paired by id only")
+        shown = f" ({', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''})" if changed else ""
+        notes.append(f"compared {len(compared)} of {measured} cases with the baseline; {len(changed)} changed since it{shown}, not compared")
         if baseline.dataset_hash != measurement.dataset_hash:
-            notes.append("the dataset changed since the baseline was written (compared on the shared cases)")
+            notes.append("the dataset changed since the baseline was written (compared on the unchanged cases)")
         changes = _setting_changes(baseline, measurement)
         notes.append("settings changed since the baseline: " + "; ".join(changes) if changes else "settings unchanged")
         if baseline.noise and measurement.noise and baseline.noise != measurement.noise.model_dump(mode="json"):
             notes.append("the noise configuration differs from the baseline's: trends compare different variants")
-        checks.extend(retrieval_checks(measurement.retrieval_values(), baseline, thresholds.retrieval))
+        kept = set(compared)
+        current = {metric: {i: v for i, v in values.items() if i in kept} for metric, values in measurement.retrieval_values().items()}
+        checks.extend(retrieval_checks(current, baseline, thresholds.retrieval))
     if measurement.robustness is None:
         notes.append("the dataset has no keypoints: robustness is not measured")
         return GateResult(measurement, tuple(checks), tuple(notes))
@@ -97,7 +122,7 @@ def evaluate_gate(
     if baseline is not None:
         if floors is None:
             notes.append("no noise floor given: trends fail only when the paired bootstrap 95% CI of the worsening is above 0")
-        faithfulness.extend(trend_checks(measurement, baseline, floors, history))
+        faithfulness.extend(trend_checks(measurement, baseline, floors, history, cases=compared))
     if measurement.judge_agreement is None:
         notes.append("judge self-check not run")
     else:

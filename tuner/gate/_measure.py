@@ -17,7 +17,7 @@ from tuner.evaluation import (
     evaluate_retrieval,
     summarize,
 )
-from tuner.gate._baseline import Baseline, now_iso
+from tuner.gate._baseline import Baseline, case_fingerprint, now_iso
 from tuner.generation import Generator
 from tuner.judging import Judge
 from tuner.llm import map_concurrent
@@ -68,6 +68,8 @@ class GateMeasurement:
     outcomes: tuple[CaseOutcome, ...]
     robustness: RobustnessReport | None
     judge_agreement: JudgeAgreement | None
+    fingerprints: dict[str, str]
+    """:func:`case_fingerprint` of every case, by id."""
 
     def retrieval_values(self) -> dict[str, dict[str, float]]:
         return {
@@ -103,6 +105,7 @@ class GateMeasurement:
             retrieval=self.retrieval_values(),
             faithful=self.faithful_values(),
             summary=self.summary(),
+            cases=self.fingerprints,
         )
 
 
@@ -166,4 +169,5 @@ def measure(
         outcomes=tuple(outcomes),
         robustness=summary,
         judge_agreement=agreement,
+        fingerprints={case.id: case_fingerprint(case) for case in pipeline.dataset.golden},
     )

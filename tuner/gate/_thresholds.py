@@ -57,6 +57,9 @@ class GateThresholds(BaseModel):
     ``delta_faithful`` grades the whole sample; each category is graded with ``categories[name]``
     if listed, else ``category_default``, and only when it has at least ``category_min_cases``
     paired cases (below that, one case moves Δ by 20% or more: the bucket is shown, not gated).
+    ``min_compared`` is the share of measured cases that must still ask what the baseline measured (same
+    question, relevant documents and keypoints); below it the comparison would say little about today's
+    golden set, and the gate stops with exit 2 asking for a new baseline.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -67,6 +70,7 @@ class GateThresholds(BaseModel):
     categories: dict[str, DeltaLimits] = Field(default_factory=dict)
     category_min_cases: int = Field(5, ge=1)
     judge_check: JudgeCheck = JudgeCheck()
+    min_compared: float = Field(0.5, gt=0.0, le=1.0)
 
     def category_limits(self, category: str) -> DeltaLimits:
         return self.categories.get(category, self.category_default)

@@ -10,6 +10,7 @@ them, noise sampling and corruption) agree on what a token and a sentence are:
   both scripts dropped, so mixed Chinese/English text works;
 - :func:`sentence_spans` / :func:`split_sentences`: one splitter for English and Chinese
   (。！？； with their closing quotes and brackets, line breaks, English . ! ?);
+- :func:`is_blank`: text with nothing to read (whitespace of any script, invisible format characters);
 - :func:`word_count`: words of a text in any script (whitespace words; segmented words inside CJK runs);
 - numbers and dates written the Chinese way: :func:`parse_number` (七十, 1361万, 3万5千, 1.5亿),
   :func:`chinese_numeral`, :data:`NUMBER`; the lexical judge's normalization and the corruption rules use them.
@@ -41,7 +42,7 @@ from tuner.text._numerals import (
 from tuner.text._segment import SEGMENTER, segment
 from tuner.text._sentences import SENTENCE_BREAK, sentence_spans, split_sentences
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
-from tuner.text._tokens import bm25_tokens, normalize_text, word_count
+from tuner.text._tokens import bm25_tokens, is_blank, normalize_text, word_count
 
 TEXT_LAYER_ID = f"text-v1-{SEGMENTER}"
 """Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key."""
@@ -66,6 +67,7 @@ __all__ = [
     "chinese_numeral",
     "cjk_share",
     "detect_language",
+    "is_blank",
     "format_number",
     "has_chinese",
     "normalize_text",

@@ -16,6 +16,17 @@ _CJK_RUN = re.compile(f"[{CJK_CHARS}]")
 _MIXED = re.compile(f"(?P<cjk>[{CJK_CHARS}]+)|(?P<other>[^{CJK_CHARS}\\W_]+)")
 
 
+def is_blank(text: str) -> bool:
+    """True when ``text`` has nothing to read: only whitespace of any script (U+3000 ideographic space, NBSP, line
+    breaks), control characters and invisible format characters (Unicode category Cf: U+200B zero-width
+    space, U+FEFF, joiners). ``str.strip`` alone keeps the format characters.
+
+    >>> is_blank("\u3000\u200b\n"), is_blank("\u200b价格")
+    (True, False)
+    """
+    return all(char.isspace() or unicodedata.category(char) in ("Cc", "Cf") for char in text)
+
+
 def normalize_text(text: str) -> str:
     """NFKC, then lower case: full-width digits and letters fold to ASCII (``５９９９`` → ``5999``,
     ``ＩＰｈｏｎｅ`` → ``iphone``), compatibility forms to their plain letters; ASCII text only loses case."""

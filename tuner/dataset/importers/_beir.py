@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tuner.dataset.importers._importing import NO_REFERENCE, Collector, ImportResult, read_jsonl
+from tuner.dataset.importers._importing import NO_REFERENCE, Collector, ImportResult, field_text, read_jsonl, skipped_line
 from tuner.errors import UserError
 
 
@@ -34,28 +34,37 @@ def _qrels(path: Path) -> dict[str, list[str]]:
 
 
 def import_beir(source: str | Path, split: str = "test") -> ImportResult:
-    """Corpus from ``corpus.jsonl``; one golden question per query with at least one relevant document."""
+    """Corpus from ``corpus.jsonl``; one golden question per query with at least one relevant document. A
+    document or query whose ``_id`` is null or empty is skipped with a note naming its line (null text or
+    title is empty, never the text "None")."""
     root = Path(source)
     if not root.is_dir():
         raise UserError(f"{root}: BEIR folder not found")
     collected = Collector()
     empty = 0
+    notes: list[str] = []
     for where, record in read_jsonl(root / "corpus.jsonl", ("_id", "text")):
-        text = str(record["text"]).strip() or str(record.get("title") or "").strip()
+        doc_id, title = field_text(where, record, "_id"), field_text(where, record, "title")
+        text = field_text(where, record, "text") or title
+        if not doc_id:
+            notes.append(skipped_line(where, "_id"))
+            continue
         if not text:
             empty += 1
             continue
-        collected.document(where, str(record["_id"]), text, str(record.get("title") or ""))
+        collected.document(where, doc_id, text, title)
     relevant = _qrels(root / "qrels" / f"{split}.tsv")
     skipped = 0
     for where, record in read_jsonl(root / "queries.jsonl", ("_id", "text")):
-        query_id = str(record["_id"])
+        query_id, question = field_text(where, record, "_id"), field_text(where, record, "text")
+        if not query_id or not question:
+            notes.append(skipped_line(where, "text" if query_id else "_id"))
+            continue
         docs = [d for d in relevant.get(query_id, []) if collected.has_document(d)]
-        if not docs or not str(record["text"]).strip():
+        if not docs:
             skipped += 1
             continue
-        collected.case(where, {"id": query_id, "question": str(record["text"]), "ground_truth": NO_REFERENCE, "keypoints": [], "relevant_doc_ids": docs})
-    notes = []
+        collected.case(where, {"id": query_id, "question": question, "ground_truth": NO_REFERENCE, "keypoints": [], "relevant_doc_ids": docs})
     if skipped:
         notes.append(f"{skipped} queries without relevant documents in qrels/{split}.tsv were skipped")
     if empty:

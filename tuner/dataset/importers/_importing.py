@@ -56,6 +56,24 @@ def read_jsonl(path: Path, required: tuple[str, ...] = ()) -> Iterator[tuple[str
             yield where, record
 
 
+def field_text(where: str, record: dict[str, Any], key: str) -> str:
+    """``record[key]`` as stripped text: "" when the key is absent or null (never the text "None"), a number as
+    written; any other value is a :class:`UserError` naming ``where`` and the key."""
+    value = record.get(key)
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise UserError(f"{where}: '{key}' must be text, got {type(value).__name__}")
+
+
+def skipped_line(where: str, missing: str) -> str:
+    """The note of a record skipped for a missing required value: it names the record and the value."""
+    return f"{where}: skipped: no value for '{missing}'"
+
+
 def content_id(prefix: str, text: str) -> str:
     """A document id that follows the text, so the same passage gets the same id in every import:
     ``prefix-`` and the first 12 hex digits of sha256(text)."""
