@@ -1,0 +1,78 @@
+"""Golden set (dataset → **golden drafts**): normalized questions and their near-duplicate groups (MinHash over character
+n-grams, so Chinese questions, which have no spaces, are compared as well as English ones)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from datasketch import MinHash, MinHashLSH
+
+from tuner.text import cjk_share, normalize_text
+
+NEAR_DUPLICATE = 0.7
+"""Default estimated Jaccard similarity of character n-gram sets above which two questions are one question."""
+_PERMUTATIONS = 128
+_SPACE = re.compile(r"\s+")
+_EDGE_PUNCTUATION = " ?？!！.。,，;；:：'\"“”‘’"
+
+
+def normalize_question(text: str) -> str:
+    """:func:`tuner.text.normalize_text` (NFKC, so full-width letters and digits fold to ASCII, then lower case),
+    runs of whitespace collapsed to one space and punctuation trimmed at both ends: ``"  Ｗｈａｔ is  X？"`` and
+    ``"what is x"`` are the same question.
+
+    >>> normalize_question("  Ｗｈａｔ is  X？")
+    'what is x'
+    """
+    return _SPACE.sub(" ", normalize_text(text)).strip(_EDGE_PUNCTUATION)
+
+
+def shingles(text: str) -> set[str]:
+    """Character n-grams of a normalized question without spaces: bigrams when most letters are CJK (a Chinese
+    word is one or two characters), trigrams otherwise; a text shorter than n is its own single shingle.
+
+    >>> sorted(shingles("如何退款"))
+    ['何退', '如何', '退款']
+    """
+    compact = text.replace(" ", "")
+    n = 2 if cjk_share(compact) > 0.5 else 3
+    if len(compact) <= n:
+        return {compact}
+    return {compact[i:i + n] for i in range(len(compact) - n + 1)}
+
+
+def _minhash(text: str) -> MinHash:
+    signature = MinHash(num_perm=_PERMUTATIONS, seed=1)
+    for gram in shingles(text):
+        signature.update(gram.encode("utf-8"))
+    return signature
+
+
+def near_duplicate_groups(texts: Sequence[str], threshold: float = NEAR_DUPLICATE) -> list[int]:
+    """For each normalized text, the index of the first text of its group: texts whose estimated Jaccard
+    similarity of :func:`shingles` reaches ``threshold`` are joined, transitively (union-find over MinHash LSH
+    candidates; each candidate pair is confirmed on the signatures, so LSH's banding only decides what gets
+    compared). Identical texts are always one group."""
+    lsh = MinHashLSH(threshold=threshold, num_perm=_PERMUTATIONS)
+    signatures = [_minhash(text) for text in texts]
+    parent = list(range(len(texts)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[str, int] = {}
+    for index, (text, signature) in enumerate(zip(texts, signatures)):
+        if text in first:
+            parent[index] = first[text]
+            continue
+        first[text] = index
+        for other in lsh.query(signature):
+            if signature.jaccard(signatures[other]) >= threshold:
+                a, b = root(index), root(other)
+                parent[max(a, b)] = min(a, b)
+        lsh.insert(index, signature)
+    return [root(i) for i in range(len(texts))]
