@@ -1,6 +1,8 @@
 """Golden set (dataset → **golden drafts** → dataset): the first mile: questions sampled from query logs or synthesized
 from the corpus, each with a candidate pool to label, and their review in a local web app; accepted cases become
-``golden.jsonl`` (accepted conflict candidates ``conflicts.jsonl``)."""
+``golden.jsonl`` (accepted conflict candidates ``conflicts.jsonl``).
+
+The web app is :mod:`tuner.golden.review_app`, imported only by ``tuner golden review`` (it needs the ``serve`` extra)."""
 
 from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question, shingles
 from tuner.golden._draft import DRAFT, STATUSES, draft_case, golden_row, read_draft, write_draft
@@ -9,8 +11,10 @@ from tuner.golden._log import (
     sample_questions, sampling_from,
 )
 from tuner.golden._pool import DEFAULT_DEPTH, POOL_RETRIEVERS, build_pools
+from tuner.golden._review import ACTIONS, Export, ReviewStore, StaleVersion, highlight
 
 __all__ = [
+    "ACTIONS",
     "DEFAULT_DEPTH",
     "DRAFT",
     "KNOWN_BAD",
@@ -18,13 +22,17 @@ __all__ = [
     "POOL_RETRIEVERS",
     "STATUSES",
     "STRATA",
+    "Export",
     "LogDrafts",
     "LoggedQuestion",
+    "ReviewStore",
     "Sampling",
+    "StaleVersion",
     "build_pools",
     "draft_case",
     "drafts_from_log",
     "golden_row",
+    "highlight",
     "merge_questions",
     "near_duplicate_groups",
     "normalize_question",
