@@ -10,6 +10,7 @@ HELP = "Build a golden set: questions from a query log (from-log) or synthesized
 
 SUBCOMMANDS: tuple[tuple[str, str], ...] = (
     ("from-log", "tuner.commands.golden_from_log"),
+    ("synth", "tuner.commands.golden_synth"),
     ("review", "tuner.commands.golden_review"),
 )
 

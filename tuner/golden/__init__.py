@@ -11,36 +11,48 @@ from tuner.golden._log import (
     sample_questions, sampling_from,
 )
 from tuner.golden._pool import DEFAULT_DEPTH, POOL_RETRIEVERS, build_pools
+from tuner.golden._synth import CATEGORIES, PROGRESS, SynthPlan, SynthRun, Synthesizer, estimate_tokens, plan_sources, synth_drafts, synth_prompt
+from tuner.golden._synth import FILTERS as SYNTH_FILTERS
 from tuner.golden._review import ACTIONS, Export, ReviewStore, StaleVersion, highlight
 
 __all__ = [
     "ACTIONS",
+    "CATEGORIES",
     "DEFAULT_DEPTH",
     "DRAFT",
     "KNOWN_BAD",
     "NEAR_DUPLICATE",
     "POOL_RETRIEVERS",
+    "PROGRESS",
     "STATUSES",
     "STRATA",
+    "SYNTH_FILTERS",
     "Export",
     "LogDrafts",
     "LoggedQuestion",
     "ReviewStore",
     "Sampling",
     "StaleVersion",
+    "SynthPlan",
+    "SynthRun",
+    "Synthesizer",
     "build_pools",
     "draft_case",
     "drafts_from_log",
+    "estimate_tokens",
     "golden_row",
     "highlight",
     "merge_questions",
     "near_duplicate_groups",
     "normalize_question",
     "parse_columns",
+    "plan_sources",
     "read_draft",
     "read_log",
     "sample_questions",
     "sampling_from",
     "shingles",
+    "synth_drafts",
+    "synth_prompt",
     "write_draft",
 ]

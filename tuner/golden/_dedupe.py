@@ -76,3 +76,29 @@ def near_duplicate_groups(texts: Sequence[str], threshold: float = NEAR_DUPLICAT
                 parent[max(a, b)] = min(a, b)
         lsh.insert(index, signature)
     return [root(i) for i in range(len(texts))]
+
+
+class NearDuplicateIndex:
+    """Texts added one at a time; :meth:`match` names an earlier text that ``text`` nearly duplicates (the same test as
+    :func:`near_duplicate_groups`, against each earlier text rather than its group)."""
+
+    def __init__(self, threshold: float = NEAR_DUPLICATE) -> None:
+        self.threshold = threshold
+        self._lsh = MinHashLSH(threshold=threshold, num_perm=_PERMUTATIONS)
+        self._signatures: list[MinHash] = []
+        self._texts: dict[str, int] = {}
+
+    def match(self, text: str) -> int | None:
+        if text in self._texts:
+            return self._texts[text]
+        signature = _minhash(text)
+        hits = [i for i in self._lsh.query(signature) if signature.jaccard(self._signatures[i]) >= self.threshold]
+        return min(hits) if hits else None
+
+    def add(self, text: str) -> int:
+        index = len(self._signatures)
+        signature = _minhash(text)
+        self._signatures.append(signature)
+        self._texts.setdefault(text, index)
+        self._lsh.insert(index, signature)
+        return index
