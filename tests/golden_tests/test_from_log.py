@@ -19,6 +19,16 @@ from tuner.golden import (
 from tuner.golden._log import strata
 
 
+def test_doctests() -> None:
+    import doctest
+
+    from tuner.golden import _dedupe, _review, _synth
+
+    for module in (_dedupe, _review, _synth):
+        failed, tried = doctest.testmod(module)
+        assert tried > 0 and failed == 0, module.__name__
+
+
 def test_normalizing_folds_width_case_spaces_and_edge_punctuation() -> None:
     assert normalize_question("  ＨＯＷ much is the  X200？ ") == "how much is the x200"
     assert normalize_question("退货运费谁出？") == normalize_question("退货运费谁出")
@@ -29,6 +39,14 @@ def test_near_duplicates_group_in_both_scripts() -> None:
         "How much does the Aurora X200 laptop cost?", "how much does the aurora x200 laptop costs",
         "What is the return policy?", "顺丰次日达要加多少运费？", "顺丰次日达需要加多少运费", "发票怎么开")]
     assert near_duplicate_groups(texts) == [0, 0, 2, 3, 3, 5]
+
+
+def test_templated_questions_about_different_names_stay_apart() -> None:
+    # CMRC 2018 asks the same question of seven plants: most characters match, the name they ask about does not
+    texts = [normalize_question(t) for t in ("五月艾所生长的地区海拔约是多少米？", "锦地罗生长的地区海拔约是多少米？",
+                                             "How much does the Aurora X200 cost?", "How much does the Aurora X210 cost?",
+                                             "How long is the laptop warranty of the Aurora X200?", "How long is the laptop warrenty of the Aurora X200?")]
+    assert near_duplicate_groups(texts) == [0, 1, 2, 3, 4, 4]
 
 
 def test_merging_sums_counts_and_keeps_the_most_frequent_wording() -> None:

@@ -36,7 +36,7 @@ DOCS = [
 # the model's reply per document (single passage), chosen to exercise each filter once
 REPLIES: dict[str, dict[str, Any] | str] = {
     "aurora-x200": {"question": "How much does the Aurora X200 laptop cost?", "answer": "$1,299.", "keypoints": [["$1,299", "1299 dollars"]]},
-    "aurora-x210": {"question": "How much does the Aurora X210 laptop cost?", "answer": "$1,499.", "keypoints": [["$1,499"]]},
+    "aurora-x210": {"question": "How much does the Aurora X200 laptop costs?", "answer": "$1,499.", "keypoints": [["$1,499"]]},
     "warranty": {"question": "How long is the laptop warranty?", "answer": "Two years.", "keypoints": [["2-year", "two years"]]},
     "returns": {"question": "How many days do customers have to return a product?", "answer": "45 days.", "keypoints": [["45 days"]]},
     "shipping": {"question": "Does express shipping cost $15?", "answer": "Yes, $15.", "keypoints": [["$15"]]},

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from difflib import SequenceMatcher
 
 from datasketch import MinHash, MinHashLSH
 
-from tuner.text import cjk_share, normalize_text
+from tuner.text import DIGITS, cjk_share, normalize_text
 
 NEAR_DUPLICATE = 0.7
 """Default estimated Jaccard similarity of character n-gram sets above which two questions are one question."""
@@ -42,6 +43,33 @@ def shingles(text: str) -> set[str]:
     return {compact[i:i + n] for i in range(len(compact) - n + 1)}
 
 
+_NUMERALS = frozenset("0123456789十百千万亿") | frozenset(DIGITS)
+_IGNORED = re.compile(r"[\W_]+")
+
+
+def same_wording(a: str, b: str) -> bool:
+    """True when ``b`` is ``a`` with typo-sized edits only: once spaces and punctuation are dropped, every differing
+    stretch of the two texts is at most one character on each side and holds no numeral (Arabic or Chinese).
+
+    This is the guard behind the MinHash test: templated questions share most characters but not the name or the
+    number they ask about (``五月艾生长的地区海拔…`` / ``锦地罗生长的地区海拔…``, ``X200`` / ``X210``), and they are
+    different questions; ``cost`` / ``costs``, ``要`` / ``需要``, ``warranty`` / ``warrenty`` are one.
+
+    >>> same_wording("how much does the x200 laptop costs", "how much does the x200 laptop cost")
+    True
+    >>> same_wording("五月艾所生长的地区海拔约是多少米", "锦地罗生长的地区海拔约是多少米"), same_wording("x200 price", "x210 price")
+    (False, False)
+    """
+    left, right = _IGNORED.sub("", a), _IGNORED.sub("", b)
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, left, right, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        changed = left[i1:i2] + right[j1:j2]
+        if i2 - i1 > 1 or j2 - j1 > 1 or any(char in _NUMERALS for char in changed):
+            return False
+    return True
+
+
 def _minhash(text: str) -> MinHash:
     signature = MinHash(num_perm=_PERMUTATIONS, seed=1)
     for gram in shingles(text):
@@ -51,7 +79,7 @@ def _minhash(text: str) -> MinHash:
 
 def near_duplicate_groups(texts: Sequence[str], threshold: float = NEAR_DUPLICATE) -> list[int]:
     """For each normalized text, the index of the first text of its group: texts whose estimated Jaccard
-    similarity of :func:`shingles` reaches ``threshold`` are joined, transitively (union-find over MinHash LSH
+    similarity of :func:`shingles` reaches ``threshold`` and that differ by typo-sized edits only (:func:`same_wording`) are joined, transitively (union-find over MinHash LSH
     candidates; each candidate pair is confirmed on the signatures, so LSH's banding only decides what gets
     compared). Identical texts are always one group."""
     lsh = MinHashLSH(threshold=threshold, num_perm=_PERMUTATIONS)
@@ -71,7 +99,7 @@ def near_duplicate_groups(texts: Sequence[str], threshold: float = NEAR_DUPLICAT
             continue
         first[text] = index
         for other in lsh.query(signature):
-            if signature.jaccard(signatures[other]) >= threshold:
+            if signature.jaccard(signatures[other]) >= threshold and same_wording(text, texts[other]):
                 a, b = root(index), root(other)
                 parent[max(a, b)] = min(a, b)
         lsh.insert(index, signature)
@@ -86,19 +114,22 @@ class NearDuplicateIndex:
         self.threshold = threshold
         self._lsh = MinHashLSH(threshold=threshold, num_perm=_PERMUTATIONS)
         self._signatures: list[MinHash] = []
+        self._order: list[str] = []
         self._texts: dict[str, int] = {}
 
     def match(self, text: str) -> int | None:
         if text in self._texts:
             return self._texts[text]
         signature = _minhash(text)
-        hits = [i for i in self._lsh.query(signature) if signature.jaccard(self._signatures[i]) >= self.threshold]
+        hits = [i for i in self._lsh.query(signature)
+                if signature.jaccard(self._signatures[i]) >= self.threshold and same_wording(text, self._order[i])]
         return min(hits) if hits else None
 
     def add(self, text: str) -> int:
         index = len(self._signatures)
         signature = _minhash(text)
         self._signatures.append(signature)
+        self._order.append(text)
         self._texts.setdefault(text, index)
         self._lsh.insert(index, signature)
         return index
