@@ -55,18 +55,15 @@ def measure(kb_path: Path, depth: int, work: Path) -> dict[str, float]:
     started = time.perf_counter()
     drafts = drafts_from_log(log, kb, Sampling(n=len(dataset.golden)), depth=depth, reporter=SilentReporter())
     seconds = time.perf_counter() - started
-    found = 0
+    runs = ("pool", "bm25", "dense", "hybrid")
+    found = dict.fromkeys(runs, 0)
     for row in drafts.rows:
         wanted = set().union(*(labels.get(normalize_question(v), set()) for v in row["variants"]))
-        found += bool(wanted & {c["doc_id"] for c in row["pool"]})
-    single = {name: 0 for name in ("bm25", "dense", "hybrid")}
-    for row in drafts.rows:
-        wanted = set().union(*(labels.get(normalize_question(v), set()) for v in row["variants"]))
-        for name in single:
-            single[name] += bool(wanted & {c["doc_id"] for c in row["pool"] if c["ranks"][name] is not None})
+        for run in runs:  # the pool, and what each retriever alone put into it
+            found[run] += bool(wanted & {c["doc_id"] for c in row["pool"] if run == "pool" or c["ranks"][run] is not None})
     n = len(drafts.rows)
-    return {"questions": len(dataset.golden), "merged": n, "pool_recall": found / n, "median_pool": statistics.median(drafts.pool_sizes),
-            "mean_pool": statistics.fmean(drafts.pool_sizes), "seconds": seconds, **{f"{k}_recall": v / n for k, v in single.items()}}
+    return {"questions": len(dataset.golden), "merged": n, "median_pool": statistics.median(drafts.pool_sizes),
+            "mean_pool": statistics.fmean(drafts.pool_sizes), "seconds": seconds, **{f"{k}_recall": v / n for k, v in found.items()}}
 
 
 def main() -> None:

@@ -106,6 +106,14 @@ def test_pools_hold_every_retriever_s_rank(kb_dir: Path, encoder: CachedEncoder)
         assert best == sorted(best)
 
 
+def test_pools_of_other_questions_are_not_read_from_the_cache(kb_dir: Path, encoder: CachedEncoder) -> None:
+    kb = load_knowledge_base(kb_dir)
+    build_pools(kb, ["How many days do customers have to return a product?"], 2, encoder=encoder)
+    pools = build_pools(kb, ["顺丰次日达要加多少运费？"], 2, encoder=encoder)
+    assert next(c["ranks"]["bm25"] for c in pools[0] if c["doc_id"] == "zh-shipping") == 1
+    assert "returns" not in [c["doc_id"] for c in pools[0]]
+
+
 def _log(path: Path, rows: list[tuple[str, int]]) -> Path:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)

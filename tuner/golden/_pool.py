@@ -4,6 +4,8 @@ chunks of BM25, dense and hybrid retrieval, each candidate with its rank in ever
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -40,7 +42,10 @@ def build_pools(
     retrieves."""
     cases = tuple(GoldenCase(id=f"q{i}", question=q, ground_truth="", keypoints=(), relevant_doc_ids=())
                   for i, q in enumerate(questions))
-    pipeline = RetrievalPipeline(dataclasses.replace(kb, golden=cases), reporter=reporter or SilentReporter(), encoder=encoder)
+    # BM25 candidates are cached under the dataset's content hash, which covers golden.jsonl but not these questions
+    content_hash = hashlib.sha256(json.dumps([kb.content_hash, list(questions)], ensure_ascii=False).encode()).hexdigest()
+    asked = dataclasses.replace(kb, golden=cases, content_hash=content_hash)
+    pipeline = RetrievalPipeline(asked, reporter=reporter or SilentReporter(), encoder=encoder)
     pools: list[dict[int, dict[str, int | None]]] = [{} for _ in questions]
     table = None
     for name in POOL_RETRIEVERS:

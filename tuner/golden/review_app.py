@@ -25,34 +25,48 @@ from tuner.text import detect_language
 FILTERS = ("all", *STATUSES)
 UI_LANGUAGES = ("en", "zh")
 
-TEXTS: dict[str, dict[str, str]] = {
-    "en": {
-        "title": "Golden set review", "question": "Question", "pool": "Candidate chunks: check the ones that answer the question",
-        "answer": "Reference answer", "keypoints": "Keypoints: one per line, aliases separated by |",
-        "accept": "Accept", "reject": "Reject", "skip": "Skip", "back": "Back", "next": "Next", "reopen": "Reopen",
-        "export": "Export accepted", "filter": "Show", "reviewed": "reviewed", "status": "Status", "saved": "Saved",
-        "stale": "Not saved: this case was changed in another tab or window. Reload the page to see the current version.",
-        "failed": "Not saved", "done": "Nothing left to review in this view.", "keys": "Keys: a accept · r reject · s skip · "
-        "b/← back · n/→ next · 1–9 check a chunk · e answer · k keypoints · Esc leave a field",
-        "candidate": "Candidate (contradicting or older)", "original": "Conflicts with", "kind": "Kind", "wrong": "Wrong values",
-        "found": "found in chunks", "none": "not in any chunk", "all": "all", "pending": "pending", "accepted": "accepted",
-        "rejected": "rejected", "skipped": "skipped", "stratum": "stratum", "count": "asked", "ranks": "ranks",
-        "language": "中文", "exported": "Exported",
-    },
-    "zh": {
-        "title": "黄金集审核", "question": "问题", "pool": "候选片段：勾选能回答问题的片段",
-        "answer": "参考答案", "keypoints": "要点：每行一个，同义表述用 | 分隔",
-        "accept": "通过", "reject": "拒绝", "skip": "跳过", "back": "上一条", "next": "下一条", "reopen": "重新打开",
-        "export": "导出已通过", "filter": "显示", "reviewed": "已审核", "status": "状态", "saved": "已保存",
-        "stale": "未保存：该条目已在其他标签页或窗口中被修改。请刷新页面查看最新版本。",
-        "failed": "未保存", "done": "此视图中没有待审核的条目。", "keys": "快捷键：a 通过 · r 拒绝 · s 跳过 · "
-        "b/← 上一条 · n/→ 下一条 · 1–9 勾选片段 · e 参考答案 · k 要点 · Esc 离开输入框",
-        "candidate": "候选（矛盾或较旧的文档）", "original": "与之矛盾的文档", "kind": "类型", "wrong": "错误值",
-        "found": "出现在片段", "none": "未出现在任何片段中", "all": "全部", "pending": "待审核", "accepted": "已通过",
-        "rejected": "已拒绝", "skipped": "已跳过", "stratum": "分层", "count": "提问次数", "ranks": "排名",
-        "language": "English", "exported": "已导出",
-    },
+_TRANSLATIONS: dict[str, tuple[str, str]] = {
+    "title": ("Golden set review", "黄金集审核"),
+    "question": ("Question", "问题"),
+    "pool": ("Candidate chunks: check the ones that answer the question", "候选片段：勾选能回答问题的片段"),
+    "answer": ("Reference answer", "参考答案"),
+    "keypoints": ("Keypoints: one per line, aliases separated by |", "要点：每行一个，同义表述用 | 分隔"),
+    "accept": ("Accept", "通过"),
+    "reject": ("Reject", "拒绝"),
+    "skip": ("Skip", "跳过"),
+    "back": ("Back", "上一条"),
+    "next": ("Next", "下一条"),
+    "reopen": ("Reopen", "重新打开"),
+    "export": ("Export accepted", "导出已通过"),
+    "filter": ("Show", "显示"),
+    "reviewed": ("reviewed", "已审核"),
+    "status": ("Status", "状态"),
+    "saved": ("Saved", "已保存"),
+    "stale": ("Not saved: this case was changed in another tab or window. Reload the page to see the current version.",
+              "未保存：该条目已在其他标签页或窗口中被修改。请刷新页面查看最新版本。"),
+    "failed": ("Not saved", "未保存"),
+    "done": ("Nothing left to review in this view.", "此视图中没有待审核的条目。"),
+    "keys": ("Keys: a accept · r reject · s skip · b/← back · n/→ next · 1–9 check a chunk · e answer · k keypoints · Esc leave a field",
+             "快捷键：a 通过 · r 拒绝 · s 跳过 · b/← 上一条 · n/→ 下一条 · 1–9 勾选片段 · e 参考答案 · k 要点 · Esc 离开输入框"),
+    "candidate": ("Candidate (contradicting or older)", "候选（矛盾或较旧的文档）"),
+    "original": ("Conflicts with", "与之矛盾的文档"),
+    "kind": ("Kind", "类型"),
+    "wrong": ("Wrong values", "错误值"),
+    "found": ("found in chunks", "出现在片段"),
+    "none": ("not in any chunk", "未出现在任何片段中"),
+    "all": ("all", "全部"),
+    "pending": ("pending", "待审核"),
+    "accepted": ("accepted", "已通过"),
+    "rejected": ("rejected", "已拒绝"),
+    "skipped": ("skipped", "已跳过"),
+    "stratum": ("stratum", "分层"),
+    "count": ("asked", "提问次数"),
+    "ranks": ("ranks", "排名"),
+    "language": ("中文", "English"),
+    "exported": ("Exported", "已导出"),
 }
+"""Every text of the interface: (English, Chinese)."""
+TEXTS: dict[str, dict[str, str]] = {lang: {key: pair[i] for key, pair in _TRANSLATIONS.items()} for i, lang in enumerate(UI_LANGUAGES)}
 
 _STYLE = """
 body{font-family:system-ui,"Noto Sans CJK SC","PingFang SC","Microsoft YaHei",sans-serif;margin:0;background:#f6f7f9;color:#1d2430}
