@@ -177,3 +177,19 @@ def test_parquet_logs_and_bad_counts(tmp_path: Path) -> None:
         read_log(path, {"query": "q", "count": "c"})
     pq.write_table(pa.table({"q": ["退货运费谁出？"], "c": [3]}), path)
     assert read_log(path, {"query": "q", "count": "c"}) == [("退货运费谁出？", 3, None, None)]
+
+
+def test_a_knowledge_base_needs_only_a_valid_corpus(tmp_path: Path) -> None:
+    from tuner.errors import DatasetError, UserError
+
+    with pytest.raises(UserError, match="knowledge base folder not found"):
+        load_knowledge_base(tmp_path / "missing")
+    (tmp_path / "kb").mkdir()
+    with pytest.raises(DatasetError, match=r"corpus.jsonl: missing \(a knowledge base needs corpus.jsonl\)"):
+        load_knowledge_base(tmp_path / "kb")
+    (tmp_path / "kb" / "corpus.jsonl").write_text('{"doc_id": "a", "text": "退货运费由买家承担。"}\n{"doc_id": "a", "text": "x"}\n', "utf-8")
+    with pytest.raises(DatasetError, match=r"corpus.jsonl:2: duplicate doc_id 'a'"):
+        load_knowledge_base(tmp_path / "kb")
+    (tmp_path / "kb" / "corpus.jsonl").write_text('{"doc_id": "a", "text": "退货运费由买家承担。"}\n', "utf-8")
+    kb = load_knowledge_base(tmp_path / "kb")
+    assert (kb.golden, kb.language, kb.language_source, len(kb.corpus)) == ((), "zh", "detected", 1)

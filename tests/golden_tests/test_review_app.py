@@ -11,9 +11,10 @@ from fastapi.testclient import TestClient
 
 from tests.golden_tests.drafts import copy_kb, write_case_draft, write_conflict_candidates
 from tuner.cli import main
-from tuner.dataset import load_dataset
+from tuner.dataset import load_dataset, load_knowledge_base
 from tuner.dataset.importers import NO_REFERENCE
-from tuner.golden import ReviewStore, StaleVersion, highlight, read_draft
+from tuner.embedding import CachedEncoder
+from tuner.golden import ReviewStore, Sampling, StaleVersion, drafts_from_log, highlight, read_draft, write_draft
 from tuner.golden.review_app import build_review_app
 
 
@@ -150,3 +151,19 @@ def test_cli_refuses_a_missing_or_mixed_draft(tmp_path: Path, capsys: pytest.Cap
     mixed.write_text('{"question": "q", "pool": []}\n{"doc_id": "d", "text": "t", "conflicts_with": "x"}\n', "utf-8")
     assert main(["golden", "review", str(mixed)]) == 2
     assert "one kind per file" in capsys.readouterr().err
+
+
+def test_log_to_validated_golden_set(kb: Path, tmp_path: Path, encoder: CachedEncoder, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "log.csv"
+    log.write_text("query\n顺丰次日达要加多少运费？\nHow long is the laptop warranty?\n", "utf-8")
+    drafts = drafts_from_log(log, load_knowledge_base(kb), Sampling(n=2), encoder=encoder)
+    write_draft(tmp_path / "review.jsonl", drafts.rows)
+    store = ReviewStore(tmp_path / "review.jsonl")
+    for row in store.rows():
+        wanted = "zh-shipping" if "顺丰" in row["question"] else "warranty"
+        chosen = [c["chunk_id"] for c in row["pool"] if c["doc_id"] == wanted]
+        store.update(row["id"], 0, None, relevant_chunk_ids=chosen)
+        store.update(row["id"], 1, "accept")
+    assert store.export().written == 2
+    assert main(["validate", str(kb)]) == 0
+    assert "2 golden questions" in capsys.readouterr().out

@@ -206,3 +206,19 @@ def test_cli_writes_drafts_and_never_the_key(synth_kb: Path, tmp_path: Path, cap
     assert rows and all(r["source"] == "synth" and r["pool"] and r["relevant_doc_ids"] for r in rows)
     for text in (printed.out, printed.err, (out / "review.jsonl").read_text("utf-8"), (out / PROGRESS).read_text("utf-8")):
         assert secret not in text
+
+
+def test_spread_takes_families_and_documents_in_turn() -> None:
+    import random
+
+    from tuner.chunking import Chunk
+    from tuner.golden._synth import spread
+
+    chunks = [Chunk(f"{doc}#{i}", doc, 0, 1, "t") for doc, n in (("a-v1", 3), ("a-v2", 3), ("b", 2), ("c", 1)) for i in range(n)]
+    families = {"a-v1": "a", "a-v2": "a", "b": "b", "c": "c"}
+    order = spread(chunks, families, random.Random(3))
+    assert sorted(c.chunk_id for c in order) == sorted(c.chunk_id for c in chunks)
+    first_round = [families[c.doc_id] for c in order[:3]]
+    assert sorted(first_round) == ["a", "b", "c"]  # every family before any twice
+    family_a = [c.doc_id for c in order if families[c.doc_id] == "a"]
+    assert all(x != y for x, y in zip(family_a, family_a[1:]))  # within a family, its documents alternate
