@@ -8,12 +8,13 @@ dataset saved to disk) through a field mapping, with a ragas-testset preset.
 
 from tuner.dataset.importers._beir import import_beir
 from tuner.dataset.importers._conflictnq import import_conflictnq
-from tuner.dataset.importers._importing import ImportResult
+from tuner.dataset.importers._importing import NO_REFERENCE, ImportResult
 from tuner.dataset.importers._squad import DEFAULT_CATEGORY, import_squad
-from tuner.dataset.importers._table import PRESETS, TableMapping, import_table, table_mapping
+from tuner.dataset.importers._table import PRESETS, TableMapping, import_table, table_mapping, table_rows
 
 __all__ = [
     "DEFAULT_CATEGORY",
+    "NO_REFERENCE",
     "PRESETS",
     "ImportResult",
     "TableMapping",
@@ -22,4 +23,5 @@ __all__ = [
     "import_squad",
     "import_table",
     "table_mapping",
+    "table_rows",
 ]

@@ -1,0 +1,19 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.text_tests.zh_fixture import DOCS as ZH_DOCS
+from tests.tiny_dataset import CORPUS
+from tuner.io import write_jsonl
+
+
+@pytest.fixture(scope="session")
+def kb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A mixed English and Chinese knowledge base without a golden set: the tiny corpus and the Chinese fixture."""
+    root = tmp_path_factory.mktemp("kb")
+    corpus = [{"doc_id": d, "title": t, "text": x} for d, t, x in CORPUS]
+    corpus += [{"doc_id": f"zh-{d}", "text": x} for d, x in ZH_DOCS]
+    write_jsonl(root / "corpus.jsonl", corpus)
+    return root

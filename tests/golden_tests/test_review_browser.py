@@ -1,0 +1,135 @@
+"""The review app in a real browser: Debian's chromium driven by Selenium through chromium-driver labels a case, edits a
+keypoint, reloads and resumes where it stopped; a second tab's stale write is refused on the page."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.golden_tests.drafts import copy_kb, write_case_draft
+from tuner.golden import ReviewStore, read_draft
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
+                       reason="needs Debian's chromium and chromium-driver (apt-get install chromium chromium-driver)"),
+]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def served(kb_dir: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    import uvicorn
+
+    from tuner.golden.review_app import build_review_app
+
+    kb = copy_kb(kb_dir, tmp_path / "kb")
+    (tmp_path / "drafts").mkdir()
+    draft = write_case_draft(kb, tmp_path / "drafts")
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(build_review_app(ReviewStore(draft), "en"), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "the review app did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", draft
+    server.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Any]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for argument in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                     "--disable-background-networking", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+                     f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,1600"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service(str(CHROMEDRIVER)), options=options)
+    driver.implicitly_wait(0)
+    yield driver
+    driver.quit()
+
+
+def _wait(condition: Any, what: str, timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def _rows(draft: Path) -> dict[str, dict[str, Any]]:
+    return {row["id"]: row for row in read_draft(draft)}
+
+
+def test_label_edit_reload_and_resume(served: tuple[str, Path], browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    url, draft = served
+    browser.get(url + "/")
+    question = browser.find_element(By.ID, "question")
+    assert question.text == "How much does the Aurora X200 laptop cost?"
+    body = browser.find_element(By.TAG_NAME, "body")
+    body.send_keys("1")  # check the first chunk of the pool
+    message = browser.find_element(By.ID, "message")
+    _wait(lambda: message.text == "Saved (v1)", "the checkbox to be saved")
+    assert _rows(draft)["log-0001"]["relevant_doc_ids"] == ["aurora-x200"]
+    body.send_keys("a")  # accept: saved, then the next case
+    _wait(lambda: browser.current_url.endswith("/case/log-0002?filter=all"), "the next case")
+    assert browser.find_element(By.ID, "question").text == "顺丰次日达要加多少运费？"
+    assert _rows(draft)["log-0001"]["review"]["status"] == "accepted"
+
+    keypoints = browser.find_element(By.ID, "keypoints")
+    keypoints.click()
+    keypoints.send_keys("15元 | 十五元")
+    keypoints.send_keys(Keys.ESCAPE)  # leaves the field, which saves it
+    _wait(lambda: browser.find_element(By.ID, "message").text.startswith("Saved"), "the keypoint to be saved")
+    _wait(lambda: _rows(draft)["log-0002"]["keypoints"] == [["15元", "十五元"]], "the keypoint in the draft file")
+    assert _rows(draft)["log-0002"]["review"]["keypoints_reviewed"] is True
+    assert "found in chunks 1" in browser.find_element(By.ID, "kpfound").text
+    assert browser.find_elements(By.CSS_SELECTOR, "#pool mark.k")[0].text == "１５元"
+
+    browser.refresh()
+    assert browser.find_element(By.ID, "keypoints").get_attribute("value") == "15元 | 十五元"
+    browser.get(url + "/")  # the first page resumes at the first case not yet reviewed
+    assert browser.find_element(By.ID, "question").text == "顺丰次日达要加多少运费？"
+    assert "reviewed 1/3" in browser.find_element(By.ID, "progress").text
+
+    # a second tab skips the case; the first tab's next write names an older version and is refused
+    first = browser.current_window_handle
+    browser.switch_to.new_window("tab")
+    browser.get(url + "/case/log-0002")
+    browser.find_element(By.ID, "skip").click()
+    _wait(lambda: browser.current_url.endswith("/case/log-0003?filter=all"), "the second tab to move on")
+    browser.switch_to.window(first)
+    browser.find_elements(By.CSS_SELECTOR, "input.pick")[0].click()
+    stale = _wait(lambda: browser.find_element(By.ID, "message").text, "the refusal")
+    assert stale == "Not saved: this case was changed in another tab or window. Reload the page to see the current version."
+    row = _rows(draft)["log-0002"]
+    assert (row["review"]["status"], row["relevant_chunk_ids"], row["keypoints"]) == ("skipped", [], [["15元", "十五元"]])
+    log = [json.loads(line) for line in (draft.parent / "review.log.jsonl").read_text("utf-8").splitlines()]
+    assert [(e["id"], e["action"]) for e in log] == [("log-0001", None), ("log-0001", "accept"), ("log-0002", None), ("log-0002", "skip")]

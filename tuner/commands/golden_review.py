@@ -1,0 +1,41 @@
+"""Command line (``tuner golden review`` → tuner.golden): the local review app over a draft file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "Review draft cases (or conflict candidates) in a browser on 127.0.0.1; every action is saved at once."
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("draft", metavar="DRAFT", help="review.jsonl from 'golden from-log' or 'golden synth', or conflict candidates")
+    parser.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (default 8765)")
+    parser.add_argument("--dataset", metavar="KB", help="knowledge base the export writes into (default: the one the draft names, "
+                                                        "else the draft's folder)")
+    parser.add_argument("--lang", choices=("en", "zh"), help="language of the interface (default: the drafts' language)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import socket
+
+    from tuner.errors import UserError
+    from tuner.golden import ReviewStore
+
+    try:
+        import uvicorn
+
+        from tuner.golden.review_app import build_review_app
+    except ImportError as exc:
+        raise UserError(f"tuner golden review needs the 'serve' extra ({exc.name} is missing): pip install 'tuner[serve]'") from None
+    store = ReviewStore(Path(args.draft), Path(args.dataset) if args.dataset else None)
+    with socket.socket(socket.AF_INET) as probe:
+        try:
+            probe.bind(("127.0.0.1", args.port))
+        except OSError as exc:
+            raise UserError(f"--port {args.port}: cannot listen on 127.0.0.1: {exc.strerror}") from None
+    progress = store.progress()
+    print(f"{args.draft}: {progress['total']} rows, {progress['reviewed']} reviewed; open http://127.0.0.1:{args.port}/ "
+          f"(Ctrl-C stops; every action is already saved, the log is {store.log_path})", flush=True)
+    uvicorn.run(build_review_app(store, args.lang), host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
+    return 0

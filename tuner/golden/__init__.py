@@ -1,0 +1,58 @@
+"""Golden set (dataset → **golden drafts** → dataset): the first mile: questions sampled from query logs or synthesized
+from the corpus, each with a candidate pool to label, and their review in a local web app; accepted cases become
+``golden.jsonl`` (accepted conflict candidates ``conflicts.jsonl``).
+
+The web app is :mod:`tuner.golden.review_app`, imported only by ``tuner golden review`` (it needs the ``serve`` extra)."""
+
+from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question, shingles
+from tuner.golden._draft import DRAFT, STATUSES, draft_case, golden_row, read_draft, write_draft
+from tuner.golden._log import (
+    KNOWN_BAD, STRATA, LogDrafts, LoggedQuestion, Sampling, drafts_from_log, merge_questions, parse_columns, read_log,
+    sample_questions, sampling_from,
+)
+from tuner.golden._pool import DEFAULT_DEPTH, POOL_RETRIEVERS, build_pools
+from tuner.golden._synth import CATEGORIES, PROGRESS, SynthPlan, SynthRun, Synthesizer, estimate_tokens, plan_sources, synth_drafts, synth_prompt
+from tuner.golden._synth import FILTERS as SYNTH_FILTERS
+from tuner.golden._review import ACTIONS, Export, ReviewStore, StaleVersion, highlight
+
+__all__ = [
+    "ACTIONS",
+    "CATEGORIES",
+    "DEFAULT_DEPTH",
+    "DRAFT",
+    "KNOWN_BAD",
+    "NEAR_DUPLICATE",
+    "POOL_RETRIEVERS",
+    "PROGRESS",
+    "STATUSES",
+    "STRATA",
+    "SYNTH_FILTERS",
+    "Export",
+    "LogDrafts",
+    "LoggedQuestion",
+    "ReviewStore",
+    "Sampling",
+    "StaleVersion",
+    "SynthPlan",
+    "SynthRun",
+    "Synthesizer",
+    "build_pools",
+    "draft_case",
+    "drafts_from_log",
+    "estimate_tokens",
+    "golden_row",
+    "highlight",
+    "merge_questions",
+    "near_duplicate_groups",
+    "normalize_question",
+    "parse_columns",
+    "plan_sources",
+    "read_draft",
+    "read_log",
+    "sample_questions",
+    "sampling_from",
+    "shingles",
+    "synth_drafts",
+    "synth_prompt",
+    "write_draft",
+]

@@ -1,0 +1,132 @@
+"""Golden set (dataset → **golden drafts** → dataset): the draft file a person reviews (``review.jsonl``): one draft case
+(question, candidate pool, reference answer, keypoints, review state) or one conflict candidate per line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from tuner.dataset.importers import NO_REFERENCE
+from tuner.errors import UserError
+from tuner.io import atomic_write_text
+
+DRAFT = "review.jsonl"
+STATUSES = ("pending", "accepted", "rejected", "skipped")
+REVIEWED = ("accepted", "rejected")
+"""Statuses a person decided; ``pending`` and ``skipped`` cases are still to review."""
+CASES = "cases"
+CONFLICTS = "conflicts"
+
+
+def new_review() -> dict[str, Any]:
+    """The review state of a fresh draft row: ``version`` counts saved changes (a write naming an older version is
+    refused), ``updated`` is the time of the last one."""
+    return {"status": "pending", "version": 0, "updated": None, "keypoints_reviewed": False}
+
+
+def draft_case(
+    case_id: str,
+    question: str,
+    pool: list[dict[str, Any]],
+    dataset: Path,
+    *,
+    source: str,
+    stratum: str,
+    count: int | None = None,
+    ground_truth: str = "",
+    keypoints: Sequence[Sequence[str]] = (),
+    relevant_doc_ids: Sequence[str] = (),
+    category: str = "uncategorized",
+    difficulty: str = "unspecified",
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """One draft case: what :func:`golden_row` turns into a ``golden.jsonl`` case once accepted. A chunk of the pool is
+    pre-checked (``relevant_chunk_ids``) when its document is in ``relevant_doc_ids``; ``dataset`` is the knowledge
+    base the pool came from, where an export writes its golden set."""
+    relevant = list(dict.fromkeys(relevant_doc_ids))
+    return {
+        "id": case_id,
+        "question": question,
+        "source": source,
+        "stratum": stratum,
+        "count": count,
+        "dataset": str(dataset.resolve()),
+        "pool": pool,
+        "relevant_chunk_ids": [c["chunk_id"] for c in pool if c["doc_id"] in relevant],
+        "relevant_doc_ids": relevant,
+        "ground_truth": ground_truth,
+        "keypoints": [list(k) for k in keypoints],
+        "category": category,
+        "difficulty": difficulty,
+        **(extra or {}),
+        "review": new_review(),
+    }
+
+
+def draft_kind(rows: Sequence[dict[str, Any]], where: str) -> str:
+    """:data:`CASES` for draft cases (``question`` and ``pool``), :data:`CONFLICTS` for conflict candidates
+    (``doc_id``, ``text``, ``conflicts_with``); a file mixing them, or holding neither, is one line."""
+    kinds = {CASES if {"question", "pool"} <= row.keys() else CONFLICTS if {"doc_id", "text", "conflicts_with"} <= row.keys()
+             else "" for row in rows}
+    if len(kinds) != 1 or "" in kinds:
+        raise UserError(f"{where}: expected draft cases (question, pool) or conflict candidates (doc_id, text, conflicts_with), one kind per file")
+    return kinds.pop()
+
+
+def read_draft(path: Path) -> list[dict[str, Any]]:
+    """The rows of a draft file, each with a review state (:func:`new_review` where a row has none yet, as in the
+    candidates ``tuner golden conflicts`` writes); a malformed line is one line naming it."""
+    if not path.is_file():
+        raise UserError(f"{path}: draft file not found")
+    rows = []
+    for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{number}: malformed JSON: {exc.msg} (column {exc.colno})") from None
+        if not isinstance(row, dict):
+            raise UserError(f"{path}:{number}: expected a JSON object")
+        review = row.get("review")
+        if not isinstance(review, dict) or review.get("status") not in STATUSES or not isinstance(review.get("version"), int):
+            row["review"] = {**new_review(), **(review if isinstance(review, dict) and review.get("status") in STATUSES else {})}
+        rows.append(row)
+    if not rows:
+        raise UserError(f"{path}: empty draft file")
+    draft_kind(rows, str(path))
+    return rows
+
+
+def draft_text(rows: Sequence[dict[str, Any]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def write_draft(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """Replace the draft file at once (temporary file and rename: a killed process leaves the old or the new file)."""
+    atomic_write_text(path, draft_text(rows))
+
+
+def golden_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The ``golden.jsonl`` case of an accepted draft case: the reviewed fields only (no pool, no review state);
+    ``keypoints_reviewed`` is true when a person edited or accepted its keypoints. A case without a reference answer
+    is a retrieval-only case."""
+    case: dict[str, Any] = {
+        "id": row["id"],
+        "question": row["question"],
+        "ground_truth": row.get("ground_truth", "").strip() or NO_REFERENCE,
+        "keypoints": [list(k) for k in row.get("keypoints", []) if k],
+        "relevant_doc_ids": list(row.get("relevant_doc_ids", [])),
+        "category": row.get("category") or "uncategorized",
+        "difficulty": row.get("difficulty") or "unspecified",
+    }
+    if row["review"].get("keypoints_reviewed") and case["keypoints"]:
+        case["keypoints_reviewed"] = True
+    return case
+
+
+def conflict_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The ``conflicts.jsonl`` entry of an accepted conflict candidate: the candidate as written, without its review state."""
+    return {name: value for name, value in row.items() if name != "review"}

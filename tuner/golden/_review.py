@@ -1,0 +1,281 @@
+"""Golden set (golden drafts → **review** → dataset): the review state of a draft file: every change saved at once and
+atomically under a per-row version check, an append-only review log, the export of accepted rows, and the
+highlighting of question terms and keypoint aliases in pool chunks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from tuner.dataset import CONFLICTS, CORPUS, GOLDEN, MANIFEST, Dataset, load_knowledge_base
+from tuner.errors import DatasetError, UserError
+from tuner.golden._draft import CASES, REVIEWED, STATUSES, conflict_row, draft_kind, draft_text, golden_row, read_draft
+from tuner.io import atomic_write_text
+from tuner.text import bm25_tokens, normalize_text
+
+ACTIONS = {"accept": "accepted", "reject": "rejected", "skip": "skipped", "reopen": "pending"}
+"""Review actions and the status each one sets."""
+
+
+class StaleVersion(Exception):
+    """A write named a version of the row older than the saved one: another tab or window changed it first."""
+
+    def __init__(self, case_id: str, current: int, given: int) -> None:
+        self.current = current
+        super().__init__(f"case {case_id} was changed elsewhere (saved version {current}, this page has version {given}): "
+                         "nothing was saved; reload to see the current version")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _keypoints(value: Any) -> list[list[str]]:
+    """Keypoints as lists of non-empty aliases (stripped, duplicates dropped); a keypoint left without one is dropped."""
+    if not isinstance(value, list) or not all(isinstance(k, list) and all(isinstance(a, str) for a in k) for k in value):
+        raise ValueError("keypoints must be a list of lists of aliases")
+    cleaned = [list(dict.fromkeys(a.strip() for a in k if a.strip())) for k in value]
+    return [k for k in cleaned if k]
+
+
+class ReviewStore:
+    """The rows of one draft file and their review, shared by every request of the review app (and by other
+    processes on the same file: each write happens under a file lock, on the file as it is on disk then).
+
+    ``update`` applies a change only when the caller names the row's current ``version`` (else
+    :class:`StaleVersion`), increments it, rewrites the file atomically (:func:`tuner.io.atomic_write_text`) and
+    appends what changed, with the time, to the review log ``<draft>.log.jsonl``.
+    """
+
+    def __init__(self, path: Path, dataset: Path | None = None) -> None:
+        self.path = path
+        self.log_path = path.with_name(f"{path.stem}.log.jsonl")
+        self._file_lock = FileLock(str(path) + ".lock")
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int] | None = None
+        self._rows: list[dict[str, Any]] = []
+        self._reload()
+        self.kind = draft_kind(self._rows, str(path))
+        named = self._rows[0].get("dataset")
+        self.dataset = dataset or (Path(named) if isinstance(named, str) else path.parent)
+        self._kb: Dataset | None = None
+
+    def _reload(self) -> None:
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            raise UserError(f"{self.path}: draft file not found") from None
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        if stamp != self._stamp:
+            self._rows = read_draft(self.path)
+            self._stamp = stamp
+
+    def rows(self) -> list[dict[str, Any]]:
+        with self._lock:
+            self._reload()
+            return list(self._rows)
+
+    def row(self, case_id: str) -> dict[str, Any] | None:
+        return next((row for row in self.rows() if self.key(row) == case_id), None)
+
+    def key(self, row: dict[str, Any]) -> str:
+        """A row's id: ``id`` of a draft case, ``doc_id`` of a conflict candidate."""
+        return str(row["id"] if self.kind == CASES else row["doc_id"])
+
+    def knowledge_base(self) -> Dataset:
+        if self._kb is None:
+            self._kb = load_knowledge_base(self.dataset)
+        return self._kb
+
+    def update(self, case_id: str, version: int, action: str | None = None, **fields: Any) -> dict[str, Any]:
+        """Apply ``action`` (:data:`ACTIONS`) and edited ``fields`` (draft cases: ``relevant_chunk_ids``, ``ground_truth``,
+        ``keypoints``) to row ``case_id``; the row as saved. A change that changes nothing writes nothing."""
+        if action is not None and action not in ACTIONS:
+            raise ValueError(f"unknown action {action!r} (actions: {', '.join(ACTIONS)})")
+        allowed = {"relevant_chunk_ids", "ground_truth", "keypoints"} if self.kind == CASES else set()
+        unknown = set(fields) - allowed
+        if unknown:
+            raise ValueError(f"cannot edit {', '.join(sorted(unknown))} here")
+        with self._lock, self._file_lock:
+            self._stamp = None  # another process may have written: always compare with the file on disk
+            self._reload()
+            index = next((i for i, row in enumerate(self._rows) if self.key(row) == case_id), None)
+            if index is None:
+                raise KeyError(case_id)
+            row: dict[str, Any] = json.loads(json.dumps(self._rows[index]))
+            review = row["review"]
+            if review["version"] != version:
+                raise StaleVersion(case_id, review["version"], version)
+            changes = self._apply(row, action, fields)
+            if not changes:
+                return row
+            review["version"] += 1
+            review["updated"] = _now()
+            rows = [*self._rows[:index], row, *self._rows[index + 1:]]
+            atomic_write_text(self.path, draft_text(rows))
+            self._rows, self._stamp = rows, None
+            with self.log_path.open("a", encoding="utf-8") as log:
+                log.write(json.dumps({"time": review["updated"], "id": case_id, "version": review["version"], "action": action,
+                                      "changes": changes}, ensure_ascii=False) + "\n")
+            return row
+
+    def _apply(self, row: dict[str, Any], action: str | None, fields: dict[str, Any]) -> dict[str, list[Any]]:
+        """Change ``row`` in place; ``{field: [old, new]}`` for what changed."""
+        changes: dict[str, list[Any]] = {}
+
+        def put(name: str, value: Any, target: dict[str, Any] = row) -> None:
+            if target.get(name) != value:
+                changes[name] = [target.get(name), value]
+                target[name] = value
+
+        if "relevant_chunk_ids" in fields:
+            wanted = set(fields["relevant_chunk_ids"])
+            pool = row["pool"]
+            unknown = wanted - {c["chunk_id"] for c in pool}
+            if unknown:
+                raise ValueError(f"chunks not in this case's pool: {', '.join(sorted(unknown))}")
+            put("relevant_chunk_ids", [c["chunk_id"] for c in pool if c["chunk_id"] in wanted])
+            put("relevant_doc_ids", list(dict.fromkeys(c["doc_id"] for c in pool if c["chunk_id"] in wanted)))
+        if "ground_truth" in fields:
+            if not isinstance(fields["ground_truth"], str):
+                raise ValueError("ground_truth must be a string")
+            put("ground_truth", fields["ground_truth"].strip())
+        if "keypoints" in fields:
+            put("keypoints", _keypoints(fields["keypoints"]))
+            if "keypoints" in changes:
+                put("keypoints_reviewed", True, row["review"])
+        if action is not None:
+            put("status", ACTIONS[action], row["review"])
+            if action == "accept" and self.kind == CASES and row.get("keypoints"):
+                put("keypoints_reviewed", True, row["review"])
+        return changes
+
+    def progress(self) -> dict[str, Any]:
+        """Reviewed (accepted or rejected) and total rows, per status and per stratum (draft cases) or kind (conflicts)."""
+        rows = self.rows()
+        group = "stratum" if self.kind == CASES else "kind"
+        per: dict[str, dict[str, int]] = {}
+        for row in rows:
+            counts = per.setdefault(str(row.get(group) or "unspecified"), {"reviewed": 0, "total": 0})
+            counts["total"] += 1
+            counts["reviewed"] += row["review"]["status"] in REVIEWED
+        return {
+            "reviewed": sum(row["review"]["status"] in REVIEWED for row in rows),
+            "total": len(rows),
+            "by_status": {status: sum(row["review"]["status"] == status for row in rows) for status in STATUSES},
+            "by_group": per,
+        }
+
+    def first_to_review(self) -> str | None:
+        """The first pending row, else the first skipped one; ``None`` when every row is decided."""
+        rows = self.rows()
+        for status in ("pending", "skipped"):
+            for row in rows:
+                if row["review"]["status"] == status:
+                    return self.key(row)
+        return None
+
+    def export(self) -> Export:
+        """Write the accepted rows into the knowledge base: draft cases into ``golden.jsonl``, conflict candidates into
+        ``conflicts.jsonl``, replacing the entries of this draft's rows already there and keeping the others. The
+        result is validated as a dataset folder first (:func:`tuner.dataset.load_knowledge_base`, which is
+        :func:`tuner.dataset.load_dataset` once a golden set exists); a problem writes nothing. The previous file
+        is kept beside it as ``.bak``."""
+        rows = self.rows()
+        accepted = [row for row in rows if row["review"]["status"] == "accepted"]
+        if not accepted:
+            raise UserError(f"{self.path}: no accepted rows to export yet")
+        name, convert, key = (GOLDEN, golden_row, "id") if self.kind == CASES else (CONFLICTS, conflict_row, "doc_id")
+        target = self.dataset / name
+        mine = {self.key(row) for row in rows}
+        kept = [entry for entry in _jsonl(target) if entry.get(key) not in mine]
+        entries = kept + [convert(row) for row in accepted]
+        text = "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in entries)
+        dataset = _validated(self.dataset, name, text)
+        if target.is_file():
+            shutil.copyfile(target, target.with_name(target.name + ".bak"))
+        atomic_write_text(target, text)
+        return Export(target, len(accepted), len(kept), dataset.summary())
+
+
+@dataclass(frozen=True)
+class Export:
+    path: Path
+    written: int
+    kept: int
+    summary: str
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
+
+
+def _validated(root: Path, name: str, text: str) -> Dataset:
+    """The knowledge base ``root`` loaded with file ``name`` holding ``text``, in a staging copy (nothing in ``root``
+    changes); problems name the real paths."""
+    with tempfile.TemporaryDirectory(prefix="tuner-review-") as stage:
+        for other in (CORPUS, GOLDEN, CONFLICTS, MANIFEST):
+            if other != name and (root / other).is_file():
+                shutil.copyfile(root / other, Path(stage) / other)
+        (Path(stage) / name).write_text(text, "utf-8")
+        try:
+            return load_knowledge_base(Path(stage))
+        except DatasetError as exc:
+            raise DatasetError([line.replace(stage, str(root), 1) for line in exc.problems]) from None
+
+
+Segment = tuple[str, str]
+"""A piece of text and its marks: ``""``, ``"q"`` (a question term), ``"k"`` (a keypoint alias) or ``"qk"``."""
+
+
+def highlight(text: str, question: str, aliases: Sequence[str] = ()) -> list[Segment]:
+    """``text`` cut into segments marking the question's terms and the keypoint ``aliases``.
+
+    Terms are the question's BM25 terms (:func:`tuner.text.bm25_tokens`: segmented words in Chinese, stopwords of
+    both languages dropped); matching is on :func:`tuner.text.normalize_text` of each character, so full-width
+    letters and digits and case do not matter. A Latin or digit term matches only at the start of a word (``cost``
+    marks ``costs``, not ``accost``); aliases match anywhere.
+
+    >>> highlight("Ｘ200 costs $1,299.", "What does the X200 cost?", ["$1,299"])
+    [('Ｘ200', 'q'), (' ', ''), ('cost', 'q'), ('s ', ''), ('$1,299', 'k'), ('.', '')]
+    """
+    normal: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        for folded in normalize_text(char):
+            normal.append(folded)
+            origin.append(index)
+    flat = "".join(normal)
+    marks = [set[str]() for _ in text]
+
+    def mark(needle: str, flag: str, word_start: bool) -> None:
+        start = flat.find(needle)
+        while needle and start >= 0:
+            if not (word_start and start > 0 and flat[start - 1].isalnum() and flat[start - 1].isascii()):
+                for position in range(start, start + len(needle)):
+                    marks[origin[position]].add(flag)
+            start = flat.find(needle, start + 1)
+
+    for term in set(bm25_tokens(question)):
+        mark(term, "q", term[0].isascii())
+    for alias in aliases:
+        mark(normalize_text(alias.strip()), "k", False)
+    segments: list[Segment] = []
+    for char, flags in zip(text, marks):
+        flag = "".join(sorted(flags, key="qk".index))
+        if segments and segments[-1][1] == flag:
+            segments[-1] = (segments[-1][0] + char, flag)
+        else:
+            segments.append((char, flag))
+    return segments

@@ -1,0 +1,355 @@
+"""Golden set (golden drafts → **review** → dataset): the review web app behind ``tuner golden review``: FastAPI on
+127.0.0.1, pages rendered on the server with inline CSS and JavaScript (no outside asset: it works offline), one case
+or conflict candidate at a time.
+
+Pages: ``GET /`` (the first row not yet reviewed), ``GET /case/{id}``, ``GET /step/{id}?dir=next|back`` (the
+neighbour within the status filter). API: ``POST /api/cases/{id}`` (``version`` plus an ``action`` and/or edited
+fields; 409 when the version is stale), ``GET /api/progress``, ``POST /api/export``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from tuner.errors import DatasetError, UserError
+from tuner.golden._draft import CASES, STATUSES
+from tuner.golden._review import ReviewStore, StaleVersion, highlight
+from tuner.text import detect_language
+
+FILTERS = ("all", *STATUSES)
+UI_LANGUAGES = ("en", "zh")
+
+_TRANSLATIONS: dict[str, tuple[str, str]] = {
+    "title": ("Golden set review", "黄金集审核"),
+    "question": ("Question", "问题"),
+    "pool": ("Candidate chunks: check the ones that answer the question", "候选片段：勾选能回答问题的片段"),
+    "answer": ("Reference answer", "参考答案"),
+    "keypoints": ("Keypoints: one per line, aliases separated by |", "要点：每行一个，同义表述用 | 分隔"),
+    "accept": ("Accept", "通过"),
+    "reject": ("Reject", "拒绝"),
+    "skip": ("Skip", "跳过"),
+    "back": ("Back", "上一条"),
+    "next": ("Next", "下一条"),
+    "reopen": ("Reopen", "重新打开"),
+    "export": ("Export accepted", "导出已通过"),
+    "filter": ("Show", "显示"),
+    "reviewed": ("reviewed", "已审核"),
+    "status": ("Status", "状态"),
+    "saved": ("Saved", "已保存"),
+    "stale": ("Not saved: this case was changed in another tab or window. Reload the page to see the current version.",
+              "未保存：该条目已在其他标签页或窗口中被修改。请刷新页面查看最新版本。"),
+    "failed": ("Not saved", "未保存"),
+    "done": ("Nothing left to review in this view.", "此视图中没有待审核的条目。"),
+    "keys": ("Keys: a accept · r reject · s skip · b/← back · n/→ next · 1–9 check a chunk · e answer · k keypoints · Esc leave a field",
+             "快捷键：a 通过 · r 拒绝 · s 跳过 · b/← 上一条 · n/→ 下一条 · 1–9 勾选片段 · e 参考答案 · k 要点 · Esc 离开输入框"),
+    "candidate": ("Candidate (contradicting or older)", "候选（矛盾或较旧的文档）"),
+    "original": ("Conflicts with", "与之矛盾的文档"),
+    "kind": ("Kind", "类型"),
+    "wrong": ("Wrong values", "错误值"),
+    "found": ("found in chunks", "出现在片段"),
+    "none": ("not in any chunk", "未出现在任何片段中"),
+    "all": ("all", "全部"),
+    "pending": ("pending", "待审核"),
+    "accepted": ("accepted", "已通过"),
+    "rejected": ("rejected", "已拒绝"),
+    "skipped": ("skipped", "已跳过"),
+    "stratum": ("stratum", "分层"),
+    "count": ("asked", "提问次数"),
+    "ranks": ("ranks", "排名"),
+    "language": ("中文", "English"),
+    "exported": ("Exported", "已导出"),
+}
+"""Every text of the interface: (English, Chinese)."""
+TEXTS: dict[str, dict[str, str]] = {lang: {key: pair[i] for key, pair in _TRANSLATIONS.items()} for i, lang in enumerate(UI_LANGUAGES)}
+
+_STYLE = """
+body{font-family:system-ui,"Noto Sans CJK SC","PingFang SC","Microsoft YaHei",sans-serif;margin:0;background:#f6f7f9;color:#1d2430}
+header{background:#24324a;color:#fff;padding:.6rem 1rem;display:flex;gap:1rem;align-items:center;flex-wrap:wrap}
+header a,header select,header button{font:inherit}
+header a{color:#cfe0ff}
+main{max-width:70rem;margin:0 auto;padding:1rem}
+h2{font-size:1rem;margin:1.2rem 0 .4rem;color:#4a5568}
+.question{font-size:1.35rem;font-weight:600;background:#fff;padding:.8rem;border-radius:6px}
+.meta{color:#4a5568;font-size:.85rem}
+.chunk{background:#fff;border:1px solid #d9dee7;border-radius:6px;padding:.6rem;margin:.4rem 0;display:flex;gap:.6rem}
+.chunk.checked{border-color:#2f855a;background:#f0fff4}
+.chunk .n{font-weight:700;min-width:1.5rem}
+mark.q{background:#fde68a}
+mark.k{background:none;border-bottom:3px solid #2b6cb0;font-weight:600}
+mark.qk{background:#fde68a;border-bottom:3px solid #2b6cb0;font-weight:600}
+mark.w{background:#fed7d7;font-weight:600}
+textarea{width:100%;font:inherit;box-sizing:border-box}
+.actions{display:flex;gap:.5rem;margin:1rem 0;flex-wrap:wrap}
+.actions button{font:inherit;padding:.4rem 1rem;border-radius:5px;border:1px solid #718096;background:#fff;cursor:pointer}
+#accept{background:#2f855a;color:#fff;border-color:#2f855a}#reject{background:#c53030;color:#fff;border-color:#c53030}
+.status{display:inline-block;padding:.1rem .5rem;border-radius:4px;background:#e2e8f0}
+#message{min-height:1.4rem;font-weight:600}#message.error{color:#c53030}
+.side{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.doc{background:#fff;padding:.8rem;border-radius:6px;white-space:pre-wrap}
+.keys{color:#718096;font-size:.8rem}
+"""
+
+_SCRIPT = """
+const S = JSON.parse(document.getElementById('state').textContent);
+const T = S.texts;
+const msg = document.getElementById('message');
+let chain = Promise.resolve();
+function show(text, error) { msg.textContent = text; msg.className = error ? 'error' : ''; }
+function save(body) {
+  chain = chain.then(async () => {
+    const response = await fetch('/api/cases/' + encodeURIComponent(S.id), {method: 'POST',
+      headers: {'Content-Type': 'application/json'}, body: JSON.stringify({...body, version: S.version})});
+    const reply = await response.json();
+    if (response.status === 409) { show(T.stale, true); throw new Error('stale'); }
+    if (!response.ok) { show(T.failed + ': ' + reply.error, true); throw new Error(reply.error); }
+    S.version = reply.row.review.version;
+    const status = document.getElementById('status');
+    status.textContent = T[reply.row.review.status];
+    status.dataset.status = reply.row.review.status;
+    if (reply.pool_html !== undefined) { document.getElementById('pool').innerHTML = reply.pool_html; bindChunks(); }
+    if (reply.keypoint_html !== undefined) { document.getElementById('kpfound').innerHTML = reply.keypoint_html; }
+    show(T.saved + ' (v' + S.version + ')', false);
+    return reply;
+  });
+  return chain;
+}
+function go(dir) { location.href = '/step/' + encodeURIComponent(S.id) + '?dir=' + dir + '&filter=' + S.filter; }
+function act(action) { save({action: action}).then(() => go('next'), () => {}); }
+function checkedChunks() { return [...document.querySelectorAll('input.pick:checked')].map(box => box.value); }
+function bindChunks() {
+  document.querySelectorAll('input.pick').forEach(box => box.addEventListener('change', () => {
+    box.closest('.chunk').classList.toggle('checked', box.checked);
+    save({relevant_chunk_ids: checkedChunks()}).catch(() => {});
+  }));
+}
+function keypoints(text) {
+  return text.split('\\n').map(line => line.split('|').map(a => a.trim()).filter(a => a)).filter(k => k.length);
+}
+function bindField(id, build) {
+  const field = document.getElementById(id);
+  if (!field) return;
+  let timer = null;
+  const flush = () => { if (timer !== null) { clearTimeout(timer); timer = null; save(build(field.value)).catch(() => {}); } };
+  field.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(flush, 600); });
+  field.addEventListener('change', flush);
+  field.addEventListener('blur', flush);
+}
+bindChunks();
+bindField('answer', value => ({ground_truth: value}));
+bindField('keypoints', value => ({keypoints: keypoints(value)}));
+for (const name of ['accept', 'reject', 'skip', 'reopen']) {
+  const button = document.getElementById(name);
+  if (button) button.addEventListener('click', () => act(name));
+}
+document.getElementById('back').addEventListener('click', () => go('back'));
+document.getElementById('next').addEventListener('click', () => go('next'));
+document.getElementById('filter').addEventListener('change', event => {
+  location.href = '/case/' + encodeURIComponent(S.id) + '?filter=' + event.target.value; });
+document.getElementById('lang').addEventListener('click', () => {
+  document.cookie = 'lang=' + S.other_language + ';path=/;SameSite=Strict'; location.reload(); });
+const exportButton = document.getElementById('export');
+exportButton.addEventListener('click', async () => {
+  const response = await fetch('/api/export', {method: 'POST'});
+  const reply = await response.json();
+  show(response.ok ? T.exported + ': ' + reply.path + ' (' + reply.written + ')' : T.failed + ': ' + reply.error, !response.ok);
+});
+document.addEventListener('keydown', event => {
+  if (event.target.matches('textarea, input[type=text], select')) { if (event.key === 'Escape') event.target.blur(); return; }
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const keys = {a: 'accept', r: 'reject', s: 'skip'};
+  if (keys[event.key] && document.getElementById(keys[event.key])) { event.preventDefault(); act(keys[event.key]); }
+  else if (event.key === 'b' || event.key === 'ArrowLeft') go('back');
+  else if (event.key === 'n' || event.key === 'ArrowRight') go('next');
+  else if (event.key === 'e' || event.key === 'k') {
+    const field = document.getElementById(event.key === 'e' ? 'answer' : 'keypoints');
+    if (field) { event.preventDefault(); field.focus(); }
+  } else if (/^[1-9]$/.test(event.key)) {
+    const box = document.querySelectorAll('input.pick')[Number(event.key) - 1];
+    if (box) { box.checked = !box.checked; box.dispatchEvent(new Event('change')); }
+  }
+});
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _marked(segments: list[tuple[str, str]], flag_class: str | None = None) -> str:
+    return "".join(f'<mark class="{flag_class or flag}">{_e(text)}</mark>' if flag else _e(text) for text, flag in segments)
+
+
+def _aliases(row: dict[str, Any]) -> list[str]:
+    return [alias for keypoint in row.get("keypoints", []) for alias in keypoint]
+
+
+def pool_html(row: dict[str, Any], texts: dict[str, str]) -> str:
+    """The pool of a draft case: one checkbox per chunk, question terms and keypoint aliases marked."""
+    checked = set(row.get("relevant_chunk_ids", []))
+    aliases = _aliases(row)
+    parts = []
+    for number, chunk in enumerate(row["pool"], start=1):
+        on = chunk["chunk_id"] in checked
+        ranks = ", ".join(f"{name} {rank}" for name, rank in chunk.get("ranks", {}).items() if rank is not None)
+        title = f"<strong>{_marked(highlight(chunk['title'], row['question'], aliases))}</strong><br>" if chunk.get("title") else ""
+        parts.append(
+            f'<label class="chunk{" checked" if on else ""}"><input type="checkbox" class="pick" value="{_e(chunk["chunk_id"])}"'
+            f'{" checked" if on else ""}><span class="n">{number}</span><span>{title}'
+            f'{_marked(highlight(chunk["text"], row["question"], aliases))}'
+            f'<br><span class="meta">{_e(chunk["doc_id"])} · {texts["ranks"]}: {_e(ranks)}</span></span></label>')
+    return "".join(parts)
+
+
+def keypoint_html(row: dict[str, Any], texts: dict[str, str]) -> str:
+    """Per keypoint, the pool chunks (by number) whose text holds one of its aliases."""
+    lines = []
+    for keypoint in row.get("keypoints", []):
+        found = [str(n) for n, chunk in enumerate(row["pool"], start=1)
+                 if any(flag for _, flag in highlight(f"{chunk.get('title', '')}\n{chunk['text']}", "", keypoint))]
+        where = f"{texts['found']} {', '.join(found)}" if found else texts["none"]
+        lines.append(f"<li>{_e(' | '.join(keypoint))}: {where}</li>")
+    return f"<ul>{''.join(lines)}</ul>" if lines else ""
+
+
+def _case_body(row: dict[str, Any], texts: dict[str, str]) -> str:
+    stratum = f"{texts['stratum']} {_e(row.get('stratum'))}"
+    count = f" · {texts['count']} {_e(row['count'])}" if row.get("count") is not None else ""
+    keypoints = "\n".join(" | ".join(k) for k in row.get("keypoints", []))
+    return (
+        f'<h2>{texts["question"]}</h2><div class="question" id="question">{_e(row["question"])}</div>'
+        f'<div class="meta">{_e(row["id"])} · {stratum}{count} · {_e(row.get("category", ""))}</div>'
+        f'<h2>{texts["pool"]}</h2><div id="pool">{pool_html(row, texts)}</div>'
+        f'<h2>{texts["answer"]}</h2><textarea id="answer" rows="2">{_e(row.get("ground_truth", ""))}</textarea>'
+        f'<h2>{texts["keypoints"]}</h2><textarea id="keypoints" rows="4">{_e(keypoints)}</textarea>'
+        f'<div id="kpfound" class="meta">{keypoint_html(row, texts)}</div>'
+    )
+
+
+def _conflict_body(row: dict[str, Any], store: ReviewStore, texts: dict[str, str]) -> str:
+    wrong = [str(w) for w in row.get("wrong_values", [])]
+    other = next((doc for doc in store.knowledge_base().corpus if doc.doc_id == row["conflicts_with"]), None)
+    other_text = _marked(highlight(other.text, "", wrong), "w") if other else "(not in the knowledge base)"
+    return (
+        f'<div class="meta" id="question">{texts["kind"]}: {_e(row.get("kind", ""))} · {_e(row.get("severity", ""))} · '
+        f'{texts["wrong"]}: {_e(", ".join(wrong))}</div>'
+        f'<div class="side"><div><h2>{texts["candidate"]}: {_e(row["doc_id"])}</h2>'
+        f'<div class="doc">{_marked(highlight(row["text"], "", wrong), "w")}</div></div>'
+        f'<div><h2>{texts["original"]}: {_e(row["conflicts_with"])}</h2><div class="doc">{other_text}</div></div></div>'
+    )
+
+
+def _page(store: ReviewStore, row: dict[str, Any] | None, language: str, status_filter: str) -> str:
+    texts = TEXTS[language]
+    progress = store.progress()
+    groups = " · ".join(f"{_e(name)} {c['reviewed']}/{c['total']}" for name, c in progress["by_group"].items())
+    options = "".join(f'<option value="{f}"{" selected" if f == status_filter else ""}>{texts[f]}</option>' for f in FILTERS)
+    header = (
+        f'<header><strong>{texts["title"]}</strong><span id="progress">{texts["reviewed"]} {progress["reviewed"]}/{progress["total"]}'
+        f' ({groups})</span><label>{texts["filter"]} <select id="filter">{options}</select></label>'
+        f'<button id="lang" type="button">{texts["language"]}</button><button id="export" type="button">{texts["export"]}</button></header>'
+    )
+    if row is None:
+        body, key, version, status = f'<p id="done">{texts["done"]}</p>', "", 0, "pending"
+    else:
+        key, version, status = store.key(row), row["review"]["version"], row["review"]["status"]
+        body = _case_body(row, texts) if store.kind == CASES else _conflict_body(row, store, texts)
+    buttons = "".join(f'<button id="{name}" type="button">{texts[name]}</button>' for name in ("accept", "reject", "skip", "reopen"))
+    state = {"id": key, "version": version, "filter": status_filter, "texts": texts,
+             "other_language": next(lang for lang in UI_LANGUAGES if lang != language)}
+    payload = json.dumps(state, ensure_ascii=False).replace("</", "<\\/")
+    return (
+        f'<!doctype html><html lang="{"zh-CN" if language == "zh" else "en"}"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width"><title>{texts["title"]}</title><style>{_STYLE}</style></head><body>'
+        f'{header}<main><div>{texts["status"]}: <span class="status" id="status" data-status="{status}">{texts[status]}</span></div>'
+        f'{body}<div class="actions">{buttons if row is not None else ""}<button id="back" type="button">{texts["back"]}</button>'
+        f'<button id="next" type="button">{texts["next"]}</button></div><div id="message" role="alert"></div>'
+        f'<p class="keys">{texts["keys"]}</p></main><script type="application/json" id="state">{payload}</script>'
+        f'<script>{_SCRIPT}</script></body></html>'
+    )
+
+
+def build_review_app(store: ReviewStore, language: str | None = None) -> FastAPI:
+    """The review app over ``store``; ``language`` (``en`` or ``zh``) is the UI's default, else the drafts' language.
+    A ``lang`` cookie (the header's language button) overrides it."""
+    sample = [str(row.get("question") or row.get("text", "")) for row in store.rows()[:50]]
+    default = language or detect_language(sample)
+    app = FastAPI(title="tuner golden review", docs_url=None, redoc_url=None, openapi_url=None)
+
+    def ui_language(request: Request) -> str:
+        chosen = request.cookies.get("lang")
+        return chosen if chosen in UI_LANGUAGES else default
+
+    def chosen_filter(value: str | None) -> str:
+        return value if value in FILTERS else "all"
+
+    def shown(request: Request, row: dict[str, Any] | None, status_filter: str) -> HTMLResponse:
+        return HTMLResponse(_page(store, row, ui_language(request), status_filter), headers={"Cache-Control": "no-store"})
+
+    @app.get("/", response_class=HTMLResponse)
+    def first(request: Request) -> HTMLResponse:
+        key = store.first_to_review()
+        return shown(request, None if key is None else store.row(key), "all")
+
+    @app.get("/case/{case_id:path}", response_class=HTMLResponse)
+    def case(case_id: str, request: Request, filter: str | None = None) -> Response:
+        row = store.row(case_id)
+        if row is None:
+            return HTMLResponse(f"<p>unknown case {_e(case_id)}</p>", status_code=404)
+        return shown(request, row, chosen_filter(filter))
+
+    @app.get("/step/{case_id:path}")
+    def step(case_id: str, request: Request, dir: str = "next", filter: str | None = None) -> Response:
+        status_filter = chosen_filter(filter)
+        rows = store.rows()
+        keys = [store.key(row) for row in rows]
+        start = keys.index(case_id) if case_id in keys else -1
+        order = range(start + 1, len(rows)) if dir == "next" else range(start - 1, -1, -1)
+        for index in order:
+            if status_filter == "all" or rows[index]["review"]["status"] == status_filter:
+                return RedirectResponse(f"/case/{quote(keys[index], safe='')}?filter={status_filter}", status_code=303)
+        return shown(request, None, status_filter)
+
+    @app.post("/api/cases/{case_id:path}")
+    async def update(case_id: str, request: Request) -> JSONResponse:
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse({"error": "the request body must be JSON"}, status_code=400)
+        if not isinstance(body, dict) or not isinstance(body.get("version"), int):
+            return JSONResponse({"error": "the request needs the row's version (an integer)"}, status_code=422)
+        version, action = body.pop("version"), body.pop("action", None)
+        try:
+            row = store.update(case_id, version, action, **body)
+        except StaleVersion as exc:
+            return JSONResponse({"error": str(exc), "current_version": exc.current}, status_code=409)
+        except KeyError:
+            return JSONResponse({"error": f"unknown case {case_id}"}, status_code=404)
+        except ValueError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=422)
+        reply: dict[str, Any] = {"row": row}
+        if "keypoints" in body:
+            texts = TEXTS[ui_language(request)]
+            reply.update(pool_html=pool_html(row, texts), keypoint_html=keypoint_html(row, texts))
+        return JSONResponse(reply)
+
+    @app.get("/api/progress")
+    def progress() -> dict[str, Any]:
+        return store.progress()
+
+    @app.post("/api/export")
+    def export() -> JSONResponse:
+        try:
+            done = store.export()
+        except DatasetError as exc:
+            return JSONResponse({"error": f"validation failed, nothing written: {exc.problems[0]}", "problems": exc.problems},
+                                status_code=400)
+        except UserError as exc:
+            return JSONResponse({"error": str(exc)}, status_code=400)
+        return JSONResponse({"path": str(done.path), "written": done.written, "kept": done.kept, "summary": done.summary})
+
+    return app
