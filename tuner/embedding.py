@@ -20,6 +20,7 @@ import sqlite3
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path, PurePath
@@ -314,6 +315,59 @@ class PostgresEmbeddingStore(_CheckedRows):
 
     def close(self) -> None:
         self._table.close()
+
+
+class ServingStore:
+    """The store of a running service, in front of the study's ``backing`` store.
+
+    While the indexes are built it is ``backing`` itself (reads, writes and claims pass through), so chunk and
+    sentence vectors are stored for the next start. After :meth:`serve`, vectors computed on a request (the
+    question's) are kept here in memory, the last ``capacity`` of them, and never written to ``backing``: a request
+    does not wait on a store write, and a service does not grow the store by a row for every question it is asked.
+    Reads look here first, then in ``backing`` (a question a study already embedded is found there)."""
+
+    def __init__(self, backing: VectorStore, capacity: int = 10_000) -> None:
+        self.backing = backing
+        self.capacity = capacity
+        self._memory: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self._serving = False
+
+    @property
+    def damaged_rows(self) -> int:
+        return self.backing.damaged_rows
+
+    def serve(self) -> None:
+        """From now on keep new vectors in memory only."""
+        self._serving = True
+
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for text_hash in hashes:
+                vector = self._memory.get((model, text_hash))
+                if vector is not None:
+                    self._memory.move_to_end((model, text_hash))
+                    found[text_hash] = vector
+        rest = [h for h in hashes if h not in found]
+        if rest:
+            found.update(self.backing.get_many(model, rest))
+        return found
+
+    def put_many(self, model: str, items: dict[str, np.ndarray]) -> None:
+        if not self._serving:
+            self.backing.put_many(model, items)
+            return
+        with self._lock:
+            for text_hash, vector in items.items():
+                self._memory[(model, text_hash)] = vector
+                self._memory.move_to_end((model, text_hash))
+            while len(self._memory) > self.capacity:
+                self._memory.popitem(last=False)
+
+    def claim(self, model: str, hashes: Sequence[str]) -> AbstractContextManager[set[str]]:
+        """``backing``'s claim while building; once serving, every text is this request's to encode."""
+        return nullcontext(set(hashes)) if self._serving else self.backing.claim(model, hashes)
 
 
 def _prepare_embeddings(conn: sqlite3.Connection) -> None:

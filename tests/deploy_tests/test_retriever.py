@@ -12,12 +12,14 @@ import yaml
 import tuner
 from tuner.cli import main
 from tuner.dataset import Document, load_dataset
+from tuner.embedding import get_encoder
 from tuner.deploy import Retriever
 from tuner.evaluation import evaluate_retrieval
 from tuner.export import export_document, read_export, write_export
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.study import TrialRecord, study_front
+from tuner.text import split_sentences
 
 SPACE = {
     "top_k": {"type": "int", "low": 1, "high": 4},
@@ -99,6 +101,19 @@ def test_retrieved_chunks_carry_text_span_score_and_metadata(tmp_path: Path) -> 
     assert {c.doc_id for c in retriever.retrieve("How long is the warranty?", filters={"team": "sales"})} <= {"returns", "shipping"}
     with pytest.raises(ValueError, match="candidate_depth"):
         retriever.retrieve("warranty", top_k=11)
+
+
+def test_an_unseen_question_embeds_only_itself_and_writes_nothing_to_the_store(tmp_path: Path) -> None:
+    retriever = Retriever.from_config(_config(tmp_path), corpus=_shop())
+    encoder = get_encoder(retriever.settings.embedding_model)
+    sentences = [s for doc in _shop() for s in split_sentences(doc.text)]
+    assert encoder.missing(sentences) == []  # the reranker's sentence vectors were stored when the index was built
+    question = "Is accidental damage covered by the laptop warranty, ticket 7413?"
+    before = encoder.texts_encoded
+    first = retriever.retrieve(question)
+    assert encoder.texts_encoded - before == 1  # the question, once, for the first stage and the reranker both
+    assert retriever.retrieve(question) == first and encoder.texts_encoded - before == 1
+    assert encoder.with_prompt(retriever.settings.query_prompt).missing([question]) == [question]
 
 
 def test_added_superseded_and_deleted_documents_match_a_fresh_build(tmp_path: Path) -> None:

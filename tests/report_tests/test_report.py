@@ -13,6 +13,7 @@ from tests.report_tests.synthetic import NOISE_FLOOR
 from tuner.errors import UserError
 from tuner.report import render_report, summarize_study, write_report
 from tuner.report._figures import MIN_IMPORTANCE_TRIALS
+from tuner.study import study_summary
 
 
 def small_study(values: list[list[float]], objectives: list[str] | None = None) -> optuna.Study:
@@ -84,6 +85,19 @@ def test_a_study_without_complete_trials_still_reports() -> None:
     page = render_report(study)
     assert "0 complete, 1 pruned, 0 failed" in page
     assert "No complete trial yet" in page and "No configuration picked." in page
+
+
+def test_header_counts_repeated_configurations_as_the_run_does() -> None:
+    study = small_study([[0.6, 0.1], [0.8, 0.2]])
+    evidence = {"look": 1, "cases_used": 4, "dominated_by": 0, "p_value": 0.01, "differences": {"recall_at_k": 0.2}}
+    study.add_trial(create_trial(state=TrialState.PRUNED, params={}, distributions={}, user_attrs={"pruning": evidence}))
+    for _ in range(2):
+        study.add_trial(create_trial(state=TrialState.PRUNED, params={}, distributions={}, user_attrs={"duplicate_of": 0}))
+    page = render_report(study)
+    assert "2 complete, 1 pruned, 2 repeated configurations not evaluated again, 0 failed" in page
+    assert "1 pruned trial(s)" in page
+    run = study_summary(study)
+    assert (run["n_pruned"] - run["n_duplicates"], run["n_duplicates"]) == (1, 2)
 
 
 def test_three_objective_study(tmp_path: Path) -> None:

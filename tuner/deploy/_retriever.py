@@ -21,6 +21,7 @@ import numpy as np
 from tuner.cache import DiskCache
 from tuner.chunking import CONFLICT, Chunk, chunk_dataset
 from tuner.dataset import Dataset, Document, load_dataset, resolve_dataset
+from tuner.embedding import CachedEncoder, ServingStore, get_encoder
 from tuner.text import Language, detect_language
 from tuner.errors import UserError
 from tuner.export import ExportedConfig, read_export
@@ -94,13 +95,24 @@ class Retriever:
             raise UserError(f"top_k ({settings.top_k}) exceeds candidate_depth ({settings.candidate_depth})")
         self.settings = settings
         self.provenance = dict(provenance or {})
-        self._pipeline = RetrievalPipeline(dataset, cache)
+        cache = cache or DiskCache()
+        stored = get_encoder(settings.embedding_model, cache.root)
+        self._store = ServingStore(stored.store)
+        self._pipeline = RetrievalPipeline(dataset, cache, encoder=CachedEncoder(stored.inner, self._store))
         self._language = dataset.language
         self._write_lock = threading.Lock()
         table = self._pipeline.table(settings)
         documents = {doc.doc_id: doc for doc in dataset.corpus}
         self._index = _Index(table, self._pipeline.retriever(settings), documents)
         self._reranker: Reranker | None = self._pipeline.reranker(settings) if settings.rerank_strength > 0 else None
+        self._prepare(table.chunks)
+        self._store.serve()  # built: from here on a request embeds its question and writes nothing to the store
+
+    def _prepare(self, chunks: Iterable[Chunk]) -> None:
+        """The reranker's work over ``chunks`` that can be returned (sentence vectors for maxsim), done before any
+        request needs it."""
+        if self._reranker is not None:
+            self._reranker.prepare([chunk.passage for chunk in chunks if chunk.source != CONFLICT])
 
     @classmethod
     def from_config(cls, path: str | Path, corpus: Corpus, cache: DiskCache | None = None) -> Retriever:
@@ -180,6 +192,7 @@ class Retriever:
         fresh = chunk_dataset(_in_memory_dataset(new, self._language), self.settings.chunk_size, self.settings.chunk_overlap,
                               self.settings.chunk_unit, self.settings.embedding_model)
         with self._write_lock:
+            self._prepare(fresh)
             replaced = {doc.doc_id for doc in new}
             self._swap([doc for doc in self._index.documents.values() if doc.doc_id not in replaced] + new,
                        replaced, fresh)

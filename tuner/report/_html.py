@@ -39,7 +39,8 @@ from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
 from tuner.settings import format_settings
 from tuner.study import TrialRecord, pick_notes
 
-STATE_WORDS = {"complete": "complete", "pruned": "pruned", "fail": "failed", "running": "running", "waiting": "waiting"}
+STATE_WORDS = {"complete": "complete", "pruned": "pruned", "repeated": "repeated configurations not evaluated again",
+               "fail": "failed", "running": "running", "waiting": "waiting"}
 CALL_WORDS = {"generator": "generator calls", "judge": "judge calls", "tokens": "tokens"}
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}
 STYLE = """

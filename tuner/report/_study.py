@@ -20,8 +20,11 @@ class StudySummary:
     """A study as the report reads it.
 
     ``directions`` maps each objective name (study user attr ``objectives``) to its direction, in the
-    order of ``trial.values``; ``points`` are the complete trials in trial-number order; ``calls`` sums
-    the ``calls`` user attr over every trial, pruned and failed ones included, since they were spent too.
+    order of ``trial.values``; ``points`` are the complete trials in trial-number order; ``pruned`` the trials
+    pruned on evidence; ``counts`` has one entry per Optuna state plus ``repeated``, the trials that repeated an
+    evaluated configuration (Optuna stores them as pruned; they are counted there and not under ``pruned``, as the
+    run's own summary line counts them); ``calls`` sums the ``calls`` user attr over every trial, pruned and failed
+    ones included, since they were spent too.
     """
 
     name: str
@@ -37,15 +40,19 @@ def summarize_study(study: optuna.Study) -> StudySummary:
     """Objectives, directions, noise floor, complete trials as points, pruned trials, counts by state and calls spent."""
     directions = directions_of(study)
     trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
+    records = [TrialRecord.from_trial(t) for t in trials]
+    repeated = {t.number for t, r in zip(trials, records) if r.duplicate_of is not None}
+    pruned = tuple(t for t in trials if t.state == TrialState.PRUNED and t.number not in repeated)
     counts = {state.name.lower(): sum(t.state == state for t in trials) for state in TrialState}
-    spent = [TrialRecord.from_trial(t).calls or TrialCalls() for t in trials]
+    counts.update(pruned=len(pruned), repeated=len(repeated))
+    spent = [r.calls or TrialCalls() for r in records]
     calls = {kind: sum(getattr(c, kind) for c in spent) for kind in CALL_KINDS}
     return StudySummary(
         name=study.study_name,
         directions=directions,
         noise_floor=StudyRecord.from_study(study).noise_floor or {},
         points=tuple(points_of(study)),
-        pruned=tuple(t for t in trials if t.state == TrialState.PRUNED),
+        pruned=pruned,
         counts=counts,
         calls=calls,
     )

@@ -30,34 +30,39 @@ class EmbeddingMaxSimReranker:
     """Max over sentences of cosine(question, sentence), with the embedding model already in use.
 
     Sentences are encoded like the chunks they come from (``encoder``, with its document prompt), the
-    question with ``query_prompt``."""
+    question with ``query_prompt``. The sentence vectors of every passage :meth:`prepare` (or an earlier
+    :meth:`score`) saw are kept in memory, so scoring a passage again costs one product per sentence and no
+    store read: a question's scoring embeds only the question."""
 
     def __init__(self, encoder: CachedEncoder, query_prompt: str = "") -> None:
         self._encoder = encoder
         self._query_encoder = encoder.with_prompt(query_prompt)
         self.model_id = f"embedding-maxsim:{encoder.model_id}"
+        # passage → its sentences' vectors; only ever added to, so threads that score read it without a lock
+        self._sentence_vectors: dict[str, np.ndarray] = {}
 
     def prepare(self, passages: Sequence[str], task: Task | None = None, group: int = 2048) -> None:
-        """Embed the sentences of ``passages`` (each distinct sentence once), ``group`` passages at a time, each group's
-        sentences shortest first: the model pads a batch to its longest text, so batches of like lengths cost less
-        than the mixed lengths of one query's candidates. ``score`` then finds every sentence in the store."""
-        distinct = list(dict.fromkeys(passages))
+        """Embed the sentences of ``passages`` not prepared yet (each distinct sentence once, read from the store when
+        it has them), ``group`` passages at a time, each group's sentences shortest first: the model pads a batch to
+        its longest text, so batches of like lengths cost less than the mixed lengths of one query's candidates."""
+        distinct = [p for p in dict.fromkeys(passages) if p not in self._sentence_vectors]
+        if task is not None:
+            task.advance(len(set(passages)) - len(distinct))
         for start in range(0, len(distinct), group):
-            part = distinct[start : start + group]
-            sentences = {s for passage in part for s in _sentences(passage)}
-            self._encoder.encode(sorted(sentences, key=lambda s: (len(s), s)))
+            part = {passage: _sentences(passage) for passage in distinct[start : start + group]}
+            sentences = sorted({s for of_passage in part.values() for s in of_passage}, key=lambda s: (len(s), s))
+            vector_of = dict(zip(sentences, self._encoder.encode(sentences)))
+            for passage, of_passage in part.items():
+                self._sentence_vectors[passage] = np.stack([vector_of[s] for s in of_passage])
             if task is not None:
                 task.advance(len(part))
 
     def score(self, query: str, passages: Sequence[str]) -> np.ndarray:
-        sentences = [_sentences(p) for p in passages]
-        flat = [s for group in sentences for s in group]
-        if not flat:
+        if not passages:
             return np.zeros(0, dtype=np.float32)
-        vectors = self._encoder.encode(flat)
-        similarity = vectors @ self._query_encoder.encode([query])[0]
-        bounds = np.cumsum([0] + [len(group) for group in sentences])
-        best = [similarity[start:end].max() for start, end in zip(bounds[:-1], bounds[1:])]
+        self.prepare(passages)
+        query_vector = self._query_encoder.encode([query])[0]
+        best = [(self._sentence_vectors[p] @ query_vector).max() for p in passages]
         return np.asarray(best, dtype=np.float32).clip(0.0, 1.0)
 
 
