@@ -22,7 +22,6 @@ from tuner.cache import DiskCache
 from tuner.chunking import CONFLICT, Chunk, chunk_dataset
 from tuner.dataset import Dataset, Document, load_dataset, resolve_dataset
 from tuner.text import Language, detect_language
-from tuner.errors import UserError
 from tuner.export import ExportedConfig, read_export
 from tuner.rerank import Reranker
 from tuner.retrieval import RETRIEVERS, ChunkTable, FirstStage, RetrievalPipeline, final_ranking
@@ -90,8 +89,6 @@ class Retriever:
 
     def __init__(self, settings: RetrievalSettings, dataset: Dataset, cache: DiskCache | None = None,
                  provenance: Mapping[str, Any] | None = None) -> None:
-        if settings.top_k > settings.candidate_depth:
-            raise UserError(f"top_k ({settings.top_k}) exceeds candidate_depth ({settings.candidate_depth})")
         self.settings = settings
         self.provenance = dict(provenance or {})
         self._pipeline = RetrievalPipeline(dataset, cache)
@@ -159,8 +156,7 @@ class Retriever:
             valid = indices >= 0
             rerank = np.zeros(indices.shape, dtype=np.float32)
             rerank[valid] = self._reranker.score(query, [index.table.passages[i] for i in indices[valid]])
-        chosen, scores = final_ranking(indices, first, rerank, self.settings.rerank_strength,
-                                       self.settings.relevance_threshold, k)
+        chosen, scores = final_ranking(indices, first, rerank, replace(self.settings.ranking, top_k=k))
         return [self._result(index, index.table.chunks[i], float(s)) for i, s in zip(chosen, scores)]
 
     @staticmethod
@@ -202,6 +198,6 @@ class Retriever:
         conflicts = [c for c in old if c.source == CONFLICT]
         chunks = kept + added + conflicts
         table = ChunkTable(chunks, _table_key(chunks, self.settings.embedding_model), self._pipeline.encoder(self.settings))
-        first_stage = RETRIEVERS[self.settings.retriever](table, self.settings, self._pipeline.cache)
+        first_stage = RETRIEVERS[self.settings.retriever].build(table, self.settings, self._pipeline.cache)
         self._index = replace(self._index, table=table, first_stage=first_stage,
                               documents={doc.doc_id: doc for doc in documents})

@@ -11,7 +11,6 @@ from tuner.cache import DiskCache
 from tuner.chunking import Chunk
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder, get_encoder
-from tuner.errors import UserError
 from tuner.progress import Reporter, SilentReporter
 from tuner.rerank import Reranker, build_reranker
 from tuner.retrieval._base import RETRIEVERS, FirstStage
@@ -123,19 +122,20 @@ class RetrievalPipeline:
         key = retriever_memo(settings)
         if key not in self._retrievers:
             table = self.table(settings)
-            if settings.retriever != "bm25":
+            entry = RETRIEVERS[settings.retriever]
+            if entry.needs_vectors:
                 self._embed_table(table)
-            self._retrievers[key] = RETRIEVERS[settings.retriever](table, settings, self.cache)
+            self._retrievers[key] = entry.build(table, settings, self.cache)
         return self._retrievers[key]
 
     def candidates_key(self, settings: RetrievalSettings, view: str = "clean") -> str:
-        """The cache key of :meth:`candidates`; for dense and hybrid retrieval it hashes the chunk and question
+        """The cache key of :meth:`candidates`; for a retriever that needs vectors it hashes the chunk and question
         vectors, which are encoded (or read from the embedding store) here, once per process."""
         memo = candidates_memo(settings, view)
         if memo not in self._candidate_keys:
             table = self.table(settings)
             vectors = None
-            if settings.retriever != "bm25":
+            if RETRIEVERS[settings.retriever].needs_vectors:
                 self._embed_table(table)
                 vectors = (table.embeddings(), self.query_vectors(settings))
             self._candidate_keys[memo] = candidates_key(settings, table.key, view, vectors)
@@ -186,20 +186,13 @@ class RetrievalPipeline:
 
     def retrieve(self, settings: RetrievalSettings, view: str = "clean") -> list[RetrievedContext]:
         """The final context of every golden case, in dataset order."""
-        if settings.top_k > settings.candidate_depth:
-            raise UserError(f"top_k ({settings.top_k}) exceeds candidate_depth ({settings.candidate_depth})")
         candidates = self.candidates(settings, view)
         rerank = self.rerank_scores(settings, view) if settings.rerank_strength > 0 else None
         table = self.table(settings)
         contexts = []
         for row, case in enumerate(self.dataset.golden):
             chosen, scores = final_ranking(
-                candidates.indices[row],
-                candidates.scores[row],
-                None if rerank is None else rerank[row],
-                settings.rerank_strength,
-                settings.relevance_threshold,
-                settings.top_k,
+                candidates.indices[row], candidates.scores[row], None if rerank is None else rerank[row], settings.ranking
             )
             chunks = tuple(table.chunks[i] for i in chosen)
             contexts.append(RetrievedContext(case.id, chunks, tuple(float(s) for s in scores)))

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from tuner.settings import Ranking
+
 
 def final_ranking(
-    indices: np.ndarray,
-    first_stage: np.ndarray,
-    rerank: np.ndarray | None,
-    rerank_strength: float,
-    relevance_threshold: float,
-    top_k: int,
+    indices: np.ndarray, first_stage: np.ndarray, rerank: np.ndarray | None, ranking: Ranking
 ) -> tuple[np.ndarray, np.ndarray]:
-    """The final context of one query from its cached candidates.
+    """The final context of one query from its cached candidates, under the final-ranking group ``ranking``.
 
     ``score = (1 − s) · first_stage + s · rerank`` (s = ``rerank_strength``; the first stage alone when
     s = 0); candidates are ordered by score, ties keeping first-stage order; those scoring below
     ``relevance_threshold`` are dropped, and at most ``top_k`` remain. Returns (chunk indices, scores).
     """
+    rerank_strength, relevance_threshold, top_k = ranking.rerank_strength, ranking.relevance_threshold, ranking.top_k
     valid = indices >= 0
     candidates = indices[valid]
     scores = first_stage[valid].astype(np.float64)
