@@ -48,6 +48,24 @@ class RetrievalSettings(BaseModel):
     rerank_strength: float = _knob(
         "final_ranking", 0.0, "blend of reranker and first-stage scores (0 = no reranking, 1 = reranker only)", ge=0.0, le=1.0
     )
+    version_policy: Literal["all", "latest"] = _knob(
+        "final_ranking", "all",
+        "latest drops a candidate whose document has a newer version (same metadata family, later date) in the index; all keeps it",
+    )
+    stale_penalty: float = _knob(
+        "final_ranking", 0.0, "with version_policy all, multiply a stale candidate's score by 1 - this (0..1)", ge=0.0, le=1.0
+    )
+    recency_weight: float = _knob(
+        "final_ranking", 0.0, "weight w of the recency score in the final score, (1 - w) * score + w * recency (0..1)",
+        ge=0.0, le=1.0,
+    )
+    recency_half_life_days: float = _knob(
+        "final_ranking", 365.0, "days behind the newest dated document at which the recency score halves", gt=0.0, le=100_000.0
+    )
+    dedupe: float = _knob(
+        "final_ranking", 1.0,
+        "drop a candidate whose cosine similarity to a better-ranked kept one exceeds this (0..1; 1 = off)", ge=0.0, le=1.0,
+    )
     chunk_size: int = _knob("chunking", 256, "chunk size, counted in --chunk-unit", ge=8, le=100_000)
     chunk_unit: Literal["tokens", "chars", "words"] = _knob(
         "chunking", "tokens", "tokens (of the embedding model's tokenizer, default), chars, or legacy words"
@@ -124,6 +142,16 @@ class Ranking:
     top_k: int
     relevance_threshold: float
     rerank_strength: float
+    version_policy: str = "all"
+    stale_penalty: float = 0.0
+    recency_weight: float = 0.0
+    recency_half_life_days: float = 365.0
+    dedupe: float = 1.0
+
+    @property
+    def reads_versions(self) -> bool:
+        """Whether this ranking needs the candidates' family and date (:class:`tuner.retrieval.ChunkVersions`)."""
+        return self.version_policy == "latest" or self.stale_penalty > 0 or self.recency_weight > 0
 
 
 def stage_fields(stage: Stage) -> tuple[str, ...]:
