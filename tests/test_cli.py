@@ -50,3 +50,18 @@ def test_quiet_hides_progress_and_verbose_logs_debug(tmp_path: Path, capsys: pyt
         main(["-q", "-v", "validate", str(tmp_path / "demo")])  # one or the other
     main(["validate", str(tmp_path / "demo")])  # back to the default: INFO, progress shown
     assert logging.getLogger("tuner").level == logging.INFO
+
+
+def test_every_retrieval_setting_has_a_flag_with_its_description_and_the_flag_sets_it(tiny_dataset_dir: Path) -> None:
+    from tuner.cli import build_parser
+    from tuner.commands._common import settings_from_args
+    from tuner.settings import RetrievalSettings
+
+    parser = build_parser()
+    eval_parser = next(a for a in parser._subparsers._group_actions[0].choices.values() if a.prog.endswith(" eval"))  # type: ignore[union-attr]
+    flags = {action.dest: action.help for action in eval_parser._actions}
+    for name, info in RetrievalSettings.model_fields.items():
+        assert flags[name] == info.description and info.description
+    args = parser.parse_args(["eval", str(tiny_dataset_dir), "--hybrid-weight", "0.7", "--dense-index", "hnsw", "--top-k", "3"])
+    settings = settings_from_args(args)
+    assert (settings.hybrid_weight, settings.dense_index, settings.top_k) == (0.7, "hnsw", 3)

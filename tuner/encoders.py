@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tuner.errors import UserError
 from tuner.inference import BACKENDS, Backend
+from tuner.llm import EmbeddingClient, LLMConfig
 
 Device = Literal["auto", "cpu", "cuda", "mps"]
 
@@ -133,9 +134,6 @@ class EndpointEncoder:
         self, spec: EndpointSpec, options: EmbeddingOptions, timeout: float = 60.0, max_retries: int = 3,
         backoff_base: float = 1.0,
     ) -> None:
-        # tuner.llm imports tuner.embedding (for the extractive generator's encoder): import it on use
-        from tuner.llm import EmbeddingClient, LLMConfig
-
         self.model_id = spec.name
         self.spec = spec
         self.texts_encoded = 0

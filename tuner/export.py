@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -144,79 +144,113 @@ Untranslated = tuple[str, Any, str]
 """A setting the framework has no equivalent for: (name, value, what the framework does instead)."""
 
 
-def _overlap_units(settings: Mapping[str, Any]) -> int:
-    return int(round(settings["chunk_size"] * settings["chunk_overlap"]))
+def _overlap_units(settings: RetrievalSettings) -> int:
+    return int(round(settings.chunk_size * settings.chunk_overlap))
 
 
-def _untranslated(settings: Mapping[str, Any], fusion: str, cutoff: bool) -> list[Untranslated]:
+def _untranslated(settings: RetrievalSettings, fusion: str, cutoff: bool) -> list[Untranslated]:
     """What a framework cannot express; ``cutoff`` says whether its similarity cutoff means tuner's threshold."""
     rows: list[Untranslated] = []
-    if settings["chunk_unit"] == "words":
+    if settings.chunk_unit == "words":
         rows.append(("chunk_unit", "words", "no whitespace-word splitter: the character splitter below is the nearest"))
     rows.append(("chunking", "sentence snapping", "tuner ends a chunk at the last sentence end past half its size; "
                  "the splitters below break at their own separators"))
-    if settings["retriever"] == "hybrid":
-        rows.append(("hybrid_weight", settings["hybrid_weight"], f"tuner blends normalized scores convexly; {fusion}"))
-    if settings["relevance_threshold"] > 0 and not cutoff:
-        rows.append(("relevance_threshold", settings["relevance_threshold"],
+    if settings.retriever == "hybrid":
+        rows.append(("hybrid_weight", settings.hybrid_weight, f"tuner blends normalized scores convexly; {fusion}"))
+    if settings.relevance_threshold > 0 and not cutoff:
+        rows.append(("relevance_threshold", settings.relevance_threshold,
                      "applies to tuner's normalized final score (BM25: the share of the query's Σidf a chunk reaches; hybrid and "
                      "reranked: a blend); the framework's scores are on another scale"))
-    if settings["rerank_strength"] > 0:
-        rows.append(("rerank_strength", settings["rerank_strength"],
+    if settings.rerank_strength > 0:
+        rows.append(("rerank_strength", settings.rerank_strength,
                      "tuner blends first-stage and reranker scores; frameworks' rerankers replace the order instead"))
-        if settings["reranker"].startswith("embedding-maxsim"):
-            rows.append(("reranker", settings["reranker"], "max cosine over a chunk's sentences exists in no framework"))
+        if settings.reranker.startswith("embedding-maxsim"):
+            rows.append(("reranker", settings.reranker, "max cosine over a chunk's sentences exists in no framework"))
     return rows
 
 
-def _langchain(settings: Mapping[str, Any]) -> tuple[dict[str, Any], list[Untranslated]]:
-    size, overlap, unit = settings["chunk_size"], _overlap_units(settings), settings["chunk_unit"]
+def _retriever_entry(entries: Mapping[str, Callable[[RetrievalSettings], dict[str, Any]]], settings: RetrievalSettings,
+                     framework: str) -> dict[str, Any]:
+    """The framework's retriever for ``settings.retriever``; a retriever without an entry is a bug to fix here,
+    never a silent stand-in (every name in ``tuner.retrieval.RETRIEVERS`` needs one in each framework)."""
+    if settings.retriever not in entries:
+        raise ValueError(f"no {framework} equivalent written for retriever '{settings.retriever}' (tuner/export.py)")
+    return entries[settings.retriever](settings)
+
+
+def _langchain_dense(k: int) -> dict[str, Any]:
+    # no score_threshold: LangChain's FAISS turns an inner product p into the relevance score 1 − p, not tuner's cosine
+    return {"class": "langchain_community.vectorstores.FAISS", "distance_strategy": "MAX_INNER_PRODUCT",
+            "as_retriever": {"search_type": "similarity", "search_kwargs": {"k": k}}}
+
+
+def _langchain_bm25(k: int) -> dict[str, Any]:
+    return {"class": "langchain_community.retrievers.BM25Retriever", "k": k}
+
+
+LANGCHAIN_RETRIEVERS: dict[str, Callable[[RetrievalSettings], dict[str, Any]]] = {
+    "bm25": lambda s: _langchain_bm25(s.top_k),
+    "dense": lambda s: _langchain_dense(s.top_k),
+    "hybrid": lambda s: {
+        "class": "langchain.retrievers.EnsembleRetriever", "weights": [round(1 - s.hybrid_weight, 6), s.hybrid_weight],
+        "retrievers": [_langchain_bm25(s.candidate_depth), _langchain_dense(s.candidate_depth)]},
+}
+
+
+def _langchain(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untranslated]]:
+    size, overlap, unit = settings.chunk_size, _overlap_units(settings), settings.chunk_unit
     splitter: dict[str, Any] = (
-        {"class": "langchain_text_splitters.SentenceTransformersTokenTextSplitter", "model_name": settings["embedding_model"],
+        {"class": "langchain_text_splitters.SentenceTransformersTokenTextSplitter", "model_name": settings.embedding_model,
          "tokens_per_chunk": size, "chunk_overlap": overlap}
         if unit == "tokens" else
         {"class": "langchain_text_splitters.RecursiveCharacterTextSplitter", "chunk_size": size, "chunk_overlap": overlap}
     )
-    embeddings = {"class": "langchain_huggingface.HuggingFaceEmbeddings", "model_name": settings["embedding_model"],
-                  "encode_kwargs": {"normalize_embeddings": True, "prompt": settings["document_prompt"]},
-                  "query_encode_kwargs": {"normalize_embeddings": True, "prompt": settings["query_prompt"]}}
-    # no score_threshold: LangChain's FAISS turns an inner product p into the relevance score 1 − p, not tuner's cosine
-    dense = {"class": "langchain_community.vectorstores.FAISS", "distance_strategy": "MAX_INNER_PRODUCT",
-             "as_retriever": {"search_type": "similarity", "search_kwargs": {"k": settings["top_k"]}}}
-    bm25 = {"class": "langchain_community.retrievers.BM25Retriever", "k": settings["candidate_depth"]}
-    retriever: dict[str, Any] = {"bm25": {**bm25, "k": settings["top_k"]}, "dense": dense}.get(settings["retriever"], {
-        "class": "langchain.retrievers.EnsembleRetriever", "weights": [round(1 - settings["hybrid_weight"], 6), settings["hybrid_weight"]],
-        "retrievers": [bm25, {**dense, "as_retriever": {"search_kwargs": {"k": settings["candidate_depth"]}}}]})
+    embeddings = {"class": "langchain_huggingface.HuggingFaceEmbeddings", "model_name": settings.embedding_model,
+                  "encode_kwargs": {"normalize_embeddings": True, "prompt": settings.document_prompt},
+                  "query_encode_kwargs": {"normalize_embeddings": True, "prompt": settings.query_prompt}}
+    retriever = _retriever_entry(LANGCHAIN_RETRIEVERS, settings, "langchain")
     native = {"text_splitter": splitter, "embeddings": embeddings, "retriever": retriever}
-    if settings["reranker"].startswith("cross-encoder:") and settings["rerank_strength"] > 0:
+    if settings.reranker.startswith("cross-encoder:") and settings.rerank_strength > 0:
         native["reranker"] = {"class": "langchain.retrievers.document_compressors.CrossEncoderReranker",
-                              "model": settings["reranker"].split(":", 1)[1], "top_n": settings["top_k"]}
+                              "model": settings.reranker.split(":", 1)[1], "top_n": settings.top_k}
     return native, _untranslated(settings, "EnsembleRetriever fuses ranks (weighted reciprocal rank fusion)", cutoff=False)
 
 
-def _llamaindex(settings: Mapping[str, Any]) -> tuple[dict[str, Any], list[Untranslated]]:
-    size, overlap, unit = settings["chunk_size"], _overlap_units(settings), settings["chunk_unit"]
-    splitter: dict[str, Any] = {"class": "llama_index.core.node_parser.SentenceSplitter", "chunk_size": size, "chunk_overlap": overlap,
-                                "tokenizer": (f"transformers.AutoTokenizer.from_pretrained({settings['embedding_model']!r}).tokenize"
-                                              if unit == "tokens" else "list  # one unit per character")}
-    embed = {"class": "llama_index.embeddings.huggingface.HuggingFaceEmbedding", "model_name": settings["embedding_model"],
-             "query_instruction": settings["query_prompt"], "text_instruction": settings["document_prompt"], "normalize": True}
-    dense = {"class": "llama_index.core.VectorStoreIndex.as_retriever", "similarity_top_k": settings["top_k"]}
-    bm25 = {"class": "llama_index.retrievers.bm25.BM25Retriever", "similarity_top_k": settings["top_k"]}
-    retriever: dict[str, Any] = {"bm25": bm25, "dense": dense}.get(settings["retriever"], {
+def _llamaindex_dense(k: int) -> dict[str, Any]:
+    return {"class": "llama_index.core.VectorStoreIndex.as_retriever", "similarity_top_k": k}
+
+
+def _llamaindex_bm25(k: int) -> dict[str, Any]:
+    return {"class": "llama_index.retrievers.bm25.BM25Retriever", "similarity_top_k": k}
+
+
+LLAMAINDEX_RETRIEVERS: dict[str, Callable[[RetrievalSettings], dict[str, Any]]] = {
+    "bm25": lambda s: _llamaindex_bm25(s.top_k),
+    "dense": lambda s: _llamaindex_dense(s.top_k),
+    "hybrid": lambda s: {
         "class": "llama_index.core.retrievers.QueryFusionRetriever", "mode": "relative_score", "num_queries": 1,
-        "similarity_top_k": settings["top_k"], "retriever_weights": [round(1 - settings["hybrid_weight"], 6), settings["hybrid_weight"]],
-        "retrievers": [{**bm25, "similarity_top_k": settings["candidate_depth"]},
-                       {**dense, "similarity_top_k": settings["candidate_depth"]}]})
+        "similarity_top_k": s.top_k, "retriever_weights": [round(1 - s.hybrid_weight, 6), s.hybrid_weight],
+        "retrievers": [_llamaindex_bm25(s.candidate_depth), _llamaindex_dense(s.candidate_depth)]},
+}
+
+
+def _llamaindex(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untranslated]]:
+    size, overlap, unit = settings.chunk_size, _overlap_units(settings), settings.chunk_unit
+    splitter: dict[str, Any] = {"class": "llama_index.core.node_parser.SentenceSplitter", "chunk_size": size, "chunk_overlap": overlap,
+                                "tokenizer": (f"transformers.AutoTokenizer.from_pretrained({settings.embedding_model!r}).tokenize"
+                                              if unit == "tokens" else "list  # one unit per character")}
+    embed = {"class": "llama_index.embeddings.huggingface.HuggingFaceEmbedding", "model_name": settings.embedding_model,
+             "query_instruction": settings.query_prompt, "text_instruction": settings.document_prompt, "normalize": True}
+    retriever = _retriever_entry(LLAMAINDEX_RETRIEVERS, settings, "llamaindex")
     native: dict[str, Any] = {"node_parser": splitter, "embed_model": embed, "retriever": retriever}
-    cutoff = settings["retriever"] == "dense" and settings["rerank_strength"] == 0  # the node score is then tuner's cosine
-    if settings["relevance_threshold"] > 0 and cutoff:
+    cutoff = settings.retriever == "dense" and settings.rerank_strength == 0  # the node score is then tuner's cosine
+    if settings.relevance_threshold > 0 and cutoff:
         native["node_postprocessors"] = [{"class": "llama_index.core.postprocessor.SimilarityPostprocessor",
-                                          "similarity_cutoff": settings["relevance_threshold"]}]
-    if settings["reranker"].startswith("cross-encoder:") and settings["rerank_strength"] > 0:
+                                          "similarity_cutoff": settings.relevance_threshold}]
+    if settings.reranker.startswith("cross-encoder:") and settings.rerank_strength > 0:
         native.setdefault("node_postprocessors", []).append({
             "class": "llama_index.core.postprocessor.SentenceTransformerRerank",
-            "model": settings["reranker"].split(":", 1)[1], "top_n": settings["top_k"]})
+            "model": settings.reranker.split(":", 1)[1], "top_n": settings.top_k})
     return native, _untranslated(settings, "QueryFusionRetriever(mode='relative_score') min-max scales each list first", cutoff)
 
 
@@ -228,7 +262,7 @@ def write_framework_export(path: str | Path, document: dict[str, Any], framework
     """The nearest ``framework`` settings of an export (chunk size and overlap in the framework's units, ``k`` /
     ``similarity_top_k``, a similarity cutoff where one exists) as YAML, headed by a table of the settings that
     do not translate; the adapter ``tuner.deploy.<framework>`` reproduces the measured retrieval instead."""
-    native, untranslated = FRAMEWORKS[framework](document["settings"])
+    native, untranslated = FRAMEWORKS[framework](settings_from_mapping(document["settings"], "export settings"))
     header = [f"# {framework} settings nearest to the measured configuration, written by tuner export --format {framework}.",
               f"# For the retrieval the study measured, use {ADAPTERS[framework]}.from_config(...) instead.",
               "# What does not translate:", "#", "# | setting | value | why |", "# |---|---|---|"]

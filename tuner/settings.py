@@ -4,15 +4,28 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic.fields import FieldInfo
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_RERANKER = "embedding-maxsim"
+
+
+Stage = Literal["chunking", "encoding", "first_stage", "rerank", "final_ranking"]
+STAGES: tuple[Stage, ...] = ("chunking", "encoding", "first_stage", "rerank", "final_ranking")
+"""The retrieval stages in pipeline order; every setting belongs to exactly one (``stage_fields``)."""
+
+
+def _knob(stage: Stage, default: Any, description: str, **constraints: Any) -> Any:
+    """A setting of ``stage``: the stage decides which cache keys hash it (:mod:`tuner.retrieval._keys`), the
+    description is its ``--flag``'s help (``tuner.commands``)."""
+    return Field(default, description=description, json_schema_extra={"stage": stage}, **constraints)
 
 
 class RetrievalSettings(BaseModel):
@@ -28,20 +41,63 @@ class RetrievalSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    top_k: int = Field(5, ge=1, le=1000)
-    relevance_threshold: float = Field(0.0, ge=0.0, le=1.0)
-    rerank_strength: float = Field(0.0, ge=0.0, le=1.0)
-    chunk_size: int = Field(256, ge=8, le=100_000)
-    chunk_unit: Literal["tokens", "chars", "words"] = "tokens"
-    chunk_overlap: float = Field(0.0, ge=0.0, lt=0.9)
-    retriever: Literal["bm25", "dense", "hybrid"] = "hybrid"
-    dense_index: Literal["flat", "hnsw"] = "flat"
-    hybrid_weight: float = Field(0.5, ge=0.0, le=1.0, description="weight of the dense score in hybrid fusion")
-    candidate_depth: int = Field(50, ge=1, le=10_000, description="first-stage candidates kept and reranked")
-    embedding_model: str = DEFAULT_EMBEDDING_MODEL
-    query_prompt: str = Field("", description="text put before each question when it is embedded; 'auto' = the model's preset")
-    document_prompt: str = Field("", description="text put before each chunk or sentence when it is embedded; 'auto' = the model's preset")
-    reranker: str = DEFAULT_RERANKER
+    top_k: int = _knob("final_ranking", 5, "chunks in the final context (at most candidate_depth)", ge=1, le=1000)
+    relevance_threshold: float = _knob(
+        "final_ranking", 0.0, "drop candidates whose normalized score is below this (0..1)", ge=0.0, le=1.0
+    )
+    rerank_strength: float = _knob(
+        "final_ranking", 0.0, "blend of reranker and first-stage scores (0 = no reranking, 1 = reranker only)", ge=0.0, le=1.0
+    )
+    version_policy: Literal["all", "latest"] = _knob(
+        "final_ranking", "all",
+        "latest drops a candidate whose document has a newer version (same metadata family, later date) in the index; all keeps it",
+    )
+    stale_penalty: float = _knob(
+        "final_ranking", 0.0, "with version_policy all, multiply a stale candidate's score by 1 - this (0..1)", ge=0.0, le=1.0
+    )
+    recency_weight: float = _knob(
+        "final_ranking", 0.0, "weight w of the recency score in the final score, (1 - w) * score + w * recency (0..1)",
+        ge=0.0, le=1.0,
+    )
+    recency_half_life_days: float = _knob(
+        "final_ranking", 365.0, "days behind the newest dated document at which the recency score halves", gt=0.0, le=100_000.0
+    )
+    dedupe: float = _knob(
+        "final_ranking", 1.0,
+        "drop a candidate whose cosine similarity to a better-ranked kept one exceeds this (0..1; 1 = off)", ge=0.0, le=1.0,
+    )
+    chunk_size: int = _knob("chunking", 256, "chunk size, counted in --chunk-unit", ge=8, le=100_000)
+    chunk_unit: Literal["tokens", "chars", "words"] = _knob(
+        "chunking", "tokens", "tokens (of the embedding model's tokenizer, default), chars, or legacy words"
+    )
+    chunk_overlap: float = _knob("chunking", 0.0, "fraction of a chunk repeated in the next one (0..0.9)", ge=0.0, lt=0.9)
+    retriever: Literal["bm25", "dense", "hybrid"] = _knob("first_stage", "hybrid", "bm25, dense or hybrid")
+    dense_index: Literal["flat", "hnsw"] = _knob(
+        "first_stage", "flat", "vector index of dense and hybrid retrieval: flat (exact) or hnsw (approximate)"
+    )
+    hybrid_weight: float = _knob("first_stage", 0.5, "weight of the dense score in hybrid fusion (0..1)", ge=0.0, le=1.0)
+    candidate_depth: int = _knob(
+        "first_stage", 50, "first-stage candidates kept and reranked per question", ge=1, le=10_000
+    )
+    embedding_model: str = _knob(
+        "encoding", DEFAULT_EMBEDDING_MODEL,
+        "sentence-transformers model name or local path, or an endpoint: openai:MODEL@BASE_URL",
+    )
+    query_prompt: str = _knob(
+        "encoding", "", "text put before each question when it is embedded, e.g. 'query: '; 'auto' = the model's preset"
+    )
+    document_prompt: str = _knob(
+        "encoding", "",
+        "text put before each chunk or sentence when it is embedded, e.g. 'passage: '; 'auto' = the model's preset",
+    )
+    reranker: str = _knob("rerank", DEFAULT_RERANKER, "embedding-maxsim (offline default) or cross-encoder:NAME_OR_PATH")
+
+    @model_validator(mode="after")
+    def _top_k_within_depth(self) -> RetrievalSettings:
+        # the final ranking picks from the first stage's candidates: more than it keeps cannot be returned
+        if self.top_k > self.candidate_depth:
+            raise ValueError(f"top_k ({self.top_k}) exceeds candidate_depth ({self.candidate_depth})")
+        return self
 
     @field_validator("query_prompt", "document_prompt")
     @classmethod
@@ -68,6 +124,45 @@ class RetrievalSettings(BaseModel):
         if not (self.query_prompt or self.document_prompt):
             return self.embedding_model
         return json.dumps([self.embedding_model, self.query_prompt, self.document_prompt], ensure_ascii=False)
+
+    def stage(self, stage: Stage) -> dict[str, Any]:
+        """This configuration's settings of ``stage``, by name."""
+        return {name: getattr(self, name) for name in stage_fields(stage)}
+
+    @property
+    def ranking(self) -> Ranking:
+        """The final-ranking group, what :func:`tuner.retrieval.final_ranking` applies to the candidates."""
+        return Ranking(**self.stage("final_ranking"))
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """The settings of the final ranking (stage ``final_ranking``): array work on cached candidates."""
+
+    top_k: int
+    relevance_threshold: float
+    rerank_strength: float
+    version_policy: str = "all"
+    stale_penalty: float = 0.0
+    recency_weight: float = 0.0
+    recency_half_life_days: float = 365.0
+    dedupe: float = 1.0
+
+    @property
+    def reads_versions(self) -> bool:
+        """Whether this ranking needs the candidates' family and date (:class:`tuner.retrieval.ChunkVersions`)."""
+        return self.version_policy == "latest" or self.stale_penalty > 0 or self.recency_weight > 0
+
+
+def stage_fields(stage: Stage) -> tuple[str, ...]:
+    """The settings of ``stage``, in declaration order."""
+    return tuple(name for name, info in RetrievalSettings.model_fields.items() if _stage_of(info) == stage)
+
+
+def _stage_of(info: FieldInfo) -> str:
+    extra = info.json_schema_extra
+    assert isinstance(extra, dict), "every setting is declared with _knob"
+    return str(extra["stage"])
 
 
 def settings_from_mapping(

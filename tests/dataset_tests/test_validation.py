@@ -48,13 +48,15 @@ def _expect_one(folder: Path, capsys: pytest.CaptureFixture[str], file: str, lin
     assert what in problems[0]
 
 
-def test_valid_dataset_prints_one_line_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_valid_dataset_prints_its_summary_and_version_metadata(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = _write(tmp_path / "ok")
     assert main(["validate", str(folder)]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert out == [
         f"{folder}: ok: 2 documents, 1 golden questions, 1 conflicting documents, 1 keypoints, categories: uncategorized; "
-        "language en (detected: 0% of letters are CJK, zh from 20%; dataset.yaml can declare it)"
+        "language en (detected: 0% of letters are CJK, zh from 20%; dataset.yaml can declare it)",
+        f"{folder}: version metadata: 0 of 3 documents (corpus and conflicting) have a family, 0 a date; "
+        "0 families have more than one version",
     ]
     assert load_dataset(folder).golden[0].keypoints == (("$1,299", "1299 USD"),)
 

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tuner.export import export_document, write_framework_export
@@ -38,3 +39,17 @@ def test_llamaindex_export_keeps_a_cosine_cutoff_where_it_means_the_same(tmp_pat
     _, blended = _written(tmp_path, "llamaindex", retriever="dense", relevance_threshold=0.35, rerank_strength=0.2)
     assert "node_postprocessors" not in blended["native"]
     assert "relevance_threshold" in {row["setting"] for row in blended["not_translated"]}
+
+
+def test_every_registered_retriever_has_an_entry_in_each_framework_and_an_unknown_one_raises(tmp_path: Path) -> None:
+    from tuner.export import FRAMEWORKS, LANGCHAIN_RETRIEVERS, LLAMAINDEX_RETRIEVERS
+    from tuner.retrieval import RETRIEVERS
+
+    assert set(LANGCHAIN_RETRIEVERS) == set(RETRIEVERS) == set(LLAMAINDEX_RETRIEVERS)
+    for framework in FRAMEWORKS:
+        for name in RETRIEVERS:
+            _, doc = _written(tmp_path, framework, retriever=name)
+            assert doc["native"]["retriever"]["class"]
+    unknown = RetrievalSettings().model_copy(update={"retriever": "splade"})  # a retriever registered without an export
+    with pytest.raises(ValueError, match="no langchain equivalent written for retriever 'splade'"):
+        FRAMEWORKS["langchain"](unknown)

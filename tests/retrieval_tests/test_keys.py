@@ -13,8 +13,8 @@ from tuner.cache import DiskCache
 from tuner.dataset import load_dataset
 from tuner.embedding import CachedEncoder
 from tuner.retrieval import RetrievalPipeline
-from tuner.retrieval._keys import rerank_key, reranker_memo, retriever_memo
-from tuner.settings import RetrievalSettings
+from tuner.retrieval._keys import rerank_key, reranker_memo, retriever_memo, stage_key
+from tuner.settings import STAGES, RetrievalSettings, Stage, settings_from_mapping, stage_fields
 
 BASE = RetrievalSettings(retriever="hybrid", chunk_size=40, candidate_depth=10, top_k=2, rerank_strength=0.5)
 # the same weights under another model id: a model change the keys must see, without a second download
@@ -25,6 +25,11 @@ CHANGES: dict[str, tuple[Any, set[str], bool]] = {
     "top_k": (3, set(), False),
     "relevance_threshold": (0.2, set(), False),
     "rerank_strength": (0.9, set(), False),
+    "version_policy": ("latest", set(), False),
+    "stale_penalty": (0.5, set(), False),
+    "recency_weight": (0.3, set(), False),
+    "recency_half_life_days": (30.0, set(), False),
+    "dedupe": (0.9, set(), False),
     "chunk_size": (60, {"chunks", "candidates", "rerank", "retriever"}, True),
     "chunk_unit": ("chars", {"chunks", "candidates", "rerank", "retriever"}, True),
     "chunk_overlap": (0.3, {"chunks", "candidates", "rerank", "retriever"}, True),
@@ -84,3 +89,28 @@ def test_a_model_change_gets_a_reranker_with_the_new_encoder(pipeline: Retrieval
     assert before is not after
     assert before.model_id == f"embedding-maxsim:{BASE.embedding_model}" and after.model_id == f"embedding-maxsim:{OTHER_MODEL}"
     assert pipeline.reranker(BASE) is before
+
+
+# one value per setting that differs from BASE's; every setting of a stage must move that stage's key and no other
+OTHER_VALUES: dict[str, Any] = {**{name: value for name, (value, _, _) in CHANGES.items()}, "chunk_unit": "words"}
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_changing_each_field_of_a_stage_changes_that_stage_key_and_no_other(stage: Stage) -> None:
+    base = BASE.model_copy(update={"chunk_unit": "chars"})  # tokens would make the model the chunker's tokenizer too
+    assert stage_fields(stage), f"stage {stage} has no settings"
+    for name in stage_fields(stage):
+        changed = settings_from_mapping({**base.model_dump(), name: OTHER_VALUES[name]}, name)
+        moved = {other for other in STAGES if stage_key(base, other) != stage_key(changed, other)}
+        assert moved == {stage}, f"{name} moved the keys of {moved}"
+
+
+def test_the_tokenizer_model_is_part_of_the_chunking_key_when_chunks_count_tokens() -> None:
+    changed = BASE.model_copy(update={"embedding_model": OTHER_MODEL})
+    assert BASE.chunk_unit == "tokens" and stage_key(BASE, "chunking") != stage_key(changed, "chunking")
+
+
+def test_a_first_stage_key_hashes_only_what_its_retriever_reads() -> None:
+    bm25 = BASE.model_copy(update={"retriever": "bm25"})
+    for name in ("dense_index", "hybrid_weight"):
+        assert stage_key(bm25.model_copy(update={name: OTHER_VALUES[name]}), "first_stage") == stage_key(bm25, "first_stage")

@@ -10,7 +10,7 @@ from tuner.cache import DiskCache
 from tuner.dataset import load_dataset
 from tuner.embedding import CachedEncoder
 from tuner.retrieval import RetrievalPipeline, final_ranking
-from tuner.settings import RetrievalSettings
+from tuner.settings import Ranking, RetrievalSettings, settings_from_mapping
 
 
 @pytest.fixture()
@@ -111,21 +111,22 @@ def test_final_ranking_blends_thresholds_and_caps() -> None:
     indices = np.array([4, 7, 2, -1])
     first = np.array([0.9, 0.6, 0.5, 0.0])
     rerank = np.array([0.1, 0.9, 0.8, 0.0])
-    chosen, scores = final_ranking(indices, first, rerank, 0.5, 0.0, 10)
+    chosen, scores = final_ranking(indices, first, rerank, Ranking(top_k=10, relevance_threshold=0.0, rerank_strength=0.5))
     # blended: 4 -> 0.5, 7 -> 0.75, 2 -> 0.65
     assert chosen.tolist() == [7, 2, 4]
     np.testing.assert_allclose(scores, [0.75, 0.65, 0.5])
-    chosen, _ = final_ranking(indices, first, rerank, 0.5, 0.6, 10)
+    chosen, _ = final_ranking(indices, first, rerank, Ranking(top_k=10, relevance_threshold=0.6, rerank_strength=0.5))
     assert chosen.tolist() == [7, 2]
-    chosen, _ = final_ranking(indices, first, None, 0.0, 0.0, 2)
+    chosen, _ = final_ranking(indices, first, None, Ranking(top_k=2, relevance_threshold=0.0, rerank_strength=0.0))
     assert chosen.tolist() == [4, 7]
 
 
-def test_top_k_beyond_candidate_depth_is_a_user_error(pipeline: RetrievalPipeline) -> None:
+def test_top_k_beyond_candidate_depth_is_a_user_error() -> None:
     from tuner.errors import UserError
 
-    with pytest.raises(UserError, match="candidate_depth"):
-        pipeline.retrieve(RetrievalSettings(top_k=20, candidate_depth=10))
+    # one validator for every reader of settings (study, eval, export, serve): the pipeline never sees such settings
+    with pytest.raises(UserError, match=r"^search space: top_k \(20\) exceeds candidate_depth \(10\)$"):
+        settings_from_mapping({"top_k": 20, "candidate_depth": 10}, "search space")
 
 
 def test_hnsw_index_is_cached_and_agrees_with_exact_search(tiny_dataset_dir: Path, tmp_path: Path, encoder: CachedEncoder) -> None:

@@ -14,7 +14,7 @@ from tuner.embedding import CachedEncoder
 from tuner.evaluation import evaluate_retrieval
 from tuner.io import write_jsonl
 from tuner.retrieval import RetrievalPipeline, final_ranking
-from tuner.settings import RetrievalSettings
+from tuner.settings import Ranking, RetrievalSettings
 
 DOCS = [
     ("first", "Aurora laptop", "The Aurora laptop costs 1299 dollars."),
@@ -44,7 +44,7 @@ def test_final_ranking_never_keeps_a_zero_first_stage_score() -> None:
     rerank = np.array([0.1, 0.9, 0.0])
     # blended at s = 0.5: 3 -> 0.25, 5 -> 0.45 (outranks 3, but its first-stage score is 0), 8 -> 0.0
     for strength in (0.0, 0.5, 1.0):
-        chosen, _ = final_ranking(indices, first, rerank, strength, 0.0, 3)
+        chosen, _ = final_ranking(indices, first, rerank, Ranking(top_k=3, relevance_threshold=0.0, rerank_strength=strength))
         assert chosen.tolist() == [3]
 
 

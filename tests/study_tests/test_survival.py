@@ -209,7 +209,7 @@ def test_trials_table_has_one_row_per_trial_in_every_format(
         ({"relevance_threshold": {"type": "float", "low": -1.0, "high": 5.0}}, {},
          r"space.yaml: relevance_threshold: -1.0 is not allowed"),
         ({"top_k": {"type": "int", "low": 1, "high": 20}}, {},
-         r"space.yaml: top_k reaches 20 > candidate_depth 10"),
+         r"space.yaml: top_k: 20 is not allowed: top_k \(20\) exceeds candidate_depth \(10\)"),
         ({"top_k": {"type": "int", "low": 9, "high": 10}}, {},
          r"space.yaml: top_k starts at 9, more than the 8 documents"),
         ({"top_k": {"type": "int", "low": 1, "high": 4}}, {"enqueue": [{"top_k": 7}]},

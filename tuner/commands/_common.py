@@ -20,22 +20,6 @@ if TYPE_CHECKING:
 
 C = TypeVar("C")
 
-_FLAGS: tuple[tuple[str, type, str], ...] = (
-    ("top_k", int, "chunks in the final context"),
-    ("relevance_threshold", float, "drop candidates whose normalized score is below this (0..1)"),
-    ("rerank_strength", float, "blend of reranker and first-stage scores (0 = no reranking, 1 = reranker only)"),
-    ("chunk_size", int, "chunk size, counted in --chunk-unit"),
-    ("chunk_unit", str, "tokens (of the embedding model's tokenizer, default), chars, or legacy words"),
-    ("chunk_overlap", float, "fraction of a chunk repeated in the next one (0..0.9)"),
-    ("retriever", str, "bm25, dense or hybrid"),
-    ("reranker", str, "embedding-maxsim (offline default) or cross-encoder:NAME_OR_PATH"),
-    ("embedding_model", str, "sentence-transformers model name or local path, or an endpoint: openai:MODEL@BASE_URL"),
-    ("query_prompt", str, "text put before each question when it is embedded, e.g. 'query: '; 'auto' = the model's preset"),
-    ("document_prompt", str, "text put before each chunk when it is embedded, e.g. 'passage: '; 'auto' = the model's preset"),
-    ("candidate_depth", int, "first-stage candidates kept and reranked per question"),
-)
-
-
 def add_dataset_argument(parser: argparse.ArgumentParser, optional: bool = False) -> None:
     parser.add_argument(
         "dataset", metavar="DATASET", nargs="?" if optional else None, help="dataset folder, or 'demo' / 'demo-zh' for the built-in English / Chinese demo"
@@ -45,8 +29,31 @@ def add_dataset_argument(parser: argparse.ArgumentParser, optional: bool = False
 def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("retrieval settings (defaults: see docs/retrieval.md)")
     group.add_argument("--config", metavar="FILE", help="YAML/JSON settings file, e.g. written by 'tuner export'")
-    for name, kind, help_text in _FLAGS:
+    for name, kind, help_text in settings_flags():
         group.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=help_text)
+
+
+def settings_flags() -> list[tuple[str, type, str]]:
+    """One ``--flag`` per retrieval setting: (name, the type argparse converts to, the setting's description).
+    Values are validated by the settings model afterwards, so a Literal is parsed as the type of its choices."""
+    from tuner.settings import RetrievalSettings
+
+    flags = []
+    for name, info in RetrievalSettings.model_fields.items():
+        kind = _flag_type(info.annotation)
+        assert isinstance(kind, type) and info.description, f"setting {name} needs a plain type and a description"
+        flags.append((name, kind, info.description))
+    return flags
+
+
+def _flag_type(annotation: Any) -> Any:
+    """``int`` for ``int``, ``str`` for ``Literal["a", "b"]``, ``X`` for ``X | None``."""
+    from typing import Literal, get_args, get_origin
+
+    args = [arg for arg in get_args(annotation) if arg is not type(None)]
+    if get_origin(annotation) is Literal:
+        return type(args[0])
+    return _flag_type(args[0]) if args else annotation
 
 
 def settings_from_args(args: argparse.Namespace) -> RetrievalSettings:
@@ -58,7 +65,7 @@ def settings_from_args(args: argparse.Namespace) -> RetrievalSettings:
 
     defaults = manifest_model_defaults(resolve_dataset(args.dataset)) if getattr(args, "dataset", None) else {}
     base = load_settings_file(args.config, defaults) if args.config else settings_from_mapping({}, "dataset.yaml", defaults)
-    overrides = {name: getattr(args, name) for name, _, _ in _FLAGS if getattr(args, name) is not None}
+    overrides = {name: getattr(args, name) for name, _, _ in settings_flags() if getattr(args, name) is not None}
     if not overrides:
         return base
     given = read_settings_file(args.config) if args.config else {}

@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.errors import UserError
     from tuner.pareto import PICK_RULES
     from tuner.progress import RichReporter
+    from tuner.report import write_report
     from tuner.study import InterruptGuard, dry_run, finish, run_study
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # progress comes from the reporter, one line per trial
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     # Ctrl-C: the first stops the run cleanly and still writes what is done; the second exits at once
     with InterruptGuard() as guard:
         result = run_study(loaded, args.trials, reporter, guard=guard)
-        outputs = finish(result, rule, min_recall, not args.no_report, reporter)
+        outputs = finish(result, rule, min_recall, None if args.no_report else write_report, reporter)
     if args.json:
         print(json.dumps(run_summary(result, rule, outputs), indent=2))
     if result.interrupted:

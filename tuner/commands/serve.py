@@ -42,8 +42,6 @@ def run(args: argparse.Namespace) -> int:
     measured = EmbeddingOptions(backend=exported.provenance.get("embedding_backend", "torch"))
     configure_embeddings_from_args(args, measured)
     dataset = load_dataset(resolve_dataset(args.dataset))
-    if exported.settings.top_k > exported.settings.candidate_depth:
-        raise UserError(f"{args.config}: top_k ({exported.settings.top_k}) exceeds candidate_depth ({exported.settings.candidate_depth})")
     with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
         try:
             probe.bind((args.host, args.port))

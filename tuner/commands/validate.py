@@ -22,6 +22,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         how = "declared in dataset.yaml"
     print(f"{args.dataset}: ok: {dataset.summary()}; language {dataset.language} ({how})")
+    counts = dataset.metadata_counts()
+    print(f"{args.dataset}: version metadata: {counts.with_family} of {counts.documents} documents (corpus and conflicting) "
+          f"have a family, {counts.with_date} a date; {counts.versioned_families} families have more than one version")
     if dataset.retrieval_only:
         print(f"{args.dataset}: no keypoints: supports retrieval-only studies (no faithfulness objective)")
     return 0

@@ -119,7 +119,7 @@ def corrupt_dataset(
 
 
 def conflict_record(conflict: Conflict) -> dict[str, Any]:
-    """The conflicts.jsonl record of ``conflict`` (``title`` only when there is one)."""
+    """The conflicts.jsonl record of ``conflict`` (``title`` and ``metadata`` only when there are some)."""
     record: dict[str, Any] = {
         "doc_id": conflict.doc_id,
         "text": conflict.text,
@@ -130,6 +130,8 @@ def conflict_record(conflict: Conflict) -> dict[str, Any]:
     }
     if conflict.title:
         record["title"] = conflict.title
+    if conflict.metadata:
+        record["metadata"] = conflict.metadata
     return record
 
 

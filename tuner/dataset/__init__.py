@@ -5,12 +5,14 @@ from tuner.dataset._builtin import is_builtin, resolve_dataset
 from tuner.dataset.demo import generate_demo
 from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, MANIFEST, MODEL_KEYS, load_dataset, manifest_model_defaults
 from tuner.dataset._kb import load_knowledge_base
-from tuner.dataset._model import Conflict, Dataset, Document, GoldenCase, Keypoint
+from tuner.dataset._model import DATE, FAMILY, Conflict, Dataset, Document, GoldenCase, Keypoint, MetadataCounts
 from tuner.dataset._write import write_dataset
 
 __all__ = [
     "CONFLICTS",
     "CORPUS",
+    "DATE",
+    "FAMILY",
     "GOLDEN",
     "MANIFEST",
     "MODEL_KEYS",
@@ -19,6 +21,7 @@ __all__ = [
     "Document",
     "GoldenCase",
     "Keypoint",
+    "MetadataCounts",
     "generate_demo",
     "is_builtin",
     "load_dataset",

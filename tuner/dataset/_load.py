@@ -9,10 +9,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tuner.dataset._model import Conflict, Dataset, Document, GoldenCase, hash_files
+from tuner.dataset._model import DATE, FAMILY, Conflict, Dataset, Document, GoldenCase, hash_files
 from tuner.errors import DatasetError, UserError
 from tuner.io import read_yaml_mapping
-from tuner.text import DeclaredLanguage, detect_language, is_blank
+from tuner.text import DeclaredLanguage, detect_language, is_blank, parse_date
 
 CORPUS = "corpus.jsonl"
 GOLDEN = "golden.jsonl"
@@ -44,6 +44,7 @@ _CONFLICT_FIELDS: dict[str, type] = {
     "severity": str,
     "wrong_values": list,
     "title": str,
+    "metadata": dict,
 }
 _TYPE_NAMES: dict[type, str] = {str: "a string", dict: "an object", list: "a list", bool: "true or false"}
 
@@ -127,6 +128,23 @@ def _keypoints(where: str, value: list[Any], problems: _Problems) -> tuple[tuple
     return tuple(keypoints)
 
 
+def _metadata(where: str, value: dict[str, Any], problems: _Problems) -> dict[str, Any]:
+    """``value`` with its reserved keys checked (a problem each): ``family`` a non-empty string, ``date`` an ISO 8601
+    date or datetime or a Chinese date, normalized to ISO; other keys are kept as they are."""
+    metadata = dict(value)
+    family = metadata.get(FAMILY)
+    if FAMILY in metadata and not (isinstance(family, str) and family.strip()):
+        problems.add(where, f"field 'metadata.{FAMILY}' must be a non-empty string, got {family!r}")
+    if DATE in metadata:
+        date = parse_date(metadata[DATE]) if isinstance(metadata[DATE], str) else None
+        if date is None:
+            problems.add(where, f"field 'metadata.{DATE}': {metadata[DATE]!r} is not a date (ISO 8601 such as 2024-03-01 "
+                         "or 2024-03-01T09:00:00, or Chinese such as 2024年3月1日)")
+        else:
+            metadata[DATE] = date.isoformat()
+    return metadata
+
+
 def _is_repeat(seen: dict[str, str], field: str, key: str, where: str, problems: _Problems) -> bool:
     """True, with one problem naming the first occurrence, when ``key`` was seen before; else remember it."""
     if key in seen:
@@ -145,7 +163,7 @@ def _load_corpus(path: Path, problems: _Problems) -> list[Document]:
         doc_id = record["doc_id"]
         if _is_repeat(seen, "doc_id", doc_id, where, problems):
             continue
-        documents.append(Document(doc_id, record["text"], record.get("title", ""), record.get("metadata", {})))
+        documents.append(Document(doc_id, record["text"], record.get("title", ""), _metadata(where, record.get("metadata", {}), problems)))
     if not documents and not problems.lines:
         problems.add(str(path), "no documents")
     return documents
@@ -217,6 +235,7 @@ def _load_conflicts(path: Path, doc_ids: set[str], problems: _Problems) -> list[
                 severity=record.get("severity") or "unspecified",
                 wrong_values=wrong,
                 title=record.get("title", ""),
+                metadata=_metadata(where, record.get("metadata", {}), problems),
             )
         )
     return conflicts

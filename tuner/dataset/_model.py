@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -10,6 +11,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tuner.text import Language
+
+FAMILY = "family"
+"""Reserved metadata key: the version group of a document (every version of one document shares it)."""
+DATE = "date"
+"""Reserved metadata key: a document's date, ISO 8601 ``YYYY-MM-DD`` or a datetime (loading normalizes Chinese dates)."""
 
 Keypoint = tuple[str, ...]
 """A checkable fact of the reference answer: one or more aliases, any one of which counts."""
@@ -34,6 +40,18 @@ class Conflict:
     severity: str = "unspecified"
     wrong_values: tuple[str, ...] = ()
     title: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MetadataCounts:
+    """How much version metadata a dataset carries (``tuner validate``): documents (corpus and conflicting) with a
+    ``family``, with a ``date``, and families holding more than one document."""
+
+    documents: int
+    with_family: int
+    with_date: int
+    versioned_families: int
 
 
 @dataclass(frozen=True)
@@ -91,6 +109,20 @@ class Dataset:
         """The case's known wrong answers plus the wrong values asserted by conflicts of its relevant documents."""
         extra = [value for doc in case.relevant_doc_ids for value in self._wrong_values.get(doc, ())]
         return list(dict.fromkeys([*case.wrong_answers, *extra]))
+
+    def metadata_of(self, doc_id: str) -> Mapping[str, Any]:
+        """The metadata of the corpus or conflicting document ``doc_id`` (empty for an unknown id)."""
+        return self._metadata.get(doc_id, {})
+
+    @cached_property
+    def _metadata(self) -> dict[str, Mapping[str, Any]]:
+        return {**{c.doc_id: c.metadata for c in self.conflicts}, **{d.doc_id: d.metadata for d in self.corpus}}
+
+    def metadata_counts(self) -> MetadataCounts:
+        metadata = list(self._metadata.values())
+        families = Counter(m[FAMILY] for m in metadata if FAMILY in m)
+        return MetadataCounts(len(metadata), sum(families.values()), sum(DATE in m for m in metadata),
+                              sum(n > 1 for n in families.values()))
 
     def summary(self) -> str:
         kinds = sorted({c.category for c in self.golden})

@@ -23,10 +23,9 @@ from tuner.chunking import CONFLICT, Chunk, chunk_dataset
 from tuner.dataset import Dataset, Document, load_dataset, resolve_dataset
 from tuner.embedding import CachedEncoder, ServingStore, get_encoder
 from tuner.text import Language, detect_language
-from tuner.errors import UserError
 from tuner.export import ExportedConfig, read_export
 from tuner.rerank import Reranker
-from tuner.retrieval import RETRIEVERS, ChunkTable, FirstStage, RetrievalPipeline, final_ranking
+from tuner.retrieval import RETRIEVERS, ChunkTable, ChunkVersions, FirstStage, RetrievalPipeline, chunk_versions, final_ranking
 from tuner.settings import RetrievalSettings
 
 FILTER_FIELDS = ("doc_id", "title", "source", "kind", "severity")
@@ -60,6 +59,7 @@ class _Index:
     table: ChunkTable
     first_stage: FirstStage
     documents: Mapping[str, Document]
+    versions: ChunkVersions | None = None
 
 
 def _in_memory_dataset(documents: Sequence[Document], language: Language) -> Dataset:
@@ -91,8 +91,6 @@ class Retriever:
 
     def __init__(self, settings: RetrievalSettings, dataset: Dataset, cache: DiskCache | None = None,
                  provenance: Mapping[str, Any] | None = None) -> None:
-        if settings.top_k > settings.candidate_depth:
-            raise UserError(f"top_k ({settings.top_k}) exceeds candidate_depth ({settings.candidate_depth})")
         self.settings = settings
         self.provenance = dict(provenance or {})
         cache = cache or DiskCache()
@@ -103,7 +101,7 @@ class Retriever:
         self._write_lock = threading.Lock()
         table = self._pipeline.table(settings)
         documents = {doc.doc_id: doc for doc in dataset.corpus}
-        self._index = _Index(table, self._pipeline.retriever(settings), documents)
+        self._index = self._index_of(table, self._pipeline.retriever(settings), documents)
         self._reranker: Reranker | None = self._pipeline.reranker(settings) if settings.rerank_strength > 0 else None
         self._prepare(table.chunks)
         self._store.serve()  # built: from here on a request embeds its question and writes nothing to the store
@@ -171,9 +169,22 @@ class Retriever:
             valid = indices >= 0
             rerank = np.zeros(indices.shape, dtype=np.float32)
             rerank[valid] = self._reranker.score(query, [index.table.passages[i] for i in indices[valid]])
-        chosen, scores = final_ranking(indices, first, rerank, self.settings.rerank_strength,
-                                       self.settings.relevance_threshold, k)
+        ranking = replace(self.settings.ranking, top_k=k)
+        vectors = index.table.embeddings() if ranking.dedupe < 1.0 else None
+        chosen, scores = final_ranking(indices, first, rerank, ranking, index.versions, vectors)
         return [self._result(index, index.table.chunks[i], float(s)) for i, s in zip(chosen, scores)]
+
+    def _index_of(self, table: ChunkTable, first_stage: FirstStage, documents: Mapping[str, Document]) -> _Index:
+        """An index version; when the ranking reads versions, with the stale flag and age of every chunk among the
+        documents that can be returned (conflicting ones are never a newer version), the rule a trial applied."""
+        versions = None
+        if self.settings.ranking.reads_versions:
+            def metadata_of(doc_id: str) -> Mapping[str, Any]:
+                document = documents.get(doc_id)
+                return document.metadata if document is not None else {}
+
+            versions = chunk_versions([c.doc_id for c in table.chunks], metadata_of, ~table.is_conflict)
+        return _Index(table, first_stage, documents, versions)
 
     @staticmethod
     def _result(index: _Index, chunk: Chunk, score: float) -> RetrievedChunk:
@@ -215,6 +226,5 @@ class Retriever:
         conflicts = [c for c in old if c.source == CONFLICT]
         chunks = kept + added + conflicts
         table = ChunkTable(chunks, _table_key(chunks, self.settings.embedding_model), self._pipeline.encoder(self.settings))
-        first_stage = RETRIEVERS[self.settings.retriever](table, self.settings, self._pipeline.cache)
-        self._index = replace(self._index, table=table, first_stage=first_stage,
-                              documents={doc.doc_id: doc for doc in documents})
+        first_stage = RETRIEVERS[self.settings.retriever].build(table, self.settings, self._pipeline.cache)
+        self._index = self._index_of(table, first_stage, {doc.doc_id: doc for doc in documents})

@@ -6,12 +6,16 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tuner.embedding import Encoder, get_encoder
 from tuner.llm._cache import CallCache, CallStore, PostgresCallCache
 from tuner.llm._client import ChatClient
 from tuner.llm._config import LLMConfig
 from tuner.llm._usage import Usage
+
+if TYPE_CHECKING:
+    # a type only: tuner.embedding's endpoint encoder runs on tuner.llm's client, so tuner.llm never imports it
+    from tuner.embedding import Encoder
 
 
 @dataclass
@@ -20,7 +24,8 @@ class BackendResources:
 
     ``cache_path`` defaults to ``llm_calls.sqlite`` under the tuner cache root; ``cache_url``, a PostgreSQL URL
     (a study's storage), keeps the calls in that database instead, shared by every worker of the study;
-    ``encoder``, when given, is used instead of loading a model by name (tests inject the session encoder).
+    ``encoder``, when given, is what a backend that embeds uses instead of loading its model by name (tests
+    inject the session encoder).
     """
 
     usage: Usage = field(default_factory=Usage)
@@ -38,6 +43,3 @@ class BackendResources:
 
     def chat_client(self, config: LLMConfig) -> ChatClient:
         return ChatClient(config, self.call_cache() if config.cache else None, self.usage)
-
-    def encoder_for(self, model: str) -> Encoder:
-        return self.encoder if self.encoder is not None else get_encoder(model)

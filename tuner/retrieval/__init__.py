@@ -11,7 +11,7 @@ from tuner.retrieval._base import RETRIEVERS, FirstStage, Hits
 from tuner.retrieval._bm25 import BM25Retriever
 from tuner.retrieval._dense import DenseRetriever
 from tuner.retrieval._pipeline import Candidates, RetrievalPipeline, RetrievedContext
-from tuner.retrieval._ranking import final_ranking
+from tuner.retrieval._ranking import ChunkVersions, chunk_versions, final_ranking
 from tuner.retrieval._table import ChunkTable, load_chunk_table
 
 __all__ = [
@@ -19,11 +19,13 @@ __all__ = [
     "BM25Retriever",
     "Candidates",
     "ChunkTable",
+    "ChunkVersions",
     "DenseRetriever",
     "FirstStage",
     "Hits",
     "RetrievalPipeline",
     "RetrievedContext",
+    "chunk_versions",
     "final_ranking",
     "load_chunk_table",
 ]

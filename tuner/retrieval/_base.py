@@ -35,12 +35,25 @@ class FirstStage(Protocol):
 
 
 RetrieverFactory = Callable[["ChunkTable", "RetrievalSettings", "DiskCache"], FirstStage]
-RETRIEVERS: dict[str, RetrieverFactory] = {}
 
 
-def register_retriever(name: str) -> Callable[[RetrieverFactory], RetrieverFactory]:
+@dataclass(frozen=True)
+class RetrieverEntry:
+    """A first stage in the registry: its factory, the first-stage settings it reads besides ``retriever`` and
+    ``candidate_depth`` (its candidates' cache key hashes exactly these), and whether it searches chunk vectors
+    (then the chunks are embedded first and the candidates are keyed by the vectors' content)."""
+
+    build: RetrieverFactory
+    reads: tuple[str, ...]
+    needs_vectors: bool
+
+
+RETRIEVERS: dict[str, RetrieverEntry] = {}
+
+
+def register_retriever(name: str, *, reads: tuple[str, ...] = (), needs_vectors: bool) -> Callable[[RetrieverFactory], RetrieverFactory]:
     def wrap(factory: RetrieverFactory) -> RetrieverFactory:
-        RETRIEVERS[name] = factory
+        RETRIEVERS[name] = RetrieverEntry(factory, reads, needs_vectors)
         return factory
 
     return wrap

@@ -67,6 +67,6 @@ class BM25Retriever:
         return scores
 
 
-@register_retriever("bm25")
+@register_retriever("bm25", needs_vectors=False)
 def _bm25(table: ChunkTable, settings: RetrievalSettings, cache: DiskCache) -> BM25Retriever:
     return BM25Retriever.build(table, cache)

@@ -77,6 +77,6 @@ class DenseRetriever:
         return scores
 
 
-@register_retriever("dense")
+@register_retriever("dense", reads=("dense_index",), needs_vectors=True)
 def _dense(table: ChunkTable, settings: RetrievalSettings, cache: DiskCache) -> DenseRetriever:
     return DenseRetriever.build(table, cache, settings.dense_index, settings.query_prompt)

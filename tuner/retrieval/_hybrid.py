@@ -46,7 +46,7 @@ class HybridRetriever:
         return (self._weight * dense + (1.0 - self._weight) * sparse).astype(np.float32)
 
 
-@register_retriever("hybrid")
+@register_retriever("hybrid", reads=("dense_index", "hybrid_weight"), needs_vectors=True)
 def _hybrid(table: ChunkTable, settings: RetrievalSettings, cache: DiskCache) -> HybridRetriever:
     return HybridRetriever(
         BM25Retriever.build(table, cache),

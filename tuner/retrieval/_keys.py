@@ -11,16 +11,18 @@ vectors            ``embedding_model``, the prompt (document or query), the infe
                    checksummed in the store)
 BM25 index         chunks key, text layer, k1, b
 HNSW index         content hash of the chunk vectors, HNSW parameters
-candidates         chunks key, text layer, ``retriever``, index view, ``candidate_depth``; for ``dense`` and
-                   ``hybrid`` also ``dense_index`` and the content hash of the chunk and question vectors;
-                   for ``hybrid`` also ``hybrid_weight``
-rerank scores      candidates key, ``reranker``, ``encoding`` (model and both prompts), the inference backend
+candidates         chunks key, text layer, index view, the first-stage group (``retriever``, ``candidate_depth``
+                   and the settings its ``RETRIEVERS`` entry reads: ``dense_index``, ``hybrid_weight``); for a
+                   retriever that needs vectors also the content hash of the chunk and question vectors
+rerank scores      candidates key, the rerank group (``reranker``), ``encoding`` (model and both prompts), the inference backend
                    when its vectors differ from torch's (``embedding.backend: onnx-int8``)
 =================  ============================================================================================
 
 In memory the pipeline keeps chunk tables, retrievers, candidate keys and reranker instances under
-:func:`table_memo`, :func:`retriever_memo`, :func:`candidates_memo` and :func:`reranker_memo`. ``top_k``, ``relevance_threshold`` and ``rerank_strength``
-are in no key: they are array work on cached entries. Keys over content hashes mean a repaired or rebuilt
+:func:`table_memo`, :func:`retriever_memo`, :func:`candidates_memo` and :func:`reranker_memo`. The final-ranking group
+(``top_k``, ``relevance_threshold``, ``rerank_strength``) is in no key: it is array work on cached entries.
+Each group enters the keys whole through :func:`stage_key`, so a new setting of a stage is in the right keys
+without an edit here. Keys over content hashes mean a repaired or rebuilt
 input (vectors encoded again after a damaged store) can never be served an entry built from other bytes.
 """
 
@@ -29,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from tuner.cache import array_digest, content_key
-from tuner.settings import RetrievalSettings
+from tuner.retrieval._base import RETRIEVERS
+from tuner.settings import RetrievalSettings, Stage
 from tuner.text import TEXT_LAYER_ID
 
 HNSW_NEIGHBORS = 32
@@ -51,24 +54,37 @@ def hnsw_key(vectors: np.ndarray) -> str:
     return f"{array_digest(vectors)}-hnsw{HNSW_NEIGHBORS}"
 
 
+def stage_key(settings: RetrievalSettings, stage: Stage) -> str:
+    """The part of every key below that one stage's settings decide: the whole group of ``stage``, except that
+    the first stage keeps only what its retriever reads (``RETRIEVERS``: BM25 candidates do not depend on
+    ``hybrid_weight``) and chunking adds the tokenizer's model when it counts tokens."""
+    values = settings.stage(stage)
+    if stage == "first_stage":
+        reads = {"retriever", "candidate_depth", *RETRIEVERS[settings.retriever].reads}
+        values = {name: value for name, value in values.items() if name in reads}
+    elif stage == "chunking":
+        values["tokenizer"] = settings.chunking[3]
+    return content_key(stage, values)
+
+
+def _needs_vectors(settings: RetrievalSettings) -> bool:
+    return RETRIEVERS[settings.retriever].needs_vectors
+
+
 def candidates_key(
     settings: RetrievalSettings, table_key: str, view: str, vectors: tuple[np.ndarray, np.ndarray] | None
 ) -> str:
     """The first-stage candidates of every question in index ``view``: ``vectors`` are the chunk and question
-    vectors dense and hybrid retrieval search with (None for BM25, which uses none)."""
-    dense = settings.retriever != "bm25"
-    if dense and vectors is None:
+    vectors a retriever that needs vectors searches with (None for one that needs none, such as BM25)."""
+    if _needs_vectors(settings) and vectors is None:
         raise ValueError(f"candidates of '{settings.retriever}' are keyed by the vectors they search")
     return content_key(
         "candidates",
         table_key,
         TEXT_LAYER_ID,
-        settings.retriever,
-        settings.dense_index if dense else None,
-        settings.hybrid_weight if settings.retriever == "hybrid" else None,
-        array_digest(*vectors) if dense and vectors is not None else None,
+        stage_key(settings, "first_stage"),
+        array_digest(*vectors) if vectors is not None and _needs_vectors(settings) else None,
         view,
-        settings.candidate_depth,
     )
 
 
@@ -81,21 +97,23 @@ def rerank_key(settings: RetrievalSettings, candidates: str, vector_backend: str
 
 def table_memo(settings: RetrievalSettings) -> tuple[object, ...]:
     """A chunk table in memory: its chunking and the encoder of its passages (model and document prompt)."""
-    return (settings.chunking, settings.embedding_model, settings.document_prompt)
+    return (stage_key(settings, "chunking"), settings.embedding_model, settings.document_prompt)
 
 
 def retriever_memo(settings: RetrievalSettings) -> tuple[object, ...]:
-    """A first-stage retriever in memory: its table, kind, index, fusion weight and encoder."""
-    return (settings.chunking, settings.retriever, settings.dense_index, settings.hybrid_weight, settings.encoding)
+    """A first-stage retriever in memory: its table, what the retriever reads and, when it searches vectors, the
+    encoder (the depth is a search argument, not part of the retriever)."""
+    reads = tuple(getattr(settings, name) for name in ("retriever", *RETRIEVERS[settings.retriever].reads))
+    return (stage_key(settings, "chunking"), reads, settings.encoding if _needs_vectors(settings) else None)
 
 
 def candidates_memo(settings: RetrievalSettings, view: str) -> tuple[object, ...]:
-    """The disk key of candidates in memory (its vectors do not change within a process): the retriever, the
-    index view and the depth."""
-    return (*retriever_memo(settings), view, settings.candidate_depth)
+    """The disk key of candidates in memory (its vectors do not change within a process): the first stage
+    (retriever, what it reads, depth), its encoder and the index view."""
+    return (*retriever_memo(settings), stage_key(settings, "first_stage"), view)
 
 
 def reranker_memo(settings: RetrievalSettings) -> tuple[str, str]:
     """A reranker instance: its name and the encoder it is built with (``embedding-maxsim`` uses the study's
     embedding model and prompts, so a name alone would keep the old encoder after a model change)."""
-    return (settings.reranker, settings.encoding)
+    return (stage_key(settings, "rerank"), settings.encoding)

@@ -11,12 +11,11 @@ from tuner.cache import DiskCache
 from tuner.chunking import Chunk
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder, get_encoder
-from tuner.errors import UserError
 from tuner.progress import Reporter, SilentReporter
 from tuner.rerank import Reranker, build_reranker
 from tuner.retrieval._base import RETRIEVERS, FirstStage
 from tuner.retrieval._keys import candidates_key, candidates_memo, rerank_key, reranker_memo, retriever_memo, table_memo
-from tuner.retrieval._ranking import final_ranking
+from tuner.retrieval._ranking import ChunkVersions, chunk_versions, final_ranking
 from tuner.retrieval._table import ChunkTable, load_chunk_table
 from tuner.settings import RetrievalSettings
 
@@ -88,6 +87,7 @@ class RetrievalPipeline:
         self._candidates: dict[str, Candidates] = {}
         self._rerank: dict[str, np.ndarray] = {}
         self._rerankers: dict[tuple[str, str], Reranker] = {}
+        self._versions: dict[tuple[object, ...], ChunkVersions] = {}
 
     def encoder(self, settings: RetrievalSettings) -> CachedEncoder:
         """The encoder of chunks and sentences: ``settings``' embedding model with its document prompt."""
@@ -123,19 +123,20 @@ class RetrievalPipeline:
         key = retriever_memo(settings)
         if key not in self._retrievers:
             table = self.table(settings)
-            if settings.retriever != "bm25":
+            entry = RETRIEVERS[settings.retriever]
+            if entry.needs_vectors:
                 self._embed_table(table)
-            self._retrievers[key] = RETRIEVERS[settings.retriever](table, settings, self.cache)
+            self._retrievers[key] = entry.build(table, settings, self.cache)
         return self._retrievers[key]
 
     def candidates_key(self, settings: RetrievalSettings, view: str = "clean") -> str:
-        """The cache key of :meth:`candidates`; for dense and hybrid retrieval it hashes the chunk and question
+        """The cache key of :meth:`candidates`; for a retriever that needs vectors it hashes the chunk and question
         vectors, which are encoded (or read from the embedding store) here, once per process."""
         memo = candidates_memo(settings, view)
         if memo not in self._candidate_keys:
             table = self.table(settings)
             vectors = None
-            if settings.retriever != "bm25":
+            if RETRIEVERS[settings.retriever].needs_vectors:
                 self._embed_table(table)
                 vectors = (table.embeddings(), self.query_vectors(settings))
             self._candidate_keys[memo] = candidates_key(settings, table.key, view, vectors)
@@ -184,22 +185,33 @@ class RetrievalPipeline:
             self._rerankers[key] = build_reranker(settings.reranker, self.encoder(settings), settings.query_prompt)
         return self._rerankers[key]
 
+    def versions(self, settings: RetrievalSettings, view: str = "clean") -> ChunkVersions:
+        """Which chunks of ``settings``' table are stale in index ``view``, and how old (from the documents' metadata)."""
+        key = (table_memo(settings), view)
+        if key not in self._versions:
+            table = self.table(settings)
+            self._versions[key] = chunk_versions([c.doc_id for c in table.chunks], self.dataset.metadata_of, table.mask(view))
+        return self._versions[key]
+
+    def chunk_vectors(self, settings: RetrievalSettings) -> np.ndarray:
+        """The normalized vectors of ``settings``' chunks (embedded on first use, also for BM25): what dedupe compares."""
+        table = self.table(settings)
+        self._embed_table(table)
+        return table.embeddings()
+
     def retrieve(self, settings: RetrievalSettings, view: str = "clean") -> list[RetrievedContext]:
         """The final context of every golden case, in dataset order."""
-        if settings.top_k > settings.candidate_depth:
-            raise UserError(f"top_k ({settings.top_k}) exceeds candidate_depth ({settings.candidate_depth})")
         candidates = self.candidates(settings, view)
         rerank = self.rerank_scores(settings, view) if settings.rerank_strength > 0 else None
         table = self.table(settings)
+        ranking = settings.ranking
+        versions = self.versions(settings, view) if ranking.reads_versions else None
+        vectors = self.chunk_vectors(settings) if ranking.dedupe < 1.0 else None
         contexts = []
         for row, case in enumerate(self.dataset.golden):
             chosen, scores = final_ranking(
-                candidates.indices[row],
-                candidates.scores[row],
-                None if rerank is None else rerank[row],
-                settings.rerank_strength,
-                settings.relevance_threshold,
-                settings.top_k,
+                candidates.indices[row], candidates.scores[row], None if rerank is None else rerank[row], ranking,
+                versions, vectors,
             )
             chunks = tuple(table.chunks[i] for i in chosen)
             contexts.append(RetrievedContext(case.id, chunks, tuple(float(s) for s in scores)))

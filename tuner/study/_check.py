@@ -28,8 +28,9 @@ def _in_space(param: IntParam | FloatParam | CategoricalParam, value: Any) -> bo
 def check_study(loaded: LoadedStudy, space: SearchSpace, dataset: Dataset) -> None:
     """Raise a one-line :class:`UserError` for the first problem found:
 
-    - a search-space value the setting does not accept (an unknown retriever, a threshold outside [0, 1], ...);
-    - ``top_k`` above ``candidate_depth``, or a smallest ``top_k`` larger than the corpus has documents;
+    - a search-space value the setting does not accept (an unknown retriever, a threshold outside [0, 1], a
+      ``top_k`` above ``candidate_depth``, ...);
+    - a smallest ``top_k`` larger than the corpus has documents;
     - an enqueued configuration outside the space, or with a setting that does not exist;
     - a robustness objective on a dataset without keypoints or without conflicting documents.
     """
@@ -43,8 +44,6 @@ def check_study(loaded: LoadedStudy, space: SearchSpace, dataset: Dataset) -> No
     top_k = space.params.get("top_k")
     if top_k is not None:
         values = [int(v) for v in _extremes(top_k)]
-        if max(values) > loaded.base_settings.candidate_depth:
-            raise UserError(f"{space.source}: top_k reaches {max(values)} > candidate_depth {loaded.base_settings.candidate_depth}")
         if min(values) > len(dataset.corpus):
             raise UserError(f"{space.source}: top_k starts at {min(values)}, more than the {len(dataset.corpus)} documents "
                             f"of {loaded.dataset}: every trial would retrieve (nearly) the whole corpus")

@@ -3,6 +3,8 @@ and the closing outputs."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import optuna
@@ -140,10 +142,15 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
     )
 
 
-def finish(result: StudyRun, rule: str, min_recall: float | None, report: bool, reporter: Reporter) -> dict[str, Any]:
-    """Print the front, write the HTML report and export the picked configuration; return their paths, the
-    picked trial's number (``picked``) and what its noise floor says about it (``notes``), or why none was picked
-    (``pick_unmet``)."""
+ReportWriter = Callable[[optuna.Study, Path, Mapping[str, int], str], Path]
+"""Writes a study's HTML report (study, path, the picked trial per rule, storage URL): ``tuner.report.write_report``,
+passed in by the command so that the study package does not import the report, which reads studies."""
+
+
+def finish(result: StudyRun, rule: str, min_recall: float | None, report: ReportWriter | None, reporter: Reporter) -> dict[str, Any]:
+    """Print the front, write the HTML report (with ``report``, when given) and export the picked configuration;
+    return their paths, the picked trial's number (``picked``) and what its noise floor says about it (``notes``),
+    or why none was picked (``pick_unmet``)."""
     study = result.study
     summary = study_summary(study)
     directions, floor, entries = study_front(study)
@@ -176,10 +183,8 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: bool, 
         paths["notes"] = document["provenance"]["notes"]
         for note in paths["notes"]:
             reporter.stage(f"note: {note}")
-    if report:
-        from tuner.report import write_report
-
-        paths["report"] = str(write_report(study, out / "report.html", picks, storage_url=result.loaded.storage))
+    if report is not None:
+        paths["report"] = str(report(study, out / "report.html", picks, result.loaded.storage))
     for name in ("storage", "config", "report"):
         if name in paths:
             reporter.stage(f"{name}: {paths[name]}")

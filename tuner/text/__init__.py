@@ -39,6 +39,7 @@ from tuner.text._numerals import (
     has_chinese,
     parse_number,
 )
+from tuner.text._dates import day_number, parse_date
 from tuner.text._segment import SEGMENTER, segment
 from tuner.text._sentences import SENTENCE_BREAK, sentence_spans, split_sentences
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
@@ -66,11 +67,13 @@ __all__ = [
     "bm25_tokens",
     "chinese_numeral",
     "cjk_share",
+    "day_number",
     "detect_language",
     "is_blank",
     "format_number",
     "has_chinese",
     "normalize_text",
+    "parse_date",
     "parse_number",
     "segment",
     "sentence_spans",

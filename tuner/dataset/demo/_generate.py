@@ -6,6 +6,7 @@ Same seed and language, same bytes: every random choice comes from one ``random.
 
 from __future__ import annotations
 
+import datetime as dt
 import random
 from pathlib import Path
 from typing import Any
@@ -15,11 +16,11 @@ from tuner.dataset.demo._language import Language
 from tuner.dataset.demo._questions import make_golden
 from tuner.dataset.demo.en import ENGLISH
 from tuner.dataset.demo.zh import CHINESE
-from tuner.dataset._model import Dataset
+from tuner.dataset._model import DATE, FAMILY, Dataset
 from tuner.dataset._write import write_dataset
 from tuner.errors import UserError
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 """Bump whenever generated content changes (in any language), so cached demo datasets are rebuilt."""
 
 LANGUAGES: dict[str, Language] = {lang.code: lang for lang in (ENGLISH, CHINESE)}
@@ -38,8 +39,10 @@ def demo_records(seed: int = 0, language: str = "en") -> tuple[list[dict[str, An
     lang = demo_language(language)
     rng = random.Random(seed)
     specs = plan_documents(rng, lang)
+    # every version of a document is in the current one's family; the dates are the effective dates the texts state
     corpus = [
-        {"doc_id": s.doc_id, "title": s.title, "text": render(lang, s, rng), "metadata": {"kind": s.kind, "family": s.family}}
+        {"doc_id": s.doc_id, "title": s.title, "text": render(lang, s, rng),
+         "metadata": {"kind": s.kind, "product_line": s.family, FAMILY: s.doc_id, DATE: _iso(s.effective), "status": "current"}}
         for s in specs
     ]
     conflicts = [
@@ -51,11 +54,16 @@ def demo_records(seed: int = 0, language: str = "en") -> tuple[list[dict[str, An
             "kind": "stale_version",
             "severity": s.severity,
             "wrong_values": [v.text for v in e.values.values()],
+            "metadata": {FAMILY: s.doc_id, DATE: _iso(e.effective), "status": "superseded"},
         }
         for s in specs
         for e in s.editions
     ]
     return corpus, make_golden(rng, lang, specs), conflicts
+
+
+def _iso(day: int) -> str:
+    return dt.date.fromordinal(day).isoformat()
 
 
 def generate_demo(destination: str | Path, seed: int = 0, *, language: str = "en", force: bool = False) -> Dataset:
