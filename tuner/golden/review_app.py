@@ -131,15 +131,29 @@ function bindChunks() {
 function keypoints(text) {
   return text.split('\\n').map(line => line.split('|').map(a => a.trim()).filter(a => a)).filter(k => k.length);
 }
+const unsaved = new Map();
 function bindField(id, build) {
   const field = document.getElementById(id);
   if (!field) return;
   let timer = null;
-  const flush = () => { if (timer !== null) { clearTimeout(timer); timer = null; save(build(field.value)).catch(() => {}); } };
-  field.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(flush, 600); });
+  const flush = () => {
+    if (timer === null) return;
+    clearTimeout(timer); timer = null; unsaved.delete(id);
+    save(build(field.value)).catch(() => {});
+  };
+  field.addEventListener('input', () => {
+    clearTimeout(timer); timer = setTimeout(flush, 600); unsaved.set(id, () => build(field.value)); });
   field.addEventListener('change', flush);
   field.addEventListener('blur', flush);
 }
+// leaving the page while typing: the last edit goes out with the page (a beacon survives the unload)
+window.addEventListener('pagehide', () => {
+  for (const build of unsaved.values()) {
+    navigator.sendBeacon('/api/cases/' + encodeURIComponent(S.id),
+      new Blob([JSON.stringify({...build(), version: S.version})], {type: 'application/json'}));
+  }
+  unsaved.clear();
+});
 bindChunks();
 bindField('answer', value => ({ground_truth: value}));
 bindField('keypoints', value => ({keypoints: keypoints(value)}));
