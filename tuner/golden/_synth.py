@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import random
@@ -192,7 +191,7 @@ def plan_sources(kb: Dataset, plan: SynthPlan, encoder: CachedEncoder | None = N
     Each list follows :func:`spread`, so documents and families are covered before any is used twice; multi-hop pairs are
     prepared for the first chunks only (:data:`_SPARE` per multi-hop question wanted)."""
     settings = settings_from_mapping({}, "synthesis settings", kb.model_defaults)
-    table = RetrievalPipeline(dataclasses.replace(kb, golden=()), reporter=reporter or SilentReporter(), encoder=encoder).table(settings)
+    table = RetrievalPipeline(kb, reporter=reporter or SilentReporter(), encoder=encoder).table(settings)
     chunks = [c for c in table.chunks if c.source == CORPUS_CHUNK]
     index = {c.chunk_id: i for i, c in enumerate(table.chunks)}
     rng = random.Random(plan.seed)
@@ -444,5 +443,5 @@ def synth_drafts(kb: Dataset, cases: list[dict[str, Any]], depth: int, encoder: 
 def _source_chunks(kb: Dataset, cases: list[dict[str, Any]], encoder: CachedEncoder | None) -> list[Chunk]:
     settings = settings_from_mapping({}, "synthesis settings", kb.model_defaults)
     wanted = {chunk_id for case in cases for chunk_id in case["source_chunks"]}
-    table = RetrievalPipeline(dataclasses.replace(kb, golden=()), encoder=encoder).table(settings)
+    table = RetrievalPipeline(kb, encoder=encoder).table(settings)
     return [c for c in table.chunks if c.chunk_id in wanted]
