@@ -160,15 +160,12 @@ def spread(chunks: Sequence[Chunk], families: dict[str, str], rng: random.Random
     for name in rng.sample(sorted(by_family), len(by_family)):
         documents = [rng.sample(cs, len(cs)) for _, cs in sorted(by_family[name].items())]
         rng.shuffle(documents)
-        queues.append(_round_robin(documents))
-    return list(_round_robin_iterators(queues))
+        queues.append(_interleave([iter(chunks_of) for chunks_of in documents]))
+    return list(_interleave(queues))
 
 
-def _round_robin(lists: list[list[Chunk]]) -> Iterator[Chunk]:
-    return _round_robin_iterators([iter(items) for items in lists])
-
-
-def _round_robin_iterators(iterators: list[Iterator[Chunk]]) -> Iterator[Chunk]:
+def _interleave(iterators: list[Iterator[Chunk]]) -> Iterator[Chunk]:
+    """One item of each iterator in turn, until all are exhausted."""
     active = list(iterators)
     while active:
         still = []
