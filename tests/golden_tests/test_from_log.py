@@ -45,8 +45,9 @@ def test_templated_questions_about_different_names_stay_apart() -> None:
     # CMRC 2018 asks the same question of seven plants: most characters match, the name they ask about does not
     texts = [normalize_question(t) for t in ("五月艾所生长的地区海拔约是多少米？", "锦地罗生长的地区海拔约是多少米？",
                                              "How much does the Aurora X200 cost?", "How much does the Aurora X210 cost?",
-                                             "How long is the laptop warranty of the Aurora X200?", "How long is the laptop warrenty of the Aurora X200?")]
-    assert near_duplicate_groups(texts) == [0, 1, 2, 3, 4, 4]
+                                             "How long is the laptop warranty of the Aurora X200?", "How long is the laptop warrenty of the Aurora X200?",
+                                             "Nimbus冬季固件更新的下载大小是多少？", "Nimbus夏季固件更新的下载大小是多少？")]
+    assert near_duplicate_groups(texts) == [0, 1, 2, 3, 4, 4, 6, 7]
 
 
 def test_merging_sums_counts_and_keeps_the_most_frequent_wording() -> None:

@@ -92,6 +92,7 @@ def test_steps_follow_the_status_filter(draft: Path) -> None:
     assert client.get("/step/log-0001?dir=next&filter=pending").headers["location"] == "/case/log-0003?filter=pending"
     assert client.get("/step/log-0003?dir=back&filter=skipped").headers["location"] == "/case/log-0002?filter=skipped"
     assert "Nothing left to review" in client.get("/step/log-0003?dir=next&filter=all").text
+    assert client.get("/step/log-0001?dir=back&filter=all").headers["location"] == "/case/log-0001?filter=all"
 
 
 def test_export_writes_accepted_cases_only_and_validates(draft: Path, kb: Path) -> None:

@@ -115,7 +115,11 @@ def test_label_edit_reload_and_resume(served: tuple[str, Path], browser: Any) ->
 
     browser.refresh()
     assert browser.find_element(By.ID, "keypoints").get_attribute("value") == "15元 | 十五元"
-    browser.get(url + "/")  # the first page resumes at the first case not yet reviewed
+    answer = browser.find_element(By.ID, "answer")
+    answer.send_keys("顺丰次日达另付15元。")
+    browser.get(url + "/")  # left while typing: the edit still reaches the server
+    _wait(lambda: _rows(draft)["log-0002"]["ground_truth"] == "顺丰次日达另付15元。", "the last edit sent as the page unloads")
+    # the first page resumes at the first case not yet reviewed
     assert browser.find_element(By.ID, "question").text == "顺丰次日达要加多少运费？"
     assert "reviewed 1/3" in browser.find_element(By.ID, "progress").text
 
@@ -132,4 +136,6 @@ def test_label_edit_reload_and_resume(served: tuple[str, Path], browser: Any) ->
     row = _rows(draft)["log-0002"]
     assert (row["review"]["status"], row["relevant_chunk_ids"], row["keypoints"]) == ("skipped", [], [["15元", "十五元"]])
     log = [json.loads(line) for line in (draft.parent / "review.log.jsonl").read_text("utf-8").splitlines()]
-    assert [(e["id"], e["action"]) for e in log] == [("log-0001", None), ("log-0001", "accept"), ("log-0002", None), ("log-0002", "skip")]
+    assert [(e["id"], e["action"]) for e in log] == [
+        ("log-0001", None), ("log-0001", "accept"), ("log-0002", None), ("log-0002", None), ("log-0002", "skip")]
+    assert sorted(log[3]["changes"]) == ["ground_truth"]

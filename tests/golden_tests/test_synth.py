@@ -31,6 +31,12 @@ DOCS = [
     ("zh-return", "退货政策", "本店支持七天无理由退货，退货运费由买家承担。"),
     ("zh-member", "黄金会员", "黄金会员每年收取99元会费，可享受全场九五折。"),
     ("zh-hotline", "客服热线", "客服热线的服务时间是每天早上九点到晚上九点，节假日照常服务。"),
+    ("zh-invoice", "发票", "电子发票在订单完成后七天内发送到您的邮箱。"),
+    ("zh-coupon", "优惠券", "优惠券不能与会员折扣叠加使用，每个订单最多使用一张。"),
+    ("zh-gift", "礼品卡", "礼品卡有效期三年，余额可以分多次使用，但不能兑换现金。"),
+    ("zh-store", "北京旗舰店", "北京旗舰店位于朝阳区建国路88号，营业时间为上午十点至晚上十点。"),
+    ("zh-store-weekend", "周末营业", "旗舰店周末的营业时间与平日相同，为上午十点至晚上十点。"),
+    ("zh-capital", "总部", "公司总部设在首都北京。"),
 ]
 
 # the model's reply per document (single passage), chosen to exercise each filter once
@@ -47,6 +53,13 @@ REPLIES: dict[str, dict[str, Any] | str] = {
     "zh-return": {"question": "退货的运费由谁承担？", "answer": "由买家承担。", "keypoints": [["买家"]]},
     "zh-member": {"question": "根据材料，黄金会员每年的会费是多少？", "answer": "99元。", "keypoints": [["99元"]]},
     "zh-hotline": {"question": "客服热线每天几点开始服务？", "answer": "早上九点。", "keypoints": [["早上九点", "9点"]]},
+    "zh-invoice": {"question": "电子发票多久发送到邮箱？", "answer": "三天内。", "keypoints": [["三天内"]]},
+    "zh-coupon": {"question": "每个订单最多使用一张优惠券吗？", "answer": "是的，一张。", "keypoints": [["一张"]]},
+    "zh-gift": "抱歉，我无法完成这个任务。",
+    "zh-store": {"question": "旗舰店的营业时间是几点到几点？", "answer": "上午十点至晚上十点。", "keypoints": [["上午十点至晚上十点"]]},
+    "zh-store-weekend": {"question": "旗舰店的营业时间是几点到几点呢？", "answer": "上午十点至晚上十点。",
+                         "keypoints": [["上午十点至晚上十点"]]},
+    "zh-capital": {"question": "中国的首都是哪座城市？", "answer": "北京。", "keypoints": [["北京"]]},
 }
 MULTI = {"question": "How much more memory does the X210 have than the X200?", "answer": "16 GB more: 32 GB against 16 GB.",
          "keypoints": [["32 GB"], ["16 GB"]]}
@@ -55,7 +68,7 @@ MULTI = {"question": "How much more memory does the X210 have than the X200?", "
 def responder(body: dict[str, Any]) -> str:
     prompt = body["messages"][-1]["content"]
     if prompt.startswith(("Answer the question", "请凭常识")):
-        return "Paris." if "capital of France" in prompt else "I don't know."
+        return "Paris." if "capital of France" in prompt else "北京。" if "中国的首都" in prompt else "I don't know."
     present = [doc_id for doc_id, _, text in DOCS if text in prompt]
     if len(present) == 2:
         return json.dumps(MULTI) if set(present) == {"aurora-x200", "aurora-x210"} else "no question for these"
@@ -112,9 +125,11 @@ def test_every_filter_in_both_languages(synth_kb: Path, encoder: CachedEncoder, 
     assert {doc: outcomes[doc] for doc in ("warranty", "returns", "shipping", "mercury", "security", "geography")} == {
         "warranty": "kept", "returns": "keypoint_not_in_source", "shipping": "answer_in_question", "mercury": "passage_bound",
         "security": "unparseable", "geography": "closed_book"}
-    assert {doc: outcomes[doc] for doc in ("zh-return", "zh-member", "zh-hotline")} == {
-        "zh-return": "kept", "zh-member": "passage_bound", "zh-hotline": "kept"}
+    assert {doc: outcomes[doc] for doc in ("zh-return", "zh-member", "zh-hotline", "zh-invoice", "zh-coupon", "zh-gift", "zh-capital")} == {
+        "zh-return": "kept", "zh-member": "passage_bound", "zh-hotline": "kept", "zh-invoice": "keypoint_not_in_source",
+        "zh-coupon": "answer_in_question", "zh-gift": "unparseable", "zh-capital": "closed_book"}
     assert sorted([outcomes["aurora-x200"], outcomes["aurora-x210"]]) == ["kept", "near_duplicate"]
+    assert sorted([outcomes["zh-store"], outcomes["zh-store-weekend"]]) == ["kept", "near_duplicate"]
     assert outcomes["aurora-x200+aurora-x210"] == "kept"
     for name in ("unparseable", "keypoint_not_in_source", "answer_in_question", "passage_bound", "near_duplicate", "closed_book"):
         assert run.dropped[name] >= 1, name

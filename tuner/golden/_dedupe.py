@@ -9,7 +9,7 @@ from difflib import SequenceMatcher
 
 from datasketch import MinHash, MinHashLSH
 
-from tuner.text import DIGITS, cjk_share, normalize_text
+from tuner.text import CJK_CHARS, DIGITS, cjk_share, normalize_text
 
 NEAR_DUPLICATE = 0.7
 """Default estimated Jaccard similarity of character n-gram sets above which two questions are one question."""
@@ -44,12 +44,16 @@ def shingles(text: str) -> set[str]:
 
 
 _NUMERALS = frozenset("0123456789十百千万亿") | frozenset(DIGITS)
+_NEGATIONS = frozenset("不没无非未别")
+_CJK = re.compile(f"[{CJK_CHARS}]")
 _IGNORED = re.compile(r"[\W_]+")
 
 
 def same_wording(a: str, b: str) -> bool:
     """True when ``b`` is ``a`` with typo-sized edits only: once spaces and punctuation are dropped, every differing
-    stretch of the two texts is at most one character on each side and holds no numeral (Arabic or Chinese).
+    stretch of the two texts is at most one character on each side, holds no numeral (Arabic or Chinese) and no Chinese
+    negation (不, 没, …), and no Chinese character is replaced by another (one character is a word there: 冬季 / 夏季);
+    a Chinese character may be added or left out (要 / 需要).
 
     This is the guard behind the MinHash test: templated questions share most characters but not the name or the
     number they ask about (``五月艾生长的地区海拔…`` / ``锦地罗生长的地区海拔…``, ``X200`` / ``X210``), and they are
@@ -59,13 +63,17 @@ def same_wording(a: str, b: str) -> bool:
     True
     >>> same_wording("五月艾所生长的地区海拔约是多少米", "锦地罗生长的地区海拔约是多少米"), same_wording("x200 price", "x210 price")
     (False, False)
+    >>> same_wording("冬季固件更新多大", "夏季固件更新多大"), same_wording("顺丰次日达要加多少运费", "顺丰次日达需要加多少运费")
+    (False, True)
     """
     left, right = _IGNORED.sub("", a), _IGNORED.sub("", b)
     for op, i1, i2, j1, j2 in SequenceMatcher(None, left, right, autojunk=False).get_opcodes():
         if op == "equal":
             continue
         changed = left[i1:i2] + right[j1:j2]
-        if i2 - i1 > 1 or j2 - j1 > 1 or any(char in _NUMERALS for char in changed):
+        if i2 - i1 > 1 or j2 - j1 > 1 or any(char in _NUMERALS or char in _NEGATIONS for char in changed):
+            return False
+        if op == "replace" and _CJK.search(changed):  # one Chinese character is a word: 冬季 / 夏季
             return False
     return True
 

@@ -31,7 +31,8 @@ KNOWN_BAD = "known_bad"
 @dataclass
 class LoggedQuestion:
     """One question after merging: the most frequent wording, the summed count, every wording seen, the
-    timestamps' range and the feedback values given (in log order)."""
+    timestamps' range (compared as text, which orders ISO 8601 times correctly) and the feedback values given (in
+    log order)."""
 
     question: str
     count: int

@@ -3,13 +3,10 @@ chunks of BM25, dense and hybrid retrieval, each candidate with its rank in ever
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
 from collections.abc import Sequence
 from typing import Any
 
-from tuner.dataset import Dataset, GoldenCase
+from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder
 from tuner.progress import Reporter, SilentReporter
 from tuner.retrieval import RetrievalPipeline
@@ -40,18 +37,16 @@ def build_pools(
     Retrieval is tuner's own, over the knowledge base's corpus (conflicting documents left out) with the default
     chunking and the models its ``dataset.yaml`` names, so the chunks a reviewer labels are the chunks a study
     retrieves."""
-    cases = tuple(GoldenCase(id=f"q{i}", question=q, ground_truth="", keypoints=(), relevant_doc_ids=())
-                  for i, q in enumerate(questions))
-    # BM25 candidates are cached under the dataset's content hash, which covers golden.jsonl but not these questions
-    content_hash = hashlib.sha256(json.dumps([kb.content_hash, list(questions)], ensure_ascii=False).encode()).hexdigest()
-    asked = dataclasses.replace(kb, golden=cases, content_hash=content_hash)
-    pipeline = RetrievalPipeline(asked, reporter=reporter or SilentReporter(), encoder=encoder)
+    if not questions:
+        return []
+    # searched directly rather than through the candidate cache, whose keys cover the dataset's golden questions only
+    pipeline = RetrievalPipeline(kb, reporter=reporter or SilentReporter(), encoder=encoder)
     pools: list[dict[int, dict[str, int | None]]] = [{} for _ in questions]
     table = None
     for name in POOL_RETRIEVERS:
         settings = settings_from_mapping({"retriever": name, "candidate_depth": depth}, "pool settings", kb.model_defaults)
         table = pipeline.table(settings)
-        indices = pipeline.candidates(settings).indices
+        indices = pipeline.retriever(settings).search(list(questions), depth, table.mask("clean")).indices
         for row, pool in enumerate(pools):
             for rank, index in enumerate(indices[row][:depth], start=1):
                 if index >= 0:

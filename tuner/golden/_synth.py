@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import random
@@ -161,15 +160,12 @@ def spread(chunks: Sequence[Chunk], families: dict[str, str], rng: random.Random
     for name in rng.sample(sorted(by_family), len(by_family)):
         documents = [rng.sample(cs, len(cs)) for _, cs in sorted(by_family[name].items())]
         rng.shuffle(documents)
-        queues.append(_round_robin(documents))
-    return list(_round_robin_iterators(queues))
+        queues.append(_interleave([iter(chunks_of) for chunks_of in documents]))
+    return list(_interleave(queues))
 
 
-def _round_robin(lists: list[list[Chunk]]) -> Iterator[Chunk]:
-    return _round_robin_iterators([iter(items) for items in lists])
-
-
-def _round_robin_iterators(iterators: list[Iterator[Chunk]]) -> Iterator[Chunk]:
+def _interleave(iterators: list[Iterator[Chunk]]) -> Iterator[Chunk]:
+    """One item of each iterator in turn, until all are exhausted."""
     active = list(iterators)
     while active:
         still = []
@@ -192,7 +188,7 @@ def plan_sources(kb: Dataset, plan: SynthPlan, encoder: CachedEncoder | None = N
     Each list follows :func:`spread`, so documents and families are covered before any is used twice; multi-hop pairs are
     prepared for the first chunks only (:data:`_SPARE` per multi-hop question wanted)."""
     settings = settings_from_mapping({}, "synthesis settings", kb.model_defaults)
-    table = RetrievalPipeline(dataclasses.replace(kb, golden=()), reporter=reporter or SilentReporter(), encoder=encoder).table(settings)
+    table = RetrievalPipeline(kb, reporter=reporter or SilentReporter(), encoder=encoder).table(settings)
     chunks = [c for c in table.chunks if c.source == CORPUS_CHUNK]
     index = {c.chunk_id: i for i, c in enumerate(table.chunks)}
     rng = random.Random(plan.seed)
@@ -444,5 +440,5 @@ def synth_drafts(kb: Dataset, cases: list[dict[str, Any]], depth: int, encoder: 
 def _source_chunks(kb: Dataset, cases: list[dict[str, Any]], encoder: CachedEncoder | None) -> list[Chunk]:
     settings = settings_from_mapping({}, "synthesis settings", kb.model_defaults)
     wanted = {chunk_id for case in cases for chunk_id in case["source_chunks"]}
-    table = RetrievalPipeline(dataclasses.replace(kb, golden=()), encoder=encoder).table(settings)
+    table = RetrievalPipeline(kb, encoder=encoder).table(settings)
     return [c for c in table.chunks if c.chunk_id in wanted]

@@ -64,6 +64,7 @@ _TRANSLATIONS: dict[str, tuple[str, str]] = {
     "ranks": ("ranks", "排名"),
     "language": ("中文", "English"),
     "exported": ("Exported", "已导出"),
+    "missing": ("(not in the knowledge base)", "（知识库中没有这篇文档）"),
 }
 """Every text of the interface: (English, Chinese)."""
 TEXTS: dict[str, dict[str, str]] = {lang: {key: pair[i] for key, pair in _TRANSLATIONS.items()} for i, lang in enumerate(UI_LANGUAGES)}
@@ -130,15 +131,29 @@ function bindChunks() {
 function keypoints(text) {
   return text.split('\\n').map(line => line.split('|').map(a => a.trim()).filter(a => a)).filter(k => k.length);
 }
+const unsaved = new Map();
 function bindField(id, build) {
   const field = document.getElementById(id);
   if (!field) return;
   let timer = null;
-  const flush = () => { if (timer !== null) { clearTimeout(timer); timer = null; save(build(field.value)).catch(() => {}); } };
-  field.addEventListener('input', () => { clearTimeout(timer); timer = setTimeout(flush, 600); });
+  const flush = () => {
+    if (timer === null) return;
+    clearTimeout(timer); timer = null; unsaved.delete(id);
+    save(build(field.value)).catch(() => {});
+  };
+  field.addEventListener('input', () => {
+    clearTimeout(timer); timer = setTimeout(flush, 600); unsaved.set(id, () => build(field.value)); });
   field.addEventListener('change', flush);
   field.addEventListener('blur', flush);
 }
+// leaving the page while typing: the last edit goes out with the page (a beacon survives the unload)
+window.addEventListener('pagehide', () => {
+  for (const build of unsaved.values()) {
+    navigator.sendBeacon('/api/cases/' + encodeURIComponent(S.id),
+      new Blob([JSON.stringify({...build(), version: S.version})], {type: 'application/json'}));
+  }
+  unsaved.clear();
+});
 bindChunks();
 bindField('answer', value => ({ground_truth: value}));
 bindField('keypoints', value => ({keypoints: keypoints(value)}));
@@ -233,7 +248,7 @@ def _case_body(row: dict[str, Any], texts: dict[str, str]) -> str:
 def _conflict_body(row: dict[str, Any], store: ReviewStore, texts: dict[str, str]) -> str:
     wrong = [str(w) for w in row.get("wrong_values", [])]
     other = next((doc for doc in store.knowledge_base().corpus if doc.doc_id == row["conflicts_with"]), None)
-    other_text = _marked(highlight(other.text, "", wrong), "w") if other else "(not in the knowledge base)"
+    other_text = _marked(highlight(other.text, "", wrong), "w") if other else _e(texts["missing"])
     return (
         f'<div class="meta" id="question">{texts["kind"]}: {_e(row.get("kind", ""))} · {_e(row.get("severity", ""))} · '
         f'{texts["wrong"]}: {_e(", ".join(wrong))}</div>'
@@ -312,6 +327,8 @@ def build_review_app(store: ReviewStore, language: str | None = None) -> FastAPI
         for index in order:
             if status_filter == "all" or rows[index]["review"]["status"] == status_filter:
                 return RedirectResponse(f"/case/{quote(keys[index], safe='')}?filter={status_filter}", status_code=303)
+        if dir != "next" and case_id in keys:  # back from the first case of the view: stay on it
+            return RedirectResponse(f"/case/{quote(case_id, safe='')}?filter={status_filter}", status_code=303)
         return shown(request, None, status_filter)
 
     @app.post("/api/cases/{case_id:path}")
