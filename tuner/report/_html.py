@@ -97,9 +97,14 @@ def _n_of_total(record: TrialRecord) -> str:
 
 
 def _warnings(records: Mapping[int, TrialRecord]) -> str:
-    """Every trial warning (a noise variant short of its slots) and every unscorable trial, one line each."""
+    """Every trial warning (a noise variant short of its slots), every trial left unanswered and every unscorable
+    one, one line each."""
     lines = [f"trial #{n}: {w}" for n, r in sorted(records.items()) for w in r.warnings or ()]
-    lines += [f"trial #{n}: unscorable ({r.unscorable}); kept off the front" for n, r in sorted(records.items()) if r.unscorable]
+    for n, record in sorted(records.items()):
+        why = f"unscorable ({record.unscorable})" if record.unscorable else f"infeasible ({record.skipped})"
+        if record.unscorable or record.skipped:
+            unanswered = "; not answered: no generator or judge request" if record.skipped else ""
+            lines.append(f"trial #{n}: {why}; kept off the front{unanswered}")
     if not lines:
         return ""
     return '<div class="note"><p>Warnings:</p><ul>' + "".join(f"<li>{_esc(line)}</li>" for line in lines) + "</ul></div>"

@@ -97,7 +97,12 @@ class PickConfig(_Strict):
 
 
 class ConstraintsConfig(_Strict):
+    """``min_recall``: trials whose recall@k is below it are infeasible (off every front and pick). Their recall is
+    known before any answer, so they are completed without a generator or judge request unless
+    ``answer_infeasible`` asks for their Δ anyway (the report then shows it for them too)."""
+
     min_recall: float | None = Field(None, ge=0, le=1)
+    answer_infeasible: bool = False
 
 
 class StudyConfig(_Strict):

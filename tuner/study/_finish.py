@@ -150,7 +150,7 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: bool, 
     out = result.loaded.output
     paths: dict[str, Any] = {"storage": redact(result.loaded.storage)}
     reporter.stage(
-        f"{summary['n_complete']} complete ({summary['n_unscorable']} unscorable), {summary['n_pruned'] - summary['n_duplicates']} pruned, "
+        f"{summary['n_complete']} complete ({summary['n_unscorable']} unscorable, {summary['n_skipped']} not answered), {summary['n_pruned'] - summary['n_duplicates']} pruned, "
         f"{summary['n_duplicates']} repeated configurations not evaluated again, {summary['n_failed']} failed; "
         f"front of {len(entries)}; calls {summary['calls']['generator']} generator + {summary['calls']['judge']} judge "
         f"in {result.elapsed:.0f}s"

@@ -45,7 +45,9 @@ class TrialRecord:
     the cases scored at both variants and the cases with keypoints; ``partial_values`` are a pruned
     trial's objective values on the cases it ran; ``pruning`` is the evidence it was pruned on.
     ``duplicate_of`` names the trial whose configuration this one repeats (it was not evaluated again);
-    ``unscorable`` says why Δ could not be computed (the trial is infeasible, off every front);
+    ``unscorable`` says why Δ could not be computed (the trial is infeasible, off every front); ``skipped`` why no
+    case was answered at all (a check known from retrieval alone: recall@k below ``constraints.min_recall``, or
+    nothing retrieved), so the trial made no generator or judge request;
     ``failure`` what a backend raised when the trial failed; ``warnings`` what the reader of its figures must
     know (a noise variant short of its slots, so its Δ understates the noise effect); ``embedding_backend``
     what ran the embedding model (``embedding.backend``: torch is the fp32 reference).
@@ -68,6 +70,7 @@ class TrialRecord:
     pruning: PruneEvidence | None = None
     duplicate_of: int | None = None
     unscorable: str | None = None
+    skipped: str | None = None
     failure: str | None = None
     warnings: tuple[str, ...] | None = None
 
@@ -114,6 +117,7 @@ class TrialRecord:
             pruning=None if not pruning else PruneEvidence.from_dict(pruning),
             duplicate_of=attrs.get("duplicate_of"),
             unscorable=attrs.get("unscorable"),
+            skipped=attrs.get("skipped"),
             failure=attrs.get("failure"),
             warnings=None if attrs.get("warnings") is None else tuple(attrs["warnings"]),
         )

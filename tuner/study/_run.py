@@ -219,7 +219,7 @@ def _join(
     order = record.case_order or case_order(dataset, config.seed)
     objective = TrialObjective(
         pipeline, evaluator, space, loaded.base_settings, config.objectives, order, {}, config.pruning,
-        resources.usage, config.constraints.min_recall,
+        resources.usage, config.constraints.min_recall, config.constraints.answer_infeasible,
     )
     if not record.created:
         floor, objective.margin = _noise_floor(loaded, objective, reporter, resources, guard)
@@ -348,6 +348,8 @@ def _outcome(trial: optuna.trial.FrozenTrial) -> str:
     record = TrialRecord.from_trial(trial)
     if record.duplicate_of is not None:
         return f"duplicate of #{record.duplicate_of} (not evaluated again)"
+    if record.skipped is not None:
+        return f"infeasible, not answered: {record.skipped} (no generator or judge request)"
     if record.unscorable is not None:
         return f"unscorable: {record.unscorable} (kept off the front)"
     if trial.state == optuna.trial.TrialState.FAIL and record.failure is not None:
@@ -376,5 +378,6 @@ def study_summary(study: optuna.Study) -> dict[str, Any]:
         "n_running": states.count(optuna.trial.TrialState.RUNNING),
         "n_duplicates": sum(r.duplicate_of is not None for r in records),
         "n_unscorable": sum(r.unscorable is not None for r in records),
+        "n_skipped": sum(r.skipped is not None for r in records),
         "calls": calls,
     }
