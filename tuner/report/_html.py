@@ -40,7 +40,10 @@ from tuner.settings import format_settings
 from tuner.study import TrialRecord, pick_notes
 
 STATE_WORDS = {"complete": "complete", "pruned": "pruned", "fail": "failed", "running": "running", "waiting": "waiting"}
-CALL_WORDS = {"generator": "generator calls", "judge": "judge calls", "tokens": "tokens"}
+CALL_WORDS = {
+    "generator": "generator calls", "judge": "judge calls", "tokens": "tokens",
+    "cached_tokens": "of them prompt tokens served from the provider's prefix cache",
+}
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1180px; color: #222; }
@@ -116,6 +119,8 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
     objectives = ", ".join(f"{label(n)} ({d})" for n, d in summary.directions.items())
     floor = ", ".join(f"{label(n)} ±{v:g}" for n, v in summary.noise_floor.items()) or "not recorded (ε = 0: exact dominance)"
     calls = ", ".join(f"{summary.calls[kind]:,} {CALL_WORDS[kind]}" for kind in CALL_KINDS)
+    if summary.cost:
+        calls += f"; cost {summary.cost:.4g} (at the backends' pricing)"
     dashboard = f"optuna-dashboard {redact(storage_url)}" if storage_url else "optuna-dashboard sqlite:///path/to/study.db"
     rows = [
         ("trials", counts),

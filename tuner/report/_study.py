@@ -12,7 +12,7 @@ from tuner.objectives import Direction
 from tuner.pareto import Point
 from tuner.study import StudyRecord, TrialCalls, TrialRecord, directions_of, points_of
 
-CALL_KINDS = ("generator", "judge", "tokens")
+CALL_KINDS = ("generator", "judge", "tokens", "cached_tokens")
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,8 @@ class StudySummary:
 
     ``directions`` maps each objective name (study user attr ``objectives``) to its direction, in the
     order of ``trial.values``; ``points`` are the complete trials in trial-number order; ``calls`` sums
-    the ``calls`` user attr over every trial, pruned and failed ones included, since they were spent too.
+    the ``calls`` user attr over every trial, pruned and failed ones included, since they were spent too, and ``cost``
+    their price at the backends' ``pricing`` (0 when none is configured).
     """
 
     name: str
@@ -31,6 +32,7 @@ class StudySummary:
     pruned: tuple[FrozenTrial, ...]
     counts: dict[str, int]
     calls: dict[str, int]
+    cost: float
 
 
 def summarize_study(study: optuna.Study) -> StudySummary:
@@ -48,4 +50,5 @@ def summarize_study(study: optuna.Study) -> StudySummary:
         pruned=tuple(t for t in trials if t.state == TrialState.PRUNED),
         counts=counts,
         calls=calls,
+        cost=sum(c.cost for c in spent),
     )

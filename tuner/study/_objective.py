@@ -17,6 +17,7 @@ from tuner.llm import Usage, UsageCounts
 from tuner.objectives import CONTEXT_WORDS, DELTA_CORRECT, RECALL
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings, settings_from_mapping
+from tuner.study._budget import BudgetSpent
 from tuner.study._config import PruningConfig
 from tuner.study._pruning import Look, PruneEvidence, TrialProfile, batches, should_prune
 from tuner.study._record import TrialCalls, TrialRecord, finite_or_none
@@ -121,7 +122,11 @@ class TrialObjective:
             return self._skipped(trial, recall_value, retrieval.mean_context_words, skip)
         outcomes: list[CaseOutcome] = []
         for batch, look in batches(self.case_order, self.pruning):
-            outcomes += self.evaluator.evaluate(settings, ("v0", "v3"), batch)
+            try:
+                outcomes += self.evaluator.evaluate(settings, ("v0", "v3"), batch)
+            except BudgetSpent:
+                self._spent(outcomes, calls_before, usage_before).write(trial)  # paid for: the study's total counts it
+                raise
             if look is None:
                 continue
             evidence = self._check(trial, outcomes, recall_value, retrieval.mean_context_words, look)
@@ -217,6 +222,10 @@ class TrialObjective:
                 judge=calls_after["judge"] - calls_before["judge"],
                 tokens=tokens.prompt_tokens + tokens.completion_tokens,
                 remote_calls=tokens.calls,
+                prompt_tokens=tokens.prompt_tokens,
+                completion_tokens=tokens.completion_tokens,
+                cached_tokens=tokens.cached_tokens,
+                cost=tokens.cost,
             ),
             cases_evaluated=len(outcomes),
             f0=scores[0],

@@ -19,12 +19,24 @@ from tuner.study._pruning import PruneEvidence
 
 @dataclass(frozen=True)
 class TrialCalls:
-    """Generator and judge requests a trial made (memo hits excluded), the tokens and remote calls they cost."""
+    """Generator and judge requests a trial made (memo hits excluded), the tokens and remote calls they cost:
+    ``tokens`` = ``prompt_tokens`` + ``completion_tokens``; ``cached_tokens``, the prompt tokens the provider served
+    from its prefix cache; ``cost``, their price at the backends' ``pricing`` (0 without one)."""
 
     generator: int = 0
     judge: int = 0
     tokens: int = 0
     remote_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost: float = 0.0
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> TrialCalls:
+        """The stored form back; a field written before it existed reads as 0."""
+        counts = {name: int(stored.get(name, 0)) for name in cls.__dataclass_fields__ if name != "cost"}
+        return cls(**counts, cost=float(stored.get("cost", 0.0)))
 
     @property
     def llm(self) -> int:
@@ -104,7 +116,7 @@ class TrialRecord:
             embedding_backend=attrs.get("embedding_backend"),
             settings=attrs.get("settings"),
             context_words=None if words is None else float(words),
-            calls=None if calls is None else TrialCalls(**{k: int(calls.get(k, 0)) for k in TrialCalls.__dataclass_fields__}),
+            calls=None if calls is None else TrialCalls.from_dict(calls),
             cases_evaluated=attrs.get("cases_evaluated"),
             f0=None if f0 is None else tuple(f0),
             f3=None if f3 is None else tuple(f3),

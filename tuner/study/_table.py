@@ -41,6 +41,8 @@ def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
             "calls.generator": None if calls is None else calls.generator,
             "calls.judge": None if calls is None else calls.judge,
             "calls.tokens": None if calls is None else calls.tokens,
+            "calls.cached_tokens": None if calls is None else calls.cached_tokens,
+            "calls.cost": None if calls is None else calls.cost,
             "pruned_by": None if pruning is None else pruning.dominated_by,
             "pruned_after_cases": None if pruning is None else pruning.cases_used,
             "pruned_p_value": None if pruning is None else pruning.p_value,
