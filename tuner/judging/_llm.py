@@ -32,23 +32,26 @@ _REPLY_FORMAT = (
     '"evidence": "<a verbatim quote from the text you judged, or an empty string>"}'
 )
 
+# Every prompt puts what repeats first and what varies last, so a provider's automatic prefix caching serves the
+# repeated part: the instructions (the same for every request), then the judged text (the same for every keypoint of a
+# case: the passages of one variant, or the answer), then the question and the fact.
 ANSWER_PROMPT = (
-    "You check whether an ANSWER states one fact. Judge only the answer text, not your own knowledge.\n\n"
-    "Question: {question}\n"
-    "Fact (any of these phrasings counts): {keypoint}\n"
-    "ANSWER: {answer}\n\n"
+    "You check whether an ANSWER states one fact. Judge only the answer text, not your own knowledge. "
     '"supported": the answer states the fact. "contradicted": the answer states something incompatible '
     'with it (for example a different value). "absent": the answer does not say it (including "I don\'t know").\n'
-    + _REPLY_FORMAT
+    + _REPLY_FORMAT + "\n\n"
+    "ANSWER: {answer}\n\n"
+    "Question: {question}\n"
+    "Fact (any of these phrasings counts): {keypoint}"
 )
 
 CONTEXT_PROMPT = (
-    "You check whether numbered PASSAGES support one fact. Judge only the passages, not your own knowledge.\n\n"
-    "Question: {question}\n"
-    "Fact (any of these phrasings counts): {keypoint}\n"
-    "PASSAGES:\n{context}\n\n"
+    "You check whether numbered PASSAGES support one fact. Judge only the passages, not your own knowledge. "
     '"supported": some passage states the fact. "contradicted": no passage states it and some passage '
-    'states something incompatible with it. "absent": the passages do not address it.\n' + _REPLY_FORMAT
+    'states something incompatible with it. "absent": the passages do not address it.\n' + _REPLY_FORMAT + "\n\n"
+    "PASSAGES:\n{context}\n\n"
+    "Question: {question}\n"
+    "Fact (any of these phrasings counts): {keypoint}"
 )
 
 REPAIR_PROMPT = "That reply was not a valid JSON object of the required form. " + _REPLY_FORMAT
@@ -61,21 +64,21 @@ _REPLY_FORMAT_ZH = (
 )
 
 ANSWER_PROMPT_ZH = (
-    "你要检查一个回答是否陈述了某个事实。只根据回答的文字判断，不要用你自己的知识。\n\n"
-    "问题：{question}\n"
-    "事实（以下任一说法都算）：{keypoint}\n"
-    "回答：{answer}\n\n"
+    "你要检查一个回答是否陈述了某个事实。只根据回答的文字判断，不要用你自己的知识。"
     '"supported"：回答陈述了这个事实。"contradicted"：回答陈述了与它不相容的内容（例如不同的数值）。'
-    '"absent"：回答没有说到它（包括“我不知道”）。\n' + _REPLY_FORMAT_ZH
+    '"absent"：回答没有说到它（包括“我不知道”）。\n' + _REPLY_FORMAT_ZH + "\n\n"
+    "回答：{answer}\n\n"
+    "问题：{question}\n"
+    "事实（以下任一说法都算）：{keypoint}"
 )
 
 CONTEXT_PROMPT_ZH = (
-    "你要检查编号的段落是否支持某个事实。只根据段落判断，不要用你自己的知识。\n\n"
-    "问题：{question}\n"
-    "事实（以下任一说法都算）：{keypoint}\n"
-    "段落：\n{context}\n\n"
+    "你要检查编号的段落是否支持某个事实。只根据段落判断，不要用你自己的知识。"
     '"supported"：某个段落陈述了这个事实。"contradicted"：没有段落陈述它，且某个段落陈述了与它不相容的内容。'
-    '"absent"：段落没有涉及它。\n' + _REPLY_FORMAT_ZH
+    '"absent"：段落没有涉及它。\n' + _REPLY_FORMAT_ZH + "\n\n"
+    "段落：\n{context}\n\n"
+    "问题：{question}\n"
+    "事实（以下任一说法都算）：{keypoint}"
 )
 
 REPAIR_PROMPT_ZH = "上一条回复不是所要求格式的有效 JSON 对象。" + _REPLY_FORMAT_ZH
