@@ -82,6 +82,36 @@ def context_echo_reply(body: dict[str, Any]) -> str:
     return match.group(1).strip()[:300] if match else "I don't know."
 
 
+_FACT = re.compile(r"^(?:Fact \(any of these phrasings counts\)|事实（以下任一说法都算）)[:：] ?(.+)$", re.M)
+_FACTS = re.compile(r"^(\d+)\. (.+)$", re.M)
+_JUDGED = re.compile(r"^(?:PASSAGES|ANSWER|段落|回答)[:：]\s*(.+?)\n\n(?:Question|问题)[:：]", re.S | re.M)
+
+
+def _verdict(aliases_text: str, judged: str) -> dict[str, str]:
+    aliases = re.findall(r'"([^"]+)"', aliases_text)
+    found = next((alias for alias in aliases if alias.lower() in judged), None)
+    return {"verdict": "supported" if found else "absent", "evidence": found or ""}
+
+
+def keypoint_oracle_reply(body: dict[str, Any]) -> str:
+    """A deterministic stand-in for a generator and a judge (tuner's prompts): a judge prompt gets ``supported`` for a
+    fact when one of its quoted aliases is in the judged text (the answer or the passages), else ``absent``, with the
+    alias as evidence, one verdict per fact (``{"verdicts": [...]}``) for a batched prompt; any other prompt gets
+    :func:`context_echo_reply`. Per-keypoint and batched judging thus give the same verdicts, so the two can be
+    compared on their requests alone."""
+    prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", [])[:1])
+    judged_match = _JUDGED.search(prompt)
+    if judged_match is None:
+        return context_echo_reply(body)
+    judged = judged_match.group(1).lower()
+    single = _FACT.search(prompt)
+    if single is not None:
+        return json.dumps(_verdict(single.group(1), judged), ensure_ascii=False)
+    facts = _FACTS.findall(prompt[judged_match.end():])
+    verdicts = [{"fact": int(number), **_verdict(aliases, judged)} for number, aliases in facts]
+    return json.dumps({"verdicts": verdicts}, ensure_ascii=False)
+
+
 _HOST = "127.0.0.1"
 
 
