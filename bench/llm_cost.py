@@ -79,9 +79,11 @@ def main() -> None:
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="llm-cost-"))
     constraints = {"min_recall": 0.95}
+    floor = {"recall_at_k": 0.02, "v3_delta_faithful": 0.1}  # fixed, so both runs skip the calibration and compare trials
     if "skip" in args.parts:
-        without = run(work, "answer-all", args.trials, constraints={**constraints, "answer_infeasible": True})
-        with_skip = run(work, "skip", args.trials, constraints=constraints)
+        without = run(work, "answer-all", args.trials, constraints={**constraints, "answer_infeasible": True},
+                      noise_floor=floor)
+        with_skip = run(work, "skip", args.trials, constraints=constraints, noise_floor=floor)
         compare(f"demo TPE, {args.trials} trials, offline backends, min_recall 0.95", without, with_skip)
     if "llm" in args.parts:
         with FakeChatServer(keypoint_oracle_reply) as server:
@@ -89,11 +91,11 @@ def main() -> None:
             backends = {"generator": {"backend": "openai", **endpoint}, "judge": {"backend": "llm", **endpoint}}
             sent = len(server.requests)
             without = run(work, "llm-answer-all", args.llm_trials, constraints={**constraints, "answer_infeasible": True},
-                          noise_floor={"recall_at_k": 0.02, "v3_delta_faithful": 0.1}, **backends)
+                          noise_floor=floor, **backends)
             without["server"] = len(server.requests) - sent
             sent = len(server.requests)
             with_skip = run(work, "llm-skip", args.llm_trials, constraints=constraints,
-                            noise_floor={"recall_at_k": 0.02, "v3_delta_faithful": 0.1}, **backends)
+                            noise_floor=floor, **backends)
             with_skip["server"] = len(server.requests) - sent
         compare(f"demo TPE, {args.llm_trials} trials, loopback LLM backends, min_recall 0.95", without, with_skip)
         for label, r in (("answer every trial", without), ("skip", with_skip)):

@@ -163,3 +163,23 @@ def test_a_spent_budget_stops_the_study_like_an_interrupt_and_a_larger_one_resum
     assert len(resumed) == 1
     rows = {row["trial"]: row for row in trial_rows(study)}
     assert rows[resumed[0].number]["calls.cost"] is not None and rows[resumed[0].number]["calls.cached_tokens"] is not None
+
+
+def test_dry_run_counts_two_judge_requests_per_case_when_batched(
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    estimates = {}
+    for batched in (False, True):
+        folder = tmp_path / str(batched)
+        folder.mkdir()
+        judge = {"backend": "llm", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None,
+                 "batch_keypoints": batched, "pricing": PRICING}
+        study_file = write_study(folder, tiny_dataset_dir, judge=judge, budget={"trials": 2})
+        assert main(["run", str(study_file), "--dry-run", "--json"]) == 0
+        estimates[batched] = json.loads(capsys.readouterr().out)
+    per_keypoint, batched_estimate = estimates[False], estimates[True]
+    runs = per_keypoint["trials"] + per_keypoint["calibration_runs"]
+    # 2 variants × 2 sides, per keypoint (7 on the tiny data) or per case (6)
+    assert per_keypoint["judge_calls"] == runs * 2 * 2 * per_keypoint["keypoints"] == runs * 28
+    assert batched_estimate["judge_calls"] == runs * 2 * 2 * batched_estimate["cases"] == runs * 24
+    assert batched_estimate["cost"]["low"] == batched_estimate["cost"]["high"]  # nothing repeats within a case

@@ -115,18 +115,21 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     question_words = sum(word_count(c.question) for c in cases) / max(len(cases), 1)
     variants = 2
     generator_calls = variants * len(cases)
-    judge_calls = variants * 2 * keypoints
+    batched = bool(getattr(loaded.judge, "batch_keypoints", False))
+    judge_calls = variants * 2 * (len(cases) if batched else keypoints)
     chunk_words: dict[tuple[int, float, str, str], list[int]] = {}
 
     def trial_tokens(settings: RetrievalSettings) -> dict[str, _Tokens]:
         words = context_words(settings, dataset, chunk_words)
         generator = _Tokens(prompt=generator_calls * (question_words + words), completion=generator_calls * ANSWER_WORDS)
         # per keypoint one prompt on the answer and one on the passages; a case's later passage prompts repeat the
-        # first one's instructions and passages, which is what a provider's prefix cache can serve
+        # first one's instructions and passages, which is what a provider's prefix cache can serve. Batched, a case
+        # sends each side once, so nothing repeats within it
+        prompts = len(cases) if batched else keypoints
         judge = _Tokens(
-            prompt=variants * keypoints * (ANSWER_WORDS + words),
-            cacheable=variants * (keypoints - len(cases)) * words,
-            completion=judge_calls * VERDICT_WORDS,
+            prompt=variants * prompts * (ANSWER_WORDS + words),
+            cacheable=0 if batched else variants * (keypoints - len(cases)) * words,
+            completion=variants * 2 * keypoints * VERDICT_WORDS,
         )
         return {"generator": generator.scaled(TOKENS_PER_WORD), "judge": judge.scaled(TOKENS_PER_WORD)}
 
