@@ -54,7 +54,7 @@ def test_chinese_keypoints_are_judged_in_chinese_with_chinese_evidence(judge: An
     assert sum('"两年保修" / "保修两年"' in p for p in prompts) == 2
     assert all(f"问题：{QUESTION}\n" in p for p in prompts)
     context_prompt = JUDGE_PROMPTS["zh"].context
-    assert any(p.startswith(context_prompt[: context_prompt.index("{question}")]) for p in prompts)
+    assert any(p.startswith(context_prompt[: context_prompt.index("{context}")]) for p in prompts)
 
 
 def test_escaped_chinese_evidence_is_decoded(judge: Any, chat_server: FakeChatServer) -> None:

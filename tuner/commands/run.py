@@ -19,7 +19,7 @@ HELP = "Run (or resume) a tuning study: recall@k vs v3 Δfaithful, with noise-fl
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_study_arguments(parser)
     parser.add_argument("--trials", type=int, metavar="N", help="finished trials to reach (default: budget.trials)")
-    parser.add_argument("--dry-run", action="store_true", help="estimate generator/judge calls and tokens, spend nothing")
+    parser.add_argument("--dry-run", action="store_true", help="estimate generator/judge calls, tokens and (with pricing) cost, spend nothing")
     parser.add_argument("--pick", help="pick rule for the exported config: knee, min-delta or cheapest (default: the study file's pick)")
     parser.add_argument("--min-recall", type=float, metavar="X", help="recall floor for --pick min-delta")
     parser.add_argument("--no-report", action="store_true", help="skip the HTML report")
@@ -43,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--pick {rule}: choose knee, cheapest, or min-delta with --min-recall X")
     reporter = RichReporter()
     if args.dry_run:
-        dry_run(loaded, args.trials, reporter)
+        estimate = dry_run(loaded, args.trials, reporter)
+        if args.json:
+            print(json.dumps(estimate, indent=2))
         return 0
     # Ctrl-C: the first stops the run cleanly and still writes what is done; the second exits at once
     with InterruptGuard() as guard:
@@ -74,6 +76,7 @@ def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[st
         "elapsed_s": round(result.elapsed, 3),
         "texts_embedded": texts_encoded(),
         "interrupted": result.interrupted,
+        "budget_ended": result.budget_ended,
         "front": [entry_json(entry, trials[entry.number]) for entry in entries],
         "pick": {"rule": rule, "trial": outputs.get("picked"), "unmet": outputs.get("pick_unmet"), "notes": outputs.get("notes", [])},
         "outputs": {key: outputs[key] for key in ("storage", "config", "report") if key in outputs},

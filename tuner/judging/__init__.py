@@ -9,6 +9,9 @@ from tuner.judging._base import Judge
 from tuner.judging._lexical import LexicalJudge, LexicalJudgeConfig, wrong_values_per_keypoint
 from tuner.judging._llm import (
     ANSWER_PROMPT,
+    BATCH_ANSWER_PROMPT,
+    BATCH_CONTEXT_PROMPT,
+    BATCH_REPAIR_PROMPT,
     CONTEXT_PROMPT,
     JUDGE_PROMPTS,
     REPAIR_PROMPT,
@@ -17,6 +20,7 @@ from tuner.judging._llm import (
     LLMJudgeConfig,
     VERDICT_SCHEMA,
     parse_verdict,
+    parse_verdicts,
 )
 from tuner.judging._normalize import Normalized, normalize
 from tuner.judging._registry import DEFAULT_JUDGE, JUDGES, JudgeConfig, build_judge, parse_judge_config
@@ -24,6 +28,9 @@ from tuner.verdicts import VERDICTS, KeypointVerdict, Verdict
 
 __all__ = [
     "ANSWER_PROMPT",
+    "BATCH_ANSWER_PROMPT",
+    "BATCH_CONTEXT_PROMPT",
+    "BATCH_REPAIR_PROMPT",
     "CONTEXT_PROMPT",
     "DEFAULT_JUDGE",
     "JUDGES",
@@ -45,5 +52,6 @@ __all__ = [
     "normalize",
     "parse_judge_config",
     "parse_verdict",
+    "parse_verdicts",
     "wrong_values_per_keypoint",
 ]

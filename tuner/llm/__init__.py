@@ -7,6 +7,7 @@ from tuner.llm._client import BackendError, ChatClient, Completion, EndpointClie
 from tuner.llm._concurrent import map_concurrent
 from tuner.llm._config import LLMConfig, load_llm_config
 from tuner.llm._embeddings import EmbeddingClient
+from tuner.llm._pricing import Pricing
 from tuner.llm._prompt import fill
 from tuner.llm._reply import ReplyParseError, json_object, missing_reason_for, parse_structured
 from tuner.llm._resources import BackendResources
@@ -28,6 +29,7 @@ __all__ = [
     "LLMConfig",
     "Message",
     "PostgresCallCache",
+    "Pricing",
     "ReplyParseError",
     "RequestCount",
     "Usage",

@@ -53,6 +53,8 @@ class Completion:
     prompt_tokens: int
     completion_tokens: int
     cached: bool
+    cached_prompt_tokens: int = 0
+    """Prompt tokens the provider served from its prefix cache (0 for a reply from tuner's call cache, which cost nothing)."""
 
 
 def _read_key(env_name: str | None) -> str:
@@ -203,10 +205,17 @@ class ChatClient(EndpointClient):
 
     def _sent(self, request: dict[str, Any]) -> Completion:
         reply = self._send_with_retries(lambda: self._send(request))
-        self.usage.add(calls=1, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
-        return Completion(reply.text, reply.prompt_tokens, reply.completion_tokens, cached=False)
+        pricing = self.config.pricing
+        cost = 0.0 if pricing is None else pricing.cost(
+            reply.prompt_tokens, reply.cached_prompt_tokens, reply.completion_tokens
+        )
+        self.usage.add(
+            calls=1, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
+            cached_tokens=reply.cached_prompt_tokens, cost=cost,
+        )
+        return reply
 
-    def _send(self, request: dict[str, Any]) -> CachedReply:
+    def _send(self, request: dict[str, Any]) -> Completion:
         extra: dict[str, Any] = {"seed": request["seed"]} if request["seed"] is not None else {}
         extra[request.get("token_limit", "max_tokens")] = request["max_tokens"]
         if "response_format" in request:
@@ -221,8 +230,20 @@ class ChatClient(EndpointClient):
         # A reply without choices or content is kept as "": callers record it as an empty answer.
         text = (response.choices[0].message.content or "") if response.choices else ""
         usage = response.usage
-        return CachedReply(
-            text=text,
-            prompt_tokens=int(usage.prompt_tokens) if usage is not None else 0,
-            completion_tokens=int(usage.completion_tokens) if usage is not None else 0,
+        if usage is None:
+            return Completion(text, 0, 0, cached=False)
+        return Completion(
+            text, int(usage.prompt_tokens), int(usage.completion_tokens), cached=False,
+            cached_prompt_tokens=cached_prompt_tokens(usage),
         )
+
+
+def cached_prompt_tokens(usage: Any) -> int:
+    """The prompt tokens a provider says it served from its prefix cache: OpenAI's
+    ``usage.prompt_tokens_details.cached_tokens``, else DeepSeek's ``usage.prompt_cache_hit_tokens``; 0 when neither
+    is reported (``openai`` keeps fields it does not model in ``model_extra``, hence ``getattr``)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    if cached is None:
+        cached = getattr(usage, "prompt_cache_hit_tokens", None)
+    return int(cached or 0)

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
+from tuner.llm._pricing import Pricing
 
 
 class LLMConfig(BaseModel):
@@ -52,6 +53,9 @@ class LLMConfig(BaseModel):
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Extra JSON fields of every request body (provider options such as ``top_k`` or ``enable_thinking``);
     part of the cache key, since they change the reply."""
+    pricing: Pricing | None = None
+    """Prices per million tokens (input, cached input, output) that ``--dry-run``, the progress line, ``tuner trials``,
+    the report and ``budget.max_cost`` turn tokens into money with; not part of the cache key."""
 
 
 def load_llm_config(path: str | Path) -> LLMConfig:

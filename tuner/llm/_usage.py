@@ -17,6 +17,8 @@ class UsageCounts:
     failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost: float = 0.0
 
     def __add__(self, other: UsageCounts) -> UsageCounts:
         return UsageCounts(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
@@ -24,7 +26,7 @@ class UsageCounts:
     def __sub__(self, other: UsageCounts) -> UsageCounts:
         return UsageCounts(**{f.name: getattr(self, f.name) - getattr(other, f.name) for f in fields(self)})
 
-    def as_dict(self) -> dict[str, int]:
+    def as_dict(self) -> dict[str, float]:
         return asdict(self)
 
 
@@ -33,16 +35,19 @@ class Usage:
 
     ``calls`` counts requests that reached the endpoint and succeeded, ``cache_hits`` requests served
     from the call cache, ``retries`` extra attempts after a retryable failure, ``failures`` requests
-    that gave up. Tokens are those the endpoint reported, so cache hits add none.
+    that gave up. Tokens are those the endpoint reported, so cache hits add none; ``cached_tokens`` are the prompt
+    tokens the provider served from its own prefix cache (``usage.prompt_tokens_details.cached_tokens`` at OpenAI,
+    ``usage.prompt_cache_hit_tokens`` at DeepSeek), a part of ``prompt_tokens``; ``cost`` is what the requests cost at
+    the prices of each backend's ``pricing`` (0 without one).
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counts = UsageCounts()
 
-    def add(self, **deltas: int) -> None:
+    def add(self, cost: float = 0.0, **deltas: int) -> None:
         with self._lock:
-            self._counts = self._counts + UsageCounts(**deltas)
+            self._counts = self._counts + UsageCounts(cost=cost, **deltas)
 
     def snapshot(self) -> UsageCounts:
         with self._lock:

@@ -2,7 +2,8 @@
 tests and offline demos of the LLM backends.
 
 It speaks ``POST /v1/chat/completions`` (and ``POST /v1/embeddings`` when given an ``embedder``) over real HTTP,
-so the client, its retries and its timeouts are exercised exactly as against a hosted endpoint. Replies are derived from the request unless a
+so the client, its retries and its timeouts are exercised exactly as against a hosted endpoint. Token counts are
+words; the cached prompt tokens come from a simulated prefix cache (:class:`PrefixCache`). Replies are derived from the request unless a
 script matches: ``server.script("[[flaky]]", Failure(429), Reply("ok"))`` makes the first request
 whose messages contain ``[[flaky]]`` get HTTP 429 and every later one ``"ok"`` (the last behaviour
 of a script repeats).
@@ -24,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,85 @@ def context_echo_reply(body: dict[str, Any]) -> str:
     return match.group(1).strip()[:300] if match else "I don't know."
 
 
+_FACT = re.compile(r"^(?:Fact \(any of these phrasings counts\)|事实（以下任一说法都算）)[:：] ?(.+)$", re.M)
+_FACTS = re.compile(r"^(\d+)\. (.+)$", re.M)
+_JUDGED = re.compile(r"^(?:PASSAGES|ANSWER|段落|回答)[:：]\s*(.+?)\n\n(?:Question|问题)[:：]", re.S | re.M)
+
+
+def _verdict(aliases_text: str, judged: str) -> dict[str, str]:
+    aliases = re.findall(r'"([^"]+)"', aliases_text)
+    found = next((alias for alias in aliases if alias.lower() in judged), None)
+    return {"verdict": "supported" if found else "absent", "evidence": found or ""}
+
+
+def keypoint_oracle_reply(body: dict[str, Any]) -> str:
+    """A deterministic stand-in for a generator and a judge (tuner's prompts): a judge prompt gets ``supported`` for a
+    fact when one of its quoted aliases is in the judged text (the answer or the passages), else ``absent``, with the
+    alias as evidence, one verdict per fact (``{"verdicts": [...]}``) for a batched prompt; any other prompt gets
+    :func:`context_echo_reply`. Per-keypoint and batched judging thus give the same verdicts, so the two can be
+    compared on their requests alone."""
+    prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", [])[:1])
+    judged_match = _JUDGED.search(prompt)
+    if judged_match is None:
+        return context_echo_reply(body)
+    judged = judged_match.group(1).lower()
+    single = _FACT.search(prompt)
+    if single is not None:
+        return json.dumps(_verdict(single.group(1), judged), ensure_ascii=False)
+    facts = _FACTS.findall(prompt[judged_match.end():])
+    verdicts = [{"fact": int(number), **_verdict(aliases, judged)} for number, aliases in facts]
+    return json.dumps({"verdicts": verdicts}, ensure_ascii=False)
+
+
 _HOST = "127.0.0.1"
+
+
+class PrefixCache:
+    """A provider's automatic prompt caching, simulated: a prompt's leading words are cached in blocks of ``block``
+    words once any earlier prompt to the same model began with the same blocks (providers cache in fixed increments
+    too, e.g. 128 tokens at OpenAI). ``hit`` returns the cached words of a prompt and remembers its blocks.
+
+    >>> cache = PrefixCache(block=2)
+    >>> cache.hit("m", "a b c d e"), cache.hit("m", "a b c x y"), cache.hit("other", "a b c d e")
+    (0, 2, 0)
+    """
+
+    def __init__(self, block: int = 16) -> None:
+        self.block = block
+        self._seen: set[tuple[str, bytes]] = set()
+        self._lock = threading.Lock()
+
+    def hit(self, model: str, prompt: str) -> int:
+        words = prompt.split()
+        digest = hashlib.sha256()
+        prefixes = []
+        for start in range(0, len(words) - len(words) % self.block, self.block):
+            digest.update(" ".join(words[start : start + self.block]).encode() + b"\n")
+            prefixes.append((model, digest.copy().digest()))
+        with self._lock:
+            cached = 0
+            while cached < len(prefixes) and prefixes[cached] in self._seen:
+                cached += 1
+            self._seen.update(prefixes)
+        return cached * self.block
+
+
+UsageStyle = Literal["openai", "deepseek"]
+"""How a chat reply reports cached prompt tokens: ``usage.prompt_tokens_details.cached_tokens`` (OpenAI) or
+``usage.prompt_cache_hit_tokens`` / ``prompt_cache_miss_tokens`` (DeepSeek)."""
+
+
+def usage_of(prompt_tokens: int, completion_tokens: int, cached: int, style: UsageStyle) -> dict[str, Any]:
+    """The ``usage`` object of a chat reply, with the cached prompt tokens where ``style``'s provider puts them."""
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    if style == "openai":
+        usage["prompt_tokens_details"] = {"cached_tokens": cached}
+    else:
+        usage.update(prompt_cache_hit_tokens=cached, prompt_cache_miss_tokens=prompt_tokens - cached)
+    return usage
 
 
 Embedder = Callable[[list[str]], list[list[float]]]
@@ -91,9 +170,14 @@ Embedder = Callable[[list[str]], list[list[float]]]
 class FakeChatServer:
     """``ThreadingHTTPServer`` on 127.0.0.1 and an ephemeral port; ``url`` is the ``base_url`` to configure."""
 
-    def __init__(self, responder: Callable[[dict[str, Any]], str] = echo_reply, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self, responder: Callable[[dict[str, Any]], str] = echo_reply, embedder: Embedder | None = None,
+        prefix_cache: PrefixCache | None = None, usage_style: UsageStyle = "openai",
+    ) -> None:
         self.responder = responder
         self.embedder = embedder
+        self.prefix_cache = prefix_cache if prefix_cache is not None else PrefixCache()
+        self.usage_style = usage_style
         self.requests: list[RecordedRequest] = []
         self._scripts: list[tuple[str, list[Behaviour]]] = []
         self._lock = threading.Lock()
@@ -159,6 +243,8 @@ class FakeChatServer:
                     self._embeddings(body)
                     return
                 prompt_words = len(request.text.split())
+                cached = server.prefix_cache.hit(str(body.get("model", "")), request.text)
+                completion_words = len(behaviour.content.split())
                 self._send(
                     200,
                     {
@@ -173,11 +259,7 @@ class FakeChatServer:
                                 "finish_reason": "stop",
                             }
                         ],
-                        "usage": {
-                            "prompt_tokens": prompt_words,
-                            "completion_tokens": len(behaviour.content.split()),
-                            "total_tokens": prompt_words + len(behaviour.content.split()),
-                        },
+                        "usage": usage_of(prompt_words, completion_words, cached, server.usage_style),
                     },
                 )
 

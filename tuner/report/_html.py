@@ -41,7 +41,10 @@ from tuner.study import TrialRecord, pick_notes
 
 STATE_WORDS = {"complete": "complete", "pruned": "pruned", "repeated": "repeated configurations not evaluated again",
                "fail": "failed", "running": "running", "waiting": "waiting"}
-CALL_WORDS = {"generator": "generator calls", "judge": "judge calls", "tokens": "tokens"}
+CALL_WORDS = {
+    "generator": "generator calls", "judge": "judge calls", "tokens": "tokens",
+    "cached_tokens": "of them prompt tokens served from the provider's prefix cache",
+}
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1180px; color: #222; }
@@ -98,9 +101,14 @@ def _n_of_total(record: TrialRecord) -> str:
 
 
 def _warnings(records: Mapping[int, TrialRecord]) -> str:
-    """Every trial warning (a noise variant short of its slots) and every unscorable trial, one line each."""
+    """Every trial warning (a noise variant short of its slots), every trial left unanswered and every unscorable
+    one, one line each."""
     lines = [f"trial #{n}: {w}" for n, r in sorted(records.items()) for w in r.warnings or ()]
-    lines += [f"trial #{n}: unscorable ({r.unscorable}); kept off the front" for n, r in sorted(records.items()) if r.unscorable]
+    for n, record in sorted(records.items()):
+        why = f"unscorable ({record.unscorable})" if record.unscorable else f"infeasible ({record.skipped})"
+        if record.unscorable or record.skipped:
+            unanswered = "; not answered: no generator or judge request" if record.skipped else ""
+            lines.append(f"trial #{n}: {why}; kept off the front{unanswered}")
     if not lines:
         return ""
     return '<div class="note"><p>Warnings:</p><ul>' + "".join(f"<li>{_esc(line)}</li>" for line in lines) + "</ul></div>"
@@ -112,6 +120,8 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
     objectives = ", ".join(f"{label(n)} ({d})" for n, d in summary.directions.items())
     floor = ", ".join(f"{label(n)} ±{v:g}" for n, v in summary.noise_floor.items()) or "not recorded (ε = 0: exact dominance)"
     calls = ", ".join(f"{summary.calls[kind]:,} {CALL_WORDS[kind]}" for kind in CALL_KINDS)
+    if summary.cost:
+        calls += f"; cost {summary.cost:.4g} (at the backends' pricing)"
     dashboard = f"optuna-dashboard {redact(storage_url)}" if storage_url else "optuna-dashboard sqlite:///path/to/study.db"
     rows = [
         ("trials", counts),

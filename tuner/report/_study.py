@@ -12,7 +12,7 @@ from tuner.objectives import Direction
 from tuner.pareto import Point
 from tuner.study import StudyRecord, TrialCalls, TrialRecord, directions_of, points_of
 
-CALL_KINDS = ("generator", "judge", "tokens")
+CALL_KINDS = ("generator", "judge", "tokens", "cached_tokens")
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,8 @@ class StudySummary:
     pruned on evidence; ``counts`` has one entry per Optuna state plus ``repeated``, the trials that repeated an
     evaluated configuration (Optuna stores them as pruned; they are counted there and not under ``pruned``, as the
     run's own summary line counts them); ``calls`` sums the ``calls`` user attr over every trial, pruned and failed
-    ones included, since they were spent too.
+    ones included, since they were spent too, and ``cost`` their price at the backends' ``pricing`` (0 when none is
+    configured).
     """
 
     name: str
@@ -34,6 +35,7 @@ class StudySummary:
     pruned: tuple[FrozenTrial, ...]
     counts: dict[str, int]
     calls: dict[str, int]
+    cost: float
 
 
 def summarize_study(study: optuna.Study) -> StudySummary:
@@ -55,4 +57,5 @@ def summarize_study(study: optuna.Study) -> StudySummary:
         pruned=pruned,
         counts=counts,
         calls=calls,
+        cost=sum(c.cost for c in spent),
     )

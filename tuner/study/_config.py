@@ -13,6 +13,7 @@ from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
 from tuner.generation import ExtractiveGeneratorConfig, GeneratorConfig, parse_generator_config
 from tuner.judging import JudgeConfig, LexicalJudgeConfig, parse_judge_config
+from tuner.llm import LLMConfig
 from tuner.noise import NoiseConfig
 from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUSTNESS_OBJECTIVES, Direction
 from tuner.settings import RetrievalSettings, settings_from_mapping
@@ -53,6 +54,8 @@ class SamplerConfig(_Strict):
 class BudgetConfig(_Strict):
     trials: int = Field(40, ge=1)
     max_llm_calls: int | None = Field(None, ge=1, description="stop once the study made this many generator+judge calls")
+    max_cost: float | None = Field(None, gt=0, description="stop once the requests cost this much at the backends' pricing")
+    max_tokens: int | None = Field(None, ge=1, description="stop once the requests used this many prompt+completion tokens")
     timeout: float | None = Field(None, gt=0, description="seconds")
 
 
@@ -97,7 +100,12 @@ class PickConfig(_Strict):
 
 
 class ConstraintsConfig(_Strict):
+    """``min_recall``: trials whose recall@k is below it are infeasible (off every front and pick). Their recall is
+    known before any answer, so they are completed without a generator or judge request unless
+    ``answer_infeasible`` asks for their Δ anyway (the report then shows it for them too)."""
+
     min_recall: float | None = Field(None, ge=0, le=1)
+    answer_infeasible: bool = False
 
 
 class StudyConfig(_Strict):
@@ -153,6 +161,20 @@ class LoadedStudy:
             len(config.objectives) == 3 and config.objectives[2] != CONTEXT_WORDS
         ):
             raise UserError(f"{path}: objectives: a third objective can only be {CONTEXT_WORDS}")
+        unpriced = [kind for kind, backend in self.llm_backends.items() if backend.pricing is None]
+        if config.budget.max_cost is not None and unpriced:
+            raise UserError(f"{path}: budget.max_cost: {unpriced[0]}.pricing is not set, so its requests have no cost")
+
+    @property
+    def llm_backends(self) -> dict[str, LLMConfig]:
+        """The backends that call a chat endpoint, by role (``generator``, ``judge``)."""
+        roles = {"generator": self.generator, "judge": self.judge}
+        return {kind: config for kind, config in roles.items() if isinstance(config, LLMConfig)}
+
+    @property
+    def priced(self) -> bool:
+        """True when some backend states its prices, so spending can be shown in money."""
+        return any(backend.pricing is not None for backend in self.llm_backends.values())
 
     @property
     def call_cache_url(self) -> str | None:

@@ -4,6 +4,7 @@ and the closing outputs."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import optuna
 from tuner.chunking import CORPUS, chunk_dataset
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
 from tuner.export import export_document, write_export
+from tuner.llm import Pricing
 from tuner.redaction import redact
 from tuner.pareto import PickUnmet, pick
 from tuner.progress import Reporter
@@ -28,6 +30,8 @@ from tuner.text import word_count
 
 TOKENS_PER_WORD = 1.3
 ANSWER_WORDS = 40
+VERDICT_WORDS = 20
+"""A verdict reply: the JSON object with its label and a short quoted evidence."""
 CALIBRATION_RUNS = 3
 
 
@@ -66,9 +70,43 @@ def context_words(settings: RetrievalSettings, dataset: Dataset, chunk_words: di
     return min(settings.top_k, len(words)) * sum(words) / max(len(words), 1)
 
 
+@dataclass(frozen=True)
+class _Tokens:
+    """Estimated tokens of one role (generator or judge): prompt tokens, the part of them a provider's prefix cache can
+    serve (a prompt repeating an earlier one's instructions and passages), and completion tokens."""
+
+    prompt: float = 0.0
+    cacheable: float = 0.0
+    completion: float = 0.0
+
+    def __add__(self, other: _Tokens) -> _Tokens:
+        return _Tokens(self.prompt + other.prompt, self.cacheable + other.cacheable, self.completion + other.completion)
+
+    def scaled(self, factor: float) -> _Tokens:
+        return _Tokens(self.prompt * factor, self.cacheable * factor, self.completion * factor)
+
+    @property
+    def total(self) -> float:
+        return self.prompt + self.completion
+
+
+def cost_range(tokens: dict[str, _Tokens], prices: dict[str, Pricing]) -> dict[str, Any] | None:
+    """(low, high) cost of ``tokens`` per role at the roles' ``prices``: low when the provider's prefix cache serves
+    every cacheable prompt token at the cached price, high when it serves none; None when no role is priced."""
+    if not prices:
+        return None
+    low = high = 0.0
+    for role, pricing in prices.items():
+        spent = tokens[role]
+        low += pricing.cost(int(spent.prompt), int(spent.cacheable), int(spent.completion))
+        high += pricing.cost(int(spent.prompt), 0, int(spent.completion))
+    return {"low": round(low, 6), "high": round(high, 6), "priced": sorted(prices)}
+
+
 def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict[str, Any]:
-    """Upper bounds on generator and judge calls (no cache hits, no pruning), and the tokens they would cost on the
-    configurations the run would try first (see :func:`planned_settings`), not on the space's largest one."""
+    """Upper bounds on generator and judge calls (no cache hits, no pruning, no trial left unanswered), the tokens
+    they would cost on the configurations the run would try first (see :func:`planned_settings`), not on the space's
+    largest one, and what they cost at the backends' ``pricing`` (key ``cost``: a range, see :func:`cost_range`)."""
     dataset = load_dataset(resolve_dataset(loaded.dataset))
     space = load_search_space(loaded.search_space_path)
     check_study(loaded, space, dataset)
@@ -79,19 +117,34 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     question_words = sum(word_count(c.question) for c in cases) / max(len(cases), 1)
     variants = 2
     generator_calls = variants * len(cases)
-    judge_calls = variants * 2 * keypoints
+    batched = bool(getattr(loaded.judge, "batch_keypoints", False))
+    judge_calls = variants * 2 * (len(cases) if batched else keypoints)
     chunk_words: dict[tuple[int, float, str, str], list[int]] = {}
 
-    def trial_tokens(settings: RetrievalSettings) -> float:
+    def trial_tokens(settings: RetrievalSettings) -> dict[str, _Tokens]:
         words = context_words(settings, dataset, chunk_words)
-        generator = generator_calls * (question_words + words + ANSWER_WORDS)
-        judge = variants * keypoints * (2 * ANSWER_WORDS + words)
-        return (generator + judge) * TOKENS_PER_WORD
+        generator = _Tokens(prompt=generator_calls * (question_words + words), completion=generator_calls * ANSWER_WORDS)
+        # per keypoint one prompt on the answer and one on the passages; a case's later passage prompts repeat the
+        # first one's instructions and passages, which is what a provider's prefix cache can serve. Batched, a case
+        # sends each side once, so nothing repeats within it
+        prompts = len(cases) if batched else keypoints
+        judge = _Tokens(
+            prompt=variants * prompts * (ANSWER_WORDS + words),
+            cacheable=0 if batched else variants * (keypoints - len(cases)) * words,
+            completion=variants * 2 * keypoints * VERDICT_WORDS,
+        )
+        return {"generator": generator.scaled(TOKENS_PER_WORD), "judge": judge.scaled(TOKENS_PER_WORD)}
 
-    per_trial = sorted(trial_tokens(settings) for settings in planned)
+    per_trial = [trial_tokens(settings) for settings in planned]
+    totals = sorted(sum(t.total for t in tokens.values()) for tokens in per_trial)
     calibration = CALIBRATION_RUNS * 2 if loaded.config.noise_floor == "auto" else 0
     total_trials = n_trials + calibration
-    median = per_trial[len(per_trial) // 2]
+    study_tokens = {role: sum((t[role] for t in per_trial), _Tokens()) for role in ("generator", "judge")}
+    baseline = trial_tokens(loaded.baseline_settings())
+    study_tokens = {role: spent + baseline[role].scaled(calibration) for role, spent in study_tokens.items()}
+    median = totals[len(totals) // 2]
+    prices = {role: b.pricing for role, b in loaded.llm_backends.items() if b.pricing is not None}
+    cost = cost_range(study_tokens, prices)
     estimate = {
         "trials": n_trials,
         "calibration_runs": calibration,
@@ -99,11 +152,12 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
         "keypoints": keypoints,
         "generator_calls": int(generator_calls * total_trials),
         "judge_calls": int(judge_calls * total_trials),
-        "tokens": int(sum(per_trial) + calibration * trial_tokens(loaded.baseline_settings())),
-        "tokens_per_trial": {"median": int(median), "max": int(per_trial[-1])},
+        "tokens": int(sum(t.total for t in study_tokens.values())),
+        "tokens_per_trial": {"median": int(median), "max": int(totals[-1])},
         "estimated_from": how,
         "generator_backend": loaded.generator.backend,
         "judge_backend": loaded.judge.backend,
+        "cost": cost,
     }
     cap = loaded.config.budget.max_llm_calls
     reporter.stage(
@@ -114,8 +168,15 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     )
     reporter.stage(
         f"tokens estimated on the configurations this run would try first ({how}): per trial median "
-        f"~{int(median):,}, largest ~{int(per_trial[-1]):,}; later trials follow the results and may differ"
+        f"~{int(median):,}, largest ~{int(totals[-1]):,}; later trials follow the results and may differ"
     )
+    if cost is not None:
+        unpriced = sorted(set(loaded.llm_backends) - set(prices))
+        reporter.stage(
+            f"estimated cost {cost['low']:.4g}–{cost['high']:.4g} at the pricing of the {' and '.join(cost['priced'])} "
+            f"(low: the provider's prefix cache serves every repeated prompt prefix; high: none)"
+            + (f"; {', '.join(unpriced)} not priced" if unpriced else "")
+        )
     return estimate
 
 
@@ -157,7 +218,7 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: Report
     out = result.loaded.output
     paths: dict[str, Any] = {"storage": redact(result.loaded.storage)}
     reporter.stage(
-        f"{summary['n_complete']} complete ({summary['n_unscorable']} unscorable), {summary['n_pruned'] - summary['n_duplicates']} pruned, "
+        f"{summary['n_complete']} complete ({summary['n_unscorable']} unscorable, {summary['n_skipped']} not answered), {summary['n_pruned'] - summary['n_duplicates']} pruned, "
         f"{summary['n_duplicates']} repeated configurations not evaluated again, {summary['n_failed']} failed; "
         f"front of {len(entries)}; calls {summary['calls']['generator']} generator + {summary['calls']['judge']} judge "
         f"in {result.elapsed:.0f}s"

@@ -17,6 +17,7 @@ from tuner.llm import Usage, UsageCounts
 from tuner.objectives import CONTEXT_WORDS, DELTA_CORRECT, RECALL
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings, settings_from_mapping
+from tuner.study._budget import BudgetSpent
 from tuner.study._config import PruningConfig
 from tuner.study._pruning import Look, PruneEvidence, TrialProfile, batches, should_prune
 from tuner.study._record import TrialCalls, TrialRecord, finite_or_none
@@ -68,6 +69,7 @@ class TrialObjective:
         pruning: PruningConfig,
         usage: Usage,
         min_recall: float | None = None,
+        answer_infeasible: bool = False,
     ) -> None:
         self.pipeline = pipeline
         self.evaluator = evaluator
@@ -79,6 +81,7 @@ class TrialObjective:
         self.pruning = pruning
         self.usage = usage
         self.min_recall = min_recall
+        self.answer_infeasible = answer_infeasible
         self.robustness = self.objectives[1]
 
     def settings_for(self, params: dict[str, Any]) -> RetrievalSettings:
@@ -114,9 +117,16 @@ class TrialObjective:
         if self.min_recall is not None:
             # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
             trial.set_constraint("min_recall", self.min_recall - recall_value)
+        skip = self._unanswerable(recall_value, retrieval.mean_context_words)
+        if skip is not None:
+            return self._skipped(trial, recall_value, retrieval.mean_context_words, skip)
         outcomes: list[CaseOutcome] = []
         for batch, look in batches(self.case_order, self.pruning):
-            outcomes += self.evaluator.evaluate(settings, ("v0", "v3"), batch)
+            try:
+                outcomes += self.evaluator.evaluate(settings, ("v0", "v3"), batch)
+            except BudgetSpent:
+                self._spent(outcomes, calls_before, usage_before).write(trial)  # paid for: the study's total counts it
+                raise
             if look is None:
                 continue
             evidence = self._check(trial, outcomes, recall_value, retrieval.mean_context_words, look)
@@ -146,11 +156,29 @@ class TrialObjective:
         values = {RECALL: recall_value, self.robustness: delta, CONTEXT_WORDS: retrieval.mean_context_words}
         return tuple(values[name] for name in self.objectives)
 
-    def _unscorable(self, trial: optuna.Trial, recall: float, words: float, paired: int) -> tuple[float, ...]:
-        """Record why Δ is undefined and complete the trial as infeasible (see ``UNSCORABLE_DELTA``)."""
+    def _unanswerable(self, recall: float, words: float) -> str | None:
+        """Why this trial needs no answer at all, from what retrieval alone tells (None: answer it). Such a trial is
+        infeasible whatever its answers would be, so every generator and judge request on it would be wasted."""
+        if self.min_recall is not None and recall < self.min_recall and not self.answer_infeasible:
+            return f"recall@k {recall:.4g} is below constraints.min_recall {self.min_recall:g}"
         if words == 0:
-            reason = "retrieval returned nothing for every case"
-        elif paired == 0:
+            return "retrieval returned nothing for every case"
+        return None
+
+    def _skipped(self, trial: optuna.Trial, recall: float, words: float, reason: str) -> tuple[float, ...]:
+        """Complete a trial :meth:`_unanswerable` rules out, with its exact recall@k and no request: infeasible through
+        the ``min_recall`` constraint already set, or through ``scorable`` when nothing was retrieved (Δ is undefined).
+        Optuna's constraint-aware samplers learn from it as from any infeasible trial."""
+        TrialRecord(skipped=reason, calls=TrialCalls(), cases_evaluated=0, n=0, n_total=len(self.case_order)).write(trial)
+        if words == 0:
+            TrialRecord(unscorable=reason).write(trial)
+            trial.set_constraint("scorable", 1.0)
+        values = {RECALL: recall, self.robustness: UNSCORABLE_DELTA, CONTEXT_WORDS: words}
+        return tuple(values[name] for name in self.objectives)
+
+    def _unscorable(self, trial: optuna.Trial, recall: float, words: float, paired: int) -> tuple[float, ...]:
+        """Record why Δ is undefined on the cases answered and complete the trial as infeasible (see ``UNSCORABLE_DELTA``)."""
+        if paired == 0:
             reason = "no case has scores at both v0 and v3 (every answer or verdict is missing)"
         else:
             reason = f"no case scores above 0 at v0, so {self.robustness} = (S(v0) − S(v3)) / S(v0) is undefined"
@@ -194,6 +222,10 @@ class TrialObjective:
                 judge=calls_after["judge"] - calls_before["judge"],
                 tokens=tokens.prompt_tokens + tokens.completion_tokens,
                 remote_calls=tokens.calls,
+                prompt_tokens=tokens.prompt_tokens,
+                completion_tokens=tokens.completion_tokens,
+                cached_tokens=tokens.cached_tokens,
+                cost=tokens.cost,
             ),
             cases_evaluated=len(outcomes),
             f0=scores[0],

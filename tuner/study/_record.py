@@ -19,12 +19,24 @@ from tuner.study._pruning import PruneEvidence
 
 @dataclass(frozen=True)
 class TrialCalls:
-    """Generator and judge requests a trial made (memo hits excluded), the tokens and remote calls they cost."""
+    """Generator and judge requests a trial made (memo hits excluded), the tokens and remote calls they cost:
+    ``tokens`` = ``prompt_tokens`` + ``completion_tokens``; ``cached_tokens``, the prompt tokens the provider served
+    from its prefix cache; ``cost``, their price at the backends' ``pricing`` (0 without one)."""
 
     generator: int = 0
     judge: int = 0
     tokens: int = 0
     remote_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost: float = 0.0
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> TrialCalls:
+        """The stored form back; a field written before it existed reads as 0."""
+        counts = {name: int(stored.get(name, 0)) for name in cls.__dataclass_fields__ if name != "cost"}
+        return cls(**counts, cost=float(stored.get("cost", 0.0)))
 
     @property
     def llm(self) -> int:
@@ -45,7 +57,9 @@ class TrialRecord:
     the cases scored at both variants and the cases with keypoints; ``partial_values`` are a pruned
     trial's objective values on the cases it ran; ``pruning`` is the evidence it was pruned on.
     ``duplicate_of`` names the trial whose configuration this one repeats (it was not evaluated again);
-    ``unscorable`` says why Δ could not be computed (the trial is infeasible, off every front);
+    ``unscorable`` says why Δ could not be computed (the trial is infeasible, off every front); ``skipped`` why no
+    case was answered at all (a check known from retrieval alone: recall@k below ``constraints.min_recall``, or
+    nothing retrieved), so the trial made no generator or judge request;
     ``failure`` what a backend raised when the trial failed; ``warnings`` what the reader of its figures must
     know (a noise variant short of its slots, so its Δ understates the noise effect); ``embedding_backend``
     what ran the embedding model (``embedding.backend``: torch is the fp32 reference).
@@ -68,6 +82,7 @@ class TrialRecord:
     pruning: PruneEvidence | None = None
     duplicate_of: int | None = None
     unscorable: str | None = None
+    skipped: str | None = None
     failure: str | None = None
     warnings: tuple[str, ...] | None = None
 
@@ -101,7 +116,7 @@ class TrialRecord:
             embedding_backend=attrs.get("embedding_backend"),
             settings=attrs.get("settings"),
             context_words=None if words is None else float(words),
-            calls=None if calls is None else TrialCalls(**{k: int(calls.get(k, 0)) for k in TrialCalls.__dataclass_fields__}),
+            calls=None if calls is None else TrialCalls.from_dict(calls),
             cases_evaluated=attrs.get("cases_evaluated"),
             f0=None if f0 is None else tuple(f0),
             f3=None if f3 is None else tuple(f3),
@@ -114,6 +129,7 @@ class TrialRecord:
             pruning=None if not pruning else PruneEvidence.from_dict(pruning),
             duplicate_of=attrs.get("duplicate_of"),
             unscorable=attrs.get("unscorable"),
+            skipped=attrs.get("skipped"),
             failure=attrs.get("failure"),
             warnings=None if attrs.get("warnings") is None else tuple(attrs["warnings"]),
         )

@@ -25,6 +25,7 @@ from tuner.progress import Reporter, SilentReporter
 from tuner.redaction import redact
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
+from tuner.study._budget import BudgetSpent, SpendingMeter
 from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
 from tuner.study._interrupt import InterruptGuard
@@ -109,19 +110,26 @@ class StudyRun:
     space: SearchSpace
     elapsed: float
     interrupted: bool
+    budget_ended: str | None = None
+    """Why ``budget.max_cost`` / ``budget.max_tokens`` ended the run (None: it did not)."""
 
 
 class _InterruptibleEvaluator(RobustnessEvaluator):
     """The run's evaluator: an interrupt stops a batch of cases at once (the guard raises only in here and in the
     other evaluation work of a run, never inside a storage write)."""
 
-    def __init__(self, pipeline: RetrievalPipeline, responder: Responder, noise: NoiseConfig, guard: InterruptGuard):
+    def __init__(
+        self, pipeline: RetrievalPipeline, responder: Responder, noise: NoiseConfig, guard: InterruptGuard,
+        meter: SpendingMeter,
+    ):
         super().__init__(pipeline, responder, noise)
         self.guard = guard
+        self.meter = meter
 
     def evaluate(
         self, settings: RetrievalSettings, variants: Sequence[str] = VARIANTS, case_ids: Sequence[str] | None = None
     ) -> list[CaseOutcome]:
+        self.meter.check()  # a spent budget stops before the next batch's requests, as an interrupt would
         with self.guard.interruptible():
             return super().evaluate(settings, variants, case_ids)
 
@@ -175,7 +183,8 @@ def run_study(
     storage = open_storage(loaded.storage, config.heartbeat_interval)
     pipeline = RetrievalPipeline(dataset, reporter=reporter)
     responder = Responder(build_generator(loaded.generator, resources), build_judge(loaded.judge, resources))
-    evaluator = _InterruptibleEvaluator(pipeline, responder, config.noise, guard)
+    meter = SpendingMeter(config.budget, resources.usage)
+    evaluator = _InterruptibleEvaluator(pipeline, responder, config.noise, guard, meter)
     lock = StudyLock(loaded.storage, config.name)
     try:
         if lock.busy():
@@ -191,7 +200,7 @@ def run_study(
         if worker:
             reporter.stage(f"worker {worker} of study '{config.name}': sampler seed {seed}")
         target = trials or config.budget.trials
-        return _optimize(study, storage, objective, loaded, dataset, space, target, reporter, guard, lock, trackers)
+        return _optimize(study, storage, objective, loaded, dataset, space, target, reporter, guard, lock, trackers, meter)
     finally:
         lock.close()
 
@@ -219,7 +228,7 @@ def _join(
     order = record.case_order or case_order(dataset, config.seed)
     objective = TrialObjective(
         pipeline, evaluator, space, loaded.base_settings, config.objectives, order, {}, config.pruning,
-        resources.usage, config.constraints.min_recall,
+        resources.usage, config.constraints.min_recall, config.constraints.answer_infeasible,
     )
     if not record.created:
         floor, objective.margin = _noise_floor(loaded, objective, reporter, resources, guard)
@@ -261,8 +270,9 @@ def _run_trial(
         return study.tell(trial, state=optuna.trial.TrialState.PRUNED)
     except BackendFailure:
         return study.tell(trial, state=optuna.trial.TrialState.FAIL)
-    except KeyboardInterrupt:
-        TrialRecord(failure=f"{INTERRUPTED}: its configuration is queued again").write(trial)
+    except (KeyboardInterrupt, BudgetSpent) as stop:
+        why = INTERRUPTED if isinstance(stop, KeyboardInterrupt) else f"stopped: {stop}"
+        TrialRecord(failure=f"{why}: its configuration is queued again").write(trial)
         requeue(study, study.tell(trial, state=optuna.trial.TrialState.FAIL))
         raise
     except BaseException:
@@ -274,7 +284,7 @@ def _run_trial(
 def _optimize(
     study: optuna.Study, storage: optuna.storages.RDBStorage, objective: TrialObjective, loaded: LoadedStudy,
     dataset: Dataset, space: SearchSpace, target: int, reporter: Reporter, guard: InterruptGuard, lock: StudyLock,
-    trackers: list[TrialCallback],
+    trackers: list[TrialCallback], meter: SpendingMeter,
 ) -> StudyRun:
     """Run trials until the study (all workers together) has ``target`` finished ones: under the lock, stale trials
     are failed, the finished and running trials counted, and the next trial asked, so no two workers claim the
@@ -282,6 +292,7 @@ def _optimize(
     budget = loaded.config.budget
     start = time.monotonic()
     interrupted = False
+    budget_ended: str | None = None
     study_id = storage.get_study_id_from_name(study.study_name)
     first = study_summary(study)
     # A sampler that keeps proposing evaluated configurations (a small or exhausted space), or a backend
@@ -297,9 +308,10 @@ def _optimize(
                 task.advance()
             summary = study_summary(study)
             calls = summary["calls"]["generator"] + summary["calls"]["judge"]
+            spent = f", spent {summary['calls']['cost']:.4g}" if loaded.priced else ""
             reporter.stage(
                 f"trial {trial.number} {_outcome(trial)}: {finished(summary)}/{target} finished, "
-                f"{summary['n_pruned'] - summary['n_duplicates']} pruned, front {len(study.best_trials)}, calls {calls}"
+                f"{summary['n_pruned'] - summary['n_duplicates']} pruned, front {len(study.best_trials)}, calls {calls}{spent}"
             )
             wasted = summary["n_duplicates"] + summary["n_failed"] - wasted_before
             if wasted >= wasted_limit:
@@ -322,6 +334,10 @@ def _optimize(
                             break
                         if budget.max_llm_calls is not None and calls >= budget.max_llm_calls:
                             break
+                        meter.restart(summary["calls"])
+                        budget_ended = meter.exhausted()
+                        if budget_ended is not None:
+                            break
                         # this loop is the optimize loop: it keeps each asked trial's heartbeat (Heartbeat below)
                         warnings.filterwarnings("ignore", "Heartbeat of storage is supposed to be used with Study.optimize")
                         trial = study.ask()
@@ -335,11 +351,16 @@ def _optimize(
                     break
         except KeyboardInterrupt:
             interrupted = True
+        except BudgetSpent as spent:
+            budget_ended = str(spent)
         interrupted = interrupted or guard.requested
+    if budget_ended is not None and not interrupted:
+        reporter.stage(f"the budget ended the study: {budget_ended}; the study is saved, a running trial queued "
+                       "again; raise the budget and run the same command to resume")
     if interrupted:
         reporter.stage(f"interrupted after {ran} trial(s) in this run: the study is saved; "
                        "run the same command again to resume")
-    return StudyRun(study, loaded, dataset, space, time.monotonic() - start, interrupted)
+    return StudyRun(study, loaded, dataset, space, time.monotonic() - start, interrupted, budget_ended)
 
 
 def _outcome(trial: optuna.trial.FrozenTrial) -> str:
@@ -348,6 +369,8 @@ def _outcome(trial: optuna.trial.FrozenTrial) -> str:
     record = TrialRecord.from_trial(trial)
     if record.duplicate_of is not None:
         return f"duplicate of #{record.duplicate_of} (not evaluated again)"
+    if record.skipped is not None:
+        return f"infeasible, not answered: {record.skipped} (no generator or judge request)"
     if record.unscorable is not None:
         return f"unscorable: {record.unscorable} (kept off the front)"
     if trial.state == optuna.trial.TrialState.FAIL and record.failure is not None:
@@ -363,7 +386,7 @@ def study_summary(study: optuna.Study) -> dict[str, Any]:
     trials = study.get_trials(deepcopy=False)
     states = [t.state for t in trials]
     records = [TrialRecord.from_trial(t) for t in trials]
-    calls: dict[str, int] = {"generator": 0, "judge": 0, "tokens": 0}
+    calls: dict[str, float] = {"generator": 0, "judge": 0, "tokens": 0, "cached_tokens": 0, "cost": 0.0}
     for record in records:
         spent = record.calls or TrialCalls()
         for key in calls:
@@ -376,5 +399,6 @@ def study_summary(study: optuna.Study) -> dict[str, Any]:
         "n_running": states.count(optuna.trial.TrialState.RUNNING),
         "n_duplicates": sum(r.duplicate_of is not None for r in records),
         "n_unscorable": sum(r.unscorable is not None for r in records),
+        "n_skipped": sum(r.skipped is not None for r in records),
         "calls": calls,
     }

@@ -13,8 +13,8 @@ from tuner.study._record import TrialRecord
 def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
     """Every trial of ``study`` as one flat row: number, state, feasibility, each parameter (``param.NAME``),
     each objective value with its 95% interval (``NAME``, ``NAME.low``, ``NAME.high``), ``n``/``n_total``,
-    context words, calls, and why a trial was pruned (rival, cases used, p-value), repeated, unscorable or
-    failed. Missing values are None, so every row has the same columns."""
+    context words, calls, and why a trial was pruned (rival, cases used, p-value), repeated, unscorable,
+    left unanswered (``skipped``) or failed. Missing values are None, so every row has the same columns."""
     names = list(directions_of(study))
     trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
     params = sorted({name for trial in trials for name in trial.params})
@@ -41,11 +41,14 @@ def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
             "calls.generator": None if calls is None else calls.generator,
             "calls.judge": None if calls is None else calls.judge,
             "calls.tokens": None if calls is None else calls.tokens,
+            "calls.cached_tokens": None if calls is None else calls.cached_tokens,
+            "calls.cost": None if calls is None else calls.cost,
             "pruned_by": None if pruning is None else pruning.dominated_by,
             "pruned_after_cases": None if pruning is None else pruning.cases_used,
             "pruned_p_value": None if pruning is None else pruning.p_value,
             "duplicate_of": record.duplicate_of,
             "unscorable": record.unscorable,
+            "skipped": record.skipped,
             "failure": record.failure,
         })
         rows.append(row)
