@@ -4,6 +4,7 @@ and writing; the built-in demo (``demo/``) and importers of outside data (``impo
 from tuner.dataset._builtin import is_builtin, resolve_dataset
 from tuner.dataset.demo import generate_demo
 from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, MANIFEST, MODEL_KEYS, load_dataset, manifest_model_defaults
+from tuner.dataset._kb import load_knowledge_base
 from tuner.dataset._model import Conflict, Dataset, Document, GoldenCase, Keypoint
 from tuner.dataset._write import write_dataset
 
@@ -21,6 +22,7 @@ __all__ = [
     "generate_demo",
     "is_builtin",
     "load_dataset",
+    "load_knowledge_base",
     "manifest_model_defaults",
     "resolve_dataset",
     "write_dataset",

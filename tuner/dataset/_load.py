@@ -34,6 +34,7 @@ _GOLDEN_FIELDS: dict[str, type] = {
     "category": str,
     "difficulty": str,
     "wrong_answers": list,
+    "keypoints_reviewed": bool,
 }
 _CONFLICT_FIELDS: dict[str, type] = {
     "doc_id": str,
@@ -44,7 +45,7 @@ _CONFLICT_FIELDS: dict[str, type] = {
     "wrong_values": list,
     "title": str,
 }
-_TYPE_NAMES: dict[type, str] = {str: "a string", dict: "an object", list: "a list"}
+_TYPE_NAMES: dict[type, str] = {str: "a string", dict: "an object", list: "a list", bool: "true or false"}
 
 
 class _Problems:

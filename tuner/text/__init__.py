@@ -12,12 +12,14 @@ them, noise sampling and corruption) agree on what a token and a sentence are:
   (。！？； with their closing quotes and brackets, line breaks, English . ! ?);
 - :func:`word_count`: words of a text in any script (whitespace words; segmented words inside CJK runs);
 - numbers and dates written the Chinese way: :func:`parse_number` (七十, 1361万, 3万5千, 1.5亿),
-  :func:`chinese_numeral`, :data:`NUMBER`; the lexical judge's normalization and the corruption rules use them.
+  :func:`chinese_numeral`, :data:`NUMBER`; the lexical judge's normalization and the corruption rules use them;
+- dates: :func:`find_dates` (2016年9月4日, 2023-05, May 2023 → ISO 8601).
 
 Tokenization is script-aware rather than switched by language; a dataset's :data:`Language` is
 validated and recorded (cache keys, provenance) and refuses settings meaningless for it.
 """
 
+from tuner.text._dates import DateMention, find_dates
 from tuner.text._language import (
     CJK,
     CJK_CHARS,
@@ -60,12 +62,14 @@ __all__ = [
     "STOPWORDS_ZH",
     "TEXT_LAYER_ID",
     "ZH_THRESHOLD",
+    "DateMention",
     "DeclaredLanguage",
     "Language",
     "bm25_tokens",
     "chinese_numeral",
     "cjk_share",
     "detect_language",
+    "find_dates",
     "format_number",
     "has_chinese",
     "normalize_text",
