@@ -80,6 +80,9 @@ def rule_keypoints(answer: str, documents: Sequence[str]) -> list[tuple[str, ...
         words = name.split()
         if words and words[0].lower() in STOPWORDS_LATIN:
             name = " ".join(words[1:])
+        before = answer[: match.start()].rstrip()
+        if len(name.split()) == 1 and (not before or before[-1] in ".!?。！？"):
+            continue  # one capitalized word opening a sentence is just a sentence start
         if len(name) > 2 and any(_squash(name) in doc for doc in docs):
             add(match.start(), match.start() + len(name), (name,))
     short = answer.strip().rstrip("。.")
