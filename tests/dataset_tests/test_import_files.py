@@ -205,3 +205,11 @@ def test_refuses_foreign_dataset_and_missing_source(tmp_path: Path, source: Path
 def test_infer_version(doc_id: str, title: str, family: str, date: str | None, label: str | None) -> None:
     version = infer_version(doc_id, title)
     assert (version.family, version.date, version.label) == (family, date, label)
+
+
+def test_file_failing_on_reimport_is_failed_not_removed(source: Path, tmp_path: Path) -> None:
+    import_files(source, tmp_path / "kb")
+    (source / "手册.docx").write_bytes(b"PK broken now")
+    result = import_files(source, tmp_path / "kb")
+    assert result.removed == [] and [Path(p).name for p, _ in result.failed] == ["手册.docx"]
+    assert "手册.docx" not in _corpus(tmp_path / "kb")

@@ -250,7 +250,9 @@ def import_files(source: Path, destination: Path, *, families: Path | None = Non
                 result.failed.append((str(path), str(exc).removeprefix(f"{doc_id}: ")))
                 continue
             records.append({"doc_id": doc_id, "title": entry["title"], "text": entry["text"], "metadata": metadata})
-    result.removed = sorted(set(previous) - set(state))
+    failed_ids = {Path(path).relative_to(source).as_posix() for path, _ in result.failed}
+    # a file that was imported before and fails now is reported as failed, not as removed
+    result.removed = sorted(set(previous) - set(state) - failed_ids)
     result.unmapped = sorted(set(mapping) - set(state))
     if strict and result.failed:
         raise UserError(f"{source}: {len(result.failed)} file(s) could not be read (--strict); nothing written")
