@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from tuner.dataset import Dataset, Document, generate_demo, load_knowledge_base
-from tuner.dataset.importers import import_files
+from tuner.dataset.importers import import_files, infer_version
 from tuner.golden import find_conflicts, rule_keypoints
 from tuner.text import normalize_text
 
@@ -93,6 +93,9 @@ def keypoints() -> None:
     rows = [json.loads(x) for x in (SHARED / "conflictnq" / "conflict_nq_val.jsonl").read_text().splitlines() if x.strip()]
     hits = sum(_hit(rule_keypoints(r["real_answer"], [p["passage"] for p in r["real_passages"]]), r["real_short_answer"]) for r in rows)
     print(f"keypoints ConflictNQ val (long real_answer → contains real_short_answer): {hits}/{len(rows)} = {hits / len(rows):.3f}")
+    short = [r for r in rows if len(r["real_short_answer"].split()) <= 6]
+    hits = sum(_hit(rule_keypoints(r["real_answer"], [p["passage"] for p in r["real_passages"]]), r["real_short_answer"]) for r in short)
+    print(f"  of which short answers of at most 6 words: {hits}/{len(short)} = {hits / max(1, len(short)):.3f}")
     squad = json.loads((SHARED / "cmrc2018" / "cmrc2018_trial.json").read_text())
     total = found = 0
     for article in squad["data"]:
@@ -104,9 +107,9 @@ def keypoints() -> None:
     print(f"keypoints CMRC 2018 trial (reference answer = first answer text): {found}/{total} = {found / total:.3f}")
 
 
-def _score(name: str, kb: Dataset, truth: set[frozenset[str]]) -> None:
+def _score(name: str, kb: Dataset, truth: set[frozenset[str]], near_duplicates: bool = True) -> None:
     start = time.perf_counter()
-    found = {frozenset((c.doc_id, c.conflicts_with)) for c in find_conflicts(kb)}
+    found = {frozenset((c.doc_id, c.conflicts_with)) for c in find_conflicts(kb, near_duplicates=near_duplicates)}
     took = time.perf_counter() - start
     tp = len(found & truth)
     print(f"conflicts {name}: {len(kb.corpus)} docs, truth {len(truth)} pairs, found {len(found)}, "
@@ -117,10 +120,12 @@ def conflicts(tmp: Path) -> None:
     for lang in ("en", "zh"):
         folder = tmp / f"demo-{lang}"
         demo = generate_demo(folder, language=lang)
-        # the demo's conflicting documents join the corpus, without family metadata: the finder must find them by text
-        docs = [*demo.corpus, *(Document(c.doc_id, c.text, c.title) for c in demo.conflicts)]
+        # the demo's conflicting documents join the corpus as files named by their doc id would be imported: the
+        # family is what tuner import files infers from the name (prod-aurora-a48-2024-03-04 → prod-aurora-a48)
+        docs = [Document(d.doc_id, d.text, d.title, {"family": infer_version(f"{d.doc_id}.md", d.title).family})
+                for d in [*demo.corpus, *(Document(c.doc_id, c.text, c.title) for c in demo.conflicts)]]
         truth = {frozenset((c.doc_id, c.conflicts_with)) for c in demo.conflicts}
-        _score(f"demo {lang}", Dataset(folder, tuple(docs), ()), truth)
+        _score(f"demo {lang}, families from names", Dataset(folder, tuple(docs), ()), truth, near_duplicates=False)
     if not (SHARED / "conflictnq").is_dir():
         return
     rows = [json.loads(x) for x in (SHARED / "conflictnq" / "conflict_nq_val.jsonl").read_text().splitlines() if x.strip()]

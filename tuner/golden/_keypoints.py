@@ -4,7 +4,7 @@ reference answer by offline rules.
 A keypoint is a checkable fact with aliases, any one of which counts. The rules take from the answer: dates
 (``2016年9月4日`` with alias ``2016-09-04``), percentages (``百分之十二`` / ``12%``), numbers with their unit (``七十天``
 with alias ``70天``), titles in 《》 and quoted spans, English capitalized names that also occur in a relevant document,
-and a short answer (at most :data:`SHORT_ANSWER` words) that occurs whole in a relevant document. A case a person
+and, first, a short answer (at most :data:`SHORT_ANSWER` words) that occurs whole in a relevant document, as one keypoint. A case a person
 reviewed (``"keypoints_reviewed": true``) or that already has keypoints is never changed.
 """
 
@@ -22,7 +22,7 @@ from tuner.errors import UserError
 from tuner.io import atomic_write_bytes, atomic_write_text
 from tuner.text import NUMBER, STOPWORDS_LATIN, find_dates, format_number, has_chinese, normalize_text, parse_number, word_count
 
-SHORT_ANSWER = 6
+SHORT_ANSWER = 8
 BACKUP_SUFFIX = ".bak"
 
 _PERCENT = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?:%|％|\s*percent\b|\s*per\s+cent\b)|百分之(?P<zh>[零〇一二三四五六七八九十百千点\d.]+)")
@@ -57,12 +57,19 @@ def rule_keypoints(answer: str, documents: Sequence[str]) -> list[tuple[str, ...
             taken.append((start, end))
             found.append((start, tuple(dict.fromkeys(a.strip() for a in aliases if a.strip()))))
 
+    short = answer.strip().rstrip("。.")
+    if short and word_count(short) <= SHORT_ANSWER and any(_squash(short) in doc for doc in docs):
+        # a short answer found whole in a document is one fact: the spans inside it are not keypoints of their own
+        number = parse_number(short)
+        dates = find_dates(short)
+        alias = format_number(number) if number is not None else dates[0].iso if len(dates) == 1 and len(short) - len(dates[0].iso) < 4 else None
+        add(0, len(answer), (short, alias) if alias else (short,))
     for mention in find_dates(answer):
         add(mention.start, mention.end, (answer[mention.start:mention.end], mention.iso))
     for match in _PERCENT.finditer(answer):
-        value = match["n"] or (format_number(v) if (v := parse_number(match["zh"])) is not None else None)
-        if value is not None:
-            add(match.start(), match.end(), (match[0], f"{value}%"))
+        percent = match["n"] or (format_number(v) if (v := parse_number(match["zh"])) is not None else None)
+        if percent is not None:
+            add(match.start(), match.end(), (match[0], f"{percent}%"))
     for match in NUMBER.finditer(answer):
         numeral = match.groupdict().get("number")
         value = parse_number(numeral) if numeral else None
@@ -85,10 +92,6 @@ def rule_keypoints(answer: str, documents: Sequence[str]) -> list[tuple[str, ...
             continue  # one capitalized word opening a sentence is just a sentence start
         if len(name) > 2 and any(_squash(name) in doc for doc in docs):
             add(match.start(), match.start() + len(name), (name,))
-    short = answer.strip().rstrip("。.")
-    if not found and short and word_count(short) <= SHORT_ANSWER and any(_squash(short) in doc for doc in docs):
-        value = parse_number(short)
-        add(0, len(answer), (short, format_number(value)) if value is not None else (short,))
     return [aliases for _, aliases in sorted(found, key=lambda item: item[0])]
 
 
