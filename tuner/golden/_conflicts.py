@@ -20,7 +20,7 @@ from tuner.dataset import Dataset, Document
 from tuner.text import NUMBER, bm25_tokens, find_dates, format_number, normalize_text, parse_number, split_sentences
 
 SENTENCE_MATCH = 0.5
-NEAR_DUPLICATE = 0.5
+CONFLICT_NEAR_DUPLICATE = 0.5
 _SHINGLE = 4
 _NAME = re.compile(r"\b[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)*")
 
@@ -103,7 +103,7 @@ def _shingles(text: str) -> set[str]:
     return {squashed[i:i + _SHINGLE] for i in range(max(1, len(squashed) - _SHINGLE + 1))}
 
 
-def near_duplicate_pairs(corpus: Iterable[Document], threshold: float = NEAR_DUPLICATE) -> set[tuple[str, str]]:
+def near_duplicate_pairs(corpus: Iterable[Document], threshold: float = CONFLICT_NEAR_DUPLICATE) -> set[tuple[str, str]]:
     """Doc id pairs (sorted) whose texts' estimated Jaccard similarity of character 4-grams is at least ``threshold``."""
     from datasketch import MinHash, MinHashLSH
 
