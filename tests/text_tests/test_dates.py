@@ -1,4 +1,4 @@
-"""Dates in metadata (issue 22 §2): ISO 8601 and Chinese dates, and the day numbers recency compares."""
+"""Dates: in metadata (ISO 8601 and Chinese dates, the day numbers recency compares) and found in texts (find_dates)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from tuner.text import day_number, parse_date
+from tuner.text import day_number, find_dates, parse_date
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -31,3 +31,14 @@ def test_day_number_counts_days_and_fractions_of_a_day() -> None:
     assert day_number(dt.date(2024, 3, 1)) == 738946.0
     assert day_number(dt.datetime(2024, 3, 1, 12)) == 738946.5
     assert day_number(dt.date(2024, 3, 2)) - day_number(dt.date(2024, 2, 28)) == 3  # 2024 is a leap year
+
+
+def test_chinese_english_and_numeric_dates() -> None:
+    text = "2016年9月4日发布；二〇一六年九月四日；2023年5月修订。Updated May 2023, on 2024-01-02 and 4 September 2016."
+    assert [m.iso for m in find_dates(text)] == ["2016-09-04", "2016-09-04", "2023-05", "2023-05", "2024-01-02", "2016-09-04"]
+    first = find_dates(text)[0]
+    assert text[first.start:first.end] == "2016年9月4日"
+
+
+def test_not_dates() -> None:
+    assert find_dates("version 1.3, 2.5 percent, 2016年, 2023-13, 120 staff") == []

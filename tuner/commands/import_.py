@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from tuner.dataset.importers import ImportResult
 
-HELP = "Convert an outside dataset (BEIR, ConflictNQ, SQuAD, a CSV/JSONL/Parquet table) into a tuner dataset folder."
+HELP = "Convert a folder of documents, or an outside dataset (BEIR, ConflictNQ, SQuAD, a CSV/JSONL/Parquet table), into a tuner dataset folder."
 
 
 def _beir(args: argparse.Namespace) -> ImportResult:
@@ -68,11 +68,47 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     table.add_argument("--preset", help=f"start from a named mapping ({', '.join(PRESETS)})")
     table.add_argument("--corpus", metavar="FILE", help="documents named by relevant_doc_ids: a table with doc_id, text, title")
     table.add_argument("--split", help="split of a saved DatasetDict (default: its only split)")
+    files = formats.add_parser("files", help=FILES_HELP, description=FILES_HELP)
+    files.add_argument("source", metavar="SRC", help="folder of documents (read recursively)")
+    files.add_argument("destination", metavar="DST", help="knowledge base folder to create or update")
+    files.add_argument("--families", metavar="FILE", help="CSV (doc_id,family,date) or YAML doc_id: {family, date} overriding the inferred ones")
+    files.add_argument("--strict", action="store_true", help="an unreadable file is an error (exit 2, nothing written)")
+    files.add_argument("--force", action="store_true", help="replace a dataset in DST that this command did not write")
+    files.set_defaults(runner=_run_files)
+
+
+FILES_HELP = ("a folder of .md/.txt/.html/.pdf/.docx/.pptx/.xlsx files: doc_id = relative path, title, metadata with "
+              "version family and date; re-runs update only what changed")
+
+
+def _run_files(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tuner.dataset.importers import import_files
+    from tuner.progress import RichReporter
+
+    families = Path(args.families) if args.families else None
+    result = import_files(Path(args.source), Path(args.destination), families=families, strict=args.strict,
+                          force=args.force, reporter=RichReporter())
+    for path, reason in result.failed:
+        print(f"{path}: {reason}")
+    for doc_id in result.unmapped:
+        print(f"{args.families}: '{doc_id}' names no imported file")
+    print(f"{args.destination}: {result.documents} documents: {len(result.added)} added, {len(result.changed)} changed, "
+          f"{len(result.removed)} removed, {len(result.unchanged)} unchanged"
+          + (f"; {result.skipped} files of other types skipped" if result.skipped else "")
+          + (f"; {len(result.failed)} files could not be read" if result.failed else ""))
+    for label, ids in (("added", result.added), ("changed", result.changed), ("removed", result.removed)):
+        if ids:
+            print(f"  {label}: {', '.join(ids[:20])}{' ...' if len(ids) > 20 else ''}")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
     from tuner.dataset import write_dataset
 
+    if getattr(args, "runner", None) is not None:
+        return int(args.runner(args))
     result: ImportResult = args.importer(args)
     dataset = write_dataset(args.destination, result.corpus, result.golden, result.conflicts, force=args.force)
     print(f"{args.destination}: imported {args.format}: {dataset.summary()}")

@@ -1,9 +1,14 @@
 """Golden set (dataset → **golden drafts** → dataset): the first mile: questions sampled from query logs or synthesized
-from the corpus, each with a candidate pool to label, and their review in a local web app; accepted cases become
-``golden.jsonl`` (accepted conflict candidates ``conflicts.jsonl``).
+from the corpus, each with a candidate pool to label; keypoints filled from reference answers (:func:`fill_keypoints`);
+stale versions found in a knowledge base (:func:`find_conflicts`); and their review in a local web app, where accepted
+cases become ``golden.jsonl`` (accepted conflict candidates ``conflicts.jsonl``).
 
 The web app is :mod:`tuner.golden.review_app`, imported only by ``tuner golden review`` (it needs the ``serve`` extra)."""
 
+from tuner.golden._conflicts import (
+    CONFLICT_NEAR_DUPLICATE, SENTENCE_MATCH, ConflictCandidate, disagreements, family_summary, find_conflicts, near_duplicate_pairs,
+)
+from tuner.golden._keypoints import BACKUP_SUFFIX, SHORT_ANSWER, KeypointsReport, fill_keypoints, rule_keypoints
 from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question, shingles
 from tuner.golden._draft import DRAFT, STATUSES, draft_case, golden_row, read_draft, write_draft
 from tuner.golden._log import (
@@ -17,17 +22,23 @@ from tuner.golden._review import ACTIONS, Export, ReviewStore, StaleVersion, hig
 
 __all__ = [
     "ACTIONS",
+    "BACKUP_SUFFIX",
     "CATEGORIES",
+    "CONFLICT_NEAR_DUPLICATE",
     "DEFAULT_DEPTH",
     "DRAFT",
     "KNOWN_BAD",
     "NEAR_DUPLICATE",
     "POOL_RETRIEVERS",
     "PROGRESS",
+    "SENTENCE_MATCH",
+    "SHORT_ANSWER",
     "STATUSES",
     "STRATA",
     "SYNTH_FILTERS",
+    "ConflictCandidate",
     "Export",
+    "KeypointsReport",
     "LogDrafts",
     "LoggedQuestion",
     "ReviewStore",
@@ -37,18 +48,24 @@ __all__ = [
     "SynthRun",
     "Synthesizer",
     "build_pools",
+    "disagreements",
     "draft_case",
     "drafts_from_log",
     "estimate_tokens",
+    "family_summary",
+    "fill_keypoints",
+    "find_conflicts",
     "golden_row",
     "highlight",
     "merge_questions",
     "near_duplicate_groups",
+    "near_duplicate_pairs",
     "normalize_question",
     "parse_columns",
     "plan_sources",
     "read_draft",
     "read_log",
+    "rule_keypoints",
     "sample_questions",
     "sampling_from",
     "shingles",

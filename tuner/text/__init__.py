@@ -13,7 +13,8 @@ them, noise sampling and corruption) agree on what a token and a sentence are:
 - :func:`is_blank`: text with nothing to read (whitespace of any script, invisible format characters);
 - :func:`word_count`: words of a text in any script (whitespace words; segmented words inside CJK runs);
 - numbers and dates written the Chinese way: :func:`parse_number` (七十, 1361万, 3万5千, 1.5亿),
-  :func:`chinese_numeral`, :data:`NUMBER`; the lexical judge's normalization and the corruption rules use them.
+  :func:`chinese_numeral`, :data:`NUMBER`; the lexical judge's normalization and the corruption rules use them;
+- dates: :func:`find_dates` (2016年9月4日, 2023-05, May 2023 → ISO 8601).
 
 Tokenization is script-aware rather than switched by language; a dataset's :data:`Language` is
 validated and recorded (cache keys, provenance) and refuses settings meaningless for it.
@@ -39,7 +40,7 @@ from tuner.text._numerals import (
     has_chinese,
     parse_number,
 )
-from tuner.text._dates import day_number, parse_date
+from tuner.text._dates import DateMention, day_number, find_dates, parse_date
 from tuner.text._segment import SEGMENTER, segment
 from tuner.text._sentences import SENTENCE_BREAK, sentence_spans, split_sentences
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
@@ -62,6 +63,7 @@ __all__ = [
     "STOPWORDS_ZH",
     "TEXT_LAYER_ID",
     "ZH_THRESHOLD",
+    "DateMention",
     "DeclaredLanguage",
     "Language",
     "bm25_tokens",
@@ -70,6 +72,7 @@ __all__ = [
     "day_number",
     "detect_language",
     "is_blank",
+    "find_dates",
     "format_number",
     "has_chinese",
     "normalize_text",

@@ -1,0 +1,101 @@
+"""tuner golden keypoints / conflicts on small zh and en knowledge bases written in tmp."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tuner.cli import main
+from tuner.dataset import load_dataset, load_knowledge_base
+from tuner.golden import disagreements, find_conflicts, rule_keypoints
+
+CORPUS = [
+    {"doc_id": "leave_v1.md", "title": "Leave", "text": "Staff get 15 days of paid leave per year. Requests go to Human Resources.",
+     "metadata": {"family": "leave", "date": "2023-05-01"}},
+    {"doc_id": "leave_v2.md", "title": "Leave", "text": "Staff get 20 days of paid leave per year. Requests go to Human Resources.",
+     "metadata": {"family": "leave", "date": "2024-01-01"}},
+    {"doc_id": "休假（2023年修订）.md", "title": "休假", "text": "员工每年享有带薪年假十五天。申请交人力资源部。",
+     "metadata": {"family": "休假", "date": "2023-01-01"}},
+    {"doc_id": "休假（2024年修订）.md", "title": "休假", "text": "员工每年享有带薪年假二十天。申请交人力资源部。",
+     "metadata": {"family": "休假", "date": "2024-01-01"}},
+    {"doc_id": "copy-a.txt", "title": "", "text": "The Berlin office opened on 4 May 2023 with 120 staff and hosts the research team of the firm."},
+    {"doc_id": "copy-b.txt", "title": "", "text": "The Berlin office opened on 4 May 2023 with 150 staff and hosts the research team of the firm."},
+    {"doc_id": "other.txt", "title": "", "text": "Lunch is served from noon in the canteen on the ground floor."},
+]
+GOLDEN: list[dict[str, Any]] = [
+    {"id": "q1", "question": "How many days?", "ground_truth": "Staff get 20 days, see the Human Resources page.",
+     "keypoints": [], "relevant_doc_ids": ["leave_v2.md"]},
+    {"id": "q2", "question": "年假几天？", "ground_truth": "二十天，自2024年1月1日起，见《休假制度》。", "keypoints": [],
+     "relevant_doc_ids": ["休假（2024年修订）.md"]},
+    {"id": "q3", "question": "Reviewed", "ground_truth": "It opened on 4 May 2023.", "keypoints": [],
+     "keypoints_reviewed": True, "relevant_doc_ids": ["copy-a.txt"]},
+    {"id": "q4", "question": "Where is lunch?", "ground_truth": "in the canteen", "keypoints": [], "relevant_doc_ids": ["other.txt"]},
+    {"id": "q5", "question": "Kept", "ground_truth": "120 staff", "keypoints": [["120"]], "relevant_doc_ids": ["copy-a.txt"]},
+    {"id": "q6", "question": "Nothing", "ground_truth": "it is nice there, they say, every day", "keypoints": [],
+     "relevant_doc_ids": ["other.txt"]},
+]
+
+
+def _write(folder: Path, golden: bool = True) -> Path:
+    folder.mkdir()
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in CORPUS), encoding="utf-8")
+    if golden:
+        (folder / "golden.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in GOLDEN), encoding="utf-8")
+    return folder
+
+
+def test_rule_keypoints_en_zh() -> None:
+    assert rule_keypoints("他于2016年9月4日获得七十万元，占百分之十二。", []) == [
+        ("2016年9月4日", "2016-09-04"), ("七十万元", "700000元"), ("百分之十二", "12%")]
+    assert rule_keypoints("Released on August 8, 2014 by Scott Cawthon.", ["made by Scott Cawthon"]) == [
+        ("August 8, 2014", "2014-08-08"), ("Scott Cawthon",)]
+    assert rule_keypoints("Released by Nobody Known.", ["made by Scott Cawthon"]) == []  # a name must occur in a document
+    assert rule_keypoints("七十", ["他活了七十岁"]) == [("七十", "70")]
+
+
+def test_fill_keypoints_in_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kb = _write(tmp_path / "kb")
+    before = (kb / "golden.jsonl").read_bytes()
+    assert main(["golden", "keypoints", str(kb)]) == 0
+    out = capsys.readouterr().out
+    assert "3 cases filled, 1 could not be filled, 1 reviewed left alone" in out
+    assert "could not fill q6" in out and "left q3: keypoints reviewed by a person" in out
+    assert (kb / "golden.jsonl.bak").read_bytes() == before
+    cases = {c.id: c for c in load_dataset(kb).golden}
+    assert cases["q1"].keypoints == (("20 days",), ("Human Resources",))
+    assert cases["q2"].keypoints == (("二十天", "20天"), ("2024年1月1日", "2024-01-01"), ("休假制度",))
+    assert cases["q3"].keypoints == () and cases["q5"].keypoints == (("120",),)
+    assert cases["q4"].keypoints == (("in the canteen",),)
+
+
+def test_keypoints_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kb = _write(tmp_path / "kb", golden=False)
+    assert main(["golden", "keypoints", str(kb)]) == 2
+    assert "golden.jsonl: missing" in capsys.readouterr().err
+    assert main(["golden", "keypoints", str(tmp_path / "none")]) == 2
+    assert "knowledge base folder not found" in capsys.readouterr().err
+
+
+def test_disagreements_zh_en() -> None:
+    assert disagreements("首销日期：2025年3月9日。", "首销日期：2025年4月1日。") == (["2025-03-09"], ["2025-04-01"])
+    assert disagreements("The CEO is Anna Berg.", "The CEO is John Smith.") == (["Anna Berg"], ["John Smith"])
+    assert disagreements("Staff get 15 days.", "Lunch is at noon.") == ([], [])
+
+
+def test_conflicts_command_on_kb_without_golden(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    kb = _write(tmp_path / "kb", golden=False)
+    assert main(["golden", "conflicts", str(kb)]) == 0
+    out = capsys.readouterr().out
+    rows = [json.loads(x) for x in (kb / "conflicts.candidates.jsonl").read_text(encoding="utf-8").splitlines()]
+    pairs = {(r["doc_id"], r["conflicts_with"]): r for r in rows}
+    assert set(pairs) == {("leave_v1.md", "leave_v2.md"), ("休假（2023年修订）.md", "休假（2024年修订）.md"), ("copy-a.txt", "copy-b.txt")}
+    assert pairs[("leave_v1.md", "leave_v2.md")]["wrong_values"] == ["15"]
+    assert pairs[("休假（2023年修订）.md", "休假（2024年修订）.md")]["severity"] == "dated"
+    assert pairs[("copy-a.txt", "copy-b.txt")]["severity"] == "undated" and pairs[("copy-a.txt", "copy-b.txt")]["kind"] == "stale_version"
+    assert "3 candidate pairs in 3 families in conflict" in out and "leave_v2.md is newer" in out
+    only_family = find_conflicts(load_knowledge_base(kb), near_duplicates=False)
+    assert {(c.doc_id, c.reason) for c in only_family} == {("leave_v1.md", "family"), ("休假（2023年修订）.md", "family")}
+    assert main(["golden", "conflicts", str(kb), "--out", str(tmp_path / "c.jsonl")]) == 0 and (tmp_path / "c.jsonl").is_file()

@@ -1,0 +1,37 @@
+"""Command line (``tuner golden conflicts`` → tuner.golden): candidate stale versions of a knowledge base."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "Find documents of one family or near duplicates that disagree on a number, date or name; write conflict candidates."
+CANDIDATES = "conflicts.candidates.jsonl"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("kb", metavar="KB", help="knowledge base folder (corpus.jsonl; golden.jsonl optional)")
+    parser.add_argument("--out", metavar="FILE", help=f"where to write the candidates (default KB/{CANDIDATES})")
+    parser.add_argument("--no-near-duplicates", action="store_true", help="compare only documents of one family")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tuner.dataset import load_knowledge_base
+    from tuner.golden import family_summary, find_conflicts
+    import json
+
+    from tuner.io import atomic_write_text
+
+    kb = load_knowledge_base(Path(args.kb))
+    candidates = find_conflicts(kb, near_duplicates=not args.no_near_duplicates)
+    corpus = {doc.doc_id: doc for doc in kb.corpus}
+    out = Path(args.out) if args.out else Path(args.kb) / CANDIDATES
+    atomic_write_text(out, "".join(json.dumps(c.row(corpus), ensure_ascii=False) + "\n" for c in candidates))
+    summary = family_summary(candidates, kb)
+    print(f"{out}: {len(candidates)} candidate pairs in {len(summary)} families in conflict")
+    for family, pairs, values in summary[:20]:
+        print(f"  {family}: {pairs} pairs, {values} disagreeing values")
+    for c in candidates[:20]:
+        newer = f"{c.conflicts_with} is newer" if c.dated else "no dates: which is newer is unknown"
+        print(f"  {c.doc_id} says {', '.join(c.wrong_values)}; {c.conflicts_with} says {', '.join(c.right_values)} ({c.reason}; {newer})")
+    return 0

@@ -1,0 +1,160 @@
+"""Golden set (knowledge base → **stale versions**): ``tuner golden conflicts``: pairs of corpus documents that say
+different things about the same fact.
+
+Candidate pairs are documents of one version family (``metadata.family`` with more than one member) and near
+duplicates: MinHash (datasketch) over character 4-grams of the normalized text, so Chinese and English alike. In a
+pair, each sentence of one document is matched to its most similar sentence in the other (Jaccard of BM25 terms
+≥ :data:`SENTENCE_MATCH`); where matched sentences carry different values — numbers (Chinese numerals read by
+tuner.text), dates (read as ISO) or capitalized names — the pair disagrees. With both dates known the older document is
+the stale one (``doc_id``); otherwise the order is by doc id and the row says ``severity: undated``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import combinations
+
+from tuner.dataset import Dataset, Document
+from tuner.text import NUMBER, bm25_tokens, find_dates, format_number, normalize_text, parse_number, split_sentences
+
+SENTENCE_MATCH = 0.5
+CONFLICT_NEAR_DUPLICATE = 0.5
+_SHINGLE = 4
+_NAME = re.compile(r"\b[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)*")
+
+
+@dataclass(frozen=True)
+class ConflictCandidate:
+    """``doc_id`` (the older or contradicting document) disagrees with ``conflicts_with`` on ``wrong_values``
+    (its own values, with the other's in ``right_values``); ``reason`` is ``family`` or ``near-duplicate``."""
+
+    doc_id: str
+    conflicts_with: str
+    wrong_values: tuple[str, ...]
+    right_values: tuple[str, ...]
+    reason: str
+    dated: bool
+
+    def row(self, corpus: dict[str, Document]) -> dict[str, object]:
+        """The candidate in ``conflicts.jsonl``'s row format."""
+        doc = corpus[self.doc_id]
+        return {"doc_id": self.doc_id, "title": doc.title, "text": doc.text, "conflicts_with": self.conflicts_with,
+                "kind": "stale_version", "severity": "dated" if self.dated else "undated",
+                "wrong_values": list(self.wrong_values)}
+
+
+def _values(sentence: str) -> set[str]:
+    """Numbers (as Arabic), dates (ISO) and capitalized names of ``sentence``."""
+    values: set[str] = set()
+    rest = sentence
+    for mention in reversed(find_dates(sentence)):
+        values.add(mention.iso)
+        rest = rest[: mention.start] + " " + rest[mention.end:]
+    for match in NUMBER.finditer(rest):
+        numeral = match.groupdict().get("number")
+        value = parse_number(numeral) if numeral else None
+        if value is not None:
+            values.add(format_number(value))
+    values.update(m[0] for m in _NAME.finditer(rest) if " " in m[0] or m.start() > 0)
+    return values
+
+
+def _terms(sentence: str, values: set[str]) -> set[str]:
+    """The sentence's context: its BM25 terms without those of its values, so two sentences that differ only in the
+    values they assert still match."""
+    return set(bm25_tokens(sentence)) - set(bm25_tokens(" ".join(values)))
+
+
+def disagreements(a: str, b: str) -> tuple[list[str], list[str]]:
+    """Values of ``a`` and of ``b`` that differ in matched sentences (see the module doc), each in order, once.
+
+    >>> disagreements("Staff get 15 days of leave per year.", "Staff get 20 days of leave per year.")
+    (['15'], ['20'])
+    >>> disagreements("员工每年享有年假十五天。", "员工每年享有年假二十天。")
+    (['15'], ['20'])
+    """
+    left: dict[str, None] = {}
+    right: dict[str, None] = {}
+    b_sentences = [(s, _terms(s, v), v) for s in split_sentences(b) for v in [_values(s)]]
+    for sentence in split_sentences(a):
+        values = _values(sentence)
+        terms = _terms(sentence, values)
+        if not values or not terms:
+            continue
+        best, score = None, 0.0
+        for other, other_terms, other_values in b_sentences:
+            union = terms | other_terms
+            jaccard = len(terms & other_terms) / len(union) if union else 0.0
+            if jaccard > score:
+                best, score = (other_values,), jaccard
+        if best is None or score < SENTENCE_MATCH:
+            continue
+        mine, theirs = values - best[0], best[0] - values
+        if mine and theirs:
+            left.update(dict.fromkeys(sorted(mine)))
+            right.update(dict.fromkeys(sorted(theirs)))
+    return list(left), list(right)
+
+
+def _shingles(text: str) -> set[str]:
+    squashed = re.sub(r"\s+", " ", normalize_text(text))
+    return {squashed[i:i + _SHINGLE] for i in range(max(1, len(squashed) - _SHINGLE + 1))}
+
+
+def near_duplicate_pairs(corpus: Iterable[Document], threshold: float = CONFLICT_NEAR_DUPLICATE) -> set[tuple[str, str]]:
+    """Doc id pairs (sorted) whose texts' estimated Jaccard similarity of character 4-grams is at least ``threshold``."""
+    from datasketch import MinHash, MinHashLSH
+
+    lsh = MinHashLSH(threshold=threshold, num_perm=64)
+    hashes: dict[str, MinHash] = {}
+    for doc in corpus:
+        minhash = MinHash(num_perm=64, seed=1)
+        minhash.update_batch([s.encode("utf-8") for s in _shingles(doc.text)])
+        hashes[doc.doc_id] = minhash
+        lsh.insert(doc.doc_id, minhash)
+    pairs: set[tuple[str, str]] = set()
+    for doc_id, minhash in hashes.items():
+        for other in lsh.query(minhash):
+            if other != doc_id:
+                pairs.add((min(doc_id, other), max(doc_id, other)))
+    return pairs
+
+
+def find_conflicts(kb: Dataset, *, near_duplicates: bool = True) -> list[ConflictCandidate]:
+    """Candidates of ``kb``'s corpus, most disagreeing values first."""
+    corpus = {doc.doc_id: doc for doc in kb.corpus}
+    families: dict[str, list[str]] = {}
+    for doc in kb.corpus:
+        family = doc.metadata.get("family")
+        if isinstance(family, str) and family:
+            families.setdefault(family, []).append(doc.doc_id)
+    pairs: dict[tuple[str, str], str] = {}
+    for members in families.values():
+        for a, b in combinations(sorted(members), 2):
+            pairs[(a, b)] = "family"
+    if near_duplicates:
+        for pair in near_duplicate_pairs(kb.corpus):
+            pairs.setdefault(pair, "near-duplicate")
+    found: list[ConflictCandidate] = []
+    for (a, b), reason in sorted(pairs.items()):
+        date_a, date_b = (str(corpus[d].metadata.get("date") or "") for d in (a, b))
+        dated = bool(date_a and date_b and date_a != date_b)
+        old, new = (b, a) if dated and date_b < date_a else (a, b)
+        wrong, right = disagreements(corpus[old].text, corpus[new].text)
+        if wrong:
+            found.append(ConflictCandidate(old, new, tuple(wrong), tuple(right), reason, dated))
+    return sorted(found, key=lambda c: (-len(c.wrong_values), c.doc_id, c.conflicts_with))
+
+
+def family_summary(candidates: list[ConflictCandidate], kb: Dataset) -> list[tuple[str, int, int]]:
+    """``(family or doc id, pairs, disagreeing values)`` per family in conflict, worst (most values) first."""
+    corpus = {doc.doc_id: doc for doc in kb.corpus}
+    totals: dict[str, list[int]] = {}
+    for candidate in candidates:
+        family = str(corpus[candidate.doc_id].metadata.get("family") or candidate.conflicts_with)
+        entry = totals.setdefault(family, [0, 0])
+        entry[0] += 1
+        entry[1] += len(candidate.wrong_values)
+    return sorted(((f, p, v) for f, (p, v) in totals.items()), key=lambda item: (-item[2], -item[1], item[0]))
