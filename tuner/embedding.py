@@ -335,7 +335,12 @@ class ServingStore:
 
     @property
     def damaged_rows(self) -> int:
+        """``backing``'s count: every row read from a store is read there."""
         return self.backing.damaged_rows
+
+    @damaged_rows.setter
+    def damaged_rows(self, value: int) -> None:
+        self.backing.damaged_rows = value
 
     def serve(self) -> None:
         """From now on keep new vectors in memory only."""
