@@ -99,3 +99,24 @@ def test_conflicts_command_on_kb_without_golden(tmp_path: Path, capsys: pytest.C
     only_family = find_conflicts(load_knowledge_base(kb), near_duplicates=False)
     assert {(c.doc_id, c.reason) for c in only_family} == {("leave_v1.md", "family"), ("休假（2023年修订）.md", "family")}
     assert main(["golden", "conflicts", str(kb), "--out", str(tmp_path / "c.jsonl")]) == 0 and (tmp_path / "c.jsonl").is_file()
+
+
+def test_accepted_stale_versions_leave_the_corpus_for_conflicts(tmp_path: Path) -> None:
+    """Found in the corpus, reviewed, exported: each accepted stale version moves from corpus.jsonl to conflicts.jsonl
+    with its family and date, so a study indexes it as a conflict (hard_mode: in_index) and version_policy can act on it."""
+    from tuner.golden import ReviewStore
+
+    kb = _write(tmp_path / "kb", golden=False)
+    assert main(["golden", "conflicts", str(kb)]) == 0
+    store = ReviewStore(kb / "conflicts.candidates.jsonl")
+    store.update("leave_v1.md", 0, "accept")
+    store.update("休假（2023年修订）.md", 0, "accept")
+    store.update("copy-a.txt", 0, "reject")
+    store.export()
+    kept = load_knowledge_base(kb)
+    assert {d.doc_id for d in kept.corpus} == {"leave_v2.md", "休假（2024年修订）.md", "copy-a.txt", "copy-b.txt", "other.txt"}
+    by_id = {c.doc_id: c for c in kept.conflicts}
+    assert set(by_id) == {"leave_v1.md", "休假（2023年修订）.md"}
+    assert by_id["leave_v1.md"].conflicts_with == "leave_v2.md" and by_id["leave_v1.md"].wrong_values == ("15",)
+    assert by_id["休假（2023年修订）.md"].metadata["family"] == "休假"
+    assert (kb / "corpus.jsonl.bak").is_file()

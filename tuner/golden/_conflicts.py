@@ -42,7 +42,7 @@ class ConflictCandidate:
         doc = corpus[self.doc_id]
         return {"doc_id": self.doc_id, "title": doc.title, "text": doc.text, "conflicts_with": self.conflicts_with,
                 "kind": "stale_version", "severity": "dated" if self.dated else "undated",
-                "wrong_values": list(self.wrong_values)}
+                "wrong_values": list(self.wrong_values), "metadata": dict(doc.metadata)}
 
 
 def _values(sentence: str) -> set[str]:

@@ -44,7 +44,7 @@ def build_pools(
     pools: list[dict[int, dict[str, int | None]]] = [{} for _ in questions]
     table = None
     for name in POOL_RETRIEVERS:
-        settings = settings_from_mapping({"retriever": name, "candidate_depth": depth}, "pool settings", kb.model_defaults)
+        settings = settings_from_mapping({"retriever": name, "candidate_depth": depth, "top_k": depth}, "pool settings", kb.model_defaults)
         table = pipeline.table(settings)
         indices = pipeline.retriever(settings).search(list(questions), depth, table.mask("clean")).indices
         for row, pool in enumerate(pools):

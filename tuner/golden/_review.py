@@ -199,11 +199,20 @@ class ReviewStore:
         mine = {self.key(row) for row in rows}
         kept = [entry for entry in _jsonl(target) if entry.get(key) not in mine]
         entries = kept + [convert(row) for row in accepted]
-        text = "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in entries)
-        dataset = _validated(self.dataset, name, text)
-        if target.is_file():
-            shutil.copyfile(target, target.with_name(target.name + ".bak"))
-        atomic_write_text(target, text)
+        files = {name: _jsonl_text(entries)}
+        if self.kind != CASES:
+            # a stale version found in the corpus becomes a conflict: it leaves corpus.jsonl (it stays in the index,
+            # as conflicts do under hard_mode: in_index, but is no longer a document a case may count as relevant)
+            moved = {entry["doc_id"] for entry in entries}
+            corpus = _jsonl(self.dataset / CORPUS)
+            if any(doc.get("doc_id") in moved for doc in corpus):
+                files[CORPUS] = _jsonl_text([doc for doc in corpus if doc.get("doc_id") not in moved])
+        dataset = _validated(self.dataset, files)
+        for written in sorted(files, key=lambda n: n == CORPUS):  # conflicts first: an interrupted export re-runs
+            path = self.dataset / written
+            if path.is_file():
+                shutil.copyfile(path, path.with_name(path.name + ".bak"))
+            atomic_write_text(path, files[written])
         return Export(target, len(accepted), len(kept), dataset.summary())
 
 
@@ -221,14 +230,19 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
-def _validated(root: Path, name: str, text: str) -> Dataset:
-    """The knowledge base ``root`` loaded with file ``name`` holding ``text``, in a staging copy (nothing in ``root``
-    changes); problems name the real paths."""
+def _jsonl_text(entries: Sequence[dict[str, Any]]) -> str:
+    return "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in entries)
+
+
+def _validated(root: Path, files: dict[str, str]) -> Dataset:
+    """The knowledge base ``root`` loaded with each file of ``files`` (name → text) replaced, in a staging copy
+    (nothing in ``root`` changes); problems name the real paths."""
     with tempfile.TemporaryDirectory(prefix="tuner-review-") as stage:
         for other in (CORPUS, GOLDEN, CONFLICTS, MANIFEST):
-            if other != name and (root / other).is_file():
+            if other not in files and (root / other).is_file():
                 shutil.copyfile(root / other, Path(stage) / other)
-        (Path(stage) / name).write_text(text, "utf-8")
+        for name, text in files.items():
+            (Path(stage) / name).write_text(text, "utf-8")
         try:
             return load_knowledge_base(Path(stage))
         except DatasetError as exc:
