@@ -190,7 +190,7 @@ def storage_fault_round(work: Path, dataset: Path, budget: int, fault: str, post
             with psycopg.connect(postgres, autocommit=True) as connection:
                 connection.execute(f"DROP SCHEMA {schema} CASCADE")
         else:
-            subprocess.run(["umount", str(mount)], check=False)
+            subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def finished_trials(summary: dict[str, Any]) -> int:

@@ -72,8 +72,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from tuner.dataset import write_dataset
+    from tuner.errors import UserError
 
     result: ImportResult = args.importer(args)
+    for what, records in (("documents", result.corpus), ("questions", result.golden)):
+        if not records:  # said of the input: the folder write_dataset would name is a temporary one
+            raise UserError(f"{args.source}: no {what} to import" + (f" ({result.notes[0]})" if result.notes else ""))
     dataset = write_dataset(args.destination, result.corpus, result.golden, result.conflicts, force=args.force)
     print(f"{args.destination}: imported {args.format}: {dataset.summary()}")
     for note in result.notes:

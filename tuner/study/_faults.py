@@ -33,6 +33,8 @@ def storage_fault(exc: BaseException, storage: str) -> str | None:
             continue
         text = str(link.orig).splitlines()[0] if link.orig is not None else str(link).splitlines()[0]
         if database is not None:
+            if not database.exists():  # SQLite calls a database deleted under it "readonly" (SQLITE_READONLY_DBMOVED)
+                return f"storage {database}: deleted or moved while the run used it (its folder removed?)"
             cause = next((cause for needle, cause in _SQLITE_CAUSES if needle in text), None)
             if cause is not None:
                 return f"storage {database}: {cause}"

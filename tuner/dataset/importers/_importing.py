@@ -43,7 +43,7 @@ def read_jsonl(path: Path, required: tuple[str, ...] = ()) -> Iterator[tuple[str
             if not raw.strip():
                 continue
             try:
-                record = json.loads(raw.decode("utf-8"))
+                record = json.loads(raw.decode("utf-8-sig" if number == 1 else "utf-8"))  # a BOM is accepted
             except UnicodeDecodeError:
                 raise UserError(f"{where}: invalid UTF-8") from None
             except json.JSONDecodeError as exc:

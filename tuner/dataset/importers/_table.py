@@ -112,7 +112,11 @@ def table_mapping(preset: str | None = None, mapping_file: str | Path | None = N
     for key, value in data.items():
         merged[key] = {**merged.get(key, {}), **value} if key == "columns" and isinstance(value, dict) else value
     if columns:
-        merged["columns"] = {**merged.get("columns", {}), **_map_option(columns)}
+        given = _map_option(columns)
+        unknown = [field for field in given if field not in Columns.model_fields]
+        if unknown:
+            raise UserError(f"--map: unknown field '{unknown[0]}' (fields: {', '.join(Columns.model_fields)})")
+        merged["columns"] = {**merged.get("columns", {}), **given}
         where = "--map" if mapping_file is None else f"{mapping_file} with --map"
     if "columns" not in merged:
         raise UserError("table import: give a mapping with --map, --mapping or --preset")
@@ -148,9 +152,10 @@ def _csv_rows(path: Path, delimiter: str) -> Rows:
             where, start = f"{path}:{start}", reader.line_num + 1
             if not any(cell.strip() for cell in cells):
                 continue
-            if len(cells) > len(header):
+            if len(cells) != len(header):
+                # a short row would read as empty cells and be misreported ("no relevant documents")
                 raise UserError(f"{where}: {len(cells)} cells but the header has {len(header)} columns")
-            yield where, dict(zip(header, cells + [""] * (len(header) - len(cells))))
+            yield where, dict(zip(header, cells))
     except csv.Error as exc:
         raise UserError(f"{path}:{reader.line_num}: malformed CSV: {exc}") from None
 
