@@ -8,7 +8,7 @@ queued again. Each worker's stderr is kept in the work folder (round-N.log, fina
 
 ``--storage`` instead injects storage faults (issue 24 §2), each into a fresh study stopped during its trials, then
 fixes the fault and resumes: PostgreSQL backends killed with ``pg_terminate_backend`` once (a transient disconnect)
-and for 20 s (an outage), the output folder on a tmpfs remounted read-only (between a stopped run and the next
+and for 40 s (an outage), the output folder on a tmpfs remounted read-only (between a stopped run and the next
 start: Linux refuses to remount a tmpfs read-only while a file on it is open for writing), the tmpfs filled (full
 disk), the output folder deleted. Prints per fault the exit code, the last line the worker printed, and the finished trials after
 the resume. Needs root (mount) and a PostgreSQL server (``--postgres``, default the test server).
@@ -150,7 +150,7 @@ def storage_fault_round(work: Path, dataset: Path, budget: int, fault: str, post
         reader.start()
         while worker.poll() is None and not any("trial 1 " in line for line in lines):
             time.sleep(0.1)
-        stop = time.monotonic() + (20 if fault == "PostgreSQL outage" else 0)
+        stop = time.monotonic() + (40 if fault == "PostgreSQL outage" else 0)
         if fault.startswith("PostgreSQL"):
             _terminate(postgres, schema)
             while time.monotonic() < stop and worker.poll() is None:

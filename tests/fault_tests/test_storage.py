@@ -36,11 +36,15 @@ def _raised(exc: BaseException, wrapper: type[Exception] = optuna.exceptions.Sto
         return outer
 
 
-def test_storage_faults_are_one_line_naming_storage_and_cause() -> None:
+def test_storage_faults_are_one_line_naming_storage_and_cause(tmp_path: Path) -> None:
     full = _raised(OSError(errno.ENOSPC, "No space left on device", "/data/out/report.html"))
     assert storage_fault(full, "sqlite:///out/study.db") == "/data/out/report.html: no space left on device"
     readonly = _raised(sqlalchemy.exc.OperationalError("UPDATE trials", {}, Exception("attempt to write a readonly database")))
-    assert storage_fault(readonly, "sqlite:////data/out/study.db") == "storage /data/out/study.db: read-only: cannot write the study database"
+    database = tmp_path / "study.db"
+    database.touch()
+    assert storage_fault(readonly, f"sqlite:///{database}") == f"storage {database}: read-only: cannot write the study database"
+    database.unlink()  # SQLite says "readonly" of a database deleted under it too
+    assert storage_fault(readonly, f"sqlite:///{database}") == f"storage {database}: deleted or moved while the run used it (its folder removed?)"
     lost = _raised(sqlalchemy.exc.OperationalError("SELECT 1", {}, Exception("the connection is closed")))
     line = storage_fault(lost, "postgresql://tuner:s3cret@db.example/studies")
     assert line is not None and line.startswith("storage postgresql://tuner:***@db.example/studies: connection lost")
@@ -92,8 +96,8 @@ def test_postgres_outage_stops_with_one_line_and_the_study_resumes(
     study_file = write_fault_study(tmp_path, tiny_dataset_dir, storage=storage, budget={"trials": 4})
     worker = tuner_run(tmp_path, study_file, "--no-report", SLOW_ANSWER="0.3")
     wait_until(worker, lambda: "trial 0 " in worker.output, what="a first trial")
-    # an outage longer than the retries: every connection the worker opens is killed for 15 s
-    until = time.monotonic() + 15
+    # an outage longer than the retries: every connection the worker opens is killed for 40 s
+    until = time.monotonic() + 40
     with psycopg.connect(URL, autocommit=True) as connection:
         while time.monotonic() < until and worker.process.poll() is None:
             connection.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",

@@ -40,6 +40,8 @@ from tuner.study._workers import (
 )
 
 STORAGE_ATTEMPTS = 5
+STORAGE_RETRIES = 2
+"""Fresh starts of the trial loop after a lost storage connection (waits 1, then 2 s) before the run stops."""
 
 
 SQLITE_BUSY_SECONDS = 60
@@ -326,32 +328,45 @@ def _optimize(
             return None
 
         callbacks = [progress]
+        retries = 0
         try:
             while not guard.requested:
-                if budget.timeout is not None and time.monotonic() - start >= budget.timeout:
-                    break
-                with lock.held():
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                        optuna.storages.fail_stale_trials(study)
-                        summary = study_summary(study)
-                        calls = summary["calls"]["generator"] + summary["calls"]["judge"]
-                        if finished(summary) + summary["n_running"] >= target:
-                            break
-                        if budget.max_llm_calls is not None and calls >= budget.max_llm_calls:
-                            break
-                        # this loop is the optimize loop: it keeps each asked trial's heartbeat (Heartbeat below)
-                        warnings.filterwarnings("ignore", "Heartbeat of storage is supposed to be used with Study.optimize")
-                        trial = study.ask()
-                frozen = _run_trial(study, trial, objective, Heartbeat(storage, study_id, trial.number), guard, lock,
-                                    loaded.storage)
-                ran += 1
-                for tracker in trackers:
-                    tracker(study, frozen)
-                stops = [why for callback in callbacks if (why := callback(study, frozen)) is not None]
-                if stops:
-                    reporter.stage(stops[0])
-                    break
+                try:
+                    if budget.timeout is not None and time.monotonic() - start >= budget.timeout:
+                        break
+                    with lock.held():
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                            optuna.storages.fail_stale_trials(study)
+                            summary = study_summary(study)
+                            calls = summary["calls"]["generator"] + summary["calls"]["judge"]
+                            if finished(summary) + summary["n_running"] >= target:
+                                break
+                            if budget.max_llm_calls is not None and calls >= budget.max_llm_calls:
+                                break
+                            # this loop is the optimize loop: it keeps each asked trial's heartbeat (Heartbeat below)
+                            warnings.filterwarnings("ignore", "Heartbeat of storage is supposed to be used with Study.optimize")
+                            trial = study.ask()
+                    frozen = _run_trial(study, trial, objective, Heartbeat(storage, study_id, trial.number), guard, lock,
+                                        loaded.storage)
+                    ran += 1
+                    for tracker in trackers:
+                        tracker(study, frozen)
+                    stops = [why for callback in callbacks if (why := callback(study, frozen)) is not None]
+                    if stops:
+                        reporter.stage(stops[0])
+                        break
+                except Exception as exc:
+                    lost = storage_fault(exc, loaded.storage) or ""
+                    if "connection lost" not in lost or retries >= STORAGE_RETRIES:
+                        raise
+                    # a transient disconnect (a server restart, a killed backend): the trial it hit was failed and
+                    # queued again (_run_trial); a bounded number of fresh starts, then the run stops (run_study)
+                    retries += 1
+                    reporter.stage(f"{lost}: retrying ({retries}/{STORAGE_RETRIES})")
+                    time.sleep(retries)
+                    continue
+                retries = 0
         except KeyboardInterrupt:
             interrupted = True
         interrupted = interrupted or guard.requested

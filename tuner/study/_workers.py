@@ -28,8 +28,8 @@ INTERRUPTED = "interrupted (Ctrl-C)"
 REPAIRED = "repaired on resume"
 
 
-LOCK_ATTEMPTS = 4
-"""Tries to take the PostgreSQL study lock across transient disconnects (waits 1, 2, 4 s between them)."""
+LOCK_ATTEMPTS = 3
+"""Tries to take the PostgreSQL study lock across transient disconnects (waits 1, then 2 s between them)."""
 
 
 def worker_name() -> str:
