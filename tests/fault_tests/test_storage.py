@@ -95,7 +95,7 @@ def test_postgres_outage_stops_with_one_line_and_the_study_resumes(
     storage, application = postgres_storage
     study_file = write_fault_study(tmp_path, tiny_dataset_dir, storage=storage, budget={"trials": 4})
     worker = tuner_run(tmp_path, study_file, "--no-report", SLOW_ANSWER="0.3")
-    wait_until(worker, lambda: "trial 0 " in worker.output, what="a first trial")
+    wait_until(worker, lambda: "trial 0 " in worker.output, what="a first trial", timeout=300)
     # an outage longer than the retries: every connection the worker opens is killed for 40 s
     until = time.monotonic() + 40
     with psycopg.connect(URL, autocommit=True) as connection:
@@ -134,15 +134,9 @@ def test_full_disk_and_read_only_folder_are_one_line_and_the_study_resumes(
     study_file = write_fault_study(tmp_path, tiny_dataset_dir, budget={"trials": 5})
     storage = f"sqlite:///{small_disk / 'tiny' / 'study.db'}"
     worker = tuner_run(tmp_path, study_file, "--no-report", SLOW_ANSWER="0.3")
-    wait_until(worker, lambda: "trial 0 " in worker.output, what="a first trial")
+    wait_until(worker, lambda: "trial 0 " in worker.output, what="a first trial", timeout=300)
     filler = small_disk / "filler"
-    with filler.open("wb") as handle:
-        try:
-            while True:
-                handle.write(b"\0" * 65536)
-                handle.flush()
-        except OSError:
-            pass
+    subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k"], capture_output=True)  # stops at a full disk
     assert worker.wait(timeout=300) == 2, worker.output
     line = _one_error_line(worker)
     assert str(small_disk / "tiny") in line and "no space left on device" in line, line

@@ -14,7 +14,6 @@ import ast
 import csv
 import importlib
 import io
-import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -23,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from tuner.dataset.importers._importing import NO_REFERENCE, Collector, ImportResult, read_jsonl, unique_texts
+from tuner.dataset.importers._importing import cell_text as _text
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
 
@@ -214,17 +214,6 @@ def _cell(where: str, row: dict[str, Any], column: str) -> Any:
             raise UserError(f"{where}: no column '{column}' (columns: {', '.join(map(str, row))})")
         value = value[part]
     return value
-
-
-def _text(where: str, column: str, value: Any) -> str:
-    """A cell as stripped text; empty for a missing value (None, NaN)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    raise UserError(f"{where}: column '{column}' must hold text, got {type(value).__name__}")
 
 
 def _items(where: str, column: str, value: Any, separator: str | None) -> list[Any]:
