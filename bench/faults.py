@@ -5,6 +5,15 @@ be 0), finished trials against the budget (must be equal), and whether every sto
 queued again. Each worker's stderr is kept in the work folder (round-N.log, final-N.log).
 
     python bench/faults.py [--rounds 9] [--budget 14] [--cases 30] [--seed 0] [--work /tmp/faults]
+
+``--storage`` instead injects storage faults (issue 24 §2), each into a fresh study stopped during its trials, then
+fixes the fault and resumes: PostgreSQL backends killed with ``pg_terminate_backend`` once (a transient disconnect)
+and for 40 s (an outage), the output folder on a tmpfs remounted read-only (between a stopped run and the next
+start: Linux refuses to remount a tmpfs read-only while a file on it is open for writing), the tmpfs filled (full
+disk), the output folder deleted. Prints per fault the exit code, the last line the worker printed, and the finished trials after
+the resume. Needs root (mount) and a PostgreSQL server (``--postgres``, default the test server).
+
+    python bench/faults.py --storage [--budget 8] [--work /tmp/storage-faults]
 """
 
 from __future__ import annotations
@@ -57,7 +66,7 @@ def demo_slice(folder: Path, cases: int) -> Path:
     return folder
 
 
-def write_study_file(work: Path, dataset: Path, budget: int) -> Path:
+def write_study_file(work: Path, dataset: Path, budget: int, **overrides: Any) -> Path:
     (work / "slowgen.py").write_text(SLOW_GENERATOR)
     (work / "space.yaml").write_text(yaml.safe_dump({
         "top_k": {"type": "int", "low": 1, "high": 8},
@@ -69,7 +78,7 @@ def write_study_file(work: Path, dataset: Path, budget: int) -> Path:
         "name": "faults", "dataset": str(dataset), "search_space": "space.yaml", "settings": {"candidate_depth": 10},
         "generator": {"backend": "callable", "function": "slowgen:answer"}, "noise_floor": "auto",
         "budget": {"trials": budget}, "pruning": {"enabled": False}, "heartbeat_interval": 1,
-        "sampler": {"name": "tpe", "seed": 0}, "output": "out",
+        "sampler": {"name": "tpe", "seed": 0}, "output": "out", **overrides,
     }
     path = work / "study.yaml"
     path.write_text(yaml.safe_dump(study))
@@ -95,8 +104,109 @@ def inject(worker: subprocess.Popen[str], fault: str) -> None:
         worker.send_signal(signal.SIGINT)
 
 
+def _terminate(postgres: str, application: str) -> int:
+    import psycopg
+
+    with psycopg.connect(postgres, autocommit=True) as connection:
+        row = connection.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s",
+                                 (application,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _fill(folder: Path) -> None:
+    with (folder / "filler").open("wb") as handle:
+        try:
+            while True:
+                handle.write(b"\0" * 65536)
+                handle.flush()
+        except OSError:
+            pass
+
+
+def storage_fault_round(work: Path, dataset: Path, budget: int, fault: str, postgres: str) -> dict[str, Any]:
+    """One fault: a fresh study, the fault injected once its second trial runs, the exit and last line, the fault
+    fixed, a resume, and the finished trials then."""
+    import uuid
+
+    import psycopg
+
+    folder = work / fault.replace(" ", "-")
+    folder.mkdir(parents=True)
+    overrides: dict[str, Any] = {"noise_floor": {"recall_at_k": 0.0, "v3_delta_faithful": 0.0}}
+    schema = f"tuner_faults_{uuid.uuid4().hex[:8]}"
+    mount = folder / "out"
+    if fault.startswith("PostgreSQL"):
+        with psycopg.connect(postgres, autocommit=True) as connection:
+            connection.execute(f"CREATE SCHEMA {schema}")
+        overrides["storage"] = f"{postgres}?options=-csearch_path%3D{schema}&application_name={schema}"
+    else:
+        mount.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], check=True)
+    study_file = write_study_file(folder, dataset, budget, **overrides)
+    try:
+        worker = start(folder, study_file)
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(worker.stderr or []), daemon=True)
+        reader.start()
+        while worker.poll() is None and not any("trial 1 " in line for line in lines):
+            time.sleep(0.1)
+        stop = time.monotonic() + (40 if fault == "PostgreSQL outage" else 0)
+        if fault.startswith("PostgreSQL"):
+            _terminate(postgres, schema)
+            while time.monotonic() < stop and worker.poll() is None:
+                _terminate(postgres, schema)
+                time.sleep(0.2)
+        elif fault == "read-only folder":
+            # a mount with files open for writing cannot become read-only: stop the worker (Ctrl-C), then start one
+            # on the folder made read-only
+            inject(worker, "Ctrl-C")
+            worker.wait(timeout=300)
+            reader.join(timeout=30)
+            subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True)
+            worker, lines = start(folder, study_file), []
+            reader = threading.Thread(target=lambda: lines.extend(worker.stderr or []), daemon=True)
+            reader.start()
+        elif fault == "full disk":
+            _fill(mount)
+        elif fault == "folder deleted":
+            shutil.rmtree(mount / "faults")
+        code = worker.wait(timeout=600)
+        reader.join(timeout=30)
+        said = [line.strip() for line in lines if line.strip()]
+        if fault == "read-only folder":
+            subprocess.run(["mount", "-o", "remount,rw", str(mount)], check=True)
+        elif fault == "full disk":
+            (mount / "filler").unlink()
+        resumed = start(folder, study_file)
+        resumed_code = resumed.wait(timeout=600)
+        url = overrides.get("storage") or f"sqlite:///{mount / 'faults' / 'study.db'}"
+        study = optuna.load_study(study_name="faults", storage=open_storage(url))
+        summary = study_summary(study)
+        return {"fault": fault, "exit": code, "line": said[-1] if said else "", "traceback": any("Traceback" in l for l in said),
+                "resume_exit": resumed_code, "finished_after_resume": finished_trials(summary), "budget": budget,
+                "running_left": summary["n_running"]}
+    finally:
+        if fault.startswith("PostgreSQL"):
+            with psycopg.connect(postgres, autocommit=True) as connection:
+                connection.execute(f"DROP SCHEMA {schema} CASCADE")
+        else:
+            subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def finished_trials(summary: dict[str, Any]) -> int:
+    return int(summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"])
+
+
+def storage_faults(work: Path, budget: int, cases: int, postgres: str) -> None:
+    dataset = demo_slice(work / "data", cases)
+    for fault in ("PostgreSQL backends killed once", "PostgreSQL outage", "read-only folder", "full disk", "folder deleted"):
+        print(json.dumps(storage_fault_round(work, dataset, budget, fault, postgres), ensure_ascii=False), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--storage", action="store_true", help="inject storage faults instead of interrupts")
+    parser.add_argument("--postgres", default="postgresql://root@127.0.0.1:5432/test")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--budget", type=int, default=14)
     parser.add_argument("--cases", type=int, default=30)
@@ -105,6 +215,9 @@ def main() -> None:
     args = parser.parse_args()
     shutil.rmtree(args.work, ignore_errors=True)
     args.work.mkdir(parents=True)
+    if args.storage:
+        storage_faults(args.work, args.budget, args.cases, args.postgres)
+        return
     study_file = write_study_file(args.work, demo_slice(args.work / "data", args.cases), args.budget)
     rng = random.Random(args.seed)
     rounds: list[dict[str, Any]] = []

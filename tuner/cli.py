@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from tuner.errors import DatasetError, UserError
+from tuner.errors import DatasetError, UserError, disk_fault
 from tuner.redaction import redact
 
 COMMANDS: dict[str, str] = {
@@ -115,6 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except Exception as exc:
+        fault = disk_fault(exc)
+        if fault is not None and not args.debug:  # a full disk or a read-only folder is the environment, not a bug
+            print(redact(f"tuner: error: {fault}"), file=sys.stderr)
+            return EXIT_USER_ERROR
         if args.debug:
             raise
         print(redact(f"tuner: internal error: {type(exc).__name__}: {exc} (a bug in tuner; run with --debug for the traceback)"),

@@ -96,7 +96,7 @@ def read_yaml_mapping(path: str | Path, what: str) -> dict[str, Any]:
     from tuner.errors import UserError
 
     try:
-        data = yaml.safe_load(Path(path).read_text("utf-8"))
+        data = yaml.safe_load(Path(path).read_text("utf-8-sig"))
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:

@@ -159,7 +159,7 @@ def test_corpus_file_and_unknown_relevant_document(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("preset", "yaml_text", "columns", "message"),
     [
-        (None, None, "question=q,answr=a,contexts=c", r"^--map: columns.answr: unknown key$"),
+        (None, None, "question=q,answr=a,contexts=c", r"^--map: unknown field 'answr' \(fields: question, id, answer"),
         (None, None, "question=q,answer=a", r"^--map: columns: map 'contexts' or 'relevant_doc_ids'"),
         (None, None, "question=q,contexts", r"^--map: expected FIELD=COLUMN entries separated by commas, got 'contexts'$"),
         ("nope", None, None, r"^--map: unknown preset 'nope' \(known: ragas, squad\)$"),

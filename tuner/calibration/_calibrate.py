@@ -12,6 +12,7 @@ noise of run 0, and :func:`tuner.stats.min_detectable_difference` combines the t
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -166,11 +167,16 @@ def _retrieval_components(runs: Sequence[dict[str, list[float]]]) -> dict[str, N
 def _each_run(
     runs: int, description: str, reporter: Reporter, body: Callable[[int], list[CaseOutcome]]
 ) -> list[list[CaseOutcome]]:
+    """``body`` for each run, with a bar and one line per run: a calibration over a large knowledge base takes
+    minutes per run, and a bar alone does not show in a log."""
     results = []
     with reporter.task(description, runs) as task:
         for run in range(runs):
+            started = time.monotonic()
             results.append(body(run))
             task.advance()
+            reporter.stage(f"noise floor: {description}: run {run + 1}/{runs} done "
+                           f"({len(results[-1])} cases, {time.monotonic() - started:.0f} s)")
     return results
 
 
@@ -202,6 +208,8 @@ def calibrate(
     dataset = pipeline.dataset
     before = resources.usage.snapshot()
     calls: Counter[str] = Counter()
+    reporter.stage(f"noise floor: retrieving {len(dataset.golden)} questions ({runs} runs; chunks and indexes are "
+                   "built first when not cached)")
     retrieval_runs = [score_contexts(pipeline, pipeline.retrieve(settings, "clean")) for _ in range(runs)]
     components = _retrieval_components(retrieval_runs)
     undefined: dict[str, str] = {}

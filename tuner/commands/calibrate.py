@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from tuner.commands._common import (
     add_backend_arguments,
@@ -43,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.llm import BackendResources
     from tuner.progress import RichReporter
     from tuner.retrieval import RetrievalPipeline
+    from tuner.study import InterruptGuard
 
     if args.study:
         from tuner.study import load_study_file
@@ -64,7 +67,18 @@ def run(args: argparse.Namespace) -> int:
     if dataset.retrieval_only:
         reporter.stage("dataset has no keypoints: noise floor of the retrieval metrics only")
     pipeline = RetrievalPipeline(dataset, reporter=reporter)
-    floor = calibrate(pipeline, settings, generator_config, judge_config, noise, args.runs, BackendResources(), reporter)
+    # the Ctrl-C rules of tuner run: the first stops the calibration at once (nothing is written), the second exits
+    # even while the first waits for answers in flight
+    with InterruptGuard() as guard:
+        try:
+            with guard.interruptible():
+                floor = calibrate(pipeline, settings, generator_config, judge_config, noise, args.runs, BackendResources(), reporter)
+        except KeyboardInterrupt:
+            reporter.stage(f"interrupted: no noise floor was written to {out}")
+            # worker threads may still be inside an answer; waiting for them at exit is where a second Ctrl-C lands
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)  # the exit code of an interrupt (README: exit codes)
     floor.write(out)
     reporter.console.print(noise_floor_table(floor), soft_wrap=True)
     reporter.stage(f"wrote {out}" + (f" (use it in the study file: noise_floor: {out})" if args.study else ""))

@@ -106,10 +106,14 @@ def _run_files(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from tuner.dataset import write_dataset
+    from tuner.errors import UserError
 
     if getattr(args, "runner", None) is not None:
         return int(args.runner(args))
     result: ImportResult = args.importer(args)
+    for what, records in (("documents", result.corpus), ("questions", result.golden)):
+        if not records:  # said of the input: the folder write_dataset would name is a temporary one
+            raise UserError(f"{args.source}: no {what} to import" + (f" ({result.notes[0]})" if result.notes else ""))
     dataset = write_dataset(args.destination, result.corpus, result.golden, result.conflicts, force=args.force)
     print(f"{args.destination}: imported {args.format}: {dataset.summary()}")
     for note in result.notes:

@@ -69,7 +69,8 @@ def _records(path: Path, problems: _Problems) -> Iterator[tuple[str, dict[str, A
         if not line.strip():
             continue
         try:
-            text = line.decode("utf-8")
+            # a UTF-8 byte order mark (files saved on Windows) is accepted, as every importer accepts it
+            text = line.decode("utf-8-sig" if number == 1 else "utf-8")
         except UnicodeDecodeError as exc:
             problems.add(where, f"invalid UTF-8 at byte {exc.start}")
             continue

@@ -3,6 +3,7 @@ several workers may share one storage."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 import warnings
@@ -15,7 +16,7 @@ import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
 from tuner.embedding import configure_embeddings
-from tuner.errors import BackendFailure, UserError
+from tuner.errors import BackendFailure, UserError, disk_fault
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import build_generator
 from tuner.judging import build_judge
@@ -28,6 +29,7 @@ from tuner.settings import RetrievalSettings
 from tuner.study._budget import BudgetSpent, SpendingMeter
 from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
+from tuner.study._faults import storage_fault
 from tuner.study._interrupt import InterruptGuard
 from tuner.study._objective import TrialObjective
 from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
@@ -39,6 +41,8 @@ from tuner.study._workers import (
 )
 
 STORAGE_ATTEMPTS = 5
+STORAGE_RETRIES = 2
+"""Fresh starts of the trial loop after a lost storage connection (waits 1, then 2 s) before the run stops."""
 
 
 SQLITE_BUSY_SECONDS = 60
@@ -80,7 +84,8 @@ def open_storage(url: str, heartbeat_interval: int | None = None) -> optuna.stor
                 if any(text in str(exc) for text in racing) and attempt < STORAGE_ATTEMPTS:
                     time.sleep(0.5 * attempt)
                     continue
-                raise UserError(redact(f"storage {url}: cannot open: {str(exc).splitlines()[0]}")) from None
+                cause = disk_fault(exc) or str(exc).splitlines()[0]
+                raise UserError(redact(f"storage {url}: cannot open: {cause}")) from None
             finally:
                 if lock is not None:
                     lock.close()
@@ -201,6 +206,11 @@ def run_study(
             reporter.stage(f"worker {worker} of study '{config.name}': sampler seed {seed}")
         target = trials or config.budget.trials
         return _optimize(study, storage, objective, loaded, dataset, space, target, reporter, guard, lock, trackers, meter)
+    except Exception as exc:
+        fault = storage_fault(exc, loaded.storage)
+        if fault is None:
+            raise
+        raise UserError(f"{fault}; the trials told before it are kept: fix it and run the same command to resume") from exc
     finally:
         lock.close()
 
@@ -253,12 +263,12 @@ def finished(summary: dict[str, Any]) -> int:
 
 def _run_trial(
     study: optuna.Study, trial: optuna.Trial, objective: TrialObjective, heartbeat: Heartbeat, guard: InterruptGuard,
-    lock: StudyLock,
+    lock: StudyLock, storage_url: str,
 ) -> optuna.trial.FrozenTrial:
     """Claim the configuration of one asked trial under the study's lock (a configuration another worker is
     evaluating is then a duplicate: :func:`tuner.study._objective.evaluated_twin`), evaluate it and tell its outcome.
     An interrupt fails it (recorded as such) and queues its configuration again; its heartbeat stops before anything
-    is told."""
+    is told. A storage fault (:func:`tuner.study._faults.storage_fault`) stops it the same way, if the storage answers."""
     try:
         with heartbeat:
             TrialRecord(worker=worker_name()).write(trial)
@@ -274,6 +284,16 @@ def _run_trial(
         why = INTERRUPTED if isinstance(stop, KeyboardInterrupt) else f"stopped: {stop}"
         TrialRecord(failure=f"{why}: its configuration is queued again").write(trial)
         requeue(study, study.tell(trial, state=optuna.trial.TrialState.FAIL))
+        raise
+    except Exception as exc:
+        if storage_fault(exc, storage_url) is None:
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            raise
+        # the storage failed under the trial: stop as Ctrl-C does when it answers again; if it does not, the trial
+        # stays RUNNING and the next start fails and queues it again (its worker is gone: repair_orphans)
+        with contextlib.suppress(Exception):
+            TrialRecord(failure=f"{INTERRUPTED}: storage fault: its configuration is queued again").write(trial)
+            requeue(study, study.tell(trial, state=optuna.trial.TrialState.FAIL))
         raise
     except BaseException:
         study.tell(trial, state=optuna.trial.TrialState.FAIL)
@@ -320,35 +340,49 @@ def _optimize(
             return None
 
         callbacks = [progress]
+        retries = 0
         try:
             while not guard.requested:
-                if budget.timeout is not None and time.monotonic() - start >= budget.timeout:
-                    break
-                with lock.held():
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                        optuna.storages.fail_stale_trials(study)
-                        summary = study_summary(study)
-                        calls = summary["calls"]["generator"] + summary["calls"]["judge"]
-                        if finished(summary) + summary["n_running"] >= target:
-                            break
-                        if budget.max_llm_calls is not None and calls >= budget.max_llm_calls:
-                            break
-                        meter.restart(summary["calls"])
-                        budget_ended = meter.exhausted()
-                        if budget_ended is not None:
-                            break
-                        # this loop is the optimize loop: it keeps each asked trial's heartbeat (Heartbeat below)
-                        warnings.filterwarnings("ignore", "Heartbeat of storage is supposed to be used with Study.optimize")
-                        trial = study.ask()
-                frozen = _run_trial(study, trial, objective, Heartbeat(storage, study_id, trial.number), guard, lock)
-                ran += 1
-                for tracker in trackers:
-                    tracker(study, frozen)
-                stops = [why for callback in callbacks if (why := callback(study, frozen)) is not None]
-                if stops:
-                    reporter.stage(stops[0])
-                    break
+                try:
+                    if budget.timeout is not None and time.monotonic() - start >= budget.timeout:
+                        break
+                    with lock.held():
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                            optuna.storages.fail_stale_trials(study)
+                            summary = study_summary(study)
+                            calls = summary["calls"]["generator"] + summary["calls"]["judge"]
+                            if finished(summary) + summary["n_running"] >= target:
+                                break
+                            if budget.max_llm_calls is not None and calls >= budget.max_llm_calls:
+                                break
+                            meter.restart(summary["calls"])
+                            budget_ended = meter.exhausted()
+                            if budget_ended is not None:
+                                break
+                            # this loop is the optimize loop: it keeps each asked trial's heartbeat (Heartbeat below)
+                            warnings.filterwarnings("ignore", "Heartbeat of storage is supposed to be used with Study.optimize")
+                            trial = study.ask()
+                    frozen = _run_trial(study, trial, objective, Heartbeat(storage, study_id, trial.number), guard, lock,
+                                        loaded.storage)
+                    ran += 1
+                    for tracker in trackers:
+                        tracker(study, frozen)
+                    stops = [why for callback in callbacks if (why := callback(study, frozen)) is not None]
+                    if stops:
+                        reporter.stage(stops[0])
+                        break
+                except Exception as exc:
+                    lost = storage_fault(exc, loaded.storage) or ""
+                    if "connection lost" not in lost or retries >= STORAGE_RETRIES:
+                        raise
+                    # a transient disconnect (a server restart, a killed backend): the trial it hit was failed and
+                    # queued again (_run_trial); a bounded number of fresh starts, then the run stops (run_study)
+                    retries += 1
+                    reporter.stage(f"{lost}: retrying ({retries}/{STORAGE_RETRIES})")
+                    time.sleep(retries)
+                    continue
+                retries = 0
         except KeyboardInterrupt:
             interrupted = True
         except BudgetSpent as spent:

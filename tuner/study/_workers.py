@@ -8,6 +8,7 @@ import logging
 import os
 import socket
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,6 +18,7 @@ from typing import IO, Any
 
 import optuna
 import sqlalchemy
+import sqlalchemy.exc
 
 from tuner.study._record import TrialRecord
 
@@ -24,6 +26,10 @@ logger = logging.getLogger(__name__)
 
 INTERRUPTED = "interrupted (Ctrl-C)"
 REPAIRED = "repaired on resume"
+
+
+LOCK_ATTEMPTS = 3
+"""Tries to take the PostgreSQL study lock across transient disconnects (waits 1, then 2 s between them)."""
 
 
 def worker_name() -> str:
@@ -48,7 +54,8 @@ class StudyLock:
     def __init__(self, url: str, study_name: str) -> None:
         self.path = sqlite_path(url)
         self.key = zlib.crc32(f"tuner:{study_name}".encode())
-        self._engine = sqlalchemy.create_engine(url) if url.startswith("postgresql") else None
+        # pre-ping: a pooled connection the server dropped (restart, pg_terminate_backend) is replaced, not used
+        self._engine = sqlalchemy.create_engine(url, pool_pre_ping=True) if url.startswith("postgresql") else None
         self._file: IO[bytes] | None = None
         self._connection: sqlalchemy.Connection | None = None
 
@@ -74,8 +81,18 @@ class StudyLock:
         if self.path is not None:
             fcntl.flock(self._lock_file(), fcntl.LOCK_EX)
         elif self._engine is not None:
-            self._connection = self._engine.connect()
-            self._connection.execute(sqlalchemy.text("SELECT pg_advisory_lock(:key)"), {"key": self.key})
+            for attempt in range(LOCK_ATTEMPTS):
+                try:
+                    self._connection = self._engine.connect()
+                    self._connection.execute(sqlalchemy.text("SELECT pg_advisory_lock(:key)"), {"key": self.key})
+                    return
+                except sqlalchemy.exc.OperationalError:
+                    # a transient disconnect (the server restarting): a bounded number of tries, then the caller
+                    # stops the run with one line naming the storage (tuner.study._faults)
+                    self._connection = None
+                    if attempt == LOCK_ATTEMPTS - 1:
+                        raise
+                    time.sleep(2**attempt)
 
     def release(self) -> None:
         if self.path is not None:

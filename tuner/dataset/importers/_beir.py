@@ -14,7 +14,7 @@ def _qrels(path: Path) -> dict[str, list[str]]:
     if not path.is_file():
         raise UserError(f"{path}: not found (pick the split with --split)")
     relevant: dict[str, list[str]] = {}
-    lines = path.read_text("utf-8").splitlines()
+    lines = path.read_text("utf-8-sig").splitlines()
     for number, line in enumerate(lines, start=1):
         columns = line.split("\t")
         if number == 1 and columns[0] == "query-id":

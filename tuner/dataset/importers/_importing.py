@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,7 @@ def read_jsonl(path: Path, required: tuple[str, ...] = ()) -> Iterator[tuple[str
             if not raw.strip():
                 continue
             try:
-                record = json.loads(raw.decode("utf-8"))
+                record = json.loads(raw.decode("utf-8-sig" if number == 1 else "utf-8"))  # a BOM is accepted
             except UnicodeDecodeError:
                 raise UserError(f"{where}: invalid UTF-8") from None
             except json.JSONDecodeError as exc:
@@ -56,17 +57,21 @@ def read_jsonl(path: Path, required: tuple[str, ...] = ()) -> Iterator[tuple[str
             yield where, record
 
 
-def field_text(where: str, record: dict[str, Any], key: str) -> str:
-    """``record[key]`` as stripped text: "" when the key is absent or null (never the text "None"), a number as
-    written; any other value is a :class:`UserError` naming ``where`` and the key."""
-    value = record.get(key)
-    if value is None:
+def cell_text(where: str, column: str, value: Any) -> str:
+    """A value as stripped text: "" for a missing value (None, NaN: never the text "None"), a number as written;
+    any other value is a :class:`UserError` naming ``where`` and ``column``."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     if isinstance(value, str):
         return value.strip()
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return str(value)
-    raise UserError(f"{where}: '{key}' must be text, got {type(value).__name__}")
+    raise UserError(f"{where}: column '{column}' must hold text, got {type(value).__name__}")
+
+
+def field_text(where: str, record: dict[str, Any], key: str) -> str:
+    """``record[key]`` as :func:`cell_text` (absent or null: "")."""
+    return cell_text(where, key, record.get(key))
 
 
 def skipped_line(where: str, missing: str) -> str:

@@ -14,7 +14,6 @@ import ast
 import csv
 import importlib
 import io
-import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -23,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from tuner.dataset.importers._importing import NO_REFERENCE, Collector, ImportResult, read_jsonl, unique_texts
+from tuner.dataset.importers._importing import cell_text as _text
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
 
@@ -112,7 +112,11 @@ def table_mapping(preset: str | None = None, mapping_file: str | Path | None = N
     for key, value in data.items():
         merged[key] = {**merged.get(key, {}), **value} if key == "columns" and isinstance(value, dict) else value
     if columns:
-        merged["columns"] = {**merged.get("columns", {}), **_map_option(columns)}
+        given = _map_option(columns)
+        unknown = [field for field in given if field not in Columns.model_fields]
+        if unknown:
+            raise UserError(f"--map: unknown field '{unknown[0]}' (fields: {', '.join(Columns.model_fields)})")
+        merged["columns"] = {**merged.get("columns", {}), **given}
         where = "--map" if mapping_file is None else f"{mapping_file} with --map"
     if "columns" not in merged:
         raise UserError("table import: give a mapping with --map, --mapping or --preset")
@@ -148,9 +152,10 @@ def _csv_rows(path: Path, delimiter: str) -> Rows:
             where, start = f"{path}:{start}", reader.line_num + 1
             if not any(cell.strip() for cell in cells):
                 continue
-            if len(cells) > len(header):
+            if len(cells) != len(header):
+                # a short row would read as empty cells and be misreported ("no relevant documents")
                 raise UserError(f"{where}: {len(cells)} cells but the header has {len(header)} columns")
-            yield where, dict(zip(header, cells + [""] * (len(header) - len(cells))))
+            yield where, dict(zip(header, cells))
     except csv.Error as exc:
         raise UserError(f"{path}:{reader.line_num}: malformed CSV: {exc}") from None
 
@@ -209,17 +214,6 @@ def _cell(where: str, row: dict[str, Any], column: str) -> Any:
             raise UserError(f"{where}: no column '{column}' (columns: {', '.join(map(str, row))})")
         value = value[part]
     return value
-
-
-def _text(where: str, column: str, value: Any) -> str:
-    """A cell as stripped text; empty for a missing value (None, NaN)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return ""
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
-    raise UserError(f"{where}: column '{column}' must hold text, got {type(value).__name__}")
 
 
 def _items(where: str, column: str, value: Any, separator: str | None) -> list[Any]:
