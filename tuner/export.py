@@ -166,6 +166,17 @@ def _untranslated(settings: RetrievalSettings, fusion: str, cutoff: bool) -> lis
                      "tuner blends first-stage and reranker scores; frameworks' rerankers replace the order instead"))
         if settings.reranker.startswith("embedding-maxsim"):
             rows.append(("reranker", settings.reranker, "max cosine over a chunk's sentences exists in no framework"))
+    if settings.version_policy == "latest":
+        rows.append(("version_policy", "latest", "dropping a chunk whose metadata family has a later-dated document in the index "
+                     "needs the whole index; a metadata filter (e.g. status: current) is the nearest, if the corpus has one"))
+    elif settings.stale_penalty > 0:
+        rows.append(("stale_penalty", settings.stale_penalty, "demoting older versions of a family is no framework's option"))
+    if settings.recency_weight > 0:
+        rows.append(("recency_weight", settings.recency_weight, "tuner blends 0.5^(age / recency_half_life_days) into the "
+                     f"score (half-life {settings.recency_half_life_days:g} days); no framework retriever has that blend"))
+    if settings.dedupe < 1:
+        rows.append(("dedupe", settings.dedupe, "tuner skips a candidate more similar than this to a better one; the "
+                     "frameworks' MMR trades relevance against diversity with a λ instead"))
     return rows
 
 

@@ -53,3 +53,12 @@ def test_every_registered_retriever_has_an_entry_in_each_framework_and_an_unknow
     unknown = RetrievalSettings().model_copy(update={"retriever": "splade"})  # a retriever registered without an export
     with pytest.raises(ValueError, match="no langchain equivalent written for retriever 'splade'"):
         FRAMEWORKS["langchain"](unknown)
+
+
+def test_version_knobs_are_listed_as_not_translated_only_when_they_act(tmp_path: Path) -> None:
+    _, plain = _written(tmp_path, "llamaindex", retriever="dense")
+    assert not {"version_policy", "stale_penalty", "recency_weight", "dedupe"} & {r["setting"] for r in plain["not_translated"]}
+    text, doc = _written(tmp_path, "langchain", version_policy="latest", recency_weight=0.2, recency_half_life_days=30.0,
+                         dedupe=0.9)
+    assert {"version_policy", "recency_weight", "dedupe"} <= {row["setting"] for row in doc["not_translated"]}
+    assert "half-life 30 days" in text and doc["settings"]["version_policy"] == "latest"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import stat
 import threading
@@ -16,6 +17,7 @@ from tuner.embedding import get_encoder
 from tuner.deploy import Retriever
 from tuner.evaluation import evaluate_retrieval
 from tuner.export import export_document, read_export, write_export
+from tuner.io import write_jsonl
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.study import TrialRecord, study_front
@@ -28,46 +30,68 @@ SPACE = {
     "rerank_strength": {"type": "float", "low": 0.0, "high": 0.6, "step": 0.15},
     "relevance_threshold": {"type": "float", "low": 0.0, "high": 0.3, "step": 0.05},
     "hybrid_weight": {"type": "float", "low": 0.1, "high": 0.9, "step": 0.1},
+    "version_policy": {"type": "categorical", "choices": ["all", "latest"]},
+    "recency_weight": {"type": "float", "low": 0.0, "high": 0.4, "step": 0.2},
+    "recency_half_life_days": {"type": "categorical", "choices": [30.0, 365.0]},
+    "dedupe": {"type": "categorical", "choices": [1.0, 0.8]},
 }
+
+
+def _dated_copy(source: Path, target: Path) -> Path:
+    """The tiny dataset with a date (a month apart) and a family on every corpus document, so that the recency
+    and version knobs change scores in the round trip."""
+    target.mkdir()
+    for name in ("golden.jsonl", "conflicts.jsonl"):
+        (target / name).write_bytes((source / name).read_bytes())
+    rows = [json.loads(line) for line in (source / "corpus.jsonl").read_text().splitlines() if line.strip()]
+    for month, row in enumerate(rows, start=1):
+        row["metadata"] = {"family": row["doc_id"], "date": f"2024-{month:02d}-01"}
+    write_jsonl(target / "corpus.jsonl", rows)
+    return target
 
 
 def test_every_front_trial_exported_and_rebuilt_returns_the_chunks_its_evaluation_ranked(
     tiny_dataset_dir: Path, tmp_path: Path
 ) -> None:
+    dated = _dated_copy(tiny_dataset_dir, tmp_path / "dated")
     (tmp_path / "space.yaml").write_text(yaml.safe_dump(SPACE))
     study_file = tmp_path / "study.yaml"
     study_file.write_text(yaml.safe_dump({
-        "name": "roundtrip", "dataset": str(tiny_dataset_dir), "search_space": "space.yaml",
+        "name": "roundtrip", "dataset": str(dated), "search_space": "space.yaml",
         "settings": {"candidate_depth": 10}, "budget": {"trials": 6}, "pruning": {"enabled": False},
         "noise_floor": {"recall_at_k": 0.0, "v3_delta_faithful": 0.0}, "sampler": {"name": "random", "seed": 3},
         "enqueue": [{"top_k": 3, "retriever": "hybrid", "chunk_size": 20, "rerank_strength": 0.45,
-                     "relevance_threshold": 0.15, "hybrid_weight": 0.7}],
+                     "relevance_threshold": 0.15, "hybrid_weight": 0.7, "version_policy": "latest",
+                     "recency_weight": 0.2, "recency_half_life_days": 30.0, "dedupe": 0.8}],
         "output": "out",
     }))
     assert main(["-q", "run", str(study_file), "--no-report"]) == 0
     study = optuna.load_study(study_name="roundtrip", storage=f"sqlite:///{tmp_path / 'out' / 'roundtrip' / 'study.db'}")
     _, _, front = study_front(study)
     assert front
-    dataset = load_dataset(tiny_dataset_dir)
+    dataset = load_dataset(dated)
     pipeline = RetrievalPipeline(dataset)
-    blended = 0
-    for entry in front:
-        trial = study.trials[entry.number]
+    blended = versioned = 0
+    # the front's trials and the enqueued one (trial 0), which turns the version knobs
+    for number in sorted({entry.number for entry in front} | {0}):
+        trial = study.trials[number]
         measured = RetrievalSettings(**(TrialRecord.from_trial(trial).settings or {}))
         # the pipeline re-run on the trial's own settings is the trial's evaluation: it gives its recall@k
         assert evaluate_retrieval(pipeline, measured, "clean").overall["recall_at_k"].value == pytest.approx(trial.values[0])
         expected = pipeline.retrieve(measured, "clean")
         for suffix in (".yaml", ".env"):
-            exported = tmp_path / f"trial{entry.number}{suffix}"
-            assert main(["export", str(study_file), "--trial", str(entry.number), "-o", str(exported)]) == 0
-            retriever = Retriever.from_config(exported, corpus=tiny_dataset_dir)
+            exported = tmp_path / f"trial{number}{suffix}"
+            assert main(["export", str(study_file), "--trial", str(number), "-o", str(exported)]) == 0
+            retriever = Retriever.from_config(exported, corpus=dated)
             for context, case in zip(expected, dataset.golden):
                 got = retriever.retrieve(case.question)
-                assert [c.metadata["chunk_id"] for c in got] == [c.chunk_id for c in context.chunks], (entry.number, case.id)
+                assert [c.metadata["chunk_id"] for c in got] == [c.chunk_id for c in context.chunks], (number, case.id)
                 assert [c.score for c in got] == pytest.approx(list(context.scores), abs=1e-6)
         blended += measured.rerank_strength > 0
+        versioned += measured.recency_weight > 0 and measured.dedupe < 1
         assert "0000000" not in exported.read_text()  # floats rounded to the search space's step
     assert blended, "the front should hold a trial that blends reranker scores"
+    assert versioned, "the enqueued trial uses recency, dedupe and version_policy latest"
     for framework in ("langchain", "llamaindex"):
         native = tmp_path / f"{framework}.yaml"
         assert main(["export", str(study_file), "--pick", "knee", "--format", framework, "-o", str(native)]) == 0
