@@ -100,8 +100,9 @@ def test_metrics_of_a_real_run(run: tuple[RetrievalPipeline, StressReport]) -> N
     assert (none.rho.value, none.accuracy.value, none.retrieved_chunks, none.corrupted_share) == (1.0, 0.0, 0, None)
     assert none.delta.value == pytest.approx(5 / 6) and none.misled.value == 1.0
     contra = report.conditions["contradiction_injection/moderate"]
-    # only the corrupted returns policy is retrievable: every chunk of every context is corrupted
-    assert contra.corrupted_share == 1.0 and contra.rho.value == 0.0
+    # only the corrupted returns policy is retrievable: every chunk of every context is corrupted, and the one
+    # question that shares nothing with it retrieves nothing (a zero first-stage score is not a retrieval)
+    assert contra.corrupted_share == 1.0 and contra.rho.value == pytest.approx(1 / 6)
     assert contra.accuracy.value == pytest.approx(0 / 6)
     assert contra.delta.value == pytest.approx(5 / 6) and (contra.misled.value, contra.misled.n) == (1.0, 5)
     unfiltered = report.conditions["unfiltered"]
