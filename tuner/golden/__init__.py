@@ -8,7 +8,11 @@ The web app is :mod:`tuner.golden.review_app`, imported only by ``tuner golden r
 from tuner.golden._conflicts import (
     CONFLICT_NEAR_DUPLICATE, SENTENCE_MATCH, ConflictCandidate, disagreements, family_summary, find_conflicts, near_duplicate_pairs,
 )
-from tuner.golden._keypoints import BACKUP_SUFFIX, SHORT_ANSWER, KeypointsReport, fill_keypoints, rule_keypoints
+from tuner.golden._ask import Spend
+from tuner.golden._keypoints import (
+    BACKUP_SUFFIX, SHORT_ANSWER, KeypointsReport, PendingCase, aliases_found, fill_keypoints, keypoint_prompt, parse_keypoints, pending_cases,
+    rule_keypoints,
+)
 from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question, shingles
 from tuner.golden._draft import DRAFT, STATUSES, draft_case, golden_row, read_draft, write_draft
 from tuner.golden._log import (
@@ -44,9 +48,12 @@ __all__ = [
     "ReviewStore",
     "Sampling",
     "StaleVersion",
+    "PendingCase",
+    "Spend",
     "SynthPlan",
     "SynthRun",
     "Synthesizer",
+    "aliases_found",
     "build_pools",
     "disagreements",
     "draft_case",
@@ -57,11 +64,14 @@ __all__ = [
     "find_conflicts",
     "golden_row",
     "highlight",
+    "keypoint_prompt",
     "merge_questions",
     "near_duplicate_groups",
     "near_duplicate_pairs",
     "normalize_question",
     "parse_columns",
+    "parse_keypoints",
+    "pending_cases",
     "plan_sources",
     "read_draft",
     "read_log",
