@@ -9,6 +9,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from itertools import islice
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -318,7 +319,7 @@ class Synthesizer:
     outcome to the progress file, so a re-run skips what is done (and the call cache answers repeated requests).
 
     Requests go out in batches of ``plan.concurrency``. A batch holds the sources the one-at-a-time loop would take
-    next if every one of them were dropped; their replies are then judged one by one in that order, and a source whose
+    next if none of them were kept; their replies are then judged one by one in that order, and a source whose
     category filled up meanwhile is left unjudged and unrecorded (its reply stays in the call cache). So the kept
     questions, their order and every outcome are those of a run with ``concurrency: 1``: the seed alone decides them."""
 
@@ -341,15 +342,14 @@ class Synthesizer:
             return _Screened("near_duplicate")
         return _Screened("", question, answer, found)
 
-    def _batch(self, queues: dict[str, list[Source]], kept: Counter[str], targets: dict[str, int]) -> list[Source]:
-        """The next ``concurrency`` sources of the one-at-a-time order (categories in turn, each until it has its
-        count), taken off their queues, supposing none of them is kept."""
-        batch: list[Source] = []
-        while len(batch) < self.plan.concurrency and any(kept[name] < targets[name] and queues[name] for name in CATEGORIES):
+    @staticmethod
+    def _order(queues: dict[str, list[Source]], kept: Counter[str], targets: dict[str, int]) -> Iterator[Source]:
+        """The one-at-a-time order, taken off the queues: categories in turn, each until it has its count (``kept``
+        is read as it stands at each pick)."""
+        while any(kept[name] < targets[name] and queues[name] for name in CATEGORIES):
             for name in CATEGORIES:
-                if kept[name] < targets[name] and queues[name] and len(batch) < self.plan.concurrency:
-                    batch.append(queues[name].pop(0))
-        return batch
+                if kept[name] < targets[name] and queues[name]:
+                    yield queues[name].pop(0)
 
     def run(self, sources: dict[str, list[Source]], reporter: Reporter | None = None) -> SynthRun:
         reporter = reporter or SilentReporter()
@@ -368,7 +368,8 @@ class Synthesizer:
         targets = self.plan.targets()
         queues = {name: [s for s in sources.get(name, []) if s.key not in done] for name in CATEGORIES}
         with reporter.task("synthesizing questions", max(self.plan.n - len(run.cases), 0)) as task, self.progress.open("a", encoding="utf-8") as log:
-            while batch := self._batch(queues, kept, targets):
+            order = self._order(queues, kept, targets)
+            while batch := list(islice(order, self.plan.concurrency)):
                 if run.exhausted():
                     return run
                 replies = run.ask(self.client, [synth_prompt(s) for s in batch], self.plan.concurrency)
