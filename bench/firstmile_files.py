@@ -1,6 +1,7 @@
 """First mile figures: tuner import files on a generated mixed folder (titles/texts, incremental re-import, 1,000
 files), keypoint rules on ConflictNQ val and CMRC 2018 trial, conflict finder precision/recall on the demo (en, zh)
-and on ConflictNQ val. Run: PYTHONPATH=. HF_HUB_OFFLINE=1 python bench/firstmile_files.py"""
+and on ConflictNQ val. Run: PYTHONPATH=. HF_HUB_OFFLINE=1 python bench/firstmile_files.py [imports] [keypoints] [conflicts]
+(all three parts by default)."""
 
 from __future__ import annotations
 
@@ -89,22 +90,26 @@ def _hit(keypoints: list[tuple[str, ...]], short: str) -> bool:
     return any(_squash(a) == target or (target and target in _squash(a)) for k in keypoints for a in k)
 
 
+def _keypoint_figures(name: str, cases: list[tuple[str, list[str], str]]) -> None:
+    """Per case (reference answer, relevant documents, labeled short answer): the hit share, the share of cases with at
+    least one keypoint, and keypoints per case."""
+    extracted = [rule_keypoints(answer, documents) for answer, documents, _ in cases]
+    hits = sum(_hit(k, short) for k, (_, _, short) in zip(extracted, cases))
+    some = sum(bool(k) for k in extracted)
+    print(f"keypoints {name}: hit {hits}/{len(cases)} = {hits / max(1, len(cases)):.3f}; "
+          f"cases with a keypoint {some}/{len(cases)} = {some / max(1, len(cases)):.3f}; "
+          f"{sum(map(len, extracted)) / max(1, len(cases)):.2f} keypoints per case")
+
+
 def keypoints() -> None:
     rows = [json.loads(x) for x in (SHARED / "conflictnq" / "conflict_nq_val.jsonl").read_text().splitlines() if x.strip()]
-    hits = sum(_hit(rule_keypoints(r["real_answer"], [p["passage"] for p in r["real_passages"]]), r["real_short_answer"]) for r in rows)
-    print(f"keypoints ConflictNQ val (long real_answer → contains real_short_answer): {hits}/{len(rows)} = {hits / len(rows):.3f}")
-    short = [r for r in rows if len(r["real_short_answer"].split()) <= 6]
-    hits = sum(_hit(rule_keypoints(r["real_answer"], [p["passage"] for p in r["real_passages"]]), r["real_short_answer"]) for r in short)
-    print(f"  of which short answers of at most 6 words: {hits}/{len(short)} = {hits / max(1, len(short)):.3f}")
+    cases = [(r["real_answer"], [p["passage"] for p in r["real_passages"]], r["real_short_answer"]) for r in rows]
+    _keypoint_figures("ConflictNQ val (long real_answer → contains real_short_answer)", cases)
+    _keypoint_figures("  of which short answers of at most 6 words", [c for c in cases if len(c[2].split()) <= 6])
     squad = json.loads((SHARED / "cmrc2018" / "cmrc2018_trial.json").read_text())
-    total = found = 0
-    for article in squad["data"]:
-        for paragraph in article["paragraphs"]:
-            for qa in paragraph["qas"]:
-                answer = qa["answers"][0]["text"]
-                total += 1
-                found += _hit(rule_keypoints(answer, [paragraph["context"]]), answer)
-    print(f"keypoints CMRC 2018 trial (reference answer = first answer text): {found}/{total} = {found / total:.3f}")
+    cmrc = [(qa["answers"][0]["text"], [paragraph["context"]], qa["answers"][0]["text"])
+            for article in squad["data"] for paragraph in article["paragraphs"] for qa in paragraph["qas"]]
+    _keypoint_figures("CMRC 2018 trial (reference answer = first answer text)", cmrc)
 
 
 def _score(name: str, kb: Dataset, truth: set[frozenset[str]], near_duplicates: bool = True) -> None:
@@ -141,11 +146,14 @@ def conflicts(tmp: Path) -> None:
 
 
 def main() -> int:
+    parts = sys.argv[1:] or ["imports", "keypoints", "conflicts"]
     with tempfile.TemporaryDirectory() as tmp:
-        imports(Path(tmp))
-        if (SHARED / "conflictnq").is_dir() and (SHARED / "cmrc2018").is_dir():
+        if "imports" in parts:
+            imports(Path(tmp))
+        if "keypoints" in parts and (SHARED / "conflictnq").is_dir() and (SHARED / "cmrc2018").is_dir():
             keypoints()
-        conflicts(Path(tmp))
+        if "conflicts" in parts:
+            conflicts(Path(tmp))
     return 0
 
 

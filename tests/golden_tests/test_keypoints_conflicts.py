@@ -54,6 +54,10 @@ def test_rule_keypoints_en_zh() -> None:
         ("August 8, 2014", "2014-08-08"), ("Scott Cawthon",)]
     assert rule_keypoints("Released by Nobody Known.", ["made by Scott Cawthon"]) == []  # a name must occur in a document
     assert rule_keypoints("七十", ["他活了七十岁"]) == [("七十", "70")]
+    # Chinese named spans (jieba nr/ns/nt/nz, adjacent ones joined) count only when a relevant document has them
+    answer = "文化大革命期间，马飚中学毕业后，在广西柳州钢铁厂当工人。"
+    assert rule_keypoints(answer, ["马飚，生于广西柳州，文化大革命期间当工人。"]) == [("文化大革命",), ("马飚",), ("广西柳州",)]
+    assert rule_keypoints(answer, ["马飚生于柳州。"]) == [("马飚",)]
 
 
 def test_fill_keypoints_in_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

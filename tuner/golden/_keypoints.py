@@ -3,7 +3,9 @@ reference answer by offline rules.
 
 A keypoint is a checkable fact with aliases, any one of which counts. The rules take from the answer: dates
 (``2016年9月4日`` with alias ``2016-09-04``), percentages (``百分之十二`` / ``12%``), numbers with their unit (``七十天``
-with alias ``70天``), titles in 《》 and quoted spans, English capitalized names that also occur in a relevant document,
+with alias ``70天``), titles in 《》 and quoted spans, named spans that also occur in a relevant document (English
+capitalized names; Chinese words jieba tags as names of persons, places, organizations or other proper nouns — ``nr``,
+``ns``, ``nt``, ``nz`` — adjacent ones joined, :data:`NAMED_SPAN` characters long),
 and, first, a short answer (at most :data:`SHORT_ANSWER` words) that occurs whole in a relevant document, as one keypoint.
 
 With a chat model (:func:`fill_keypoints` given a client), the model splits the answer into atomic checkable facts, asked
@@ -28,10 +30,15 @@ from tuner.golden._ask import Spend
 from tuner.io import atomic_write_bytes, atomic_write_text
 from tuner.llm import ChatClient, fill, json_object
 from tuner.text import (
-    NUMBER, STOPWORDS_LATIN, Language, detect_language, find_dates, format_number, has_chinese, normalize_text, parse_number, word_count,
+    CJK_CHARS, NUMBER, STOPWORDS_LATIN, Language, detect_language, find_dates, format_number, has_chinese, normalize_text, parse_number, tag,
+    word_count,
 )
 
 SHORT_ANSWER = 8
+NAMED_SPAN = (2, 20)
+"""Length limits (characters) of a Chinese named span: one character is too ambiguous to check, a long run is a clause."""
+_NAMED_FLAGS = ("nr", "ns", "nt", "nz")
+_CJK = re.compile(f"[{CJK_CHARS}]")
 BACKUP_SUFFIX = ".bak"
 
 _PERCENT = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?:%|％|\s*percent\b|\s*per\s+cent\b)|百分之(?P<zh>[零〇一二三四五六七八九十百千点\d.]+)")
@@ -124,7 +131,30 @@ def rule_keypoints(answer: str, documents: Sequence[str]) -> list[tuple[str, ...
             continue  # one capitalized word opening a sentence is just a sentence start
         if len(name) > 2 and any(_squash(name) in doc for doc in docs):
             add(match.start(), match.start() + len(name), (name,))
+    for start, name in chinese_names(answer):
+        if any(_squash(name) in doc for doc in docs):
+            add(start, start + len(name), (name,))
     return [aliases for _, aliases in sorted(found, key=lambda item: item[0])]
+
+
+def chinese_names(text: str) -> list[tuple[int, str]]:
+    """``(offset, span)`` of the Chinese named spans of ``text``: runs of adjacent words jieba tags ``nr``, ``ns``,
+    ``nt`` or ``nz`` (``nrfg``, ``nrt`` included), written in Chinese, within :data:`NAMED_SPAN` characters.
+
+    >>> chinese_names("马飚在广西柳州钢铁厂当工人。")
+    [(0, '马飚'), (3, '广西柳州')]
+    """
+    spans: list[tuple[int, str]] = []
+    offset, run_start, run = 0, 0, ""
+    for word, flag in [*tag(text), ("", "x")]:
+        if word and flag.startswith(_NAMED_FLAGS) and _CJK.search(word):
+            run_start, run = (run_start, run + word) if run else (offset, word)
+        else:
+            if NAMED_SPAN[0] <= len(run) <= NAMED_SPAN[1]:
+                spans.append((run_start, run))
+            run = ""
+        offset += len(word)
+    return spans
 
 
 def keypoint_list(items: object) -> list[list[str]] | None:
