@@ -6,7 +6,7 @@ cases become ``golden.jsonl`` (accepted conflict candidates ``conflicts.jsonl``)
 The web app is :mod:`tuner.golden.review_app`, imported only by ``tuner golden review`` (it needs the ``serve`` extra)."""
 
 from tuner.golden._conflicts import (
-    CONFLICT_NEAR_DUPLICATE, SENTENCE_MATCH, ConflictCandidate, disagreements, family_summary, find_conflicts, near_duplicate_pairs,
+    CONFLICT_NEAR_DUPLICATE, DENSE_NEIGHBOURS, SENTENCE_MATCH, ConflictCandidate, dense_pairs, disagreements, family_summary, find_conflicts, near_duplicate_pairs,
 )
 from tuner.golden._ask import Spend
 from tuner.golden._keypoints import (
@@ -30,6 +30,7 @@ __all__ = [
     "CATEGORIES",
     "CONFLICT_NEAR_DUPLICATE",
     "DEFAULT_DEPTH",
+    "DENSE_NEIGHBOURS",
     "DRAFT",
     "KNOWN_BAD",
     "NEAR_DUPLICATE",
@@ -55,6 +56,7 @@ __all__ = [
     "Synthesizer",
     "aliases_found",
     "build_pools",
+    "dense_pairs",
     "disagreements",
     "draft_case",
     "drafts_from_log",
