@@ -154,9 +154,9 @@ def conflicts(tmp: Path, dense: tuple[float, ...]) -> None:
         family = {d.doc_id: str(d.metadata["family"]) for d in docs}
         found = _score(f"demo {lang}, families from names", Dataset(folder, tuple(docs), ()), truth, near_duplicates=False)
         _false_positives(found, truth, stale_of, family)
-        bare = tuple(Document(d.doc_id, d.text, d.title) for d in docs)
+        bare = Dataset(folder, tuple(Document(d.doc_id, d.text, d.title) for d in docs), (), language=demo.language)
         for cosine in dense:
-            found = _score(f"demo {lang}, no families, MinHash + dense >= {cosine}", Dataset(folder, bare, ()), truth, dense=cosine)
+            found = _score(f"demo {lang}, no families, MinHash + dense >= {cosine}", bare, truth, dense=cosine)
             _false_positives(found, truth, stale_of, family)
     if not (SHARED / "conflictnq").is_dir():
         return

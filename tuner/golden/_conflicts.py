@@ -14,9 +14,11 @@ the stale one (``doc_id``); otherwise the order is by doc id and the row says ``
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 
 import numpy as np
@@ -143,6 +145,9 @@ def dense_pairs(kb: Dataset, threshold: float, *, encoder: CachedEncoder | None 
     from tuner.retrieval import RetrievalPipeline
     from tuner.settings import settings_from_mapping
 
+    if not kb.content_hash:  # a dataset built in memory: its chunks are cached under a key of its own content
+        digest = hashlib.sha256(json.dumps([(d.doc_id, d.title, d.text) for d in kb.corpus], ensure_ascii=False).encode()).hexdigest()
+        kb = replace(kb, content_hash=digest)
     settings = settings_from_mapping({}, "conflict settings", kb.model_defaults)
     table = RetrievalPipeline(kb, reporter=reporter or SilentReporter(), encoder=encoder).table(settings)
     rows = [i for i, c in enumerate(table.chunks) if c.source == CORPUS_CHUNK]
