@@ -54,6 +54,10 @@ def test_rule_keypoints_en_zh() -> None:
     assert rule_keypoints("Released on August 8, 2014 by Scott Cawthon.", ["made by Scott Cawthon"]) == [
         ("August 8, 2014", "2014-08-08"), ("Scott Cawthon",)]
     assert rule_keypoints("Released by Nobody Known.", ["made by Scott Cawthon"]) == []  # a name must occur in a document
+    # a bare year after "in"/"since", a number with thousands separators; not a bare number elsewhere or absent from the documents
+    assert rule_keypoints("In 1978, the city had 559,277 as of July.", ["in 1978 there were 559,277"]) == [("1978",), ("559,277", "559277")]
+    assert rule_keypoints("Since 1935 it grew.", ["no year here"]) == []
+    assert rule_keypoints("Built 1935, it grew.", ["built 1935"]) == []
     assert rule_keypoints("七十", ["他活了七十岁"]) == [("七十", "70")]
     # Chinese named spans (jieba nr/ns/nt/nz, adjacent ones joined) count only when a relevant document has them
     answer = "文化大革命期间，马飚中学毕业后，在广西柳州钢铁厂当工人。"

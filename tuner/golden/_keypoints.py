@@ -3,7 +3,8 @@ reference answer by offline rules.
 
 A keypoint is a checkable fact with aliases, any one of which counts. The rules take from the answer: dates
 (``2016年9月4日`` with alias ``2016-09-04``), percentages (``百分之十二`` / ``12%``), numbers with their unit (``七十天``
-with alias ``70天``), titles in 《》 and quoted spans, named spans that also occur in a relevant document (English
+with alias ``70天``), years after ``in``/``since``/... and numbers with thousands separators that a relevant document
+also has, titles in 《》 and quoted spans, named spans that also occur in a relevant document (English
 capitalized names; Chinese words jieba tags as names of persons, places, organizations or other proper nouns — ``nr``,
 ``ns``, ``nt``, ``nz`` — adjacent ones joined, :data:`NAMED_SPAN` characters long),
 and, first, a short answer (at most :data:`SHORT_ANSWER` words) that occurs whole in a relevant document, as one keypoint.
@@ -39,6 +40,9 @@ NAMED_SPAN = (2, 20)
 """Length limits (characters) of a Chinese named span: one character is too ambiguous to check, a long run is a clause."""
 _NAMED_FLAGS = ("nr", "ns", "nt", "nz")
 _CJK = re.compile(f"[{CJK_CHARS}]")
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+")
+_YEAR = re.compile(r"1\d{3}|20\d{2}")
+_BEFORE_YEAR = re.compile(r"\b(?:in|since|by|until|till|from|before|after|during)\s+$", re.IGNORECASE)
 BACKUP_SUFFIX = ".bak"
 
 _PERCENT = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?:%|％|\s*percent\b|\s*per\s+cent\b)|百分之(?P<zh>[零〇一二三四五六七八九十百千点\d.]+)")
@@ -114,6 +118,8 @@ def rule_keypoints(answer: str, documents: Sequence[str]) -> list[tuple[str, ...
         value = parse_number(numeral) if numeral else None
         unit = _UNIT.match(answer, match.end())
         if value is None or unit is None or unit["unit"].lower() in STOPWORDS_LATIN:
+            if value is not None and numeral and _bare_number(answer, match.start(), numeral) and any(_squash(numeral) in doc for doc in docs):
+                add(match.start(), match.end(), (numeral, format_number(value)))
             continue
         span = answer[match.start():unit.end()]
         arabic = format_number(value) + (unit[0] if not has_chinese(unit["unit"]) or not has_chinese(numeral or "") else unit["unit"])
@@ -135,6 +141,14 @@ def rule_keypoints(answer: str, documents: Sequence[str]) -> list[tuple[str, ...
         if any(_squash(name) in doc for doc in docs):
             add(start, start + len(name), (name,))
     return [aliases for _, aliases in sorted(found, key=lambda item: item[0])]
+
+
+def _bare_number(answer: str, start: int, numeral: str) -> bool:
+    """A number without a unit that is still a fact: a year after ``in``, ``since``, ... (``In 1978``), or a large
+    number written with thousands separators (``559,277``)."""
+    if _GROUPED.fullmatch(numeral):
+        return True
+    return bool(_YEAR.fullmatch(numeral) and _BEFORE_YEAR.search(answer[:start]))
 
 
 def chinese_names(text: str) -> list[tuple[int, str]]:
