@@ -1,7 +1,7 @@
 """First mile figures: tuner import files on a generated mixed folder (titles/texts, incremental re-import, 1,000
 files), keypoint rules on ConflictNQ val and CMRC 2018 trial, conflict finder precision/recall on the demo (en, zh)
-and on ConflictNQ val. Run: PYTHONPATH=. HF_HUB_OFFLINE=1 python bench/firstmile_files.py [imports] [keypoints] [conflicts]
-[--dense=0.8,0.9] (all three parts by default; --dense adds conflict runs with dense pairing at these cosines)."""
+and on ConflictNQ val. Run: PYTHONPATH=. HF_HUB_OFFLINE=1 python bench/firstmile_files.py [imports] [keypoints] [conflicts | conflicts-nq]
+[--dense=0.8,0.9] (all three parts by default; conflicts-nq: ConflictNQ only; --dense adds conflict runs with dense pairing at these cosines)."""
 
 from __future__ import annotations
 
@@ -141,8 +141,8 @@ def _false_positives(found: set[frozenset[str]], truth: set[frozenset[str]], sta
         print(f"    false positive: {kind}: {count}")
 
 
-def conflicts(tmp: Path, dense: tuple[float, ...]) -> None:
-    for lang in ("en", "zh"):
+def conflicts(tmp: Path, dense: tuple[float, ...], demo_too: bool = True) -> None:
+    for lang in ("en", "zh") if demo_too else ():
         folder = tmp / f"demo-{lang}"
         demo = generate_demo(folder, language=lang)
         # the demo's conflicting documents join the corpus as files named by their doc id would be imported: the
@@ -185,8 +185,8 @@ def main() -> int:
             imports(Path(tmp))
         if "keypoints" in parts and (SHARED / "conflictnq").is_dir() and (SHARED / "cmrc2018").is_dir():
             keypoints()
-        if "conflicts" in parts:
-            conflicts(Path(tmp), dense)
+        if "conflicts" in parts or "conflicts-nq" in parts:
+            conflicts(Path(tmp), dense, demo_too="conflicts" in parts)
     return 0
 
 
