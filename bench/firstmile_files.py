@@ -1,6 +1,7 @@
 """First mile figures: tuner import files on a generated mixed folder (titles/texts, incremental re-import, 1,000
 files), keypoint rules on ConflictNQ val and CMRC 2018 trial, conflict finder precision/recall on the demo (en, zh)
-and on ConflictNQ val. Run: PYTHONPATH=. HF_HUB_OFFLINE=1 python bench/firstmile_files.py"""
+and on ConflictNQ val. Run: PYTHONPATH=. HF_HUB_OFFLINE=1 python bench/firstmile_files.py [imports] [keypoints] [conflicts | conflicts-nq]
+[--dense=0.8,0.9] (all three parts by default; conflicts-nq: ConflictNQ only; --dense adds conflict runs with dense pairing at these cosines)."""
 
 from __future__ import annotations
 
@@ -89,35 +90,59 @@ def _hit(keypoints: list[tuple[str, ...]], short: str) -> bool:
     return any(_squash(a) == target or (target and target in _squash(a)) for k in keypoints for a in k)
 
 
+def _keypoint_figures(name: str, cases: list[tuple[str, list[str], str]]) -> None:
+    """Per case (reference answer, relevant documents, labeled short answer): the hit share, the share of cases with at
+    least one keypoint, and keypoints per case."""
+    extracted = [rule_keypoints(answer, documents) for answer, documents, _ in cases]
+    hits = sum(_hit(k, short) for k, (_, _, short) in zip(extracted, cases))
+    some = sum(bool(k) for k in extracted)
+    print(f"keypoints {name}: hit {hits}/{len(cases)} = {hits / max(1, len(cases)):.3f}; "
+          f"cases with a keypoint {some}/{len(cases)} = {some / max(1, len(cases)):.3f}; "
+          f"{sum(map(len, extracted)) / max(1, len(cases)):.2f} keypoints per case")
+
+
 def keypoints() -> None:
     rows = [json.loads(x) for x in (SHARED / "conflictnq" / "conflict_nq_val.jsonl").read_text().splitlines() if x.strip()]
-    hits = sum(_hit(rule_keypoints(r["real_answer"], [p["passage"] for p in r["real_passages"]]), r["real_short_answer"]) for r in rows)
-    print(f"keypoints ConflictNQ val (long real_answer → contains real_short_answer): {hits}/{len(rows)} = {hits / len(rows):.3f}")
-    short = [r for r in rows if len(r["real_short_answer"].split()) <= 6]
-    hits = sum(_hit(rule_keypoints(r["real_answer"], [p["passage"] for p in r["real_passages"]]), r["real_short_answer"]) for r in short)
-    print(f"  of which short answers of at most 6 words: {hits}/{len(short)} = {hits / max(1, len(short)):.3f}")
+    cases = [(r["real_answer"], [p["passage"] for p in r["real_passages"]], r["real_short_answer"]) for r in rows]
+    _keypoint_figures("ConflictNQ val (long real_answer → contains real_short_answer)", cases)
+    _keypoint_figures("  of which short answers of at most 6 words", [c for c in cases if len(c[2].split()) <= 6])
     squad = json.loads((SHARED / "cmrc2018" / "cmrc2018_trial.json").read_text())
-    total = found = 0
-    for article in squad["data"]:
-        for paragraph in article["paragraphs"]:
-            for qa in paragraph["qas"]:
-                answer = qa["answers"][0]["text"]
-                total += 1
-                found += _hit(rule_keypoints(answer, [paragraph["context"]]), answer)
-    print(f"keypoints CMRC 2018 trial (reference answer = first answer text): {found}/{total} = {found / total:.3f}")
+    cmrc = [(qa["answers"][0]["text"], [paragraph["context"]], qa["answers"][0]["text"])
+            for article in squad["data"] for paragraph in article["paragraphs"] for qa in paragraph["qas"]]
+    _keypoint_figures("CMRC 2018 trial (reference answer = first answer text)", cmrc)
 
 
-def _score(name: str, kb: Dataset, truth: set[frozenset[str]], near_duplicates: bool = True) -> None:
+def _score(name: str, kb: Dataset, truth: set[frozenset[str]], near_duplicates: bool = True,
+           dense: float | None = None) -> set[frozenset[str]]:
     start = time.perf_counter()
-    found = {frozenset((c.doc_id, c.conflicts_with)) for c in find_conflicts(kb, near_duplicates=near_duplicates)}
+    found = {frozenset((c.doc_id, c.conflicts_with)) for c in find_conflicts(kb, near_duplicates=near_duplicates, dense=dense)}
     took = time.perf_counter() - start
     tp = len(found & truth)
     print(f"conflicts {name}: {len(kb.corpus)} docs, truth {len(truth)} pairs, found {len(found)}, "
           f"precision {tp / max(1, len(found)):.3f}, recall {tp / max(1, len(truth)):.3f} ({took:.1f} s)")
+    return found
 
 
-def conflicts(tmp: Path) -> None:
-    for lang in ("en", "zh"):
+def _false_positives(found: set[frozenset[str]], truth: set[frozenset[str]], stale_of: dict[str, str], family: dict[str, str]) -> None:
+    """Why each found pair the demo does not list was flagged, by what its two documents are."""
+    kinds: dict[str, int] = {}
+    for pair in found - truth:
+        a, b = sorted(pair)
+        if a in stale_of and b in stale_of:
+            kind = "two stale versions of one page" if stale_of[a] == stale_of[b] else "stale versions of two different pages"
+        elif a in stale_of or b in stale_of:
+            stale, other = (a, b) if a in stale_of else (b, a)
+            kind = "a stale version and another page of its family" if family[stale] == family[other] else \
+                "a stale version and a page of another family"
+        else:
+            kind = "two current pages" + (" of one family" if family[a] == family[b] else "")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    for kind, count in sorted(kinds.items(), key=lambda item: -item[1]):
+        print(f"    false positive: {kind}: {count}")
+
+
+def conflicts(tmp: Path, dense: tuple[float, ...], demo_too: bool = True) -> None:
+    for lang in ("en", "zh") if demo_too else ():
         folder = tmp / f"demo-{lang}"
         demo = generate_demo(folder, language=lang)
         # the demo's conflicting documents join the corpus as files named by their doc id would be imported: the
@@ -125,27 +150,43 @@ def conflicts(tmp: Path) -> None:
         docs = [Document(d.doc_id, d.text, d.title, {"family": infer_version(f"{d.doc_id}.md", d.title).family})
                 for d in [*demo.corpus, *(Document(c.doc_id, c.text, c.title) for c in demo.conflicts)]]
         truth = {frozenset((c.doc_id, c.conflicts_with)) for c in demo.conflicts}
-        _score(f"demo {lang}, families from names", Dataset(folder, tuple(docs), ()), truth, near_duplicates=False)
+        stale_of = {c.doc_id: c.conflicts_with for c in demo.conflicts}
+        family = {d.doc_id: str(d.metadata["family"]) for d in docs}
+        found = _score(f"demo {lang}, families from names", Dataset(folder, tuple(docs), ()), truth, near_duplicates=False)
+        _false_positives(found, truth, stale_of, family)
+        bare = Dataset(folder, tuple(Document(d.doc_id, d.text, d.title) for d in docs), (), language=demo.language)
+        for cosine in dense:
+            found = _score(f"demo {lang}, no families, MinHash + dense >= {cosine}", bare, truth, dense=cosine)
+            _false_positives(found, truth, stale_of, family)
     if not (SHARED / "conflictnq").is_dir():
         return
     rows = [json.loads(x) for x in (SHARED / "conflictnq" / "conflict_nq_val.jsonl").read_text().splitlines() if x.strip()]
-    docs: list[Document] = []
-    truth: set[frozenset[str]] = set()
+    docs = []
+    truth = set()
     for i, row in enumerate(rows):
         reals = [f"real-{i}-{j}" for j in range(len(row["real_passages"]))]
         docs.extend(Document(d, p["passage"], p.get("summary", "")) for d, p in zip(reals, row["real_passages"]))
         for j, p in enumerate(row["fake_passages"]):
             docs.append(Document(f"fake-{i}-{j}", p["passage"], p.get("summary", "")))
             truth.update(frozenset((f"fake-{i}-{j}", r)) for r in reals)
-    _score("ConflictNQ val (real + fabricated passages)", Dataset(tmp, tuple(docs), ()), truth)
+    kb = Dataset(tmp, tuple(docs), ())
+    _score("ConflictNQ val (real + fabricated passages), MinHash", kb, truth)
+    for cosine in dense:
+        found = _score(f"ConflictNQ val (real + fabricated passages), MinHash + dense >= {cosine}", kb, truth, dense=cosine)
+        same = sum(1 for pair in found - truth if len({d.split("-")[1] for d in pair}) == 1)
+        print(f"    false positives within one question: {same}, across questions: {len(found - truth) - same}")
 
 
 def main() -> int:
+    parts = [a for a in sys.argv[1:] if not a.startswith("--dense=")] or ["imports", "keypoints", "conflicts"]
+    dense = tuple(float(v) for a in sys.argv[1:] if a.startswith("--dense=") for v in a.split("=", 1)[1].split(","))
     with tempfile.TemporaryDirectory() as tmp:
-        imports(Path(tmp))
-        if (SHARED / "conflictnq").is_dir() and (SHARED / "cmrc2018").is_dir():
+        if "imports" in parts:
+            imports(Path(tmp))
+        if "keypoints" in parts and (SHARED / "conflictnq").is_dir() and (SHARED / "cmrc2018").is_dir():
             keypoints()
-        conflicts(Path(tmp))
+        if "conflicts" in parts or "conflicts-nq" in parts:
+            conflicts(Path(tmp), dense, demo_too="conflicts" in parts)
     return 0
 
 

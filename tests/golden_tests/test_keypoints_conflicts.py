@@ -10,6 +10,7 @@ import pytest
 
 from tuner.cli import main
 from tuner.dataset import load_dataset, load_knowledge_base
+from tuner.embedding import CachedEncoder
 from tuner.golden import disagreements, find_conflicts, rule_keypoints
 
 CORPUS = [
@@ -53,7 +54,15 @@ def test_rule_keypoints_en_zh() -> None:
     assert rule_keypoints("Released on August 8, 2014 by Scott Cawthon.", ["made by Scott Cawthon"]) == [
         ("August 8, 2014", "2014-08-08"), ("Scott Cawthon",)]
     assert rule_keypoints("Released by Nobody Known.", ["made by Scott Cawthon"]) == []  # a name must occur in a document
+    # a bare year after "in"/"since", a number with thousands separators; not a bare number elsewhere or absent from the documents
+    assert rule_keypoints("In 1978, the city had 559,277 as of July.", ["in 1978 there were 559,277"]) == [("1978",), ("559,277", "559277")]
+    assert rule_keypoints("Since 1935 it grew.", ["no year here"]) == []
+    assert rule_keypoints("Built 1935, it grew.", ["built 1935"]) == []
     assert rule_keypoints("七十", ["他活了七十岁"]) == [("七十", "70")]
+    # Chinese named spans (jieba nr/ns/nt/nz, adjacent ones joined) count only when a relevant document has them
+    answer = "文化大革命期间，马飚中学毕业后，在广西柳州钢铁厂当工人。"
+    assert rule_keypoints(answer, ["马飚，生于广西柳州，文化大革命期间当工人。"]) == [("文化大革命",), ("马飚",), ("广西柳州",)]
+    assert rule_keypoints(answer, ["马飚生于柳州。"]) == [("马飚",)]
 
 
 def test_fill_keypoints_in_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -120,3 +129,25 @@ def test_accepted_stale_versions_leave_the_corpus_for_conflicts(tmp_path: Path) 
     assert by_id["leave_v1.md"].conflicts_with == "leave_v2.md" and by_id["leave_v1.md"].wrong_values == ("15",)
     assert by_id["休假（2023年修订）.md"].metadata["family"] == "休假"
     assert (kb / "corpus.jsonl.bak").is_file()
+
+
+def test_dense_neighbours_pair_rewritten_versions(tmp_path: Path, encoder: CachedEncoder) -> None:
+    """A version with no family is paired by its embedding neighbour (here without MinHash); the disagreement test
+    still decides, and a threshold above every cosine pairs nothing."""
+    from tuner.dataset import Dataset, Document
+    from tuner.golden import dense_pairs
+
+    docs = (
+        Document("berlin-a", "In May 2023 the firm opened its Berlin office, which employs 120 engineers today."),
+        Document("berlin-b", "Opened in May 2023, the Berlin office of the firm employs a staff of 150 engineers today."),
+        Document("canteen", "Lunch is served from noon in the canteen on the ground floor."),
+        Document("canteen-zh", "午餐从中午十二点开始在一楼食堂供应。"),
+    )
+    kb = Dataset(tmp_path, docs, ())
+    assert find_conflicts(kb, near_duplicates=False) == []
+    pairs = dense_pairs(kb, 0.8, encoder=encoder)
+    assert set(pairs) == {("berlin-a", "berlin-b")} and pairs[("berlin-a", "berlin-b")] >= 0.8
+    (found,) = find_conflicts(kb, near_duplicates=False, dense=0.8, encoder=encoder)
+    assert (found.doc_id, found.conflicts_with, found.wrong_values, found.right_values) == ("berlin-a", "berlin-b", ("120",), ("150",))
+    assert found.reason.startswith("similar:0.")
+    assert dense_pairs(kb, 0.999, encoder=encoder) == {}

@@ -128,6 +128,7 @@ def test_conflict_candidates_are_reviewed_and_exported(kb: Path) -> None:
     client = TestClient(build_review_app(ReviewStore(candidates), "zh"))
     page = client.get("/")
     assert '<mark class="w">$1,199</mark>' in page.text and "ships with 16 GB of memory" in page.text and "通过" in page.text
+    assert "类型: 过期版本 · 错误值" in page.text and "(过期版本 0/2)" in page.text and "stale_version" not in page.text.split("<script")[0]
     assert client.post("/api/cases/aurora-x200-2023", json={"version": 0, "keypoints": []}).status_code == 422
     client.post("/api/cases/aurora-x200-2023", json={"version": 0, "action": "reject"})
     client.post("/api/cases/zh-shipping-old", json={"version": 0, "action": "accept"})
@@ -143,6 +144,8 @@ def test_the_language_cookie_switches_the_interface(draft: Path) -> None:
     client.cookies.set("lang", "zh")
     page = client.get("/")
     assert ">通过<" in page.text and ">黄金集审核<" in page.text and '<html lang="zh-CN">' in page.text
+    assert "(高频 0/1 · 中频 0/1 · 低频 0/1)" in page.text and "分层 高频" in page.text and "未分类" in page.text
+    assert "WenQuanYi Micro Hei" in page.text  # a CJK fallback that Linux desktops have, not only macOS and Windows ones
 
 
 def test_cli_refuses_a_missing_or_mixed_draft(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -237,3 +237,46 @@ def test_spread_takes_families_and_documents_in_turn() -> None:
     assert sorted(first_round) == ["a", "b", "c"]  # every family before any twice
     family_a = [c.doc_id for c in order if families[c.doc_id] == "a"]
     assert all(x != y for x, y in zip(family_a, family_a[1:]))  # within a family, its documents alternate
+
+
+def test_concurrency_keeps_the_outcome_of_one_at_a_time(synth_kb: Path, encoder: CachedEncoder, tmp_path: Path) -> None:
+    import threading
+    import time
+
+    kb = load_knowledge_base(synth_kb)
+    plan = SynthPlan(n=12, multi_hop_share=0.2, long_tail_share=0.2, closed_book=True, depth=3)
+    sources = plan_sources(kb, plan, encoder=encoder)
+    lock, active, peak = threading.Lock(), [0], [0]
+
+    def slow(body: dict[str, Any]) -> str:
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+        time.sleep(0.05)
+        with lock:
+            active[0] -= 1
+        return responder(body)
+
+    outcomes = {}
+    for concurrency in (1, 4):
+        progress = tmp_path / f"{concurrency}-{PROGRESS}"
+        peak[0] = 0
+        with FakeChatServer(slow) as server:
+            run = Synthesizer(kb, plan.model_copy(update={"concurrency": concurrency}), _client(server, tmp_path / f"{concurrency}.sqlite"),
+                              progress).run(sources)
+        assert peak[0] == concurrency
+        outcomes[concurrency] = (run.cases, progress.read_text("utf-8"), dict(run.dropped), len(server.requests))
+    assert outcomes[4][:3] == outcomes[1][:3]  # the same questions, in the same order, with the same outcomes
+    assert len(outcomes[1][0]) >= 5 and sum(outcomes[1][2].values()) >= 10
+    assert outcomes[1][3] <= outcomes[4][3] <= outcomes[1][3] + 2 * 3 * 3  # speculative extras: < concurrency per category filled
+
+    progress = tmp_path / f"budget-{PROGRESS}"
+    with FakeChatServer(responder) as server:
+        budgeted = plan.model_copy(update={"concurrency": 4, "budget": 1, "closed_book": False})
+        first = Synthesizer(kb, budgeted, _client(server, tmp_path / "budget.sqlite"), progress).run(sources)
+        assert first.stopped_by_budget and first.requests == 4 and len(server.requests) == 4  # one batch, then the budget stops it
+        assert len(progress.read_text("utf-8").splitlines()) == 4
+        rest = Synthesizer(kb, budgeted.model_copy(update={"budget": None}), _client(server, tmp_path / "budget.sqlite"), progress).run(sources)
+    assert rest.resumed == 4 and not rest.stopped_by_budget
+    asked = [r.body["messages"][-1]["content"] for r in server.requests]
+    assert len(asked) == len(set(asked)), "a resumed run asks nothing twice"

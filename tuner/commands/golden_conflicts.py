@@ -5,14 +5,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-HELP = "Find documents of one family or near duplicates that disagree on a number, date or name; write conflict candidates."
+HELP = ("Find documents of one family, near duplicates or (--similar) dense neighbours that disagree on a number, date or name; "
+        "write conflict candidates.")
 CANDIDATES = "conflicts.candidates.jsonl"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("kb", metavar="KB", help="knowledge base folder (corpus.jsonl; golden.jsonl optional)")
     parser.add_argument("--out", metavar="FILE", help=f"where to write the candidates (default KB/{CANDIDATES})")
-    parser.add_argument("--no-near-duplicates", action="store_true", help="compare only documents of one family")
+    parser.add_argument("--no-near-duplicates", action="store_true", help="do not pair MinHash near duplicates")
+    parser.add_argument("--similar", type=float, metavar="COSINE",
+                        help="also pair documents whose chunks are dense neighbours (FAISS, the knowledge base's embedding model) "
+                             "at this cosine or more, e.g. 0.85; off by default")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -22,8 +26,14 @@ def run(args: argparse.Namespace) -> int:
 
     from tuner.io import atomic_write_text
 
+    from tuner.errors import UserError
+    from tuner.progress import RichReporter
+
+    if args.similar is not None and not 0.0 < args.similar <= 1.0:
+        raise UserError(f"command line: --similar must be a cosine in (0, 1], not {args.similar}")
     kb = load_knowledge_base(Path(args.kb))
-    candidates = find_conflicts(kb, near_duplicates=not args.no_near_duplicates)
+    candidates = find_conflicts(kb, near_duplicates=not args.no_near_duplicates, dense=args.similar,
+                                reporter=RichReporter() if args.similar is not None else None)
     corpus = {doc.doc_id: doc for doc in kb.corpus}
     out = Path(args.out) if args.out else Path(args.kb) / CANDIDATES
     atomic_write_text(out, "".join(json.dumps(c.row(corpus), ensure_ascii=False) + "\n" for c in candidates))

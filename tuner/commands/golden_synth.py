@@ -5,20 +5,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-HELP = "Synthesize questions, short answers and verbatim keypoints from the corpus with a chat model: writes DST/review.jsonl."
+from tuner.commands._chat import add_chat_arguments, chat_config
 
-NO_MODEL = ("tuner golden synth needs a chat model: pass --llm-config FILE, a YAML file with base_url, model and api_key_env "
-            "(the name of the environment variable holding the key)")
+HELP = "Synthesize questions, short answers and verbatim keypoints from the corpus with a chat model: writes DST/review.jsonl."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", metavar="KB", help="knowledge base folder (corpus.jsonl; golden.jsonl not needed)")
     parser.add_argument("destination", metavar="DST", help="folder to write review.jsonl (and the progress file) into")
     parser.add_argument("--n", type=int, default=100, help="questions to keep (default 100)")
-    parser.add_argument("--llm-config", metavar="FILE", help="YAML of an OpenAI-compatible endpoint: base_url, model, api_key_env, ...")
-    parser.add_argument("--dry-run", action="store_true", help="print the planned requests and their estimated tokens; send nothing")
-    parser.add_argument("--budget", type=int, metavar="TOKENS", help="stop before a request once this run has spent this many tokens; "
-                                                                       "re-run the same command to continue")
+    add_chat_arguments(parser)
     parser.add_argument("--closed-book", action="store_true", help="also ask each question without its passage and drop it when "
                                                                     "that answer states every keypoint")
     parser.add_argument("--multi-hop-share", type=float, default=0.3, help="share of multi-hop questions (default 0.3)")
@@ -37,15 +33,13 @@ def run(args: argparse.Namespace) -> int:
         CATEGORIES, DRAFT, PROGRESS, SYNTH_FILTERS, SynthPlan, Synthesizer, estimate_tokens, plan_sources, read_draft, synth_drafts,
         synth_prompt, write_draft,
     )
-    from tuner.llm import BackendResources, load_llm_config
+    from tuner.llm import BackendResources
     from tuner.progress import RichReporter
 
-    if not args.llm_config:
-        raise UserError(NO_MODEL)
-    config = load_llm_config(args.llm_config)
+    config = chat_config(args, "tuner golden synth")
     try:
         plan = SynthPlan(n=args.n, multi_hop_share=args.multi_hop_share, long_tail_share=args.long_tail_share, closed_book=args.closed_book,
-                         budget=args.budget, depth=args.depth, near_duplicate=args.near, seed=args.seed)
+                         budget=args.budget, depth=args.depth, near_duplicate=args.near, seed=args.seed, concurrency=args.concurrency)
     except ValidationError as exc:
         raise UserError(f"command line: {describe_validation_error(exc)}") from None
     destination = Path(args.destination)

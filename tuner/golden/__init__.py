@@ -6,9 +6,13 @@ cases become ``golden.jsonl`` (accepted conflict candidates ``conflicts.jsonl``)
 The web app is :mod:`tuner.golden.review_app`, imported only by ``tuner golden review`` (it needs the ``serve`` extra)."""
 
 from tuner.golden._conflicts import (
-    CONFLICT_NEAR_DUPLICATE, SENTENCE_MATCH, ConflictCandidate, disagreements, family_summary, find_conflicts, near_duplicate_pairs,
+    CONFLICT_NEAR_DUPLICATE, DENSE_NEIGHBOURS, SENTENCE_MATCH, ConflictCandidate, dense_pairs, disagreements, family_summary, find_conflicts, near_duplicate_pairs,
 )
-from tuner.golden._keypoints import BACKUP_SUFFIX, SHORT_ANSWER, KeypointsReport, fill_keypoints, rule_keypoints
+from tuner.golden._ask import Spend
+from tuner.golden._keypoints import (
+    BACKUP_SUFFIX, SHORT_ANSWER, KeypointsReport, PendingCase, aliases_found, fill_keypoints, keypoint_prompt, parse_keypoints, pending_cases,
+    rule_keypoints,
+)
 from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question, shingles
 from tuner.golden._draft import DRAFT, STATUSES, draft_case, golden_row, read_draft, write_draft
 from tuner.golden._log import (
@@ -26,6 +30,7 @@ __all__ = [
     "CATEGORIES",
     "CONFLICT_NEAR_DUPLICATE",
     "DEFAULT_DEPTH",
+    "DENSE_NEIGHBOURS",
     "DRAFT",
     "KNOWN_BAD",
     "NEAR_DUPLICATE",
@@ -44,10 +49,14 @@ __all__ = [
     "ReviewStore",
     "Sampling",
     "StaleVersion",
+    "PendingCase",
+    "Spend",
     "SynthPlan",
     "SynthRun",
     "Synthesizer",
+    "aliases_found",
     "build_pools",
+    "dense_pairs",
     "disagreements",
     "draft_case",
     "drafts_from_log",
@@ -57,11 +66,14 @@ __all__ = [
     "find_conflicts",
     "golden_row",
     "highlight",
+    "keypoint_prompt",
     "merge_questions",
     "near_duplicate_groups",
     "near_duplicate_pairs",
     "normalize_question",
     "parse_columns",
+    "parse_keypoints",
+    "pending_cases",
     "plan_sources",
     "read_draft",
     "read_log",

@@ -1,8 +1,11 @@
 """Golden set (knowledge base → **stale versions**): ``tuner golden conflicts``: pairs of corpus documents that say
 different things about the same fact.
 
-Candidate pairs are documents of one version family (``metadata.family`` with more than one member) and near
-duplicates: MinHash (datasketch) over character 4-grams of the normalized text, so Chinese and English alike. In a
+Candidate pairs are documents of one version family (``metadata.family`` with more than one member), near
+duplicates: MinHash (datasketch) over character 4-grams of the normalized text, so Chinese and English alike, and,
+when asked, dense neighbours: documents one of whose chunks is among the :data:`DENSE_NEIGHBOURS` nearest chunks
+(FAISS, inner product of the knowledge base's normalized embeddings, default chunking) of a chunk of the other with a
+cosine of at least the threshold given, which pairs versions rewritten rather than copied. In a
 pair, each sentence of one document is matched to its most similar sentence in the other (Jaccard of BM25 terms
 ≥ :data:`SENTENCE_MATCH`); where matched sentences carry different values — numbers (Chinese numerals read by
 tuner.text), dates (read as ISO) or capitalized names — the pair disagrees. With both dates known the older document is
@@ -11,16 +14,24 @@ the stale one (``doc_id``); otherwise the order is by doc id and the row says ``
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 
+import numpy as np
+
 from tuner.dataset import Dataset, Document
+from tuner.embedding import CachedEncoder
+from tuner.progress import Reporter, SilentReporter
 from tuner.text import NUMBER, bm25_tokens, find_dates, format_number, normalize_text, parse_number, split_sentences
 
 SENTENCE_MATCH = 0.5
 CONFLICT_NEAR_DUPLICATE = 0.5
+DENSE_NEIGHBOURS = 10
+"""Nearest chunks searched per chunk for dense pairs."""
 _SHINGLE = 4
 _NAME = re.compile(r"\b[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)*")
 
@@ -28,7 +39,8 @@ _NAME = re.compile(r"\b[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)*")
 @dataclass(frozen=True)
 class ConflictCandidate:
     """``doc_id`` (the older or contradicting document) disagrees with ``conflicts_with`` on ``wrong_values``
-    (its own values, with the other's in ``right_values``); ``reason`` is ``family`` or ``near-duplicate``."""
+    (its own values, with the other's in ``right_values``); ``reason`` is ``family``, ``near-duplicate`` or
+    ``similar:COSINE`` (dense neighbours)."""
 
     doc_id: str
     conflicts_with: str
@@ -122,8 +134,42 @@ def near_duplicate_pairs(corpus: Iterable[Document], threshold: float = CONFLICT
     return pairs
 
 
-def find_conflicts(kb: Dataset, *, near_duplicates: bool = True) -> list[ConflictCandidate]:
-    """Candidates of ``kb``'s corpus, most disagreeing values first."""
+def dense_pairs(kb: Dataset, threshold: float, *, encoder: CachedEncoder | None = None,
+                reporter: Reporter | None = None) -> dict[tuple[str, str], float]:
+    """Doc id pairs (sorted) of the corpus with a chunk of one among the :data:`DENSE_NEIGHBOURS` nearest chunks of a
+    chunk of the other at a cosine of at least ``threshold``, with the highest such cosine. Chunks and vectors are
+    those a study uses (default chunking, the models ``dataset.yaml`` names, the embedding store)."""
+    import faiss
+
+    from tuner.chunking import CORPUS as CORPUS_CHUNK
+    from tuner.retrieval import RetrievalPipeline
+    from tuner.settings import settings_from_mapping
+
+    if not kb.content_hash:  # a dataset built in memory: its chunks are cached under a key of its own content
+        digest = hashlib.sha256(json.dumps([(d.doc_id, d.title, d.text) for d in kb.corpus], ensure_ascii=False).encode()).hexdigest()
+        kb = replace(kb, content_hash=digest)
+    settings = settings_from_mapping({}, "conflict settings", kb.model_defaults)
+    table = RetrievalPipeline(kb, reporter=reporter or SilentReporter(), encoder=encoder).table(settings)
+    rows = [i for i, c in enumerate(table.chunks) if c.source == CORPUS_CHUNK]
+    vectors = np.ascontiguousarray(table.embeddings()[rows], dtype=np.float32)
+    doc_ids = [table.chunks[i].doc_id for i in rows]
+    index = faiss.IndexFlatIP(vectors.shape[1])
+    index.add(vectors)
+    scores, neighbours = index.search(vectors, min(DENSE_NEIGHBOURS + 1, len(rows)))
+    pairs: dict[tuple[str, str], float] = {}
+    for i, (row_scores, row_neighbours) in enumerate(zip(scores, neighbours)):
+        for score, j in zip(row_scores, row_neighbours):
+            if j < 0 or score < threshold or doc_ids[j] == doc_ids[i]:
+                continue
+            pair = (min(doc_ids[i], doc_ids[j]), max(doc_ids[i], doc_ids[j]))
+            pairs[pair] = max(pairs.get(pair, -1.0), float(score))
+    return pairs
+
+
+def find_conflicts(kb: Dataset, *, near_duplicates: bool = True, dense: float | None = None, encoder: CachedEncoder | None = None,
+                   reporter: Reporter | None = None) -> list[ConflictCandidate]:
+    """Candidates of ``kb``'s corpus, most disagreeing values first; ``dense`` is the cosine from which dense
+    neighbours are paired too (``None``: not at all)."""
     corpus = {doc.doc_id: doc for doc in kb.corpus}
     families: dict[str, list[str]] = {}
     for doc in kb.corpus:
@@ -137,6 +183,9 @@ def find_conflicts(kb: Dataset, *, near_duplicates: bool = True) -> list[Conflic
     if near_duplicates:
         for pair in near_duplicate_pairs(kb.corpus):
             pairs.setdefault(pair, "near-duplicate")
+    if dense is not None:
+        for pair, cosine in dense_pairs(kb, dense, encoder=encoder, reporter=reporter).items():
+            pairs.setdefault(pair, f"similar:{cosine:.2f}")
     found: list[ConflictCandidate] = []
     for (a, b), reason in sorted(pairs.items()):
         date_a, date_b = (str(corpus[d].metadata.get("date") or "") for d in (a, b))

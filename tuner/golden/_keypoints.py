@@ -3,9 +3,17 @@ reference answer by offline rules.
 
 A keypoint is a checkable fact with aliases, any one of which counts. The rules take from the answer: dates
 (``2016年9月4日`` with alias ``2016-09-04``), percentages (``百分之十二`` / ``12%``), numbers with their unit (``七十天``
-with alias ``70天``), titles in 《》 and quoted spans, English capitalized names that also occur in a relevant document,
-and, first, a short answer (at most :data:`SHORT_ANSWER` words) that occurs whole in a relevant document, as one keypoint. A case a person
-reviewed (``"keypoints_reviewed": true``) or that already has keypoints is never changed.
+with alias ``70天``), years after ``in``/``since``/... and numbers with thousands separators that a relevant document
+also has, titles in 《》 and quoted spans, named spans that also occur in a relevant document (English
+capitalized names; Chinese words jieba tags as names of persons, places, organizations or other proper nouns — ``nr``,
+``ns``, ``nt``, ``nz`` — adjacent ones joined, :data:`NAMED_SPAN` characters long),
+and, first, a short answer (at most :data:`SHORT_ANSWER` words) that occurs whole in a relevant document, as one keypoint.
+
+With a chat model (:func:`fill_keypoints` given a client), the model splits the answer into atomic checkable facts, asked
+in the answer's language (:data:`PROMPTS`), each fact with aliases copied from the relevant documents; an alias not
+found verbatim in one of them (after :func:`tuner.text.normalize_text`) is dropped, and so is a fact left without any.
+
+A case a person reviewed (``"keypoints_reviewed": true``) or that already has keypoints is never changed.
 """
 
 from __future__ import annotations
@@ -19,16 +27,51 @@ from typing import Any
 
 from tuner.dataset import CORPUS, GOLDEN, load_knowledge_base
 from tuner.errors import UserError
+from tuner.golden._ask import Spend
 from tuner.io import atomic_write_bytes, atomic_write_text
-from tuner.text import NUMBER, STOPWORDS_LATIN, find_dates, format_number, has_chinese, normalize_text, parse_number, word_count
+from tuner.llm import ChatClient, fill, json_object
+from tuner.text import (
+    CJK_CHARS, NUMBER, STOPWORDS_LATIN, Language, detect_language, find_dates, format_number, has_chinese, normalize_text, parse_number, tag,
+    word_count,
+)
 
 SHORT_ANSWER = 8
+NAMED_SPAN = (2, 20)
+"""Length limits (characters) of a Chinese named span: one character is too ambiguous to check, a long run is a clause."""
+_NAMED_FLAGS = ("nr", "ns", "nt", "nz")
+_CJK = re.compile(f"[{CJK_CHARS}]")
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+")
+_YEAR = re.compile(r"1\d{3}|20\d{2}")
+_BEFORE_YEAR = re.compile(r"\b(?:in|since|by|until|till|from|before|after|during)\s+$", re.IGNORECASE)
 BACKUP_SUFFIX = ".bak"
 
 _PERCENT = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?:%|％|\s*percent\b|\s*per\s+cent\b)|百分之(?P<zh>[零〇一二三四五六七八九十百千点\d.]+)")
 _UNIT = re.compile(r"\s?(?P<unit>[A-Za-z]{1,12}\b|[个名位只件天年月日周岁元美港万亿千百米公里克吨倍人次条项家座所]{1,3})")
 _QUOTED = re.compile(r"《(?P<a>[^》]{1,60})》|“(?P<b>[^”]{1,60})”|「(?P<c>[^」]{1,60})」|\"(?P<d>[^\"]{1,60})\"")
 _NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|the|de|and|von|van|&)?\s*[A-Z][\w'’.-]*)*")
+
+PROMPTS: dict[Language, str] = {
+    "en": (
+        "Split the reference answer below into its atomic checkable facts, so that a grader can check one by one whether "
+        "another answer states each of them.\n"
+        "Rules:\n"
+        "- One fact per keypoint: a number with its unit, a date, a name, a short clause. Leave out filler and opinions.\n"
+        "- Each keypoint is a list of aliases, different ways of writing the same fact; every alias is copied exactly, "
+        "character for character, from the documents below. Leave out a fact the documents do not contain.\n"
+        'Reply with only a JSON object: {"keypoints": [["alias", "..."]]}\n\n'
+        "QUESTION: {question}\nREFERENCE ANSWER: {answer}\n\n{documents}"
+    ),
+    "zh": (
+        "把下面的参考答案拆成一个个可以单独核对的原子事实，以便评分者逐条检查另一个回答是否说出了每一条。\n"
+        "要求：\n"
+        "- 每个要点只含一个事实：带单位的数字、日期、名称或一个短小的分句。不要收录套话和观点。\n"
+        "- 每个要点是一组同义表述；每个表述都必须从下面的文档中逐字复制。文档中没有的事实不要收录。\n"
+        '只回复一个 JSON 对象：{"keypoints": [["表述", "..."]]}\n\n'
+        "问题：{question}\n参考答案：{answer}\n\n{documents}"
+    ),
+}
+"""The request of the chat-model mode, in the answer's language."""
+_DOCUMENT_LABEL = {"en": "DOCUMENT {n}", "zh": "文档{n}"}
 
 
 def _squash(text: str) -> str:
@@ -75,6 +118,8 @@ def rule_keypoints(answer: str, documents: Sequence[str]) -> list[tuple[str, ...
         value = parse_number(numeral) if numeral else None
         unit = _UNIT.match(answer, match.end())
         if value is None or unit is None or unit["unit"].lower() in STOPWORDS_LATIN:
+            if value is not None and numeral and _bare_number(answer, match.start(), numeral) and any(_squash(numeral) in doc for doc in docs):
+                add(match.start(), match.end(), (numeral, format_number(value)))
             continue
         span = answer[match.start():unit.end()]
         arabic = format_number(value) + (unit[0] if not has_chinese(unit["unit"]) or not has_chinese(numeral or "") else unit["unit"])
@@ -92,47 +137,173 @@ def rule_keypoints(answer: str, documents: Sequence[str]) -> list[tuple[str, ...
             continue  # one capitalized word opening a sentence is just a sentence start
         if len(name) > 2 and any(_squash(name) in doc for doc in docs):
             add(match.start(), match.start() + len(name), (name,))
+    for start, name in chinese_names(answer):
+        if any(_squash(name) in doc for doc in docs):
+            add(start, start + len(name), (name,))
     return [aliases for _, aliases in sorted(found, key=lambda item: item[0])]
+
+
+def _bare_number(answer: str, start: int, numeral: str) -> bool:
+    """A number without a unit that is still a fact: a year after ``in``, ``since``, ... (``In 1978``), or a large
+    number written with thousands separators (``559,277``)."""
+    if _GROUPED.fullmatch(numeral):
+        return True
+    return bool(_YEAR.fullmatch(numeral) and _BEFORE_YEAR.search(answer[:start]))
+
+
+def chinese_names(text: str) -> list[tuple[int, str]]:
+    """``(offset, span)`` of the Chinese named spans of ``text``: runs of adjacent words jieba tags ``nr``, ``ns``,
+    ``nt`` or ``nz`` (``nrfg``, ``nrt`` included), written in Chinese, within :data:`NAMED_SPAN` characters.
+
+    >>> chinese_names("马飚在广西柳州钢铁厂当工人。")
+    [(0, '马飚'), (3, '广西柳州')]
+    """
+    spans: list[tuple[int, str]] = []
+    offset, run_start, run = 0, 0, ""
+    for word, flag in [*tag(text), ("", "x")]:
+        if word and flag.startswith(_NAMED_FLAGS) and _CJK.search(word):
+            run_start, run = (run_start, run + word) if run else (offset, word)
+        else:
+            if NAMED_SPAN[0] <= len(run) <= NAMED_SPAN[1]:
+                spans.append((run_start, run))
+            run = ""
+        offset += len(word)
+    return spans
+
+
+def keypoint_list(items: object) -> list[list[str]] | None:
+    """A reply's keypoints as lists of stripped, non-empty aliases (one string is one alias; empty keypoints left
+    out); ``None`` when it is not a list of strings and lists of strings."""
+    if not isinstance(items, list):
+        return None
+    cleaned = []
+    for item in items:
+        aliases = [item] if isinstance(item, str) else item if isinstance(item, list) else None
+        if aliases is None or not all(isinstance(a, str) for a in aliases):
+            return None
+        if any(a.strip() for a in aliases):
+            cleaned.append([a.strip() for a in aliases if a.strip()])
+    return cleaned
+
+
+def aliases_found(keypoints: list[list[str]], documents: Sequence[str]) -> list[list[str]]:
+    """Per keypoint, its aliases that occur verbatim in one of ``documents`` (after :func:`tuner.text.normalize_text`);
+    an empty list where none does.
+
+    >>> aliases_found([["２-Year", "two years"], ["45 days"]], ["a 2-year warranty", "within 30 days"])
+    [['２-Year'], []]
+    """
+    normal = [normalize_text(doc) for doc in documents]
+    return [[a for a in k if any(normalize_text(a) in doc for doc in normal)] for k in keypoints]
+
+
+def keypoint_prompt(question: str, answer: str, documents: Sequence[str]) -> str:
+    """The chat-model request for one case, in the answer's language."""
+    language = detect_language([answer])
+    listed = "\n\n".join(f"{_DOCUMENT_LABEL[language].format(n=i)}:\n{doc}" for i, doc in enumerate(documents, start=1))
+    return fill(PROMPTS[language], question=question, answer=answer, documents=listed)
+
+
+def parse_keypoints(reply: str) -> list[list[str]] | None:
+    """The ``keypoints`` of a reply holding one JSON object; ``None`` when there is none or it is mistyped (nothing is
+    guessed from free text)."""
+    payload = json_object(reply)
+    return None if payload is None or "keypoints" not in payload else keypoint_list(payload["keypoints"])
 
 
 @dataclass
 class KeypointsReport:
-    """Case ids filled (with their keypoints), left alone because a person reviewed them, or that no rule matched."""
+    """Case ids filled (with their keypoints), left alone because a person reviewed them, or that could not be filled
+    (no rule matched; with a model, no fact had an alias found verbatim); with a model also the cases whose reply was
+    malformed (``unparseable``), whose request failed, or that the token budget left for a re-run, the facts dropped
+    for want of a verbatim alias, and what was sent (``spend``)."""
 
     filled: dict[str, list[tuple[str, ...]]] = field(default_factory=dict)
     reviewed: list[str] = field(default_factory=list)
     unmatched: list[str] = field(default_factory=list)
+    unparseable: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    not_reached: list[str] = field(default_factory=list)
+    dropped_facts: int = 0
+    spend: Spend | None = None
     backup: Path | None = None
 
 
-def fill_keypoints(dataset: Path) -> KeypointsReport:
-    """Fill empty ``keypoints`` of ``dataset/golden.jsonl`` in place by :func:`rule_keypoints`; the old file is kept
-    as ``golden.jsonl.bak`` beside it. Other fields and untouched rows are written back as they were read."""
+@dataclass(frozen=True)
+class PendingCase:
+    """A case whose keypoints are to be filled: its reference answer and its relevant documents' texts."""
+
+    case_id: str
+    question: str
+    answer: str
+    documents: tuple[str, ...]
+
+    @property
+    def prompt(self) -> str:
+        return keypoint_prompt(self.question, self.answer, self.documents)
+
+
+def _golden(dataset: Path) -> tuple[Path, bytes, list[dict[str, Any]], dict[str, str]]:
+    """``golden.jsonl``'s path, bytes and rows, and the text (title and body) of every corpus document."""
     kb = load_knowledge_base(dataset)
     golden = Path(dataset) / GOLDEN
     if not golden.is_file():
         raise UserError(f"{golden}: missing (keypoints are filled in a golden set; {CORPUS} alone has none)")
-    texts = {doc.doc_id: f"{doc.title}\n{doc.text}" for doc in kb.corpus}
-    report = KeypointsReport()
-    lines: list[str] = []
     raw = golden.read_bytes()
-    for line in raw.decode("utf-8").splitlines():
-        if not line.strip():
-            continue
-        row: dict[str, Any] = json.loads(line)
-        if not row["keypoints"]:
-            if row.get("keypoints_reviewed") is True:
-                report.reviewed.append(row["id"])
-            else:
-                keypoints = rule_keypoints(row["ground_truth"], [texts[d] for d in row["relevant_doc_ids"]])
-                if keypoints:
-                    row["keypoints"] = [list(k) for k in keypoints]
-                    report.filled[row["id"]] = keypoints
+    rows = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
+    return golden, raw, rows, {doc.doc_id: f"{doc.title}\n{doc.text}" for doc in kb.corpus}
+
+
+def pending_cases(dataset: Path) -> list[PendingCase]:
+    """The cases of ``dataset/golden.jsonl`` with no keypoints that no person reviewed, in file order."""
+    _, _, rows, texts = _golden(dataset)
+    return _pending(rows, texts)
+
+
+def _pending(rows: list[dict[str, Any]], texts: dict[str, str]) -> list[PendingCase]:
+    return [PendingCase(row["id"], row["question"], row["ground_truth"], tuple(texts[d] for d in row["relevant_doc_ids"]))
+            for row in rows if not row["keypoints"] and row.get("keypoints_reviewed") is not True]
+
+
+def fill_keypoints(dataset: Path, client: ChatClient | None = None, *, budget: int | None = None, concurrency: int = 1) -> KeypointsReport:
+    """Fill empty ``keypoints`` of ``dataset/golden.jsonl`` in place, by :func:`rule_keypoints`, or with ``client`` by
+    the chat model (at most ``concurrency`` requests in flight; none sent once ``budget`` tokens are spent, the rest left
+    for a re-run). The old file is kept as ``golden.jsonl.bak`` beside it. Other fields and untouched rows are written
+    back as they were read."""
+    golden, raw, rows, texts = _golden(dataset)
+    report = KeypointsReport(reviewed=[r["id"] for r in rows if not r["keypoints"] and r.get("keypoints_reviewed") is True])
+    pending = _pending(rows, texts)
+    found: dict[str, list[tuple[str, ...]]] = {}
+    if client is None:
+        for case in pending:
+            found[case.case_id] = rule_keypoints(case.answer, case.documents)
+    else:
+        report.spend = Spend(budget=budget)
+        for start in range(0, len(pending), concurrency):
+            batch = pending[start:start + concurrency]
+            if report.spend.exhausted():
+                report.not_reached = [case.case_id for case in pending[start:]]
+                break
+            for case, reply in zip(batch, report.spend.ask(client, [case.prompt for case in batch], concurrency)):
+                facts = None if reply is None else parse_keypoints(reply)
+                if reply is None:
+                    report.failed.append(case.case_id)
+                elif facts is None:
+                    report.unparseable.append(case.case_id)
                 else:
-                    report.unmatched.append(row["id"])
-        lines.append(json.dumps(row, ensure_ascii=False))
+                    kept = [aliases for aliases in aliases_found(facts, case.documents) if aliases]
+                    report.dropped_facts += len(facts) - len(kept)
+                    found[case.case_id] = [tuple(dict.fromkeys(aliases)) for aliases in kept]
+    for case_id, keypoints in found.items():
+        if keypoints:
+            report.filled[case_id] = keypoints
+        else:
+            report.unmatched.append(case_id)
     if report.filled:
+        for row in rows:
+            if row["id"] in report.filled:
+                row["keypoints"] = [list(k) for k in report.filled[row["id"]]]
         report.backup = golden.with_name(golden.name + BACKUP_SUFFIX)
         atomic_write_bytes(report.backup, raw)
-        atomic_write_text(golden, "\n".join(lines) + "\n")
+        atomic_write_text(golden, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
     return report

@@ -9,6 +9,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from itertools import islice
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,10 @@ from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder
 from tuner.golden._dedupe import NEAR_DUPLICATE, NearDuplicateIndex, normalize_question
 from tuner.golden._draft import draft_case
+from tuner.golden._keypoints import aliases_found, keypoint_list
 from tuner.golden._pool import DEFAULT_DEPTH, build_pools
-from tuner.llm import BackendError, ChatClient, fill, json_object
+from tuner.golden._ask import Spend
+from tuner.llm import ChatClient, fill, json_object
 from tuner.progress import Reporter, SilentReporter
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import settings_from_mapping
@@ -89,8 +92,8 @@ class SynthPlan(BaseModel):
     (single-hop takes the rest); sources are taken until each category has its count or runs out of sources.
     ``link_similarity`` is the cosine from which two chunks of different documents are linked for a multi-hop question
     when they share no rare term; ``closed_book`` adds a second call per question, without the passage, and drops the
-    question when that answer states every keypoint; ``budget`` stops before a request once the tokens spent in
-    this run reach it."""
+    question when that answer states every keypoint; ``budget`` stops before a batch of requests once the tokens spent
+    in this run reach it; ``concurrency`` is how many requests are in flight at once (see :class:`Synthesizer`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -103,6 +106,7 @@ class SynthPlan(BaseModel):
     budget: int | None = Field(None, ge=1)
     depth: int = Field(DEFAULT_DEPTH, ge=1)
     seed: int = 0
+    concurrency: int = Field(1, ge=1, le=64)
 
     def targets(self) -> dict[str, int]:
         multi = round(self.n * self.multi_hop_share)
@@ -266,24 +270,16 @@ def parse_synthesis(reply: str) -> tuple[str, str, list[list[str]]] | None:
     payload = json_object(reply)
     if payload is None:
         return None
-    question, answer, keypoints = payload.get("question"), payload.get("answer"), payload.get("keypoints", [])
-    if not isinstance(question, str) or not question.strip() or not isinstance(answer, str) or not isinstance(keypoints, list):
+    question, answer, keypoints = payload.get("question"), payload.get("answer"), keypoint_list(payload.get("keypoints", []))
+    if not isinstance(question, str) or not question.strip() or not isinstance(answer, str) or keypoints is None:
         return None
-    cleaned = []
-    for item in keypoints:
-        aliases = [item] if isinstance(item, str) else item if isinstance(item, list) else None
-        if aliases is None or not all(isinstance(a, str) for a in aliases):
-            return None
-        if any(a.strip() for a in aliases):
-            cleaned.append([a.strip() for a in aliases if a.strip()])
-    return question.strip(), answer.strip(), cleaned
+    return question.strip(), answer.strip(), keypoints
 
 
 def verbatim(keypoints: list[list[str]], source_text: str) -> list[list[str]] | None:
     """Each keypoint's aliases that occur in the source (compared after :func:`tuner.text.normalize_text`); ``None``
     when a keypoint has none, or there is no keypoint at all."""
-    normal = normalize_text(source_text)
-    kept = [[a for a in k if normalize_text(a) in normal] for k in keypoints]
+    kept = aliases_found(keypoints, [source_text])
     return kept if kept and all(kept) else None
 
 
@@ -299,70 +295,65 @@ def states_every_keypoint(reply: str, keypoints: list[list[str]]) -> bool:
 
 
 @dataclass
-class SynthRun:
-    """The outcome of a run: kept cases (in order, resumed ones first), counts per filter, tokens, and why it stopped."""
+class SynthRun(Spend):
+    """The outcome of a run: kept cases (in order, resumed ones first), counts per filter, and what it sent."""
 
     cases: list[dict[str, Any]] = field(default_factory=list)
     dropped: Counter[str] = field(default_factory=Counter)
-    requests: int = 0
-    tokens: int = 0
     resumed: int = 0
-    stopped_by_budget: bool = False
-    failed: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass(frozen=True)
+class _Screened:
+    """A reply after the checks that need no other question: ``outcome`` is the filter that dropped it, or ``""``
+    with the parsed question, answer and verbatim keypoints."""
+
+    outcome: str
+    question: str = ""
+    answer: str = ""
+    keypoints: list[list[str]] = field(default_factory=list)
 
 
 class Synthesizer:
     """Runs the plan: asks ``client`` per source, applies the filters (:data:`FILTERS`), and appends each source's
-    outcome to the progress file, so a re-run skips what is done (and the call cache answers repeated requests)."""
+    outcome to the progress file, so a re-run skips what is done (and the call cache answers repeated requests).
+
+    Requests go out in batches of ``plan.concurrency``. A batch holds the sources the one-at-a-time loop would take
+    next if none of them were kept; their replies are then judged one by one in that order, and a source whose
+    category filled up meanwhile is left unjudged and unrecorded (its reply stays in the call cache). So the kept
+    questions, their order and every outcome are those of a run with ``concurrency: 1``: the seed alone decides them."""
 
     def __init__(self, kb: Dataset, plan: SynthPlan, client: ChatClient, progress: Path) -> None:
         self.kb, self.plan, self.client, self.progress = kb, plan, client, progress
 
-    def _ask(self, prompt: str, run: SynthRun) -> str | None:
-        try:
-            completion = self.client.complete([{"role": "user", "content": prompt}])
-        except BackendError as exc:
-            if exc.fatal:
-                raise
-            run.failed[exc.kind] += 1
-            return None
-        run.requests += 1
-        if not completion.cached:
-            run.tokens += completion.prompt_tokens + completion.completion_tokens
-        return completion.text
-
-    def _judge(self, source: Source, run: SynthRun, duplicates: NearDuplicateIndex) -> tuple[str, dict[str, Any] | None] | None:
-        """``(outcome, case)``: ``kept`` and the case, or the filter that dropped it; ``None`` when the request failed."""
-        reply = self._ask(synth_prompt(source), run)
-        if reply is None:
-            return None
+    def _screen(self, source: Source, reply: str, duplicates: NearDuplicateIndex) -> _Screened:
         parsed = parse_synthesis(reply)
         if parsed is None:
-            return "unparseable", None
+            return _Screened("unparseable")
         question, answer, keypoints = parsed
         found = verbatim(keypoints, "\n".join(c.passage for c in source.chunks))
         if found is None:
-            return "keypoint_not_in_source", None
+            return _Screened("keypoint_not_in_source")
         if answer_in_question(question, answer, found):
-            return "answer_in_question", None
+            return _Screened("answer_in_question")
         if PASSAGE_BOUND.search(question):
-            return "passage_bound", None
+            return _Screened("passage_bound")
         if duplicates.match(normalize_question(question)) is not None:
-            return "near_duplicate", None
-        if self.plan.closed_book:
-            closed = self._ask(fill(CLOSED_BOOK[source.language], question=question), run)
-            if closed is None:
-                return None
-            if states_every_keypoint(closed, found):
-                return "closed_book", None
-        case = {"question": question, "ground_truth": answer, "keypoints": found, "category": source.category,
-                "difficulty": DIFFICULTY[source.category], "relevant_doc_ids": list(dict.fromkeys(c.doc_id for c in source.chunks)),
-                "source_chunks": [c.chunk_id for c in source.chunks], "link": source.link, "language": source.language}
-        return "kept", case
+            return _Screened("near_duplicate")
+        return _Screened("", question, answer, found)
+
+    @staticmethod
+    def _order(queues: dict[str, list[Source]], kept: Counter[str], targets: dict[str, int]) -> Iterator[Source]:
+        """The one-at-a-time order, taken off the queues: categories in turn, each until it has its count (``kept``
+        is read as it stands at each pick)."""
+        while any(kept[name] < targets[name] and queues[name] for name in CATEGORIES):
+            for name in CATEGORIES:
+                if kept[name] < targets[name] and queues[name]:
+                    yield queues[name].pop(0)
 
     def run(self, sources: dict[str, list[Source]], reporter: Reporter | None = None) -> SynthRun:
         reporter = reporter or SilentReporter()
-        run = SynthRun()
+        run = SynthRun(budget=self.plan.budget)
         done = _read_progress(self.progress)
         duplicates = NearDuplicateIndex(self.plan.near_duplicate)
         kept: Counter[str] = Counter()
@@ -377,18 +368,30 @@ class Synthesizer:
         targets = self.plan.targets()
         queues = {name: [s for s in sources.get(name, []) if s.key not in done] for name in CATEGORIES}
         with reporter.task("synthesizing questions", max(self.plan.n - len(run.cases), 0)) as task, self.progress.open("a", encoding="utf-8") as log:
-            while any(kept[name] < targets[name] and queues[name] for name in CATEGORIES):
-                for name in CATEGORIES:
-                    if kept[name] >= targets[name] or not queues[name]:
-                        continue
-                    if self.plan.budget is not None and run.tokens >= self.plan.budget:
-                        run.stopped_by_budget = True
-                        return run
-                    source = queues[name].pop(0)
-                    judged = self._judge(source, run, duplicates)
-                    if judged is None:
-                        continue  # a failed request is not recorded: a re-run asks again
-                    outcome, case = judged
+            order = self._order(queues, kept, targets)
+            while batch := list(islice(order, self.plan.concurrency)):
+                if run.exhausted():
+                    return run
+                replies = run.ask(self.client, [synth_prompt(s) for s in batch], self.plan.concurrency)
+                screened = [None if reply is None else self._screen(source, reply, duplicates) for source, reply in zip(batch, replies)]
+                closed: list[str | None] = [None] * len(batch)
+                if self.plan.closed_book:
+                    asked = [(i, s) for i, s in enumerate(screened) if s is not None and not s.outcome]
+                    prompts = [fill(CLOSED_BOOK[batch[i].language], question=s.question) for i, s in asked]
+                    for (i, _), reply in zip(asked, run.ask(self.client, prompts, self.plan.concurrency)):
+                        closed[i] = reply
+                for source, judged, closed_reply in zip(batch, screened, closed):
+                    if judged is None or kept[source.category] >= targets[source.category]:
+                        continue  # a failed request is not recorded (a re-run asks again), nor a source no longer needed
+                    outcome, case = judged.outcome, None
+                    if not outcome and duplicates.match(normalize_question(judged.question)) is not None:
+                        outcome = "near_duplicate"  # of a question kept earlier in this batch
+                    elif not outcome and self.plan.closed_book:
+                        if closed_reply is None:
+                            continue
+                        outcome = "closed_book" if states_every_keypoint(closed_reply, judged.keypoints) else ""
+                    if not outcome:
+                        outcome, case = "kept", self._case(source, judged)
                     log.write(json.dumps({"source": source.key, "outcome": outcome, "case": case}, ensure_ascii=False) + "\n")
                     log.flush()
                     if case is None:
@@ -396,9 +399,15 @@ class Synthesizer:
                         continue
                     run.cases.append(case)
                     duplicates.add(normalize_question(case["question"]))
-                    kept[name] += 1
+                    kept[source.category] += 1
                     task.advance()
         return run
+
+    @staticmethod
+    def _case(source: Source, judged: _Screened) -> dict[str, Any]:
+        return {"question": judged.question, "ground_truth": judged.answer, "keypoints": judged.keypoints, "category": source.category,
+                "difficulty": DIFFICULTY[source.category], "relevant_doc_ids": list(dict.fromkeys(c.doc_id for c in source.chunks)),
+                "source_chunks": [c.chunk_id for c in source.chunks], "link": source.link, "language": source.language}
 
 
 def _read_progress(path: Path) -> dict[str, dict[str, Any]]:

@@ -65,12 +65,28 @@ _TRANSLATIONS: dict[str, tuple[str, str]] = {
     "language": ("中文", "English"),
     "exported": ("Exported", "已导出"),
     "missing": ("(not in the knowledge base)", "（知识库中没有这篇文档）"),
+    "known_bad": ("known bad", "已知坏例"),
+    "head": ("head", "高频"),
+    "torso": ("torso", "中频"),
+    "tail": ("tail", "低频"),
+    "single_hop": ("single-hop", "单跳"),
+    "multi_hop": ("multi-hop", "多跳"),
+    "long_tail": ("long-tail", "长尾"),
+    "uncategorized": ("uncategorized", "未分类"),
+    "stale_version": ("stale version", "过期版本"),
+    "dated": ("dated: the older one is the candidate", "有日期：候选是较旧的一篇"),
+    "undated": ("undated: which is newer is unknown", "无日期：不知哪篇较新"),
 }
-"""Every text of the interface: (English, Chinese)."""
+"""Every text of the interface: (English, Chinese); strata and categories are shown by these names too."""
 TEXTS: dict[str, dict[str, str]] = {lang: {key: pair[i] for key, pair in _TRANSLATIONS.items()} for i, lang in enumerate(UI_LANGUAGES)}
 
+
+def _label(value: object, texts: dict[str, str]) -> str:
+    """A stratum or category as the interface names it (escaped); a name it does not know as written."""
+    return _e(texts.get(str(value), str(value)))
+
 _STYLE = """
-body{font-family:system-ui,"Noto Sans CJK SC","PingFang SC","Microsoft YaHei",sans-serif;margin:0;background:#f6f7f9;color:#1d2430}
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC","Noto Sans SC","Source Han Sans SC","PingFang SC","Hiragino Sans GB","Microsoft YaHei","WenQuanYi Micro Hei","WenQuanYi Zen Hei","Droid Sans Fallback",sans-serif;margin:0;background:#f6f7f9;color:#1d2430}
 header{background:#24324a;color:#fff;padding:.6rem 1rem;display:flex;gap:1rem;align-items:center;flex-wrap:wrap}
 header a,header select,header button{font:inherit}
 header a{color:#cfe0ff}
@@ -232,12 +248,12 @@ def keypoint_html(row: dict[str, Any], texts: dict[str, str]) -> str:
 
 
 def _case_body(row: dict[str, Any], texts: dict[str, str]) -> str:
-    stratum = f"{texts['stratum']} {_e(row.get('stratum'))}"
+    stratum = f"{texts['stratum']} {_label(row.get('stratum'), texts)}"
     count = f" · {texts['count']} {_e(row['count'])}" if row.get("count") is not None else ""
     keypoints = "\n".join(" | ".join(k) for k in row.get("keypoints", []))
     return (
         f'<h2>{texts["question"]}</h2><div class="question" id="question">{_e(row["question"])}</div>'
-        f'<div class="meta">{_e(row["id"])} · {stratum}{count} · {_e(row.get("category", ""))}</div>'
+        f'<div class="meta">{_e(row["id"])} · {stratum}{count} · {_label(row.get("category", ""), texts)}</div>'
         f'<h2>{texts["pool"]}</h2><div id="pool">{pool_html(row, texts)}</div>'
         f'<h2>{texts["answer"]}</h2><textarea id="answer" rows="2">{_e(row.get("ground_truth", ""))}</textarea>'
         f'<h2>{texts["keypoints"]}</h2><textarea id="keypoints" rows="4">{_e(keypoints)}</textarea>'
@@ -250,8 +266,8 @@ def _conflict_body(row: dict[str, Any], store: ReviewStore, texts: dict[str, str
     other = next((doc for doc in store.knowledge_base().corpus if doc.doc_id == row["conflicts_with"]), None)
     other_text = _marked(highlight(other.text, "", wrong), "w") if other else _e(texts["missing"])
     return (
-        f'<div class="meta" id="question">{texts["kind"]}: {_e(row.get("kind", ""))} · {_e(row.get("severity", ""))} · '
-        f'{texts["wrong"]}: {_e(", ".join(wrong))}</div>'
+        f'<div class="meta" id="question">{texts["kind"]}: {" · ".join(_label(v, texts) for v in (row.get("kind"), row.get("severity")) if v)}'
+        f' · {texts["wrong"]}: {_e(", ".join(wrong))}</div>'
         f'<div class="side"><div><h2>{texts["candidate"]}: {_e(row["doc_id"])}</h2>'
         f'<div class="doc">{_marked(highlight(row["text"], "", wrong), "w")}</div></div>'
         f'<div><h2>{texts["original"]}: {_e(row["conflicts_with"])}</h2><div class="doc">{other_text}</div></div></div>'
@@ -261,7 +277,7 @@ def _conflict_body(row: dict[str, Any], store: ReviewStore, texts: dict[str, str
 def _page(store: ReviewStore, row: dict[str, Any] | None, language: str, status_filter: str) -> str:
     texts = TEXTS[language]
     progress = store.progress()
-    groups = " · ".join(f"{_e(name)} {c['reviewed']}/{c['total']}" for name, c in progress["by_group"].items())
+    groups = " · ".join(f"{_label(name, texts)} {c['reviewed']}/{c['total']}" for name, c in progress["by_group"].items())
     options = "".join(f'<option value="{f}"{" selected" if f == status_filter else ""}>{texts[f]}</option>' for f in FILTERS)
     header = (
         f'<header><strong>{texts["title"]}</strong><span id="progress">{texts["reviewed"]} {progress["reviewed"]}/{progress["total"]}'

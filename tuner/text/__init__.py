@@ -41,7 +41,7 @@ from tuner.text._numerals import (
     parse_number,
 )
 from tuner.text._dates import DateMention, day_number, find_dates, parse_date
-from tuner.text._segment import SEGMENTER, segment
+from tuner.text._segment import SEGMENTER, segment, tag
 from tuner.text._sentences import SENTENCE_BREAK, sentence_spans, split_sentences
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
 from tuner.text._tokens import bm25_tokens, is_blank, normalize_text, word_count
@@ -81,5 +81,6 @@ __all__ = [
     "segment",
     "sentence_spans",
     "split_sentences",
+    "tag",
     "word_count",
 ]

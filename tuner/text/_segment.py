@@ -42,3 +42,12 @@ def segmenter(name: str) -> Callable[[str], list[str]]:
 def segment(run: str) -> list[str]:
     """The words of a run of CJK ideographs, in order."""
     return segmenter(SEGMENTER)(run)
+
+
+def tag(text: str) -> list[tuple[str, str]]:
+    """The words of ``text`` with their jieba part-of-speech flags (``nr`` person, ``ns`` place, ``nt`` organization,
+    ``nz`` other proper noun, ...), in order; the words concatenate back to ``text``. Always rjieba: the flags come from
+    its dictionary, whichever segmenter BM25 uses."""
+    import rjieba
+
+    return [(word, flag) for word, flag in rjieba.tag(text)]
