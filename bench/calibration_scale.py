@@ -152,21 +152,25 @@ sys.exit(code)
 """
 
 
+TREE = Path(__file__).resolve().parent.parent
+
+
 def _env(cache: Path) -> dict[str, str]:
     return {**os.environ, "TUNER_CACHE": str(cache), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-            "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parent.parent), os.environ.get("PYTHONPATH", "")])}
+            "PYTHONPATH": os.pathsep.join([str(TREE), os.environ.get("PYTHONPATH", "")])}
 
 
 def profile(folder: Path, study: Path, tag: str) -> list[str]:
     """``tuner run`` under cProfile on a cold cache: wall time and the seconds per phase."""
     cache, stats_file = folder / f"cache-{tag}", folder / f"run-{tag}.prof"
     log = folder / f"run-{tag}.log"
-    for stale in (cache, folder / f"out-{tag}"):
+    out = folder / f"out-{tag}"
+    for stale in (cache, out):
         shutil.rmtree(stale, ignore_errors=True)
     start = time.perf_counter()
     with log.open("w") as stderr:
-        done = subprocess.run([sys.executable, "-c", PROFILED_RUN, str(stats_file), "run", str(study), "--trials", "1"],
-                              env=_env(cache), stderr=stderr, stdout=subprocess.DEVNULL)
+        done = subprocess.run([sys.executable, "-c", PROFILED_RUN, str(stats_file), "run", str(study), "--trials", "1",
+                               "--out", str(out)], env=_env(cache), stderr=stderr, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - start
     lines = [f"tuner run --trials 1, its calibration under cProfile, cold cache: exit {done.returncode}, {wall:.0f} s "
              f"wall for the whole run (log {log})"]
@@ -194,7 +198,8 @@ def profile(folder: Path, study: Path, tag: str) -> list[str]:
 def _interrupted_run(study: Path, cache: Path, phase: str, signals: int) -> tuple[int, float, str]:
     """(exit code, seconds from the last SIGINT to the exit, the last lines) of ``tuner run`` sent ``signals``
     SIGINT (one second apart) once its stderr shows ``phase``."""
-    process = subprocess.Popen([sys.executable, "-m", "tuner", "run", str(study), "--trials", "1"], env=_env(cache),
+    process = subprocess.Popen([sys.executable, "-m", "tuner", "run", str(study), "--trials", "1", "--out",
+                                str(cache.parent / f"out-interrupt-{cache.name}")], env=_env(cache),
                                stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     assert process.stderr is not None
     seen, lines = threading.Event(), []
@@ -232,14 +237,19 @@ def interrupt(folder: Path, study: Path, tag: str, phase: str) -> list[str]:
 
 
 def main() -> int:
+    global TREE
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("parts", nargs="*", metavar="PART", help="profile, interrupt (default: both)")
     parser.add_argument("--work", type=Path, help="keep the knowledge base, caches and profiles here")
     parser.add_argument("--chunks", type=int, default=TARGET_CHUNKS, help=f"chunks to reach (default {TARGET_CHUNKS})")
     parser.add_argument("--questions", type=int, default=QUESTIONS, help=f"golden questions (≤ {QUESTIONS})")
+    parser.add_argument("--tree", type=Path, default=TREE,
+                        help="the tuner checkout to run (default: this one; e.g. a `git archive` of an earlier commit)")
+    parser.add_argument("--tag", default="", help="a suffix for this run's cache, profile and log files")
     parser.add_argument("--phase", default="noise floor: regenerating answers",
                         help="interrupt: the line after which SIGINT is sent")
     args = parser.parse_args()
+    TREE = args.tree.resolve()
     unknown = [part for part in args.parts if part not in ("profile", "interrupt")]
     if unknown:
         parser.error(f"unknown part {unknown[0]!r}; choose from profile, interrupt")
@@ -252,7 +262,7 @@ def main() -> int:
         study, facts = build_kb(folder, args.chunks, min(args.questions, QUESTIONS))
         print(f"knowledge base: {facts['summary']}; {facts['copies']} shuffled copies of each CMRC paragraph; "
               f"study {study}")
-        tag = str(facts["questions"])
+        tag = f"{facts['questions']}{args.tag}"
         for part in args.parts or ["profile", "interrupt"]:
             print(f"\n[{part}]")
             lines = profile(folder, study, tag) if part == "profile" else interrupt(folder, study, tag, args.phase)

@@ -210,8 +210,9 @@ def test_calibration_shows_cases_answered_judged_and_texts_embedded_as_it_goes(
 
     monkeypatch.setattr(tuner.progress, "PROGRESS_EVERY", 0.0)  # a line at every step instead of every few seconds
     reporter = _Recorder()
-    calibrate(pipeline, SETTINGS, ExtractiveGeneratorConfig(), LexicalJudgeConfig(), NoiseConfig(), 2,
-              _resources(tmp_path, encoder), reporter)
+    random_answers.reset(3)
+    generator = parse_generator_config({"backend": "callable", "function": f"{random_answers.__name__}:answer"}, "test")
+    calibrate(pipeline, SETTINGS, generator, LexicalJudgeConfig(), NoiseConfig(), 2, _resources(tmp_path, encoder), reporter)
     steps = 2 * 6 * 2  # an answer and a verdict per case (6) and variant (v0, v3)
     assert reporter.bars == {"noise floor: regenerating answers": [2 * steps, 2 * steps],
                              "noise floor: re-judging the answers of run 0": [2 * steps, 2 * steps]}
@@ -222,3 +223,21 @@ def test_calibration_shows_cases_answered_judged_and_texts_embedded_as_it_goes(
     assert counts == sorted(counts)  # every count only grows
     assert counts[steps // 2 - 1][:2] == (6, 0) and counts[-1][:2] == (6, 6)  # all answered, then all judged
     assert "noise floor: regenerating answers: run 2/2 done (6 cases, " in "\n".join(reporter.lines)
+
+
+def test_backends_that_repeat_themselves_answer_once_for_the_same_floor(
+    pipeline: RetrievalPipeline, tmp_path: Path, encoder: CachedEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tuner.calibration._calibrate as module
+
+    reporter = _Recorder()
+    generator, judge = ExtractiveGeneratorConfig(reader="span"), LexicalJudgeConfig()
+    assert module.repeatable(generator) and module.repeatable(judge)
+    assert not module.repeatable(ExtractiveGeneratorConfig(temperature=0.5))
+    once = calibrate(pipeline, SETTINGS, generator, judge, NoiseConfig(), 3, _resources(tmp_path, encoder), reporter)
+    assert "answering once for all 3" in "\n".join(reporter.lines)
+    assert set(reporter.bars) == {"noise floor: answering once"}
+    monkeypatch.setattr(module, "repeatable", lambda config: False)  # as before: three runs of each
+    every = calibrate(pipeline, SETTINGS, generator, judge, NoiseConfig(), 3, _resources(tmp_path / "again", encoder))
+    assert once.objectives == every.objectives and once.components == every.components
+    assert once.calls["generator"] * 3 == every.calls["generator"]
