@@ -224,20 +224,3 @@ def test_calibration_shows_cases_answered_judged_and_texts_embedded_as_it_goes(
     assert counts[steps // 2 - 1][:2] == (6, 0) and counts[-1][:2] == (6, 6)  # all answered, then all judged
     assert "noise floor: regenerating answers: run 2/2 done (6 cases, " in "\n".join(reporter.lines)
 
-
-def test_backends_that_repeat_themselves_answer_once_for_the_same_floor(
-    pipeline: RetrievalPipeline, tmp_path: Path, encoder: CachedEncoder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import tuner.calibration._calibrate as module
-
-    reporter = _Recorder()
-    generator, judge = ExtractiveGeneratorConfig(reader="span"), LexicalJudgeConfig()
-    assert module.repeatable(generator) and module.repeatable(judge)
-    assert not module.repeatable(ExtractiveGeneratorConfig(temperature=0.5))
-    once = calibrate(pipeline, SETTINGS, generator, judge, NoiseConfig(), 3, _resources(tmp_path, encoder), reporter)
-    assert "answering once for all 3" in "\n".join(reporter.lines)
-    assert set(reporter.bars) == {"noise floor: answering once"}
-    monkeypatch.setattr(module, "repeatable", lambda config: False)  # as before: three runs of each
-    every = calibrate(pipeline, SETTINGS, generator, judge, NoiseConfig(), 3, _resources(tmp_path / "again", encoder))
-    assert once.objectives == every.objectives and once.components == every.components
-    assert once.calls["generator"] * 3 == every.calls["generator"]

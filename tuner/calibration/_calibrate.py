@@ -7,8 +7,7 @@ uses the configuration as given; a backend without a seed is simply called again
 the seed) can hand back run 0's answer. Separately, the answers saved in run 0 are judged R times
 with the run-r judge. Per metric, :func:`tuner.stats.variance_decomposition` splits the run-to-run
 variance into judge and generator parts, :func:`tuner.stats.bootstrap_sd` gives the case-sampling
-noise of run 0, and :func:`tuner.stats.min_detectable_difference` combines the two. When both backends repeat
-themselves (:func:`repeatable`), run 0's outcome is every run's, so the cases are answered and judged once.
+noise of run 0, and :func:`tuner.stats.min_detectable_difference` combines the two.
 """
 
 from __future__ import annotations
@@ -166,13 +165,6 @@ def _retrieval_components(runs: Sequence[dict[str, list[float]]]) -> dict[str, N
     return components
 
 
-def repeatable(config: Any) -> bool:
-    """Whether a backend answers (or judges) the same input the same way on every run, whatever its run seed: its
-    config says so with a ``repeatable`` property (the extractive generator at temperature 0, the lexical judge);
-    any other backend is assumed to vary."""
-    return bool(getattr(config, "repeatable", False))
-
-
 def _each_run(
     runs: int, description: str, n_cases: int, reporter: Reporter, body: Callable[[int, Task], list[CaseOutcome]]
 ) -> list[list[CaseOutcome]]:
@@ -247,24 +239,17 @@ def calibrate(
             calls.update(generator=after["generator"] - before["generator"], judge=after["judge"] - before["judge"])
             return outcomes
 
+        answered = sum(1 for case in dataset.golden if case.keypoints)
+        regenerated = _each_run(runs, "regenerating answers", answered, reporter, regenerate)
+        saved = _SavedAnswers(_saved_answers(regenerated[0]))
+
         def rejudge(run: int, task: Task) -> list[CaseOutcome]:
             responder = Responder(saved, build_judge(with_run_seed(judge_config, run), resources))
             outcomes = RobustnessEvaluator(pipeline, responder, noise).evaluate(settings, _VARIANTS, task=task)
             calls.update(judge=responder.calls()["judge"])
             return outcomes
 
-        answered = sum(1 for case in dataset.golden if case.keypoints)
-        if repeatable(generator_config) and repeatable(judge_config):
-            # every run would answer and judge exactly as run 0 does (the same contexts, backends that ignore their
-            # seed): run 0 is each run's outcome, and the run-to-run variance is 0, as R evaluations would measure it
-            reporter.stage(f"noise floor: the generator ({generator_config.backend}) and the judge "
-                           f"({judge_config.backend}) give the same output on every run: answering once for all {runs}")
-            once = _each_run(1, "answering once", answered, reporter, regenerate)[0]
-            regenerated = rejudged = [once] * runs
-        else:
-            regenerated = _each_run(runs, "regenerating answers", answered, reporter, regenerate)
-            saved = _SavedAnswers(_saved_answers(regenerated[0]))
-            rejudged = _each_run(runs, "re-judging the answers of run 0", answered, reporter, rejudge)
+        rejudged = _each_run(runs, "re-judging the answers of run 0", answered, reporter, rejudge)
         faithfulness, undefined = _faithfulness_components(regenerated, rejudged)
         components.update(faithfulness)
         n_cases = len(regenerated[0])

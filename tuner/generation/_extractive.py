@@ -97,11 +97,6 @@ class ExtractiveGeneratorConfig(BaseModel):
     seed: int = 0
     sample_pool: int = Field(5, ge=1, le=100)
 
-    @property
-    def repeatable(self) -> bool:
-        """The same answer to the same question and context on every run, whatever the seed (temperature 0)."""
-        return self.temperature == 0
-
 
 @dataclass(frozen=True)
 class ScoredSentence:

@@ -34,11 +34,6 @@ class LexicalJudgeConfig(BaseModel):
     long_keypoint_tokens: int = Field(5, ge=1)
     min_f1: float = Field(0.5, gt=0.0, le=1.0)
 
-    @property
-    def repeatable(self) -> bool:
-        """The same verdicts on the same answer and context on every run (string matching, no randomness)."""
-        return True
-
 
 @dataclass(frozen=True)
 class _Hit:
