@@ -200,7 +200,9 @@ def _interrupted_run(study: Path, cache: Path, phase: str, signals: int) -> tupl
     SIGINT (one second apart) once its stderr shows ``phase``."""
     process = subprocess.Popen([sys.executable, "-m", "tuner", "run", str(study), "--trials", "1", "--out",
                                 str(cache.parent / f"out-interrupt-{cache.name}")], env=_env(cache),
-                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+                               stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+                               # a shell running the bench in the background ignores SIGINT, and children inherit that
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert process.stderr is not None
     seen, lines = threading.Event(), []
 
@@ -213,9 +215,9 @@ def _interrupted_run(study: Path, cache: Path, phase: str, signals: int) -> tupl
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    if not seen.wait(1800):
-        process.kill()
-        raise SystemExit(f"interrupt: '{phase}' never printed: {lines[-5:]}")
+    while not seen.wait(1.0):
+        if process.poll() is not None:
+            raise SystemExit(f"interrupt: the run ended (exit {process.returncode}) before '{phase}': {lines[-5:]}")
     for _ in range(signals):
         time.sleep(1.0)  # inside the phase, not at its first line
         process.send_signal(signal.SIGINT)
