@@ -8,10 +8,11 @@ queued again. Each worker's stderr is kept in the work folder (round-N.log, fina
 
 ``--storage`` instead injects storage faults (issue 24 §2), each into a fresh study stopped during its trials, then
 fixes the fault and resumes: PostgreSQL backends killed with ``pg_terminate_backend`` once (a transient disconnect)
-and for 40 s (an outage), the output folder on a tmpfs remounted read-only (between a stopped run and the next
+and for 40 s (an outage), until the run, its retries spent, reads the study again for its report (then the server
+answers again: the report of what is done is written), the output folder on a tmpfs remounted read-only (between a stopped run and the next
 start: Linux refuses to remount a tmpfs read-only while a file on it is open for writing), the tmpfs filled (full
-disk), the output folder deleted. Prints per fault the exit code, the last line the worker printed, and the finished trials after
-the resume. Needs root (mount) and a PostgreSQL server (``--postgres``, default the test server).
+disk), the output folder deleted. Prints per fault the exit code, the last line the worker printed (which says whether the
+report of what is done was written, or why it could not be), and the finished trials after the resume. Needs root (mount) and a PostgreSQL server (``--postgres``, default the test server).
 
     python bench/faults.py --storage [--budget 8] [--work /tmp/storage-faults]
 """
@@ -151,7 +152,12 @@ def storage_fault_round(work: Path, dataset: Path, budget: int, fault: str, post
         while worker.poll() is None and not any("trial 1 " in line for line in lines):
             time.sleep(0.1)
         stop = time.monotonic() + (40 if fault == "PostgreSQL outage" else 0)
-        if fault.startswith("PostgreSQL"):
+        if fault == "PostgreSQL back for the report":
+            # down until the trial loop gave up and the run reads the study again for its report, then back
+            while worker.poll() is None and not any("reading the study again" in line for line in lines):
+                _terminate(postgres, schema)
+                time.sleep(0.1)
+        elif fault.startswith("PostgreSQL"):
             _terminate(postgres, schema)
             while time.monotonic() < stop and worker.poll() is None:
                 _terminate(postgres, schema)
@@ -182,7 +188,9 @@ def storage_fault_round(work: Path, dataset: Path, budget: int, fault: str, post
         url = overrides.get("storage") or f"sqlite:///{mount / 'faults' / 'study.db'}"
         study = optuna.load_study(study_name="faults", storage=open_storage(url))
         summary = study_summary(study)
-        return {"fault": fault, "exit": code, "line": said[-1] if said else "", "traceback": any("Traceback" in l for l in said),
+        line = said[-1] if said else ""
+        return {"fault": fault, "exit": code, "line": line, "traceback": any("Traceback" in l for l in said),
+                "stopped_with_report": "the report of what is done written" in line,
                 "resume_exit": resumed_code, "finished_after_resume": finished_trials(summary), "budget": budget,
                 "running_left": summary["n_running"]}
     finally:
@@ -199,7 +207,9 @@ def finished_trials(summary: dict[str, Any]) -> int:
 
 def storage_faults(work: Path, budget: int, cases: int, postgres: str) -> None:
     dataset = demo_slice(work / "data", cases)
-    for fault in ("PostgreSQL backends killed once", "PostgreSQL outage", "read-only folder", "full disk", "folder deleted"):
+    faults = ("PostgreSQL backends killed once", "PostgreSQL outage", "PostgreSQL back for the report", "read-only folder",
+              "full disk", "folder deleted")
+    for fault in faults:
         print(json.dumps(storage_fault_round(work, dataset, budget, fault, postgres), ensure_ascii=False), flush=True)
 
 

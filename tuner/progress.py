@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Protocol
+
+PROGRESS_EVERY = 5.0
+"""Seconds between the progress lines of a :class:`LoggedTask`."""
 
 
 class Reporter(Protocol):
@@ -25,9 +30,32 @@ class Task(Protocol):
     def advance(self, amount: int = 1) -> None: ...
 
 
-class _NullTask:
+class NullTask:
     def advance(self, amount: int = 1) -> None:
         return None
+
+
+class LoggedTask:
+    """A task that also prints ``line(done)`` as a stage line once ``every`` seconds (default
+    :data:`PROGRESS_EVERY`) have passed since the last one (checked at each advance, from any thread): a long step then moves in a log too, where bars are hidden."""
+
+    def __init__(self, task: Task, reporter: Reporter, line: Callable[[int], str], every: float | None = None) -> None:
+        self.task = task
+        self.reporter = reporter
+        self.line = line
+        self.every = PROGRESS_EVERY if every is None else every
+        self.done = 0
+        self._last = time.monotonic()
+        self._lock = threading.Lock()
+
+    def advance(self, amount: int = 1) -> None:
+        with self._lock:
+            self.done += amount
+            self.task.advance(amount)
+            now = time.monotonic()
+            if now - self._last >= self.every:
+                self._last = now
+                self.reporter.stage(self.line(self.done))
 
 
 class SilentReporter:
@@ -36,7 +64,7 @@ class SilentReporter:
 
     @contextmanager
     def task(self, description: str, total: int) -> Iterator[Task]:
-        yield _NullTask()
+        yield NullTask()
 
 
 def _shown() -> bool:

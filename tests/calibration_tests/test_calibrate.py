@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +180,47 @@ def test_run_seeds_and_public_configs() -> None:
     shown = public_config(remote)
     assert shown["base_url"] == "https://user:***@llm.example:8443/v1" and "pw" not in json.dumps(shown)
     assert shown["api_key_env"] == "OPENAI_API_KEY"
+
+
+class _Recorder:
+    """A reporter keeping its stage lines and how far each bar advanced (the terminal's bars, as data)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.bars: dict[str, list[int]] = {}
+
+    def stage(self, message: str) -> None:
+        self.lines.append(message)
+
+    @contextmanager
+    def task(self, description: str, total: int) -> Iterator[Any]:
+        bar = self.bars.setdefault(description, [0, total])
+
+        class _Bar:
+            def advance(self, amount: int = 1) -> None:
+                bar[0] += amount
+
+        yield _Bar()
+
+
+def test_calibration_shows_cases_answered_judged_and_texts_embedded_as_it_goes(
+    pipeline: RetrievalPipeline, tmp_path: Path, encoder: CachedEncoder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tuner.progress
+
+    monkeypatch.setattr(tuner.progress, "PROGRESS_EVERY", 0.0)  # a line at every step instead of every few seconds
+    reporter = _Recorder()
+    random_answers.reset(3)
+    generator = parse_generator_config({"backend": "callable", "function": f"{random_answers.__name__}:answer"}, "test")
+    calibrate(pipeline, SETTINGS, generator, LexicalJudgeConfig(), NoiseConfig(), 2, _resources(tmp_path, encoder), reporter)
+    steps = 2 * 6 * 2  # an answer and a verdict per case (6) and variant (v0, v3)
+    assert reporter.bars == {"noise floor: regenerating answers": [2 * steps, 2 * steps],
+                             "noise floor: re-judging the answers of run 0": [2 * steps, 2 * steps]}
+    pattern = re.compile(r"noise floor: regenerating answers: run 1/2: (\d+)/6 cases answered, (\d+) judged, "
+                         r"(\d+) texts embedded$")
+    counts = [tuple(int(g) for g in m.groups()) for line in reporter.lines if (m := pattern.match(line))]
+    assert len(counts) == steps  # one line per step here
+    assert counts == sorted(counts)  # every count only grows
+    assert counts[steps // 2 - 1][:2] == (6, 0) and counts[-1][:2] == (6, 6)  # all answered, then all judged
+    assert "noise floor: regenerating answers: run 2/2 done (6 cases, " in "\n".join(reporter.lines)
+

@@ -385,3 +385,52 @@ def test_the_second_interrupt_writes_exiting_now_and_ends_the_process_at_once(mo
         guard._handle(signal.SIGINT, None)
     assert exited.value.args == (EXIT_INTERRUPTED,) and EXIT_INTERRUPTED == 130
     assert lines == [FIRST, SECOND] and SECOND.startswith("interrupt: exiting now")
+
+
+# A generator stuck in one long call into C, where Python runs no signal handler: SQLite waiting (up to 60 s) for a
+# lock the test holds, as a call cache or embedding store shared with another process can. It says so first.
+LOCKED_GENERATOR = '''
+import os
+import sqlite3
+import sys
+
+
+def answer(question, contexts):
+    print("tuner-test: answering, waiting for the database lock", file=sys.stderr, flush=True)
+    with sqlite3.connect(os.environ["LOCKED_DB"], timeout=60) as connection:
+        connection.execute("BEGIN IMMEDIATE")
+    return contexts[0] if contexts else "I don't know."
+'''
+
+
+@pytest.mark.parametrize("phase", ["calibration", "trial"])
+def test_first_interrupt_stops_at_once_even_inside_a_long_call_into_c(
+    tiny_dataset_dir: Path, tmp_path: Path, phase: str
+) -> None:
+    import sqlite3
+
+    database = tmp_path / "locked.db"
+    holder = sqlite3.connect(database, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        (tmp_path / "lockgen.py").write_text(LOCKED_GENERATOR)
+        floor: Any = "auto" if phase == "calibration" else {"recall_at_k": 0.0, "v3_delta_faithful": 0.0}
+        study_file = write_fault_study(tmp_path, tiny_dataset_dir, noise_floor=floor, budget={"trials": 2},
+                                       generator={"backend": "callable", "function": "lockgen:answer"})
+        worker = tuner_run(tmp_path, study_file, "--no-report", LOCKED_DB=str(database))
+        wait_until(worker, lambda: "waiting for the database lock" in worker.output, what="the generator blocked",
+                   timeout=300)
+        started = time.monotonic()
+        worker.process.send_signal(signal.SIGINT)
+        assert_clean_exit(worker, 130, timeout=45)
+        # the lock wait (60 s) was not waited for: the handler ran while the worker thread sat in SQLite
+        assert time.monotonic() - started < 15, worker.output
+    finally:
+        holder.rollback()
+        holder.close()
+    if phase == "calibration":
+        assert "interrupted during the noise floor calibration: nothing was recorded" in worker.output
+    else:
+        assert "interrupted after 0 trial(s) in this run: the study is saved" in worker.output
+        study = load(tmp_path)
+        assert study is not None and study_summary(study)["n_running"] == 0  # failed and queued again

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -106,7 +107,47 @@ def test_postgres_outage_stops_with_one_line_and_the_study_resumes(
     assert worker.wait(timeout=120) == 2, worker.output
     line = _one_error_line(worker)
     assert line.startswith(f"tuner: error: storage {URL}") and "connection lost" in line and "resume" in line
+    assert "no report could be written (the storage cannot be read: storage" in line, line
     _resume(tmp_path, study_file, storage, 4)
+
+
+def test_postgres_back_within_the_retries_gets_the_report_written(
+    tiny_dataset_dir: Path, tmp_path: Path, postgres_storage: tuple[str, str]
+) -> None:
+    import psycopg
+
+    storage, application = postgres_storage
+    study_file = write_fault_study(tmp_path, tiny_dataset_dir, storage=storage, budget={"trials": 4})
+    worker = tuner_run(tmp_path, study_file, SLOW_ANSWER="0.3")
+    wait_until(worker, lambda: "trial 0 " in worker.output, what="a first trial", timeout=300)
+    # down until the trial loop has given up and the run starts reading the study again for its report, then back
+    with psycopg.connect(URL, autocommit=True) as connection:
+        while "reading the study again for its report" not in worker.output and worker.process.poll() is None:
+            connection.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+                               (application,))
+            time.sleep(0.1)
+    assert worker.wait(timeout=120) == 2, worker.output
+    line = _one_error_line(worker)
+    assert "connection lost" in line and "stopped as Ctrl-C does, the report of what is done written" in line, line
+    report = tmp_path / "out" / "tiny" / "report.html"
+    assert report.is_file() and str(report) in line, line
+    study = optuna.load_study(study_name="tiny", storage=open_storage(storage))
+    assert study_summary(study)["n_running"] == 0  # the trial it hit was failed and queued again
+    _resume(tmp_path, study_file, storage, 4)
+
+
+def test_a_deleted_study_database_stops_with_one_line_saying_no_report_could_be_written(
+    tiny_dataset_dir: Path, tmp_path: Path
+) -> None:
+    study_file = write_fault_study(tmp_path, tiny_dataset_dir, budget={"trials": 5})
+    worker = tuner_run(tmp_path, study_file, SLOW_ANSWER="0.3")
+    wait_until(worker, lambda: "trial 0 " in worker.output, what="a first trial", timeout=300)
+    shutil.rmtree(tmp_path / "out")
+    assert worker.wait(timeout=120) == 2, worker.output
+    line = _one_error_line(worker)
+    database = tmp_path / "out" / "tiny" / "study.db"
+    assert f"no report could be written (the study database {database} is gone)" in line and "resume" in line, line
+    assert not (tmp_path / "out").exists()  # nothing half-written: no empty database, no report
 
 
 def _mount_tmpfs(folder: Path) -> bool:
@@ -140,6 +181,7 @@ def test_full_disk_and_read_only_folder_are_one_line_and_the_study_resumes(
     assert worker.wait(timeout=300) == 2, worker.output
     line = _one_error_line(worker)
     assert str(small_disk / "tiny") in line and "no space left on device" in line, line
+    assert "no report could be written" in line, line  # the study is read again, its config cannot be written
     filler.unlink()
     # read-only: Linux remounts a tmpfs read-only only while no file on it is open for writing, so between runs
     subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)

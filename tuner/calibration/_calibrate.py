@@ -23,13 +23,14 @@ from numpy.typing import NDArray
 from tuner.calibration._floor import NoiseComponent, NoiseFloor
 from tuner.errors import UserError
 from tuner.evaluation.retrieval import score_contexts
-from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
+from tuner.embedding import texts_encoded
+from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, evaluation_steps
 from tuner.generation import Answer, build_generator
 from tuner.judging import build_judge
 from tuner.llm import BackendResources, RequestCount
 from tuner.metrics import delta_faithful
 from tuner.noise import NoiseConfig
-from tuner.progress import Reporter, SilentReporter
+from tuner.progress import LoggedTask, Reporter, SilentReporter, Task
 from tuner.redaction import redact_data
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
@@ -165,18 +166,27 @@ def _retrieval_components(runs: Sequence[dict[str, list[float]]]) -> dict[str, N
 
 
 def _each_run(
-    runs: int, description: str, reporter: Reporter, body: Callable[[int], list[CaseOutcome]]
+    runs: int, description: str, n_cases: int, reporter: Reporter, body: Callable[[int, Task], list[CaseOutcome]]
 ) -> list[list[CaseOutcome]]:
-    """``body`` for each run, with a bar and one line per run: a calibration over a large knowledge base takes
-    minutes per run, and a bar alone does not show in a log."""
+    """``body(run, task)`` for each run, as the trials show their progress: a bar per run advanced per answer and
+    verdict, a line every few seconds of work (cases answered and judged, texts embedded) and one per run done; a
+    calibration over a large knowledge base takes minutes per run, and a bar alone does not show in a log."""
+    steps = evaluation_steps(n_cases, _VARIANTS)
+    half = steps // 2  # every answer comes before the first verdict (RobustnessEvaluator.evaluate)
+    per_case = steps // max(2 * n_cases, 1)
     results = []
-    with reporter.task(description, runs) as task:
+    with reporter.task(f"noise floor: {description}", runs * steps) as task:
         for run in range(runs):
-            started = time.monotonic()
-            results.append(body(run))
-            task.advance()
-            reporter.stage(f"noise floor: {description}: run {run + 1}/{runs} done "
-                           f"({len(results[-1])} cases, {time.monotonic() - started:.0f} s)")
+            started, embedded = time.monotonic(), texts_encoded()
+            label = f"noise floor: {description}: run {run + 1}/{runs}"
+
+            def line(done: int, label: str = label, embedded: int = embedded) -> str:
+                return (f"{label}: {min(done, half) // per_case}/{n_cases} cases answered, "
+                        f"{max(done - half, 0) // per_case} judged, {texts_encoded() - embedded} texts embedded")
+
+            results.append(body(run, LoggedTask(task, reporter, line)))
+            reporter.stage(f"{label} done ({len(results[-1])} cases, {texts_encoded() - embedded} texts embedded, "
+                           f"{time.monotonic() - started:.0f} s)")
     return results
 
 
@@ -218,27 +228,28 @@ def calibrate(
         undefined = {name: "dataset has no keypoints" for name in _FAITHFULNESS}
     else:
 
-        def regenerate(run: int) -> list[CaseOutcome]:
+        def regenerate(run: int, task: Task) -> list[CaseOutcome]:
             answering = responder if run == 0 and responder is not None else Responder(
                 build_generator(with_run_seed(generator_config, run), resources),
                 build_judge(with_run_seed(judge_config, run), resources),
             )
             before = answering.calls()
-            outcomes = RobustnessEvaluator(pipeline, answering, noise).evaluate(settings, _VARIANTS)
+            outcomes = RobustnessEvaluator(pipeline, answering, noise).evaluate(settings, _VARIANTS, task=task)
             after = answering.calls()
             calls.update(generator=after["generator"] - before["generator"], judge=after["judge"] - before["judge"])
             return outcomes
 
-        regenerated = _each_run(runs, "regenerating answers", reporter, regenerate)
+        answered = sum(1 for case in dataset.golden if case.keypoints)
+        regenerated = _each_run(runs, "regenerating answers", answered, reporter, regenerate)
         saved = _SavedAnswers(_saved_answers(regenerated[0]))
 
-        def rejudge(run: int) -> list[CaseOutcome]:
+        def rejudge(run: int, task: Task) -> list[CaseOutcome]:
             responder = Responder(saved, build_judge(with_run_seed(judge_config, run), resources))
-            outcomes = RobustnessEvaluator(pipeline, responder, noise).evaluate(settings, _VARIANTS)
+            outcomes = RobustnessEvaluator(pipeline, responder, noise).evaluate(settings, _VARIANTS, task=task)
             calls.update(judge=responder.calls()["judge"])
             return outcomes
 
-        rejudged = _each_run(runs, "re-judging the answers of run 0", reporter, rejudge)
+        rejudged = _each_run(runs, "re-judging the answers of run 0", answered, reporter, rejudge)
         faithfulness, undefined = _faithfulness_components(regenerated, rejudged)
         components.update(faithfulness)
         n_cases = len(regenerated[0])

@@ -72,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     with InterruptGuard() as guard:
         try:
             with guard.interruptible():
-                floor = calibrate(pipeline, settings, generator_config, judge_config, noise, args.runs, BackendResources(), reporter)
+                floor = guard.call(calibrate, pipeline, settings, generator_config, judge_config, noise, args.runs,
+                                   BackendResources(), reporter)
         except KeyboardInterrupt:
             reporter.stage(f"interrupted: no noise floor was written to {out}")
             # worker threads may still be inside an answer; waiting for them at exit is where a second Ctrl-C lands

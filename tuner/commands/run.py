@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from tuner.commands._study_args import add_study_arguments, loaded_study
 
@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.pareto import PICK_RULES
     from tuner.progress import RichReporter
     from tuner.report import write_report
-    from tuner.study import InterruptGuard, dry_run, finish, run_study
+    from tuner.study import FAULT_RESUME, InterruptGuard, dry_run, finish, run_study, storage_fault
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # progress comes from the reporter, one line per trial
     loaded = loaded_study(args)
@@ -47,19 +47,42 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(estimate, indent=2))
         return 0
-    # Ctrl-C: the first stops the run cleanly and still writes what is done; the second exits at once
+    # Ctrl-C: the first stops the run cleanly and still writes what is done; the second exits at once. A storage
+    # fault stops it the same way, with exit 2 (run_study reads the study again for the report, if it can)
     with InterruptGuard() as guard:
-        result = run_study(loaded, args.trials, reporter, guard=guard)
-        outputs = finish(result, rule, min_recall, None if args.no_report else write_report, reporter)
+        try:
+            result = run_study(loaded, args.trials, reporter, guard=guard)
+        except KeyboardInterrupt:
+            # before any trial (calibrating, waiting for another worker): nothing to report; the calibration's worker
+            # thread may still be inside a call, and waiting for it at interpreter exit would delay the exit
+            print("tuner: interrupted", file=sys.stderr)
+            _exit_interrupted()
+        try:
+            outputs = finish(result, rule, min_recall, None if args.no_report else write_report, reporter)
+        except Exception as exc:
+            cause = storage_fault(exc, loaded.storage)
+            if cause is None:
+                raise
+            first = f"{result.fault}; " if result.fault is not None else ""
+            raise UserError(f"{first}no report could be written ({cause}); the study is saved: fix it and run the same "
+                            "command to resume and write it") from exc
     if args.json:
         print(json.dumps(run_summary(result, rule, outputs), indent=2))
+    if result.fault is not None:
+        written = ", ".join(f"{name} {outputs[name]}" for name in ("config", "report") if name in outputs) or "nothing to export"
+        raise UserError(f"{result.fault}; stopped as Ctrl-C does, the report of what is done written ({written}); "
+                        f"{FAULT_RESUME}")
     if result.interrupted:
         # everything is written; a thread may still be inside an answer the interrupt stopped waiting for, and
         # waiting for it at interpreter exit is where a second Ctrl-C would land: leave now
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(130)
+        _exit_interrupted()
     return 0
+
+
+def _exit_interrupted() -> NoReturn:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)  # the exit code of an interrupt (README: exit codes)
 
 
 def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[str, Any]:
@@ -77,6 +100,7 @@ def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[st
         "texts_embedded": texts_encoded(),
         "interrupted": result.interrupted,
         "budget_ended": result.budget_ended,
+        "fault": result.fault,
         "front": [entry_json(entry, trials[entry.number]) for entry in entries],
         "pick": {"rule": rule, "trial": outputs.get("picked"), "unmet": outputs.get("pick_unmet"), "notes": outputs.get("notes", [])},
         "outputs": {key: outputs[key] for key in ("storage", "config", "report") if key in outputs},

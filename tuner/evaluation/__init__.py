@@ -15,6 +15,7 @@ from tuner.evaluation.robustness import (
     RobustnessReport,
     VariantOutcome,
     VariantSummary,
+    evaluation_steps,
     summarize,
     summarize_variant,
 )
@@ -30,6 +31,7 @@ __all__ = [
     "VariantOutcome",
     "VariantSummary",
     "evaluate_retrieval",
+    "evaluation_steps",
     "ragas_scores",
     "require_ragas",
     "summarize",

@@ -31,6 +31,7 @@ from tuner.metrics import (
     missing_reason,
     rejected,
 )
+from tuner.progress import NullTask, Task
 from tuner.noise import GRADED_VARIANTS, VARIANTS, NoiseConfig, VariantBuilder, VariantContext, shortfall_warning
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
@@ -109,8 +110,11 @@ class RobustnessEvaluator:
         settings: RetrievalSettings,
         variants: Sequence[str] = VARIANTS,
         case_ids: Sequence[str] | None = None,
+        task: Task | None = None,
     ) -> list[CaseOutcome]:
-        """Outcomes for the given cases (default: every case with keypoints), in the order given."""
+        """Outcomes for the given cases (default: every case with keypoints), in the order given. ``task``, when
+        given, advances by one per answer and one per verdict (:func:`evaluation_steps` of them): every answer comes
+        before the first verdict."""
         unknown = [v for v in variants if v not in VARIANTS]
         if unknown:
             raise ValueError(f"unknown variants {unknown}")
@@ -131,18 +135,31 @@ class RobustnessEvaluator:
             hard = None if in_index is None else in_index[row]
             contexts += [(case, builder.build(row, case, clean[row], hard, variant)) for variant in variants]
         responder, dataset = self.responder, self.pipeline.dataset
-        answers = map_concurrent(
-            lambda job: responder.answer(job[0].question, job[1].passages), contexts, responder.generator.concurrency
-        )
-        verdicts = map_concurrent(
-            lambda job: responder.judge(job[0][0], job[1], job[0][1].passages, dataset.wrong_answers(job[0][0])),
-            list(zip(contexts, answers)),
-            responder.judge_backend.concurrency,
-        )
+        step = task or NullTask()
+
+        def answer_one(job: tuple[GoldenCase, VariantContext]) -> Answer:
+            reply = responder.answer(job[0].question, job[1].passages)
+            step.advance()
+            return reply
+
+        def judge_one(job: tuple[tuple[GoldenCase, VariantContext], Answer]) -> tuple[KeypointVerdict, ...]:
+            (case, context), reply = job
+            verdict = responder.judge(case, reply, context.passages, dataset.wrong_answers(case))
+            step.advance()
+            return verdict
+
+        answers = map_concurrent(answer_one, contexts, responder.generator.concurrency)
+        verdicts = map_concurrent(judge_one, list(zip(contexts, answers)), responder.judge_backend.concurrency)
         outcomes: dict[str, dict[str, VariantOutcome]] = {}
         for (case, context), answer, verdict in zip(contexts, answers, verdicts):
             outcomes.setdefault(case.id, {})[context.variant] = VariantOutcome(context.variant, context, answer, verdict)
         return [CaseOutcome(case, outcomes[case.id]) for case in cases]
+
+
+def evaluation_steps(n_cases: int, variants: Sequence[str]) -> int:
+    """Steps of :meth:`RobustnessEvaluator.evaluate` over ``n_cases`` cases: 2 · n_cases · |{v0} ∪ variants|
+    (an answer and a verdict per case and variant)."""
+    return 2 * n_cases * len(dict.fromkeys(["v0", *variants]))
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,14 @@ from tuner.study._front import directions_of, entry_json, feasible, points_of, s
 from tuner.study._objective import trial_profile
 from tuner.study._pruning import Look, PruneEvidence, TrialProfile, plan_looks, should_prune
 from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
-from tuner.study._run import StudyRun, case_order, load_study, open_storage, run_study, study_summary
+from tuner.study._faults import storage_fault
+from tuner.study._run import FAULT_RESUME, StudyRun, case_order, load_study, open_storage, run_study, study_summary
 from tuner.study._samplers import SAMPLERS, build_sampler
 from tuner.study._space import SearchSpace, load_search_space
 from tuner.study._table import trial_rows
 
 __all__ = [
+    "FAULT_RESUME",
     "OBJECTIVES",
     "SAMPLERS",
     "Comparison",
@@ -49,6 +51,7 @@ __all__ = [
     "run_study",
     "should_prune",
     "study_front",
+    "storage_fault",
     "study_summary",
     "trial_document",
     "trial_point",

@@ -5,6 +5,7 @@ trial it leaves RUNNING is failed when the study next starts (see ``tuner.study.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import sys
@@ -12,11 +13,25 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any, TypeVar
 
 EXIT_INTERRUPTED = 130
 FIRST = "interrupt: stopping cleanly after the running step (Ctrl-C again to exit at once)"
 SECOND = ("interrupt: exiting now; a trial left running is failed and queued again when the study next starts "
           "(run the same command to resume)")
+
+
+WAIT_SLICE = 0.2
+"""Seconds between two checks of :meth:`InterruptGuard.call`'s wait (an interrupt itself ends the wait at once)."""
+
+T = TypeVar("T")
+
+
+def _stop_thread(thread: threading.Thread) -> None:
+    """Raise :class:`KeyboardInterrupt` in ``thread`` at its next Python instruction (CPython's asynchronous
+    exception; a call into C it is inside finishes first)."""
+    if thread.ident is not None and thread.is_alive():
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), ctypes.py_object(KeyboardInterrupt))
 
 
 def _stderr(line: str) -> None:
@@ -78,6 +93,38 @@ class InterruptGuard:
         """Raise :class:`KeyboardInterrupt` if an interrupt was recorded (at a point where stopping is safe)."""
         if self.requested:
             raise KeyboardInterrupt
+
+    def call(self, work: Callable[..., T], *args: Any) -> T:
+        """``work(*args)`` run in a worker thread while the main thread waits for it in short slices, so an interrupt
+        is handled within a slice even while the work sits in one long call into C (a model's forward pass, an index
+        build, a database wait), where Python runs no signal handler. The first interrupt raises here, at once, and
+        the worker is stopped at its next Python instruction (its own :class:`KeyboardInterrupt`); the second ends the
+        process. Used inside an :meth:`interruptible` section; without the guard installed, or off the main thread,
+        ``work`` simply runs here."""
+        if not self._installed or threading.current_thread() is not threading.main_thread():
+            return work(*args)
+        outcome: dict[str, Any] = {}
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                outcome["value"] = work(*args)
+            except BaseException as exc:  # handed over to the waiting main thread
+                outcome["error"] = exc
+            finally:
+                done.set()
+
+        worker = threading.Thread(target=run, name="tuner-work", daemon=True)
+        worker.start()
+        try:
+            while not done.wait(WAIT_SLICE):
+                self.check()  # an interrupt a finalizer swallowed stops the wait too
+        except BaseException:
+            _stop_thread(worker)
+            raise
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]  # type: ignore[no-any-return]
 
     @contextmanager
     def interruptible(self) -> Iterator[None]:

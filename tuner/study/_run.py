@@ -22,7 +22,7 @@ from tuner.generation import build_generator
 from tuner.judging import build_judge
 from tuner.llm import BackendResources
 from tuner.noise import VARIANTS, NoiseConfig
-from tuner.progress import Reporter, SilentReporter
+from tuner.progress import Reporter, SilentReporter, Task
 from tuner.redaction import redact
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
@@ -37,7 +37,8 @@ from tuner.study._samplers import build_sampler
 from tuner.study._space import SearchSpace, load_search_space
 from tuner.study._tracking import TrialCallback, tracking_callbacks
 from tuner.study._workers import (
-    INTERRUPTED, Heartbeat, StudyLock, claim_worker_index, repair_orphans, requeue, retry_stale, worker_name, worker_seed,
+    INTERRUPTED, Heartbeat, StudyLock, claim_worker_index, repair_orphans, requeue, retry_stale, sqlite_path, worker_name,
+    worker_seed,
 )
 
 STORAGE_ATTEMPTS = 5
@@ -117,6 +118,9 @@ class StudyRun:
     interrupted: bool
     budget_ended: str | None = None
     """Why ``budget.max_cost`` / ``budget.max_tokens`` ended the run (None: it did not)."""
+    fault: str | None = None
+    """The storage fault that stopped the run, as one line (None: none did); the study was read again after it, so
+    what is done can still be reported (:func:`reread_after_fault`)."""
 
 
 class _InterruptibleEvaluator(RobustnessEvaluator):
@@ -132,11 +136,12 @@ class _InterruptibleEvaluator(RobustnessEvaluator):
         self.meter = meter
 
     def evaluate(
-        self, settings: RetrievalSettings, variants: Sequence[str] = VARIANTS, case_ids: Sequence[str] | None = None
+        self, settings: RetrievalSettings, variants: Sequence[str] = VARIANTS, case_ids: Sequence[str] | None = None,
+        task: Task | None = None,
     ) -> list[CaseOutcome]:
         self.meter.check()  # a spent budget stops before the next batch's requests, as an interrupt would
         with self.guard.interruptible():
-            return super().evaluate(settings, variants, case_ids)
+            return self.guard.call(super().evaluate, settings, variants, case_ids, task)
 
 
 def _noise_floor(
@@ -156,9 +161,9 @@ def _noise_floor(
         reporter.stage("calibrating the noise floor on the baseline configuration (noise_floor: auto)")
         try:
             with guard.interruptible():
-                floor = calibrate(
-                    objective.pipeline, loaded.baseline_settings(), loaded.generator, loaded.judge, loaded.config.noise,
-                    runs=3, resources=resources, reporter=reporter, responder=objective.evaluator.responder,
+                floor = guard.call(
+                    calibrate, objective.pipeline, loaded.baseline_settings(), loaded.generator, loaded.judge,
+                    loaded.config.noise, 3, resources, reporter, objective.evaluator.responder,
                 )
         except KeyboardInterrupt:
             reporter.stage("interrupted during the noise floor calibration: nothing was recorded; "
@@ -191,6 +196,9 @@ def run_study(
     meter = SpendingMeter(config.budget, resources.usage)
     evaluator = _InterruptibleEvaluator(pipeline, responder, config.noise, guard, meter)
     lock = StudyLock(loaded.storage, config.name)
+    started = time.monotonic()
+    study: optuna.Study | None = None
+    asked: set[int] = set()  # the trials this run asked for: the ones a storage fault may leave RUNNING
     try:
         if lock.busy():
             reporter.stage("another process holds the study's lock (creating it or calibrating its noise floor): waiting")
@@ -205,14 +213,54 @@ def run_study(
         if worker:
             reporter.stage(f"worker {worker} of study '{config.name}': sampler seed {seed}")
         target = trials or config.budget.trials
-        return _optimize(study, storage, objective, loaded, dataset, space, target, reporter, guard, lock, trackers, meter)
+        return _optimize(study, storage, objective, loaded, dataset, space, target, reporter, guard, lock, trackers, meter,
+                         asked)
     except Exception as exc:
         fault = storage_fault(exc, loaded.storage)
         if fault is None:
             raise
-        raise UserError(f"{fault}; the trials told before it are kept: fix it and run the same command to resume") from exc
+        # stop as Ctrl-C does: the trial it hit was failed and queued again (_run_trial) if the storage answered;
+        # the report of what is done is written if the study can be read again
+        readable, why = (None, "the study was not created yet") if study is None else reread_after_fault(
+            loaded, reporter, asked)
+        if readable is None:
+            raise UserError(f"{fault}; no report could be written ({why}); {FAULT_RESUME}") from exc
+        return StudyRun(readable, loaded, dataset, space, time.monotonic() - started, True, fault=fault)
     finally:
         lock.close()
+
+
+FAULT_RESUME = "the trials told before it are kept: fix it and run the same command to resume"
+
+
+def reread_after_fault(loaded: LoadedStudy, reporter: Reporter, asked: set[int]) -> tuple[optuna.Study | None, str]:
+    """The study read again from a fresh connection after a storage fault, trying ``STORAGE_RETRIES`` more times
+    (waits 1, then 2 s) for a storage that comes back, with the trials of ``asked`` (this run's) that the fault left
+    RUNNING failed and queued again (as Ctrl-C does); else (None, why not). A SQLite database that no longer exists is not opened (that
+    would create an empty one)."""
+    database = sqlite_path(loaded.storage)
+    why = ""
+    for attempt in range(STORAGE_RETRIES + 1):
+        if database is not None and not database.is_file():
+            return None, f"the study database {database} is gone"
+        try:
+            storage = open_storage(loaded.storage)
+            study = optuna.load_study(study_name=loaded.config.name, storage=storage)
+            study_id = storage.get_study_id_from_name(loaded.config.name)
+            for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
+                if trial.number in asked:
+                    trial_id = storage.get_trial_id_from_study_id_trial_number(study_id, trial.number)
+                    storage.set_trial_user_attr(trial_id, "failure", f"{INTERRUPTED}: storage fault: its configuration "
+                                                "is queued again")
+                    storage.set_trial_state_values(trial_id, optuna.trial.TrialState.FAIL)
+                    requeue(study, storage.get_trial(trial_id))
+            return study, ""
+        except Exception as exc:  # the same faults as the run's, or a UserError from open_storage
+            why = storage_fault(exc, loaded.storage) or str(exc).splitlines()[0]
+        if attempt < STORAGE_RETRIES:
+            reporter.stage(f"reading the study again for its report: {why}: retrying ({attempt + 1}/{STORAGE_RETRIES})")
+            time.sleep(attempt + 1)
+    return None, f"the storage cannot be read: {why}"
 
 
 def _join(
@@ -304,11 +352,11 @@ def _run_trial(
 def _optimize(
     study: optuna.Study, storage: optuna.storages.RDBStorage, objective: TrialObjective, loaded: LoadedStudy,
     dataset: Dataset, space: SearchSpace, target: int, reporter: Reporter, guard: InterruptGuard, lock: StudyLock,
-    trackers: list[TrialCallback], meter: SpendingMeter,
+    trackers: list[TrialCallback], meter: SpendingMeter, asked: set[int],
 ) -> StudyRun:
     """Run trials until the study (all workers together) has ``target`` finished ones: under the lock, stale trials
     are failed, the finished and running trials counted, and the next trial asked, so no two workers claim the
-    last slot."""
+    last slot. ``asked`` collects the numbers of the trials it asks for (for :func:`reread_after_fault`)."""
     budget = loaded.config.budget
     start = time.monotonic()
     interrupted = False
@@ -363,6 +411,7 @@ def _optimize(
                             # this loop is the optimize loop: it keeps each asked trial's heartbeat (Heartbeat below)
                             warnings.filterwarnings("ignore", "Heartbeat of storage is supposed to be used with Study.optimize")
                             trial = study.ask()
+                            asked.add(trial.number)
                     frozen = _run_trial(study, trial, objective, Heartbeat(storage, study_id, trial.number), guard, lock,
                                         loaded.storage)
                     ran += 1
