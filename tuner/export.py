@@ -56,7 +56,7 @@ def export_document(
 
 
 def _env_value(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (str, dict)) else str(value)
 
 
 def write_export(path: str | Path, document: dict[str, Any]) -> Path:
@@ -117,7 +117,7 @@ def _read_env(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         if name not in RetrievalSettings.model_fields:
             raise UserError(f"{path}:{number}: {key}: not a retrieval setting (known: "
                             f"{', '.join(ENV_PREFIX + n.upper() for n in RetrievalSettings.model_fields)})")
-        if value.startswith('"'):
+        if value.startswith(('"', "{")):
             try:
                 value = json.loads(value)
             except ValueError:

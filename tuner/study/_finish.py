@@ -22,6 +22,7 @@ from tuner.study._config import LoadedStudy
 from tuner.study._check import check_study
 from tuner.study._front import directions_of, study_front
 from tuner.study._honest import pick_notes
+from tuner.study._inert import active_space
 from tuner.study._record import StudyRecord, TrialRecord
 from tuner.study._run import StudyRun, study_summary
 from tuner.study._samplers import build_sampler
@@ -110,6 +111,7 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     dataset = load_dataset(resolve_dataset(loaded.dataset))
     space = load_search_space(loaded.search_space_path)
     check_study(loaded, space, dataset)
+    space, inert = active_space(space, dataset, loaded.base_settings, reporter)
     cases = [c for c in dataset.golden if c.keypoints]
     keypoints = sum(len(c.keypoints) for c in cases)
     n_trials = trials or loaded.config.budget.trials
@@ -158,6 +160,7 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
         "generator_backend": loaded.generator.backend,
         "judge_backend": loaded.judge.backend,
         "cost": cost,
+        "inert_knobs": [knob.to_json() for knob in inert],
     }
     cap = loaded.config.budget.max_llm_calls
     reporter.stage(

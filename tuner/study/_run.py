@@ -30,6 +30,7 @@ from tuner.study._budget import BudgetSpent, SpendingMeter
 from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
 from tuner.study._faults import storage_fault
+from tuner.study._inert import active_space
 from tuner.study._interrupt import InterruptGuard
 from tuner.study._objective import TrialObjective
 from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
@@ -180,6 +181,7 @@ def run_study(
     dataset = load_dataset(resolve_dataset(loaded.dataset))
     space = load_search_space(loaded.search_space_path)
     check_study(loaded, space, dataset)
+    space, _ = active_space(space, dataset, loaded.base_settings, reporter)
     build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
     configure_embeddings(config.embedding, loaded.embedding_cache_url)  # an unavailable device fails here, before any output too
     fixed = {k: v for k, v in loaded.base_settings.model_dump().items() if k not in space.params}
