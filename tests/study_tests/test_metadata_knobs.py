@@ -92,4 +92,20 @@ def test_knobs_without_metadata_are_reported_and_kept_out_of_the_search(tiny_dat
 def test_with_metadata_nothing_is_kept_out(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     study_file = _study(tmp_path, Path("demo"), {**VERSIONS_SPACE, "top_k": {"type": "int", "low": 4, "high": 6}})
     assert main(["run", str(study_file), "--dry-run", "--json"]) == 0
-    assert [row["setting"] for row in json.loads(capsys.readouterr().out)["inert_knobs"]] == ["metadata_filter: current"]
+    # the demo dates every document, puts each stale edition in its current document's family, and marks status
+    assert json.loads(capsys.readouterr().out)["inert_knobs"] == []
+
+
+def test_the_filter_flags_are_derived_and_a_mapping_is_read_as_yaml(tiny_dataset_dir: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from tuner.cli import build_parser
+    from tuner.commands._common import settings_from_args
+
+    args = build_parser().parse_args(["eval", str(tiny_dataset_dir), "--metadata-filters", "{laptops: {doc_id: [aurora-x200]}}",
+                                      "--metadata-filter", "laptops"])
+    settings = settings_from_args(args)
+    assert settings.active_filter == {"doc_id": ["aurora-x200"]}
+    with pytest.raises(SystemExit) as exited:
+        main(["eval", str(tiny_dataset_dir), "--metadata-filters", "[not, a, mapping]"])
+    assert exited.value.code == 2
+    assert "--metadata-filters: expected a YAML mapping" in capsys.readouterr().err
