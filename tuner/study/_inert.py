@@ -85,3 +85,14 @@ def without_inert(space: SearchSpace, inert: list[InertKnob]) -> SearchSpace:
         params["metadata_filter"] = CategoricalParam(type="categorical", choices=[
             c for c in param.choices if c not in dropped] or [NO_FILTER])
     return SearchSpace(params, space.source)
+
+
+def enqueued_params(params: dict[str, Any], inert: list[InertKnob]) -> dict[str, Any]:
+    """An enqueued configuration without the values of inert knobs (they change nothing on this dataset, and a value
+    off the fixed one-choice distribution could not be enqueued); a ``metadata_filter`` that cannot act becomes
+    ``none``."""
+    fixed = {knob.setting for knob in inert}
+    kept = {name: value for name, value in params.items() if name not in fixed}
+    if f"metadata_filter: {kept.get('metadata_filter')}" in fixed:
+        kept["metadata_filter"] = NO_FILTER
+    return kept
