@@ -109,3 +109,12 @@ def test_the_filter_flags_are_derived_and_a_mapping_is_read_as_yaml(tiny_dataset
         main(["eval", str(tiny_dataset_dir), "--metadata-filters", "[not, a, mapping]"])
     assert exited.value.code == 2
     assert "--metadata-filters: expected a YAML mapping" in capsys.readouterr().err
+
+
+def test_an_enqueued_configuration_drops_what_cannot_act() -> None:
+    from tuner.study._inert import InertKnob, enqueued_params
+
+    inert = [InertKnob("version_policy", "all", "no family"), InertKnob("metadata_filter: current", "none", "no status")]
+    assert enqueued_params({"top_k": 3, "version_policy": "latest", "metadata_filter": "current"}, inert) == {
+        "top_k": 3, "metadata_filter": "none"}
+    assert enqueued_params({"metadata_filter": "corpus", "dedupe": 0.9}, inert) == {"metadata_filter": "corpus", "dedupe": 0.9}
