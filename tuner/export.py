@@ -21,6 +21,7 @@ import yaml
 from tuner import __version__
 from tuner.errors import UserError
 from tuner.io import atomic_write_text, read_yaml_mapping
+from tuner.retrieval import FILTER_FIELDS
 from tuner.settings import RetrievalSettings, settings_from_mapping
 
 FORMATS = (".yaml", ".yml", ".json", ".env")
@@ -56,7 +57,7 @@ def export_document(
 
 
 def _env_value(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (str, dict)) else str(value)
 
 
 def write_export(path: str | Path, document: dict[str, Any]) -> Path:
@@ -117,7 +118,7 @@ def _read_env(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         if name not in RetrievalSettings.model_fields:
             raise UserError(f"{path}:{number}: {key}: not a retrieval setting (known: "
                             f"{', '.join(ENV_PREFIX + n.upper() for n in RetrievalSettings.model_fields)})")
-        if value.startswith('"'):
+        if value.startswith(('"', "{")):
             try:
                 value = json.loads(value)
             except ValueError:
@@ -189,10 +190,30 @@ def _retriever_entry(entries: Mapping[str, Callable[[RetrievalSettings], dict[st
     return entries[settings.retriever](settings)
 
 
-def _langchain_dense(k: int) -> dict[str, Any]:
-    # no score_threshold: LangChain's FAISS turns an inner product p into the relevance score 1 − p, not tuner's cosine
+def _filter_untranslated(settings: RetrievalSettings, retriever: str) -> list[Untranslated]:
+    """What of the active ``metadata_filter`` the framework's export leaves out: all of it on a BM25 retriever (neither
+    framework's BM25 retriever filters), the BM25 half of a hybrid one, and chunk fields the framework does not know."""
+    wanted = settings.active_filter
+    rows: list[Untranslated] = []
+    if not wanted:
+        return rows
+    if settings.retriever in ("bm25", "hybrid"):
+        rows.append(("metadata_filter", settings.metadata_filter, f"{retriever} has no metadata filter: "
+                     + ("nothing is filtered" if settings.retriever == "bm25" else "only the dense retriever filters")
+                     + f"; filter the documents before building it ({wanted})"))
+    fields = [key for key in wanted if key in FILTER_FIELDS]
+    if fields:
+        rows.append(("metadata_filter", settings.metadata_filter, f"tuner chunk fields ({', '.join(fields)}): "
+                     "copy them into each document's metadata for the framework's filter to see them"))
+    return rows
+
+
+def _langchain_dense(k: int, wanted: Mapping[str, Any]) -> dict[str, Any]:
+    # no score_threshold: LangChain's FAISS turns an inner product p into the relevance score 1 − p, not tuner's cosine.
+    # FAISS's dict filter keeps a document whose metadata equals each value, or is in each list: tuner's rule
+    search: dict[str, Any] = {"k": k, **({"filter": dict(wanted)} if wanted else {})}
     return {"class": "langchain_community.vectorstores.FAISS", "distance_strategy": "MAX_INNER_PRODUCT",
-            "as_retriever": {"search_type": "similarity", "search_kwargs": {"k": k}}}
+            "as_retriever": {"search_type": "similarity", "search_kwargs": search}}
 
 
 def _langchain_bm25(k: int) -> dict[str, Any]:
@@ -201,10 +222,10 @@ def _langchain_bm25(k: int) -> dict[str, Any]:
 
 LANGCHAIN_RETRIEVERS: dict[str, Callable[[RetrievalSettings], dict[str, Any]]] = {
     "bm25": lambda s: _langchain_bm25(s.top_k),
-    "dense": lambda s: _langchain_dense(s.top_k),
+    "dense": lambda s: _langchain_dense(s.top_k, s.active_filter),
     "hybrid": lambda s: {
         "class": "langchain.retrievers.EnsembleRetriever", "weights": [round(1 - s.hybrid_weight, 6), s.hybrid_weight],
-        "retrievers": [_langchain_bm25(s.candidate_depth), _langchain_dense(s.candidate_depth)]},
+        "retrievers": [_langchain_bm25(s.candidate_depth), _langchain_dense(s.candidate_depth, s.active_filter)]},
 }
 
 
@@ -224,11 +245,23 @@ def _langchain(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untran
     if settings.reranker.startswith("cross-encoder:") and settings.rerank_strength > 0:
         native["reranker"] = {"class": "langchain.retrievers.document_compressors.CrossEncoderReranker",
                               "model": settings.reranker.split(":", 1)[1], "top_n": settings.top_k}
-    return native, _untranslated(settings, "EnsembleRetriever fuses ranks (weighted reciprocal rank fusion)", cutoff=False)
+    return native, (_untranslated(settings, "EnsembleRetriever fuses ranks (weighted reciprocal rank fusion)", cutoff=False)
+                    + _filter_untranslated(settings, "BM25Retriever"))
 
 
-def _llamaindex_dense(k: int) -> dict[str, Any]:
-    return {"class": "llama_index.core.VectorStoreIndex.as_retriever", "similarity_top_k": k}
+def _llamaindex_filters(wanted: Mapping[str, Any]) -> dict[str, Any]:
+    """``MetadataFilters`` all of whose filters must hold (``condition: and``): ``ExactMatchFilter`` for one value,
+    ``MetadataFilter`` with ``operator: in`` for a list."""
+    filters = [{"class": "llama_index.core.vector_stores.MetadataFilter", "key": key, "value": value, "operator": "in"}
+               if isinstance(value, list) else
+               {"class": "llama_index.core.vector_stores.ExactMatchFilter", "key": key, "value": value}
+               for key, value in wanted.items()]
+    return {"class": "llama_index.core.vector_stores.MetadataFilters", "filters": filters, "condition": "and"}
+
+
+def _llamaindex_dense(k: int, wanted: Mapping[str, Any]) -> dict[str, Any]:
+    return {"class": "llama_index.core.VectorStoreIndex.as_retriever", "similarity_top_k": k,
+            **({"filters": _llamaindex_filters(wanted)} if wanted else {})}
 
 
 def _llamaindex_bm25(k: int) -> dict[str, Any]:
@@ -237,11 +270,11 @@ def _llamaindex_bm25(k: int) -> dict[str, Any]:
 
 LLAMAINDEX_RETRIEVERS: dict[str, Callable[[RetrievalSettings], dict[str, Any]]] = {
     "bm25": lambda s: _llamaindex_bm25(s.top_k),
-    "dense": lambda s: _llamaindex_dense(s.top_k),
+    "dense": lambda s: _llamaindex_dense(s.top_k, s.active_filter),
     "hybrid": lambda s: {
         "class": "llama_index.core.retrievers.QueryFusionRetriever", "mode": "relative_score", "num_queries": 1,
         "similarity_top_k": s.top_k, "retriever_weights": [round(1 - s.hybrid_weight, 6), s.hybrid_weight],
-        "retrievers": [_llamaindex_bm25(s.candidate_depth), _llamaindex_dense(s.candidate_depth)]},
+        "retrievers": [_llamaindex_bm25(s.candidate_depth), _llamaindex_dense(s.candidate_depth, s.active_filter)]},
 }
 
 
@@ -262,7 +295,8 @@ def _llamaindex(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untra
         native.setdefault("node_postprocessors", []).append({
             "class": "llama_index.core.postprocessor.SentenceTransformerRerank",
             "model": settings.reranker.split(":", 1)[1], "top_n": settings.top_k})
-    return native, _untranslated(settings, "QueryFusionRetriever(mode='relative_score') min-max scales each list first", cutoff)
+    return native, (_untranslated(settings, "QueryFusionRetriever(mode='relative_score') min-max scales each list first", cutoff)
+                    + _filter_untranslated(settings, "BM25Retriever"))
 
 
 FRAMEWORKS = {"langchain": _langchain, "llamaindex": _llamaindex}

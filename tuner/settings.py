@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.fields import FieldInfo
@@ -16,6 +16,12 @@ from tuner.io import read_yaml_mapping
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_RERANKER = "embedding-maxsim"
 
+
+FilterValue = Union[str, int, float, bool, list[Union[str, int, float, bool]]]
+MetadataFilter = dict[str, FilterValue]
+"""A metadata filter: per key, the value a chunk's field or document metadata must equal, or a list of them
+(:func:`tuner.retrieval.filter_mask`)."""
+NO_FILTER = "none"
 
 Stage = Literal["chunking", "encoding", "first_stage", "rerank", "final_ranking"]
 STAGES: tuple[Stage, ...] = ("chunking", "encoding", "first_stage", "rerank", "final_ranking")
@@ -79,6 +85,14 @@ class RetrievalSettings(BaseModel):
     candidate_depth: int = _knob(
         "first_stage", 50, "first-stage candidates kept and reranked per question", ge=1, le=10_000
     )
+    metadata_filter: str = _knob(
+        "first_stage", NO_FILTER, f"name of the metadata_filters entry the first stage searches within ({NO_FILTER} = every chunk)"
+    )
+    metadata_filters: dict[str, MetadataFilter] = _knob(
+        "first_stage", {},
+        "named metadata filters, e.g. '{current: {status: current}}' (a study file's filters:); a chunk passes a filter "
+        "when its field or its document's metadata equals the value (or one of a list) of every key",
+    )
     embedding_model: str = _knob(
         "encoding", DEFAULT_EMBEDDING_MODEL,
         "sentence-transformers model name or local path, or an endpoint: openai:MODEL@BASE_URL",
@@ -97,6 +111,15 @@ class RetrievalSettings(BaseModel):
         # the final ranking picks from the first stage's candidates: more than it keeps cannot be returned
         if self.top_k > self.candidate_depth:
             raise ValueError(f"top_k ({self.top_k}) exceeds candidate_depth ({self.candidate_depth})")
+        return self
+
+    @model_validator(mode="after")
+    def _known_filter(self) -> RetrievalSettings:
+        if NO_FILTER in self.metadata_filters:
+            raise ValueError(f"metadata_filters: '{NO_FILTER}' is reserved for no filter; name the filter otherwise")
+        if self.metadata_filter != NO_FILTER and self.metadata_filter not in self.metadata_filters:
+            raise ValueError(f"metadata_filter: unknown filter '{self.metadata_filter}' (defined: "
+                             f"{', '.join([NO_FILTER, *self.metadata_filters])})")
         return self
 
     @field_validator("query_prompt", "document_prompt")
@@ -128,6 +151,11 @@ class RetrievalSettings(BaseModel):
     def stage(self, stage: Stage) -> dict[str, Any]:
         """This configuration's settings of ``stage``, by name."""
         return {name: getattr(self, name) for name in stage_fields(stage)}
+
+    @property
+    def active_filter(self) -> MetadataFilter:
+        """The definition of ``metadata_filter`` (empty for ``none``): what the first stage's candidates depend on."""
+        return {} if self.metadata_filter == NO_FILTER else self.metadata_filters[self.metadata_filter]
 
     @property
     def ranking(self) -> Ranking:

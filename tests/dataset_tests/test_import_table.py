@@ -213,3 +213,28 @@ def test_saved_huggingface_dataset(tmp_path: Path) -> None:
     assert [c["id"] for c in import_table(tmp_path / "two", table_mapping("squad"), split="validation").golden] == ["en-1"]
     with pytest.raises(UserError, match=r"two: pick one of the splits train, validation with --split$"):
         import_table(tmp_path / "two", table_mapping("squad"))
+
+
+def test_date_family_and_status_columns_become_the_context_documents_metadata(tmp_path: Path) -> None:
+    source = tmp_path / "kb.csv"
+    source.write_text("q,a,ctx,published,doc,state\n"
+                      "How long is the warranty?,2 years,All laptops carry a 2-year warranty.,2024年3月1日,warranty,current\n"
+                      "How long was the warranty?,1 year,All laptops carry a 1-year warranty.,2022-01-05,warranty,\n", "utf-8")
+    mapping = table_mapping(columns="question=q,answer=a,contexts=ctx,date=published,family=doc,status=state")
+    result = import_table(source, mapping)
+    assert [doc["metadata"] for doc in result.corpus] == [
+        {"date": "2024-03-01", "family": "warranty", "status": "current"}, {"date": "2022-01-05", "family": "warranty"}]
+    corpus = tmp_path / "corpus.csv"
+    corpus.write_text("doc_id,text,date\nw,All laptops carry a 2-year warranty.,2024-03-01\n", "utf-8")
+    (tmp_path / "q.csv").write_text("q,a,rel\nHow long?,2 years,w\n", "utf-8")
+    named = import_table(tmp_path / "q.csv", table_mapping(columns="question=q,answer=a,relevant_doc_ids=rel"), corpus)
+    assert named.corpus[0]["metadata"] == {"date": "2024-03-01"}
+
+
+def test_a_bad_date_is_one_line_naming_the_row_and_nothing_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = tmp_path / "kb.csv"
+    source.write_text("q,a,ctx,published\nX?,y,some text,2024-02-30\n", "utf-8")
+    assert main(["import", "table", str(source), str(tmp_path / "out"), "--map", "question=q,answer=a,contexts=ctx,date=published"]) == 2
+    assert capsys.readouterr().err.strip() == (f"tuner: error: {source}:2: column 'published' (date): '2024-02-30' is not a date "
+                                               "(ISO 8601 such as 2024-03-01, or 2024年3月1日)")
+    assert not (tmp_path / "out").exists()

@@ -62,3 +62,25 @@ def test_version_knobs_are_listed_as_not_translated_only_when_they_act(tmp_path:
                          dedupe=0.9)
     assert {"version_policy", "recency_weight", "dedupe"} <= {row["setting"] for row in doc["not_translated"]}
     assert "half-life 30 days" in text and doc["settings"]["version_policy"] == "latest"
+
+
+FILTERS = {"current": {"status": "current", "lang": ["en", "de"]}}
+
+
+def test_a_metadata_filter_is_written_where_the_framework_has_one_and_listed_where_not(tmp_path: Path) -> None:
+    _, langchain = _written(tmp_path, "langchain", retriever="dense", metadata_filters=FILTERS, metadata_filter="current")
+    native: dict = langchain["native"]  # type: ignore[assignment]
+    assert native["retriever"]["as_retriever"]["search_kwargs"] == {"k": 5, "filter": FILTERS["current"]}
+    assert "metadata_filter" not in {row["setting"] for row in langchain["not_translated"]}  # type: ignore[union-attr]
+    _, llama = _written(tmp_path, "llamaindex", retriever="hybrid", metadata_filters=FILTERS, metadata_filter="current")
+    dense = llama["native"]["retriever"]["retrievers"][1]  # type: ignore[index]
+    assert dense["filters"] == {"class": "llama_index.core.vector_stores.MetadataFilters", "condition": "and", "filters": [
+        {"class": "llama_index.core.vector_stores.ExactMatchFilter", "key": "status", "value": "current"},
+        {"class": "llama_index.core.vector_stores.MetadataFilter", "key": "lang", "value": ["en", "de"], "operator": "in"}]}
+    rows = [row for row in llama["not_translated"] if row["setting"] == "metadata_filter"]  # type: ignore[union-attr]
+    assert len(rows) == 1 and "only the dense retriever filters" in rows[0]["why"]
+    _, bm25 = _written(tmp_path, "langchain", retriever="bm25", metadata_filters=FILTERS, metadata_filter="current")
+    assert "filter" not in str(bm25["native"]["retriever"])  # type: ignore[index]
+    assert any("nothing is filtered" in row["why"] for row in bm25["not_translated"])  # type: ignore[union-attr]
+    _, unfiltered = _written(tmp_path, "langchain", retriever="dense", metadata_filters=FILTERS)
+    assert "filter" not in unfiltered["native"]["retriever"]["as_retriever"]["search_kwargs"]  # type: ignore[index]

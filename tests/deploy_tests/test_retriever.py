@@ -91,7 +91,8 @@ def test_every_front_trial_exported_and_rebuilt_returns_the_chunks_its_evaluatio
         versioned += measured.recency_weight > 0 and measured.dedupe < 1
         assert "0000000" not in exported.read_text()  # floats rounded to the search space's step
     assert blended, "the front should hold a trial that blends reranker scores"
-    assert versioned, "the enqueued trial uses recency, dedupe and version_policy latest"
+    # version_policy cannot act here (each document is its own family, so none is stale): the run fixes it at all
+    assert versioned, "the enqueued trial uses recency and dedupe"
     for framework in ("langchain", "llamaindex"):
         native = tmp_path / f"{framework}.yaml"
         assert main(["export", str(study_file), "--pick", "knee", "--format", framework, "-o", str(native)]) == 0

@@ -121,3 +121,28 @@ def test_undefined_interval_bounds_are_left_out() -> None:
     ))
     assert summarize_study(study).points[1].ci == {}
     assert "#1" in render_report(study)
+
+
+def test_compare_shows_both_fronts_their_hypervolumes_and_the_knobs_each_front_uses(tmp_path: Path) -> None:
+    from tests.report_tests.synthetic import build_study, sqlite_storage
+    from tuner.pareto import default_reference, front_entries, hypervolume
+    from tuner.report import render_report, summarize_study
+    from tuner.report._html import knobs_used
+
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "theirs").mkdir()
+    ours = build_study(sqlite_storage(tmp_path / "ours"), seed=7)
+    theirs = build_study(sqlite_storage(tmp_path / "theirs"), seed=11)
+    page = render_report(ours, compare=theirs)
+    assert "6. Side by side with study &#x27;synthetic&#x27;" in page and 'id="compare"' in page
+    a, b = summarize_study(ours), summarize_study(theirs)
+    reference = default_reference([*a.points, *b.points], a.directions)
+    for summary in (a, b):
+        assert f"{hypervolume(summary.points, summary.directions, reference):.4f}" in page
+    front = front_entries(a.points, a.directions, a.noise_floor)
+    used = knobs_used(front)
+    assert used["top_k"] == sum(e.params["top_k"] != 5 for e in front)
+    assert used["retriever"] == sum(e.params["retriever"] != "hybrid" for e in front)
+    assert "chunk_unit" not in used  # not searched
+    assert f"top_k ({used['top_k']}/{len(front)})" in page
+    assert "6. Side by side" not in render_report(ours)

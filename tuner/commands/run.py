@@ -23,6 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pick", help="pick rule for the exported config: knee, min-delta or cheapest (default: the study file's pick)")
     parser.add_argument("--min-recall", type=float, metavar="X", help="recall floor for --pick min-delta")
     parser.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    parser.add_argument("--compare", metavar="OTHER.yaml",
+                        help="show this study's front beside another study's in the report (e.g. the same study without the version knobs)")
     parser.add_argument("--json", action="store_true", help="print a machine-readable summary on stdout (progress stays on stderr)")
 
 
@@ -49,6 +51,13 @@ def run(args: argparse.Namespace) -> int:
         return 0
     # Ctrl-C: the first stops the run cleanly and still writes what is done; the second exits at once. A storage
     # fault stops it the same way, with exit 2 (run_study reads the study again for the report, if it can)
+    report = None if args.no_report else write_report
+    if args.compare and report is not None:
+        from functools import partial
+
+        from tuner.study import load_study, load_study_file
+
+        report = partial(write_report, compare=load_study(load_study_file(args.compare)))
     with InterruptGuard() as guard:
         try:
             result = run_study(loaded, args.trials, reporter, guard=guard)
@@ -58,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
             print("tuner: interrupted", file=sys.stderr)
             _exit_interrupted()
         try:
-            outputs = finish(result, rule, min_recall, None if args.no_report else write_report, reporter)
+            outputs = finish(result, rule, min_recall, report, reporter)
         except Exception as exc:
             cause = storage_fault(exc, loaded.storage)
             if cause is None:

@@ -25,11 +25,17 @@ from tuner.embedding import CachedEncoder, ServingStore, get_encoder
 from tuner.text import Language, detect_language
 from tuner.export import ExportedConfig, read_export
 from tuner.rerank import Reranker
-from tuner.retrieval import RETRIEVERS, ChunkTable, ChunkVersions, FirstStage, RetrievalPipeline, chunk_versions, final_ranking
+from tuner.retrieval import (
+    RETRIEVERS,
+    ChunkTable,
+    ChunkVersions,
+    FirstStage,
+    RetrievalPipeline,
+    chunk_versions,
+    filter_mask,
+    final_ranking,
+)
 from tuner.settings import RetrievalSettings
-
-FILTER_FIELDS = ("doc_id", "title", "source", "kind", "severity")
-"""Chunk fields a ``filters`` mapping may name; any other key is looked up in the document's metadata."""
 
 Corpus = str | Path | Dataset | Sequence[Document]
 """A dataset folder (or ``demo``), a loaded :class:`Dataset`, or documents."""
@@ -140,15 +146,15 @@ class Retriever:
         return int((~self._index.table.is_conflict).sum())
 
     def _allowed(self, index: _Index, filters: Mapping[str, Any] | None) -> np.ndarray:
-        allowed: np.ndarray = ~index.table.is_conflict
-        for key, wanted in (filters or {}).items():
-            values = wanted if isinstance(wanted, list) else [wanted]
-            if key in FILTER_FIELDS:
-                column = [getattr(chunk, key) for chunk in index.table.chunks]
-            else:
-                column = [index.documents[c.doc_id].metadata.get(key) if c.doc_id in index.documents else None
-                          for c in index.table.chunks]
-            allowed &= np.array([value in values for value in column], dtype=bool)
+        """The chunks a request may get: corpus chunks passing the configured ``metadata_filter`` (as in the trial)
+        and the request's own ``filters``."""
+        def metadata_of(doc_id: str) -> Mapping[str, Any]:
+            document = index.documents.get(doc_id)
+            return document.metadata if document is not None else {}
+
+        chunks = index.table.chunks
+        allowed: np.ndarray = ~index.table.is_conflict & filter_mask(chunks, metadata_of, self.settings.active_filter)
+        allowed &= filter_mask(chunks, metadata_of, filters or {})
         return allowed
 
     def retrieve(self, query: str, top_k: int | None = None, filters: Mapping[str, Any] | None = None) -> list[RetrievedChunk]:
@@ -156,8 +162,9 @@ class Retriever:
 
         ``top_k`` (at most ``candidate_depth``) overrides the configured one; ``filters`` keeps chunks whose
         field (``doc_id``, ``title``, ``source``, ``kind``, ``severity``) or document metadata equals the
-        value, or one of the values of a list; every key must match. Filtering happens before the first
-        stage, so a filtered query still gets up to ``top_k`` chunks."""
+        value, or one of the values of a list; every key must match (:func:`tuner.retrieval.filter_mask`), on top of
+        the configured ``metadata_filter``. Filtering happens before the first stage, so a filtered query still gets
+        up to ``top_k`` chunks."""
         k = self.settings.top_k if top_k is None else top_k
         if not 1 <= k <= self.settings.candidate_depth:
             raise ValueError(f"top_k must be between 1 and candidate_depth ({self.settings.candidate_depth}), got {k}")

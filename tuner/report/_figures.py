@@ -212,3 +212,25 @@ def importance_figure(study: optuna.Study, summary: StudySummary) -> Figure:
     _layout(fig, "Parameter importances per objective (PED-ANOVA)", height=360)
     fig.update_layout(margin={"l": 130})
     return Figure(fig)
+
+
+COMPARE_COLORS = (FRONT_COLOR, PRUNED_COLOR)
+
+
+def compare_figure(fronts: Mapping[str, Sequence[FrontEntry]], names: Sequence[str]) -> Figure:
+    """The fronts of two studies (name → front) on the first two objectives ``names``, with 95% error bars."""
+    if not any(fronts.values()):
+        return Figure(None, "neither study has a complete trial yet")
+    x, y = names[0], names[1]
+    fig = go.Figure()
+    for (study, entries), color in zip(fronts.items(), COMPARE_COLORS):
+        ordered = sorted(entries, key=lambda e: e.values[x])
+        fig.add_trace(go.Scatter(
+            x=[e.values[x] for e in ordered], y=[e.values[y] for e in ordered], mode="lines+markers", name=study,
+            line={"shape": "hv", "color": color}, marker={"color": color, "size": 9},
+            error_x=_bars(ordered, x), error_y=_bars(ordered, y), text=[f"#{e.number}" for e in ordered],
+            hovertemplate="%{text}: %{x:.3f}, %{y:.3f}<extra>" + study + "</extra>",
+        ))
+    fig.update_xaxes(title=label(x))
+    fig.update_yaxes(title=label(y))
+    return Figure(_layout(fig, "Fronts side by side"))

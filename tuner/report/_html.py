@@ -29,6 +29,7 @@ from tuner.pareto import (
 )
 from tuner.report._figures import (
     Figure,
+    compare_figure,
     front_figure,
     hypervolume_figure,
     importance_figure,
@@ -36,7 +37,7 @@ from tuner.report._figures import (
     sweet_spot_figure,
 )
 from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
-from tuner.settings import format_settings
+from tuner.settings import RetrievalSettings, format_settings
 from tuner.study import TrialRecord, pick_notes
 
 STATE_WORDS = {"complete": "complete", "pruned": "pruned", "repeated": "repeated configurations not evaluated again",
@@ -205,8 +206,46 @@ def _picks_section(
     return overview + _table(header, rows, text_columns=[0])
 
 
+def knobs_used(entries: Sequence[FrontEntry]) -> dict[str, int]:
+    """Per setting searched, how many front members set it off its built-in default (``RetrievalSettings``): the
+    knobs the front uses (``version_policy`` 3 = three front members drop stale versions)."""
+    fields = RetrievalSettings.model_fields
+    used: dict[str, int] = {}
+    for entry in entries:
+        for name, value in entry.params.items():
+            if name in fields and value != fields[name].default:
+                used[name] = used.get(name, 0) + 1
+    return used
+
+
+def _compare_section(study: optuna.Study, summary: StudySummary, entries: Sequence[FrontEntry], other: optuna.Study) -> str:
+    """``study``'s front beside ``other``'s (a study of the same objectives, e.g. without the version knobs): both
+    fronts in one figure, each one's hypervolume against one reference point, and the knobs each front uses."""
+    theirs = summarize_study(other)
+    if list(theirs.directions) != list(summary.directions):
+        raise UserError(f"--compare: study {theirs.name!r} has objectives {list(theirs.directions)}, "
+                        f"not {list(summary.directions)}")
+    their_entries = front_entries(theirs.points, theirs.directions, theirs.noise_floor) if theirs.points else []
+    points = [*summary.points, *theirs.points]
+    reference = default_reference(points, summary.directions) if points else {}
+    names = list(summary.directions)
+    rows = []
+    for name, shown, front in ((summary.name, summary, entries), (theirs.name, theirs, their_entries)):
+        volume = hypervolume(shown.points, summary.directions, reference) if shown.points else 0.0
+        used = knobs_used(front)
+        rows.append([name, f"{len(front)} of {len(shown.points)}", f"{volume:.4f}",
+                     "; ".join(f"#{e.number} " + ", ".join(_value(e, n) for n in names) for e in front),
+                     ", ".join(f"{knob} ({count}/{len(front)})" for knob, count in sorted(used.items())) or "none"])
+    figure = compare_figure({summary.name: entries, theirs.name: their_entries}, names)
+    note = (f'<p class="note">hypervolume against one reference point ({format_settings(reference)}); a knob is used '
+            "when a front member sets it off its built-in default.</p>")
+    return _figure_html(figure, "compare") + _table(
+        ["study", "front of complete", "hypervolume", "front", "knobs the front uses"], rows, text_columns=[0, 3, 4]) + note
+
+
 def render_report(
-    study: optuna.Study, picks: Mapping[str, int] | None = None, storage_url: str | None = None
+    study: optuna.Study, picks: Mapping[str, int] | None = None, storage_url: str | None = None,
+    compare: optuna.Study | None = None,
 ) -> str:
     """The report of ``study`` as one HTML page (see ``write_report``)."""
     summary = summarize_study(study)
@@ -232,6 +271,8 @@ def render_report(
         ("4. Parameter importances", _figure_html(importance_figure(study, summary), "importances")),
         ("5. Picked configurations by category", _picks_section(chosen, summary, records, study)),
     ]
+    if compare is not None:
+        sections.append((f"6. Side by side with study '{compare.study_name}'", _compare_section(study, summary, entries, compare)))
     body = _header(summary, final_hv, storage_url) + _warnings(records) + "".join(
         f"<section><h2>{_esc(title)}</h2>{content}</section>" for title, content in sections
     )
@@ -244,7 +285,8 @@ def render_report(
 
 
 def write_report(
-    study: optuna.Study, path: Path, picks: Mapping[str, int] | None = None, storage_url: str | None = None
+    study: optuna.Study, path: Path, picks: Mapping[str, int] | None = None, storage_url: str | None = None,
+    compare: optuna.Study | None = None,
 ) -> Path:
     """Write the study report to ``path`` atomically and return ``path``.
 
@@ -252,7 +294,9 @@ def write_report(
     header (name, trial counts, noise floor, calls spent, optuna-dashboard command — exact when
     ``storage_url`` is given), 1. front with 95% error bars, ε-ties and pruned trials, 2. hypervolume
     history, 3. objectives against top_k, 4. parameter importances per objective, 5. the ``picks``
-    (rule name → trial number; default: the knee and its cheapest ε-tie) per category.
+    (rule name → trial number; default: the knee and its cheapest ε-tie) per category, and with ``compare`` (a study
+    of the same objectives, e.g. the same study file without the version knobs) 6. both fronts side by side, their
+    hypervolumes against one reference and the knobs each front uses.
     """
-    atomic_write_text(path, render_report(study, picks, storage_url))
+    atomic_write_text(path, render_report(study, picks, storage_url, compare))
     return Path(path)

@@ -12,7 +12,8 @@ vectors            ``embedding_model``, the prompt (document or query), the infe
 BM25 index         chunks key, text layer, k1, b
 HNSW index         content hash of the chunk vectors, HNSW parameters
 candidates         chunks key, text layer, index view, the first-stage group (``retriever``, ``candidate_depth``
-                   and the settings its ``RETRIEVERS`` entry reads: ``dense_index``, ``hybrid_weight``); for a
+                   and the settings its ``RETRIEVERS`` entry reads: ``dense_index``, ``hybrid_weight``; the active
+                   ``metadata_filter``'s definition); for a
                    retriever that needs vectors also the content hash of the chunk and question vectors
 rerank scores      candidates key, the rerank group (``reranker``), ``encoding`` (model and both prompts), the inference backend
                    when its vectors differ from torch's (``embedding.backend: onnx-int8``)
@@ -57,11 +58,14 @@ def hnsw_key(vectors: np.ndarray) -> str:
 def stage_key(settings: RetrievalSettings, stage: Stage) -> str:
     """The part of every key below that one stage's settings decide: the whole group of ``stage``, except that
     the first stage keeps only what its retriever reads (``RETRIEVERS``: BM25 candidates do not depend on
-    ``hybrid_weight``) and chunking adds the tokenizer's model when it counts tokens."""
+    ``hybrid_weight``) plus the definition of the active ``metadata_filter``, and chunking adds the tokenizer's model
+    when it counts tokens."""
     values = settings.stage(stage)
     if stage == "first_stage":
         reads = {"retriever", "candidate_depth", *RETRIEVERS[settings.retriever].reads}
         values = {name: value for name, value in values.items() if name in reads}
+        if settings.active_filter:  # the filter's definition, not its name; with none the keys predate filters
+            values["metadata_filter"] = settings.active_filter
     elif stage == "chunking":
         values["tokenizer"] = settings.chunking[3]
     return content_key(stage, values)

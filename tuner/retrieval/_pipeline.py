@@ -14,6 +14,7 @@ from tuner.embedding import CachedEncoder, get_encoder
 from tuner.progress import Reporter, SilentReporter
 from tuner.rerank import Reranker, build_reranker
 from tuner.retrieval._base import RETRIEVERS, FirstStage
+from tuner.retrieval._filter import filter_mask
 from tuner.retrieval._keys import candidates_key, candidates_memo, rerank_key, reranker_memo, retriever_memo, table_memo
 from tuner.retrieval._ranking import ChunkVersions, chunk_versions, final_ranking
 from tuner.retrieval._table import ChunkTable, load_chunk_table
@@ -148,13 +149,22 @@ class RetrievalPipeline:
         if key not in self._candidates:
 
             def build(folder: Path) -> None:
-                table = self.table(settings)
-                hits = self.retriever(settings).search(self.queries, settings.candidate_depth, table.mask(view))
+                hits = self.retriever(settings).search(self.queries, settings.candidate_depth, self.searched(settings, view))
                 _save_arrays(folder, indices=hits.indices, scores=hits.scores)
 
             arrays = self.cache.get_or_build("candidates", key, build, _load_arrays)
             self._candidates[key] = Candidates(arrays["indices"], arrays["scores"], key)
         return self._candidates[key]
+
+    def searched(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray | None:
+        """The chunks the first stage searches: those of index ``view`` (``ChunkTable.mask``) that pass ``settings``'
+        ``metadata_filter`` (:func:`tuner.retrieval.filter_mask` over the corpus and conflicting documents' metadata)."""
+        table = self.table(settings)
+        visible = table.mask(view)
+        if not settings.active_filter:
+            return visible
+        passing = filter_mask(table.chunks, self.dataset.metadata_of, settings.active_filter)
+        return passing if visible is None else visible & passing
 
     def rerank_scores(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray:
         candidates = self.candidates(settings, view)

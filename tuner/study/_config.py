@@ -16,7 +16,7 @@ from tuner.judging import JudgeConfig, LexicalJudgeConfig, parse_judge_config
 from tuner.llm import LLMConfig
 from tuner.noise import NoiseConfig
 from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUSTNESS_OBJECTIVES, Direction
-from tuner.settings import RetrievalSettings, settings_from_mapping
+from tuner.settings import MetadataFilter, RetrievalSettings, settings_from_mapping
 from tuner.study._tracking import TrackingConfig
 from tuner.encoders import EmbeddingOptions
 from tuner.stats import SpendingKind
@@ -115,6 +115,9 @@ class StudyConfig(_Strict):
     objectives: list[str] = Field(default_factory=lambda: list(REQUIRED), min_length=2)
     constraints: ConstraintsConfig = ConstraintsConfig()
     settings: dict[str, Any] = Field(default_factory=dict, description="fixed retrieval settings")
+    filters: dict[str, MetadataFilter] = Field(
+        default_factory=dict, description="named metadata filters the metadata_filter setting (or a space over it) chooses from"
+    )
     generator: GeneratorConfig = Field(default_factory=ExtractiveGeneratorConfig)
     judge: JudgeConfig = Field(default_factory=LexicalJudgeConfig)
     noise: NoiseConfig = NoiseConfig()
@@ -149,7 +152,9 @@ class LoadedStudy:
         self.judge: JudgeConfig = config.judge
         # the built-in demos declare no models; reading their manifest would generate them just to load a study
         defaults = {} if is_builtin(self.dataset) else manifest_model_defaults(self.dataset)
-        self.base_settings: RetrievalSettings = settings_from_mapping(config.settings, f"{path}: settings", defaults)
+        # the filters travel in the settings, so every trial, and the config exported from it, carries their definitions
+        fixed = {**config.settings, "metadata_filters": config.filters} if config.filters else config.settings
+        self.base_settings: RetrievalSettings = settings_from_mapping(fixed, f"{path}: settings", defaults)
         unknown = [o for o in config.objectives if o not in OBJECTIVES]
         if unknown:
             raise UserError(f"{path}: objectives: unknown {unknown} (known: {', '.join(OBJECTIVES)})")

@@ -22,6 +22,7 @@ from tuner.study._config import LoadedStudy
 from tuner.study._check import check_study
 from tuner.study._front import directions_of, study_front
 from tuner.study._honest import pick_notes
+from tuner.study._inert import InertKnob, active_space, enqueued_params
 from tuner.study._record import StudyRecord, TrialRecord
 from tuner.study._run import StudyRun, study_summary
 from tuner.study._samplers import build_sampler
@@ -35,7 +36,9 @@ VERDICT_WORDS = 20
 CALIBRATION_RUNS = 3
 
 
-def planned_settings(loaded: LoadedStudy, space: SearchSpace, n_trials: int) -> tuple[list[RetrievalSettings], str]:
+def planned_settings(
+    loaded: LoadedStudy, space: SearchSpace, n_trials: int, inert: list[InertKnob] | None = None
+) -> tuple[list[RetrievalSettings], str]:
     """The configurations a run of ``n_trials`` would try first, and how they were chosen: the enqueued ones, then the
     grid sampler's own order, or draws at random with the sampler's seed, as the start-up phase of TPE, NSGA-II and GP
     draws them (their later trials follow the results, which a dry run does not have)."""
@@ -43,7 +46,7 @@ def planned_settings(loaded: LoadedStudy, space: SearchSpace, n_trials: int) -> 
     grid = sampler_config.name == "grid"
     sampler = build_sampler(sampler_config, space) if grid else optuna.samplers.RandomSampler(seed=sampler_config.seed)
     study = optuna.create_study(sampler=sampler)
-    enqueued = loaded.config.enqueue[:n_trials]
+    enqueued = [enqueued_params(params, inert or []) for params in loaded.config.enqueue[:n_trials]]
     for params in enqueued:
         study.enqueue_trial(params)
     planned = []
@@ -110,10 +113,11 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     dataset = load_dataset(resolve_dataset(loaded.dataset))
     space = load_search_space(loaded.search_space_path)
     check_study(loaded, space, dataset)
+    space, inert = active_space(space, dataset, loaded.base_settings, reporter)
     cases = [c for c in dataset.golden if c.keypoints]
     keypoints = sum(len(c.keypoints) for c in cases)
     n_trials = trials or loaded.config.budget.trials
-    planned, how = planned_settings(loaded, space, n_trials)
+    planned, how = planned_settings(loaded, space, n_trials, inert)
     question_words = sum(word_count(c.question) for c in cases) / max(len(cases), 1)
     variants = 2
     generator_calls = variants * len(cases)
@@ -158,6 +162,7 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
         "generator_backend": loaded.generator.backend,
         "judge_backend": loaded.judge.backend,
         "cost": cost,
+        "inert_knobs": [knob.to_json() for knob in inert],
     }
     cap = loaded.config.budget.max_llm_calls
     reporter.stage(

@@ -30,6 +30,7 @@ from tuner.study._budget import BudgetSpent, SpendingMeter
 from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
 from tuner.study._faults import storage_fault
+from tuner.study._inert import InertKnob, active_space, enqueued_params
 from tuner.study._interrupt import InterruptGuard
 from tuner.study._objective import TrialObjective
 from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
@@ -185,6 +186,7 @@ def run_study(
     dataset = load_dataset(resolve_dataset(loaded.dataset))
     space = load_search_space(loaded.search_space_path)
     check_study(loaded, space, dataset)
+    space, inert = active_space(space, dataset, loaded.base_settings, reporter)
     build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
     configure_embeddings(config.embedding, loaded.embedding_cache_url)  # an unavailable device fails here, before any output too
     fixed = {k: v for k, v in loaded.base_settings.model_dump().items() if k not in space.params}
@@ -205,7 +207,8 @@ def run_study(
         with guard.interruptible():
             lock.acquire()
         try:
-            study, objective, worker = _join(loaded, storage, dataset, space, pipeline, evaluator, resources, reporter, guard)
+            study, objective, worker = _join(loaded, storage, dataset, space, pipeline, evaluator, resources, reporter, guard,
+                                             inert)
         finally:
             lock.release()
         seed = worker_seed(config.sampler.seed, worker)
@@ -266,7 +269,7 @@ def reread_after_fault(loaded: LoadedStudy, reporter: Reporter, asked: set[int])
 def _join(
     loaded: LoadedStudy, storage: optuna.storages.RDBStorage, dataset: Dataset, space: SearchSpace,
     pipeline: RetrievalPipeline, evaluator: RobustnessEvaluator, resources: BackendResources, reporter: Reporter,
-    guard: InterruptGuard,
+    guard: InterruptGuard, inert: list[InertKnob],
 ) -> tuple[optuna.Study, TrialObjective, int]:
     """Under the study's lock: create or load the study, claim this worker's index, repair trials no live worker
     owns, and calibrate the noise floor if no worker has (the others wait for it and reuse it)."""
@@ -296,7 +299,7 @@ def _join(
             calibrated_by=worker_name() if config.noise_floor == "auto" else None,
         ).write(study)
         for params in config.enqueue:
-            study.enqueue_trial(params, skip_if_exists=True)
+            study.enqueue_trial(enqueued_params(params, inert), skip_if_exists=True)
     else:
         objective.margin = dict(record.pruning_margin)
         if record.calibrated_by is not None and config.noise_floor == "auto":

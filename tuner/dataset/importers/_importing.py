@@ -104,19 +104,20 @@ class Collector:
         self._cases: list[dict[str, Any]] = []
         self._case_where: dict[str, str] = {}
 
-    def document(self, where: str, doc_id: str, text: str, title: str = "") -> str:
-        """Add (or find again) corpus document ``doc_id`` read at ``where``; returns ``doc_id``."""
+    def document(self, where: str, doc_id: str, text: str, title: str = "", metadata: dict[str, Any] | None = None) -> str:
+        """Add (or find again) corpus document ``doc_id`` read at ``where``, with its ``metadata`` (family, date, status…)
+        the first time; returns ``doc_id``."""
         known = self._documents.get(doc_id)
         if known is None:
-            self._documents[doc_id] = {"doc_id": doc_id, "title": title, "text": text}
+            self._documents[doc_id] = {"doc_id": doc_id, "title": title, "text": text, **({"metadata": metadata} if metadata else {})}
             self._document_where[doc_id] = where
         elif known["text"] != text:
             raise UserError(f"{where}: document id '{doc_id}' already names another text (first at {self._document_where[doc_id]})")
         return doc_id
 
-    def text_document(self, where: str, prefix: str, text: str, title: str = "") -> str:
+    def text_document(self, where: str, prefix: str, text: str, title: str = "", metadata: dict[str, Any] | None = None) -> str:
         """Add a document identified by its content (:func:`content_id`): repeated texts are stored once."""
-        return self.document(where, content_id(prefix, text), text, title)
+        return self.document(where, content_id(prefix, text), text, title, metadata)
 
     def has_document(self, doc_id: str) -> bool:
         return doc_id in self._documents

@@ -23,10 +23,14 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from tuner.dataset.importers._importing import NO_REFERENCE, Collector, ImportResult, read_jsonl, unique_texts
 from tuner.dataset.importers._importing import cell_text as _text
+from tuner.dataset._model import DATE
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
+from tuner.text import parse_date
 
 Rows = Iterator[tuple[str, dict[str, Any]]]
+METADATA_COLUMNS = ("date", "family", "status")
+"""Columns of a ``--corpus`` table that become the document's ``metadata`` under their own name."""
 
 
 class Columns(BaseModel):
@@ -36,7 +40,8 @@ class Columns(BaseModel):
     answer (without one: the keypoints' first aliases joined by "; ", or a retrieval-only placeholder).
     keypoints: the checkable facts. contexts: relevant passage text(s), each becoming a corpus
     document. relevant_doc_ids: ids of relevant documents (of ``--corpus`` or of other rows' contexts).
-    doc_id / title: the id and title of the row's context document. category, difficulty, wrong_answers:
+    doc_id / title: the id and title of the row's context document; date / family / status: its ``metadata``
+    (the date read by :func:`tuner.text.parse_date`, ISO or Chinese). category, difficulty, wrong_answers:
     as in ``golden.jsonl``.
     """
 
@@ -53,14 +58,22 @@ class Columns(BaseModel):
     category: str | None = None
     difficulty: str | None = None
     wrong_answers: str | None = None
+    date: str | None = None
+    family: str | None = None
+    status: str | None = None
 
     @model_validator(mode="after")
     def _needs_relevant_documents(self) -> Columns:
         if self.contexts is None and self.relevant_doc_ids is None:
             raise ValueError("map 'contexts' or 'relevant_doc_ids': every question needs its relevant documents")
-        if (self.doc_id is not None or self.title is not None) and self.contexts is None:
-            raise ValueError("'doc_id' and 'title' name the context document: map 'contexts' too")
+        if any(column is not None for column in (self.doc_id, self.title, *self.metadata.values())) and self.contexts is None:
+            raise ValueError("'doc_id', 'title', 'date', 'family' and 'status' describe the context document: map 'contexts' too")
         return self
+
+    @property
+    def metadata(self) -> dict[str, str | None]:
+        """The columns that become the context document's ``metadata`` (``date``, ``family``, ``status``), by key."""
+        return {"date": self.date, "family": self.family, "status": self.status}
 
 
 class TableMapping(BaseModel):
@@ -248,6 +261,23 @@ def _keypoints(where: str, column: str, value: Any, mapping: TableMapping) -> li
     return keypoints
 
 
+def _row_metadata(where: str, row: dict[str, Any], columns: dict[str, str | None]) -> dict[str, str]:
+    """The metadata keys of ``columns`` (key → column) whose cells are not empty; a date is normalized to ISO 8601 and
+    a cell that is no date stops the import with one line naming the row and column."""
+    metadata: dict[str, str] = {}
+    for key, column in columns.items():
+        if column is None or not (value := _text(where, column, _cell(where, row, column))):
+            continue
+        if key == DATE:
+            date = parse_date(value)
+            if date is None:
+                raise UserError(f"{where}: column '{column}' (date): {value!r} is not a date "
+                                "(ISO 8601 such as 2024-03-01, or 2024年3月1日)")
+            value = date.isoformat()
+        metadata[key] = value
+    return metadata
+
+
 def _row_case(where: str, number: int, row: dict[str, Any], mapping: TableMapping, collected: Collector) -> dict[str, Any] | None:
     """The golden case of one row (its context documents added to ``collected``); None for a row without an answer."""
     columns = mapping.columns
@@ -276,13 +306,14 @@ def _row_case(where: str, number: int, row: dict[str, Any], mapping: TableMappin
     if columns.contexts:
         contexts = _texts(where, columns.contexts, cell(columns.contexts), None)
         title = _text(where, columns.title, cell(columns.title)) if columns.title else ""
+        metadata = _row_metadata(where, row, columns.metadata)
         if columns.doc_id and contexts:
             doc_id = _text(where, columns.doc_id, cell(columns.doc_id))
             if len(contexts) > 1 or not doc_id:
                 raise UserError(f"{where}: with a 'doc_id' column, a row's context is one passage with a non-empty id")
-            relevant.append(collected.document(where, doc_id, contexts[0], title))
+            relevant.append(collected.document(where, doc_id, contexts[0], title, metadata))
         else:
-            relevant.extend(collected.text_document(where, "ctx", text, title) for text in contexts)
+            relevant.extend(collected.text_document(where, "ctx", text, title, metadata) for text in contexts)
     if not relevant:
         raise UserError(f"{where}: no relevant documents (empty '{columns.contexts or columns.relevant_doc_ids}')")
     case: dict[str, Any] = {"id": case_id, "question": question, "ground_truth": ground_truth, "keypoints": keypoints,
@@ -298,7 +329,7 @@ def _row_case(where: str, number: int, row: dict[str, Any], mapping: TableMappin
 def import_table(source: str | Path, mapping: TableMapping, corpus: str | Path | None = None, split: str | None = None) -> ImportResult:
     """One golden case per row of ``source`` under ``mapping``; contexts given as text become corpus documents
     (identified by content hash unless a ``doc_id`` column names them), ``corpus`` (a table with columns
-    ``doc_id``, ``text`` and optionally ``title``) supplies the documents that ``relevant_doc_ids`` name.
+    ``doc_id``, ``text`` and optionally ``title``, ``date``, ``family``, ``status``) supplies the documents that ``relevant_doc_ids`` name.
     Rows with an empty answer are skipped and counted; any other bad row stops the import at its location."""
     collected = Collector()
     if corpus is not None:
@@ -306,7 +337,8 @@ def import_table(source: str | Path, mapping: TableMapping, corpus: str | Path |
             doc_id, text = _text(where, "doc_id", _cell(where, row, "doc_id")), _text(where, "text", _cell(where, row, "text"))
             if not doc_id or not text:
                 raise UserError(f"{where}: empty '{'text' if doc_id else 'doc_id'}'")
-            collected.document(where, doc_id, text, _text(where, "title", row.get("title")))
+            metadata = _row_metadata(where, row, {key: key for key in METADATA_COLUMNS if key in row})
+            collected.document(where, doc_id, text, _text(where, "title", row.get("title")), metadata)
     unanswered = 0
     for number, (where, row) in enumerate(table_rows(Path(source), split), start=1):
         case = _row_case(where, number, row, mapping, collected)

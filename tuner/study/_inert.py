@@ -1,0 +1,98 @@
+"""Study (study file → **search space** → trials): the knobs that cannot act on a dataset, found before any trial and
+kept out of the search, so a study over ``search_spaces/versions.yaml`` wastes no trials on a corpus without metadata."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tuner.dataset import DATE, Conflict, Dataset, Document
+from tuner.progress import Reporter
+from tuner.retrieval import FILTER_FIELDS, chunk_versions
+from tuner.settings import NO_FILTER, RetrievalSettings
+from tuner.study._space import CategoricalParam, SearchSpace
+
+VERSION_KNOBS = ("version_policy", "stale_penalty")
+"""What a family with an older dated version acts on (:func:`tuner.retrieval.chunk_versions`)."""
+RECENCY_KNOBS = ("recency_weight", "recency_half_life_days")
+"""What a document date acts on."""
+
+
+@dataclass(frozen=True)
+class InertKnob:
+    """A setting of the space that cannot act on the dataset: ``value`` is what it is fixed at (its neutral value),
+    ``why`` says what the dataset lacks."""
+
+    setting: str
+    value: Any
+    why: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"setting": self.setting, "value": self.value, "why": self.why}
+
+    def line(self) -> str:
+        return f"{self.setting} cannot act on this dataset ({self.why}): fixed at {self.value}, kept out of the search"
+
+
+def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings) -> list[InertKnob]:
+    """The space's settings that cannot change a ranking on ``dataset``:
+
+    - ``version_policy``, ``stale_penalty``: no document (corpus or conflicting) has an older dated version in its
+      ``metadata.family``, so no chunk is ever stale;
+    - ``recency_weight``, ``recency_half_life_days``: no document has a ``metadata.date``;
+    - a ``metadata_filter`` choice: a filter naming a metadata key no document has (chunk fields such as ``kind``
+      always exist); with every filter inert the setting is fixed at ``none``, else only the inert choices go.
+
+    ``dedupe`` compares chunk vectors, not metadata, so it acts on any dataset."""
+    documents: list[Document | Conflict] = [*dataset.corpus, *dataset.conflicts]
+    inert: list[InertKnob] = []
+    if not chunk_versions([d.doc_id for d in documents], dataset.metadata_of, None).stale.any():
+        why = "no metadata.family has an older dated version"
+        inert += [InertKnob(name, RetrievalSettings.model_fields[name].default, why) for name in VERSION_KNOBS if name in space.params]
+    if not any(DATE in d.metadata for d in documents):
+        inert += [InertKnob(name, RetrievalSettings.model_fields[name].default, "no document has metadata.date")
+                  for name in RECENCY_KNOBS if name in space.params]
+    param = space.params.get("metadata_filter")
+    if isinstance(param, CategoricalParam):
+        keys = {key for d in documents for key in d.metadata}
+        for name in param.choices:
+            if name == NO_FILTER or not isinstance(name, str) or name not in base.metadata_filters:
+                continue
+            missing = sorted(key for key in base.metadata_filters[name] if key not in FILTER_FIELDS and key not in keys)
+            if missing:
+                inert.append(InertKnob(f"metadata_filter: {name}", NO_FILTER, f"no document has metadata.{missing[0]}"))
+    return inert
+
+
+def active_space(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, reporter: Reporter) -> tuple[SearchSpace, list[InertKnob]]:
+    """The space a run searches on ``dataset`` (:func:`without_inert`), each inert knob reported as one line first."""
+    inert = inert_knobs(space, dataset, base)
+    for knob in inert:
+        reporter.stage(knob.line())
+    return without_inert(space, inert), inert
+
+
+def without_inert(space: SearchSpace, inert: list[InertKnob]) -> SearchSpace:
+    """``space`` with every inert setting fixed at its neutral value (a one-choice categorical, so trials record it
+    and an enqueued value still fits) and inert ``metadata_filter`` choices removed."""
+    params = dict(space.params)
+    for knob in inert:
+        if knob.setting in params:
+            params[knob.setting] = CategoricalParam(type="categorical", choices=[knob.value])
+    dropped = {knob.setting.split(": ", 1)[1] for knob in inert if knob.setting.startswith("metadata_filter: ")}
+    param = params.get("metadata_filter")
+    if dropped and isinstance(param, CategoricalParam):
+        params["metadata_filter"] = CategoricalParam(type="categorical", choices=[
+            c for c in param.choices if c not in dropped] or [NO_FILTER])
+    return SearchSpace(params, space.source)
+
+
+def enqueued_params(params: dict[str, Any], inert: list[InertKnob]) -> dict[str, Any]:
+    """An enqueued configuration without the values of inert knobs (they change nothing on this dataset, and a value
+    off the fixed one-choice distribution could not be enqueued); a ``metadata_filter`` that cannot act becomes
+    ``none``."""
+    fixed = {knob.setting for knob in inert}
+    kept = {name: value for name, value in params.items() if name not in fixed}
+    if f"metadata_filter: {kept.get('metadata_filter')}" in fixed:
+        kept["metadata_filter"] = NO_FILTER
+    return kept
