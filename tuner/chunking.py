@@ -28,13 +28,17 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from tuner.dataset import Dataset
 from tuner.embedding import resolve_model_path
 from tuner.encoders import parse_endpoint
 from tuner.errors import UserError
 from tuner.text import sentence_spans
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 ChunkUnit = Literal["tokens", "chars", "words"]
 
@@ -98,8 +102,6 @@ def token_units(embedding_model: str) -> UnitSpans:
 
 @lru_cache(maxsize=8)
 def _token_units(embedding_model: str) -> UnitSpans:
-    from transformers import AutoTokenizer
-
     spec = parse_endpoint(embedding_model)
     if spec is None:
         path = resolve_model_path(embedding_model)
@@ -111,19 +113,37 @@ def _token_units(embedding_model: str) -> UnitSpans:
                 f"embedding model '{embedding_model}' is served by an endpoint and '{spec.model}' is not available "
                 "locally for its tokenizer: use chunk_unit: chars (or words)"
             ) from None
-    tokenizer = AutoTokenizer.from_pretrained(path)
-    if not tokenizer.is_fast:
-        raise UserError(f"embedding model '{embedding_model}' has no fast tokenizer: use chunk_unit: chars")
+    tokenizer = _fast_tokenizer(embedding_model, path)
+    # a whole document is longer than the model's input on purpose: neither truncated nor padded
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
 
     calls = threading.Lock()
 
     def spans(text: str) -> list[Span]:
-        # verbose=False: a whole document is longer than the model's input on purpose
         with calls:
-            offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)["offset_mapping"]
+            offsets = tokenizer.encode(text, add_special_tokens=False).offsets
         return [(start, end) for start, end in offsets if end > start]
 
     return spans
+
+
+def _fast_tokenizer(embedding_model: str, path: str) -> Tokenizer:
+    """The model's Rust tokenizer: its ``tokenizer.json`` read by ``tokenizers`` (a tenth of a second), else the one
+    transformers converts from the model's other tokenizer files (importing transformers takes seconds: it imports
+    torch)."""
+    from tokenizers import Tokenizer
+
+    file = Path(path) / "tokenizer.json"
+    if file.is_file():
+        return Tokenizer.from_file(str(file))
+    from transformers import AutoTokenizer
+
+    loaded = AutoTokenizer.from_pretrained(path)
+    if not loaded.is_fast:
+        raise UserError(f"embedding model '{embedding_model}' has no fast tokenizer: use chunk_unit: chars")
+    backend: Tokenizer = loaded.backend_tokenizer
+    return backend
 
 
 def unit_spans(unit: ChunkUnit, embedding_model: str) -> UnitSpans:

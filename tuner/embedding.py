@@ -136,14 +136,30 @@ class SentenceTransformerEncoder:
         under a new backend it is loaded again on next use)."""
         backend = BACKENDS[options.backend]
         require_packages(backend)
+        if options.device not in ("auto", "cpu"):  # a named accelerator this machine lacks fails now
+            select_device(options.device, available_devices(), options.backend)
         with self._lock:
-            self.device = select_device(options.device, available_devices(), options.backend)
-            self.batch_size = options.batch_size or default_batch_size(self.device, options.backend)
+            self._options = options
+            self._device: str | None = None
             if options.backend != self.backend:
                 self._model = None
             self.backend = options.backend
             if self._model is not None:
                 self._model.to(self.device)
+
+    @property
+    def device(self) -> str:
+        """The device ``options`` select, chosen on first use: looking for an accelerator imports torch (seconds),
+        which a process that never embeds (a BM25-only study) does not need."""
+        if self._device is None:
+            options = self._options
+            probe = options.device != "cpu" and BACKENDS[options.backend].runtime == "torch"
+            self._device = select_device(options.device, available_devices() if probe else {}, options.backend)
+        return self._device
+
+    @property
+    def batch_size(self) -> int:
+        return self._options.batch_size or default_batch_size(self.device, self._options.backend)
 
     def _loaded(self) -> SentenceTransformer:
         if self._model is None:
@@ -485,7 +501,8 @@ def configure_embeddings(options: EmbeddingOptions, store_url: str | None = None
     it (every command builds its own)."""
     global _options, _store_url
     require_packages(BACKENDS[options.backend])
-    select_device(options.device, available_devices(), options.backend)
+    # "auto" and "cpu" cannot fail: only a named accelerator needs torch imported to look for it (seconds at start-up)
+    select_device(options.device, available_devices() if options.device not in ("auto", "cpu") else {}, options.backend)
     with _ENCODERS_LOCK:
         if store_url is not None:
             _store_at(store_url)

@@ -70,7 +70,9 @@ def write_fault_study(folder: Path, dataset: Path, **overrides: Any) -> Path:
     (folder / "space.yaml").write_text(yaml.safe_dump(SPACE))
     (folder / "slowgen.py").write_text(SLOW_GENERATOR)
     study = {
-        "name": "tiny", "dataset": str(dataset), "search_space": "space.yaml", "settings": {"candidate_depth": 10},
+        "name": "tiny", "dataset": str(dataset), "search_space": "space.yaml",
+        # the baseline (noise floor) configuration is bm25 too: a process that never embeds never loads torch
+        "settings": {"candidate_depth": 10, "retriever": "bm25"},
         "budget": {"trials": 4}, "pruning": {"enabled": False}, "heartbeat_interval": 1,
         "noise_floor": {"recall_at_k": 0.0, "v3_delta_faithful": 0.0}, "sampler": {"name": "tpe", "seed": 1},
         "generator": {"backend": "callable", "function": "slowgen:answer"}, "output": "out",

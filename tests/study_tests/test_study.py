@@ -214,3 +214,25 @@ def test_context_cost_objective_and_recall_constraint(tiny_dataset_dir: Path, tm
         recall, _delta, words = trial.values
         assert words == pytest.approx(trial.user_attrs["context_words"])
         assert trial.constraints == {"min_recall": pytest.approx(0.8 - recall)}  # ≤ 0 means feasible
+
+
+def test_the_report_header_counts_repeated_configurations_as_the_run_line_does(
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 23 §6: a repeated configuration is stored as pruned by Optuna; the run's last summary line and the
+    report's header both count it as repeated, not as pruned, and agree on every count."""
+    twice = {"top_k": 1, "retriever": "bm25", "chunk_size": 40}
+    study_file = write_study(tmp_path, tiny_dataset_dir, budget={"trials": 2}, pruning={"enabled": False},
+                             enqueue=[twice, twice])  # the second enqueued trial repeats the first
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(
+        {"top_k": {"type": "int", "low": 1, "high": 2}, "retriever": {"type": "categorical", "choices": ["bm25"]},
+         "chunk_size": {"type": "categorical", "choices": [40]}}))
+    assert main(["run", str(study_file)]) == 0
+    err = capsys.readouterr().err
+    run = re.findall(r"(\d+) complete \(\d+ unscorable, \d+ not answered\), (\d+) pruned, "
+                     r"(\d+) repeated configurations not evaluated again, (\d+) failed", err)
+    page = (tmp_path / "out" / "tiny" / "report.html").read_text("utf-8")
+    header = re.findall(r"(\d+) complete, (\d+) pruned, (\d+) repeated configurations not evaluated again, (\d+) failed", page)
+    assert len(run) == 1 and header == run, (run, header)
+    complete, pruned, repeated, failed = map(int, run[0])
+    assert (complete, pruned, failed) == (2, 0, 0) and repeated >= 1

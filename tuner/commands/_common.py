@@ -158,7 +158,7 @@ def configure_embeddings_from_args(args: argparse.Namespace, base: EmbeddingOpti
     except ValidationError as exc:
         field = str(exc.errors()[0]["loc"][0])
         raise UserError(f"command line: {_EMBEDDING_FLAGS[field]} {given[field]}: {exc.errors()[0]['msg']}") from None
-    if options.device != "auto":  # a named accelerator this machine lacks fails now, not deep inside torch
+    if options.device not in ("auto", "cpu"):  # a named accelerator this machine lacks fails now, not deep inside torch
         select_device(options.device, available_devices(), options.backend,
                       "--device" if "device" in overrides else "embedding.device")
     configure_embeddings(options, store_url)

@@ -10,15 +10,16 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
-
-import openai
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from tuner.errors import UserError
 from tuner.llm._cache import CachedReply, CallStore, request_key
 from tuner.llm._config import LLMConfig
 from tuner.llm._usage import Usage
 from tuner.redaction import MASK, redact, redact_data
+
+if TYPE_CHECKING:
+    import openai
 
 Message = Mapping[str, str]
 ErrorKind = Literal["timeout", "rate_limit", "server", "connection", "auth", "not_found", "request", "bad_response"]
@@ -96,6 +97,8 @@ def _retry_after(exc: openai.APIStatusError) -> float:
 
 def _classify(exc: Exception) -> tuple[ErrorKind, str, float]:
     """Map an ``openai`` exception to (kind, one-line reason, server-requested wait in seconds)."""
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         return "timeout", "request timed out", 0.0
     if isinstance(exc, openai.APIConnectionError):
@@ -124,6 +127,8 @@ class EndpointClient:
     def __init__(self, config: LLMConfig, usage: Usage | None = None) -> None:
         self.config = config
         self.usage = usage if usage is not None else Usage()
+        import openai  # here, not at the top: importing it takes seconds, and most runs never reach an endpoint
+
         self._key = _read_key(config.api_key_env)
         self._client = openai.OpenAI(
             base_url=config.base_url, api_key=self._key, timeout=config.timeout, max_retries=0,
@@ -135,6 +140,8 @@ class EndpointClient:
         return f"{type(self).__name__}(base_url={redact(self.config.base_url)!r}, model={self.config.model!r})"
 
     def _send_with_retries(self, send: Callable[[], T]) -> T:
+        import openai
+
         attempt = 0
         while True:
             try:
