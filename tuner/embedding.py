@@ -33,7 +33,7 @@ from tuner.encoders import (
     EmbeddingOptions, EndpointEncoder, available_devices, default_batch_size, parse_endpoint, select_device, served_model,
 )
 from tuner.errors import UserError
-from tuner.inference import BACKENDS, require_packages, use_backend
+from tuner.inference import BACKENDS, BackendChoice, choose_backend, require_packages, use_backend
 from tuner.progress import Task
 
 if TYPE_CHECKING:
@@ -115,7 +115,9 @@ def vector_id(model: str, prompt: str, backend: str = "") -> str:
 class SentenceTransformerEncoder:
     """A sentence-transformers bi-encoder, loaded on first use on the device and inference backend ``options``
     select (an exported backend's model comes from the cache under ``cache_root``); ``texts_encoded`` counts
-    texts run and ``vector_backend`` names the backend when its vectors differ from torch's ("" otherwise)."""
+    texts run and ``vector_backend`` names the backend when its vectors differ from torch's ("" otherwise).
+    ``backend`` is always a concrete backend: ``auto`` is resolved when configured (:func:`choose_backend`, its
+    decision in ``choice`` and logged once)."""
 
     def __init__(self, name: str, options: EmbeddingOptions | None = None, cache_root: Path | None = None) -> None:
         self.model_id = name
@@ -125,6 +127,7 @@ class SentenceTransformerEncoder:
         self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
         self.backend = "torch"
+        self.choice: BackendChoice | None = None
         self.configure(options or EmbeddingOptions())
 
     @property
@@ -134,16 +137,29 @@ class SentenceTransformerEncoder:
     def configure(self, options: EmbeddingOptions) -> None:
         """Use ``options``' device, batch size and backend from now on (a loaded model moves to the new device;
         under a new backend it is loaded again on next use)."""
-        backend = BACKENDS[options.backend]
-        require_packages(backend)
+        if options.backend != "auto":
+            require_packages(BACKENDS[options.backend])
         with self._lock:
             self.device = select_device(options.device, available_devices(), options.backend)
-            self.batch_size = options.batch_size or default_batch_size(self.device, options.backend)
-            if options.backend != self.backend:
+            backend = self._resolved(options.backend)
+            self.batch_size = options.batch_size or default_batch_size(self.device, backend)
+            if backend != self.backend:
                 self._model = None
-            self.backend = options.backend
+            self.backend = backend
             if self._model is not None:
                 self._model.to(self.device)
+
+    def _resolved(self, requested: str) -> str:
+        """``requested``, or for ``auto`` the backend chosen for this model (torch off the CPU: the exported
+        backends run on the CPU), measured or read once per process."""
+        if requested != "auto":
+            return requested
+        if self.device != "cpu":
+            return "torch"
+        if self.choice is None:
+            self.choice = choose_backend(self._path, self._cache)
+            log.info("%s", self.choice.describe())
+        return self.choice.backend
 
     def _loaded(self) -> SentenceTransformer:
         if self._model is None:
@@ -484,7 +500,8 @@ def configure_embeddings(options: EmbeddingOptions, store_url: str | None = None
     the candidate keys it derived from the vectors it read, so one built before a backend change is not reused after
     it (every command builds its own)."""
     global _options, _store_url
-    require_packages(BACKENDS[options.backend])
+    if options.backend != "auto":
+        require_packages(BACKENDS[options.backend])
     select_device(options.device, available_devices(), options.backend)
     with _ENCODERS_LOCK:
         if store_url is not None:
@@ -496,8 +513,16 @@ def configure_embeddings(options: EmbeddingOptions, store_url: str | None = None
 
 
 def embedding_options() -> EmbeddingOptions:
-    """The options every encoder of this process runs with (recorded in a trial's provenance)."""
+    """The options every encoder of this process runs with."""
     return _options
+
+
+def backend_in_use(model: str, cache_root: str | Path | None = None) -> str:
+    """The backend that runs ``model`` in this process (recorded in a trial's provenance): ``auto`` resolved to
+    the backend it chose; for an endpoint, the configured one (the server runs the model). ``cache_root`` as in
+    :func:`get_encoder`."""
+    inner = get_encoder(model, cache_root).inner
+    return inner.backend if isinstance(inner, SentenceTransformerEncoder) else _options.backend
 
 
 def get_encoder(name: str, cache_root: str | Path | None = None) -> CachedEncoder:
