@@ -23,6 +23,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Protocol
 
@@ -59,6 +60,28 @@ class Encoder(Protocol):
     model_id: str
 
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class ModelEncoder(Protocol):
+    """What runs a model for a :class:`CachedEncoder`: a local model, an endpoint, or a :class:`BatchingEncoder`."""
+
+    model_id: str
+
+    @property
+    def vector_backend(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def batch_size(self) -> int: ...
+
+    @property
+    def texts_encoded(self) -> int: ...
+
+    def configure(self, options: EmbeddingOptions) -> None: ...
+
+    def encode(self, texts: Sequence[str], prompt: str = "") -> np.ndarray: ...
 
 
 def resolve_model_path(name: str) -> str:
@@ -413,11 +436,95 @@ def _row_checksum(model: str, text_hash: str, blob: bytes) -> bytes:
     return hashlib.sha256(f"{model}\0{text_hash}\0".encode() + blob).digest()[:16]
 
 
+@dataclass
+class _Pending:
+    """One caller's texts waiting in a :class:`BatchingEncoder`, and its vectors (or error) once run."""
+
+    texts: list[str]
+    prompt: str
+    vectors: np.ndarray | None = None
+    error: BaseException | None = None
+
+
+class BatchingEncoder:
+    """Joins the encode calls of concurrent threads into one forward pass of ``inner`` (a service's questions).
+
+    A call of fewer than ``max_texts`` texts waits up to ``max_wait`` seconds for others, or until ``max_texts`` texts
+    are queued; then the first caller to take the model encodes every queued text with its prompt in one
+    ``inner.encode`` and each caller gets its own rows. A larger call, or any call with ``max_wait`` 0, runs alone at
+    once. The vectors are ``inner``'s: a batch pads its texts to the longest, which moves a vector by float rounding
+    only (under 1e-6), as sentence-transformers' own batching does. ``forward_passes`` counts calls of ``inner``."""
+
+    def __init__(self, inner: ModelEncoder, max_wait: float = 0.003, max_texts: int = 32) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.max_wait = max_wait
+        self.max_texts = max_texts
+        self.forward_passes = 0
+        self._queue: list[_Pending] = []
+        self._queued = threading.Condition()
+        self._model = threading.Lock()
+
+    @property
+    def vector_backend(self) -> str:
+        return self.inner.vector_backend
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    @property
+    def batch_size(self) -> int:
+        return self.inner.batch_size
+
+    @property
+    def texts_encoded(self) -> int:
+        return self.inner.texts_encoded
+
+    def configure(self, options: EmbeddingOptions) -> None:
+        self.inner.configure(options)
+
+    def encode(self, texts: Sequence[str], prompt: str = "") -> np.ndarray:
+        if not texts or len(texts) >= self.max_texts or self.max_wait <= 0:
+            with self._model:
+                self.forward_passes += 1
+                return self.inner.encode(texts, prompt)
+        pending = _Pending(list(texts), prompt)
+        deadline = time.monotonic() + self.max_wait
+        with self._queued:
+            self._queue.append(pending)
+            self._queued.notify_all()
+            while sum(len(p.texts) for p in self._queue) < self.max_texts and (left := deadline - time.monotonic()) > 0:
+                self._queued.wait(left)
+        with self._model:  # whoever held it ran its whole batch, so ours is either done or still queued
+            if pending.vectors is None and pending.error is None:
+                with self._queued:
+                    batch = [p for p in self._queue if p.prompt == prompt]
+                    self._queue = [p for p in self._queue if p.prompt != prompt]
+                self._run(batch, prompt)
+        if pending.error is not None:
+            raise pending.error
+        assert pending.vectors is not None
+        return pending.vectors
+
+    def _run(self, batch: list[_Pending], prompt: str) -> None:
+        self.forward_passes += 1
+        try:
+            vectors = self.inner.encode([text for p in batch for text in p.texts], prompt)
+        except BaseException as exc:  # every caller of the batch sees the failure, in its own thread
+            for p in batch:
+                p.error = exc
+            return
+        start = 0
+        for p in batch:
+            p.vectors, start = vectors[start : start + len(p.texts)], start + len(p.texts)
+
+
 class CachedEncoder:
     """Wraps an encoder with a :class:`VectorStore`: only texts never seen with this model and prompt
     are encoded. ``prompt`` is put before every text this encoder encodes (see the module docs)."""
 
-    def __init__(self, encoder: SentenceTransformerEncoder | EndpointEncoder, store: VectorStore, prompt: str = "") -> None:
+    def __init__(self, encoder: ModelEncoder, store: VectorStore, prompt: str = "") -> None:
         self.inner = encoder
         self.store = store
         self.model_id = encoder.model_id
@@ -537,7 +644,7 @@ def get_encoder(name: str, cache_root: str | Path | None = None) -> CachedEncode
         key = (name, location)
         if key not in _ENCODERS:
             shared = next((e.inner for (n, _), e in _ENCODERS.items() if n == name), None)
-            inner: SentenceTransformerEncoder | EndpointEncoder
+            inner: ModelEncoder
             if shared is not None:
                 inner = shared
             elif spec is not None:
