@@ -30,9 +30,11 @@ from tuner.llm.testing import FakeChatServer, keypoint_oracle_reply
 from tuner.study import load_study_file, run_study, study_front, study_summary
 
 ROOT = Path(__file__).resolve().parent.parent
+DATASET = "demo"
 def write_study(folder: Path, name: str, **overrides: Any) -> Path:
     base = yaml.safe_load((ROOT / "studies" / "demo.yaml").read_text())
-    base.update({"name": name, "output": str(folder), "search_space": str(ROOT / "search_spaces" / "default.yaml"), **overrides})
+    base.update({"name": name, "output": str(folder), "dataset": DATASET, "search_space": str(ROOT / "search_spaces" / "default.yaml"),
+                 **overrides})
     path = folder / f"{name}.yaml"
     path.write_text(yaml.safe_dump(base, sort_keys=False))
     return path
@@ -87,7 +89,7 @@ def judging(work: Path, trials: int, server: FakeChatServer, endpoint: dict[str,
                           noise_floor=floor, generator={"backend": "openai", **endpoint},
                           judge={"backend": "llm", **endpoint, "batch_keypoints": batched})
         runs[label]["server"] = len(server.requests) - sent
-    print(f"## judge requests, demo TPE, {trials} trials, loopback LLM backends, min_recall 0.95")
+    print(f"## judge requests, {DATASET} TPE, {trials} trials, loopback LLM backends, min_recall {constraints['min_recall']}")
     print("| judging | judge requests | generator requests | requests at the server | prompt tokens | cached tokens (share) | wall s |")
     print("|---|---|---|---|---|---|---|")
     for label, r in runs.items():
@@ -106,16 +108,21 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--llm-trials", type=int, default=8)
     parser.add_argument("--work", type=Path)
+    parser.add_argument("--dataset", default="demo", help="the study's dataset (default demo; e.g. ConflictNQ val imported "
+                        "with tuner import conflictnq)")
+    parser.add_argument("--min-recall", type=float, default=0.95)
     parser.add_argument("parts", nargs="*", default=["skip", "llm", "batch"])
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="llm-cost-"))
-    constraints = {"min_recall": 0.95}
+    constraints = {"min_recall": args.min_recall}
+    global DATASET
+    DATASET = args.dataset
     floor = {"recall_at_k": 0.02, "v3_delta_faithful": 0.1}  # fixed, so both runs skip the calibration and compare trials
     if "skip" in args.parts:
         without = run(work, "answer-all", args.trials, constraints={**constraints, "answer_infeasible": True},
                       noise_floor=floor)
         with_skip = run(work, "skip", args.trials, constraints=constraints, noise_floor=floor)
-        compare(f"demo TPE, {args.trials} trials, offline backends, min_recall 0.95", without, with_skip)
+        compare(f"{DATASET} TPE, {args.trials} trials, offline backends, min_recall {args.min_recall}", without, with_skip)
     if "llm" in args.parts or "batch" in args.parts:
         with FakeChatServer(keypoint_oracle_reply) as server:
             endpoint = {"base_url": server.url, "model": "stand-in", "api_key_env": None, "cache": False, "concurrency": 8}
@@ -132,7 +139,7 @@ def main() -> None:
             with_skip = run(work, "llm-skip", args.llm_trials, constraints=constraints,
                             noise_floor=floor, **backends)
             with_skip["server"] = len(server.requests) - sent
-        compare(f"demo TPE, {args.llm_trials} trials, loopback LLM backends, min_recall 0.95", without, with_skip)
+        compare(f"{DATASET} TPE, {args.llm_trials} trials, loopback LLM backends, min_recall {args.min_recall}", without, with_skip)
         for label, r in (("answer every trial", without), ("skip", with_skip)):
             share = r["cached_tokens"] / max(r["tokens"], 1)
             print(f"{label}: {r['server']:,} requests reached the server; cached prompt tokens / all tokens {share:.3f}")

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tests.deploy_tests.test_retriever import _config, _shop
+from tuner.cli import main
 from tuner.deploy import Retriever
 from tuner.embedding import BatchingEncoder, CachedEncoder
 from tuner.export import read_export
@@ -84,3 +85,8 @@ def test_batched_service_retrieves_what_each_question_retrieves_alone(tmp_path: 
     for want, have in zip(expected, got):
         assert [(c.doc_id, c.span) for c in have] == [(c.doc_id, c.span) for c in want]
         assert [c.score for c in have] == pytest.approx([c.score for c in want], abs=1e-5)
+
+
+def test_a_negative_batch_wait_is_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--config", str(_config(tmp_path)), "--dataset", "demo", "--batch-wait-ms", "-1"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == ["tuner: error: --batch-wait-ms: must be 0 or more, got -1"]

@@ -32,6 +32,9 @@ def run(args: argparse.Namespace) -> int:
     from tuner.errors import UserError
     from tuner.export import read_export
 
+    if args.batch_wait_ms < 0:
+        raise UserError(f"--batch-wait-ms: must be 0 or more, got {args.batch_wait_ms:g}")
+
     try:
         import uvicorn
 
@@ -53,8 +56,6 @@ def run(args: argparse.Namespace) -> int:
     if args.max_body_mb <= 0:
         raise UserError(f"--max-body-mb: must be positive, got {args.max_body_mb:g}")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    if args.batch_wait_ms < 0:
-        raise UserError(f"--batch-wait-ms: must be 0 or more, got {args.batch_wait_ms:g}")
     app = build_app(lambda: Retriever.from_export(exported, dataset, batch_wait=args.batch_wait_ms / 1000),
                     int(args.max_body_mb * 1024 * 1024))
     # uvicorn answers SIGTERM by finishing the requests in flight, then raises the signal again at the handler it
