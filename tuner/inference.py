@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Backend = Literal["auto", "torch", "onnx", "onnx-int8", "openvino", "openvino-bf16"]
+Backend = Literal["torch", "onnx", "onnx-int8", "openvino", "openvino-bf16", "auto"]
 """``embedding.backend`` values: a name of :data:`BACKENDS`, or ``auto`` (:func:`choose_backend`)."""
 
 EXPORT_FORMAT = 1
