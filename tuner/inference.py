@@ -335,15 +335,30 @@ def choose_backend(model_path: str, cache: DiskCache) -> BackendChoice:
     return BackendChoice(fastest_agreeing(rates), rates, cached)
 
 
+AUTO_MARGIN = 1.1
+"""How much faster than the fastest backend storing torch's vectors a backend with vectors of its own must be to be
+chosen: its vectors are stored apart (:class:`InferenceBackend`), so the vectors an earlier fp32 run stored are not
+reused, and within timing noise that is not worth it."""
+
+
 def fastest_agreeing(measured: Mapping[str, tuple[float, float]]) -> str:
     """The backend of ``measured`` (name → (lowest cosine with torch, texts/s)) with the most texts per second among
-    those with cosine ≥ :data:`AUTO_AGREEMENT`; torch (the reference, always measured) when none is faster.
+    those with cosine ≥ :data:`AUTO_AGREEMENT`, torch (the reference, always measured) when none is faster; one whose
+    vectors are stored apart from torch's (``openvino-bf16``) only when :data:`AUTO_MARGIN` times faster than the
+    fastest whose vectors are stored with them.
 
     >>> fastest_agreeing({"torch": (1.0, 20.0), "onnx-int8": (0.93, 60.0), "openvino": (0.99999, 45.0)})
     'openvino'
+    >>> fastest_agreeing({"torch": (1.0, 20.0), "openvino": (1.0, 45.0), "openvino-bf16": (0.99999, 48.0)})
+    'openvino'
     """
     agreeing = [name for name, (cosine, _) in measured.items() if cosine >= AUTO_AGREEMENT]
-    return max(["torch", *agreeing], key=lambda name: measured[name][1])
+    shared = max(["torch", *(n for n in agreeing if BACKENDS[n].reference_vectors)], key=lambda n: measured[n][1])
+    apart = [n for n in agreeing if not BACKENDS[n].reference_vectors]
+    best_apart = max(apart, key=lambda n: measured[n][1], default=None)
+    if best_apart is not None and measured[best_apart][1] >= AUTO_MARGIN * measured[shared][1]:
+        return best_apart
+    return shared
 
 
 def _measure(model_path: str, cache: DiskCache) -> dict[str, tuple[float, float]]:

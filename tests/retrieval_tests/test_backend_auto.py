@@ -48,6 +48,9 @@ def test_the_fastest_agreeing_backend_wins_and_torch_is_the_fallback() -> None:
     assert fastest_agreeing({"torch": (1.0, 20.0), "onnx": (0.99999, 19.0), "onnx-int8": (0.99, 80.0)}) == "torch"
     # the threshold is inclusive
     assert fastest_agreeing({"torch": (1.0, 20.0), "onnx": (AUTO_AGREEMENT, 21.0)}) == "onnx"
+    # vectors stored apart from torch's (bf16) win only when 1.1x faster than the best that shares them
+    assert fastest_agreeing({"torch": (1.0, 20.0), "openvino": (1.0, 30.0), "openvino-bf16": (1.0, 32.9)}) == "openvino"
+    assert fastest_agreeing({"torch": (1.0, 20.0), "openvino": (1.0, 30.0), "openvino-bf16": (1.0, 33.0)}) == "openvino-bf16"
 
 
 def test_auto_selects_a_device_like_torch() -> None:
