@@ -146,12 +146,15 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=10.0, help="load duration per concurrency level")
     parser.add_argument("--cache", type=Path, help="cache folder to use (default: a new one, so the first start is cold)")
     parser.add_argument("--batching", action="store_true", help="unseen questions, each alone vs batched, side by side")
+    parser.add_argument("--chunk-size", type=int, default=SETTINGS.chunk_size,
+                        help=f"the served configuration's chunk_size (default {SETTINGS.chunk_size})")
     parser.add_argument("--profile-start", action="store_true", help="the cold start under cProfile, in this process")
     args = parser.parse_args()
     questions = [case.question for case in load_dataset(resolve_dataset("demo")).golden]
     with tempfile.TemporaryDirectory(prefix="tuner-serve-bench-") as folder:
         root = Path(folder)
-        config = write_export(root / "deploy.yaml", export_document(SETTINGS.model_dump(), {"study": "bench"}))
+        settings = SETTINGS.model_copy(update={"chunk_size": args.chunk_size})
+        config = write_export(root / "deploy.yaml", export_document(settings.model_dump(), {"study": "bench"}))
         if args.profile_start:
             profile_start(config, args.cache or root / "cache")
             return
@@ -165,7 +168,7 @@ def main() -> None:
         process, url, warm = start(config, args.cache or root / "cache")
         try:
             health = httpx.get(f"{url}/healthz").json()
-            print(f"settings: {SETTINGS.model_dump(include={'retriever', 'top_k', 'chunk_size', 'rerank_strength', 'relevance_threshold', 'candidate_depth'})}")
+            print(f"settings: {settings.model_dump(include={'retriever', 'top_k', 'chunk_size', 'rerank_strength', 'relevance_threshold', 'candidate_depth'})}")
             print(f"corpus: {health['documents']} documents, {health['chunks']} chunks; ready after {cold:.1f} s (first start), "
                   f"{warm:.1f} s (warm cache, load {health['load_seconds']} s)")
             began = time.perf_counter()
