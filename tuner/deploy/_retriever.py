@@ -109,6 +109,9 @@ class Retriever:
         self._index = self._index_of(table, self._pipeline.retriever(settings), documents)
         self._reranker: Reranker | None = self._pipeline.reranker(settings) if settings.rerank_strength > 0 else None
         self._prepare(table.chunks)
+        # on a warm cache every vector above came from the store and the model is not loaded yet: load it now, or
+        # the first request waits for it (98 s under load 20 in bench/serve.py)
+        _ = self.batcher.dim
         self._store.serve()  # built: from here on a request embeds its question and writes nothing to the store
 
     def _prepare(self, chunks: Iterable[Chunk]) -> None:
