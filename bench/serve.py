@@ -6,7 +6,14 @@ each, reporting p50/p99 latency and throughput. Two query streams: the demo's go
 (after one first pass, their vectors and the reranked sentences' vectors come from the embedding store) and unseen
 questions (each a golden question with a fresh suffix, so every request encodes its question once more).
 
-Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/serve.py [--seconds 10]
+``--batching``: after the cold start, two services on the warm cache side by side, one embedding each question alone
+(``--batch-wait-ms 0``: before) and one joining concurrent questions in one forward pass (the default: after), loaded
+in turn at each level with unseen questions, so both see the same machine load.
+
+``--profile-start``: the service's cold start (building the :class:`tuner.deploy.Retriever`) in this process under
+cProfile, on an empty cache folder: the top functions by cumulative time, and the texts embedded.
+
+Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/serve.py [--seconds 10] [--batching | --profile-start]
 """
 
 from __future__ import annotations
@@ -41,12 +48,12 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def start(config: Path, cache: Path) -> tuple[subprocess.Popen[bytes], str, float]:
+def start(config: Path, cache: Path, *flags: str) -> tuple[subprocess.Popen[bytes], str, float]:
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TUNER_CACHE": str(cache)}
     started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-m", "tuner", "serve", "--config", str(config), "--dataset", "demo",
-                                "--port", str(port)], env=env)
+                                "--port", str(port), *flags], env=env)
     url = f"http://127.0.0.1:{port}"
     while True:
         if process.poll() is not None:
@@ -87,31 +94,88 @@ async def load(url: str, queries: Iterator[str], clients: int, seconds: float) -
             "rps": len(ms) / elapsed}
 
 
+def unseen(questions: list[str], tag: str) -> Iterator[str]:
+    """Golden questions with a fresh suffix each time: a question no service has embedded."""
+    counter = itertools.count()
+    return (f"{q} ({tag} {next(counter)})" for q in itertools.cycle(questions))
+
+
+def batching(config: Path, cache: Path, questions: list[str], seconds: float) -> None:
+    """Unseen questions at 1, 8 and 32 clients, the unbatched and the batched service in turn at each level."""
+    services = {}
+    try:
+        for name, flags in (("alone", ("--batch-wait-ms", "0")), ("batched", ())):
+            process, url, warm = start(config, cache, *flags)
+            services[name] = (process, url)
+            print(f"{name}: ready after {warm:.1f} s (warm cache, load {httpx.get(f'{url}/healthz').json()['load_seconds']} s)")
+        print("| questions embedded | clients | requests | errors | p50 ms | p99 ms | requests/s | load average |")
+        print("|---|---|---|---|---|---|---|---|")
+        for clients in (1, 8, 32):
+            for name, (_, url) in services.items():
+                row = asyncio.run(load(url, unseen(questions, name), clients, seconds))
+                print(f"| {name} | {clients} | {row['requests']:.0f} | {row['errors']:.0f} | {row['p50']:.1f} | "
+                      f"{row['p99']:.1f} | {row['rps']:.1f} | {os.getloadavg()[0]:.1f} |", flush=True)
+    finally:
+        for process, _ in services.values():
+            process.terminate()
+            process.wait()
+
+
+def profile_start(config: Path, cache: Path) -> None:
+    """Where a cold start's time goes: the Retriever built under cProfile on the empty ``cache``."""
+    import cProfile
+    import io
+    import pstats
+
+    os.environ["TUNER_CACHE"] = str(cache)
+    from tuner.deploy import Retriever
+    from tuner.embedding import texts_encoded
+
+    profiler = cProfile.Profile()
+    started = time.perf_counter()
+    retriever = profiler.runcall(Retriever.from_config, config, "demo")
+    print(f"cold Retriever build: {time.perf_counter() - started:.1f} s, {retriever.chunk_count} returnable chunks, "
+          f"{texts_encoded()} texts embedded, load average {os.getloadavg()[0]:.1f}")
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(30)
+    print(out.getvalue())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=float, default=10.0, help="load duration per concurrency level")
     parser.add_argument("--cache", type=Path, help="cache folder to use (default: a new one, so the first start is cold)")
+    parser.add_argument("--batching", action="store_true", help="unseen questions, each alone vs batched, side by side")
+    parser.add_argument("--chunk-size", type=int, default=SETTINGS.chunk_size,
+                        help=f"the served configuration's chunk_size (default {SETTINGS.chunk_size})")
+    parser.add_argument("--profile-start", action="store_true", help="the cold start under cProfile, in this process")
     args = parser.parse_args()
     questions = [case.question for case in load_dataset(resolve_dataset("demo")).golden]
     with tempfile.TemporaryDirectory(prefix="tuner-serve-bench-") as folder:
         root = Path(folder)
-        config = write_export(root / "deploy.yaml", export_document(SETTINGS.model_dump(), {"study": "bench"}))
+        settings = SETTINGS.model_copy(update={"chunk_size": args.chunk_size})
+        config = write_export(root / "deploy.yaml", export_document(settings.model_dump(), {"study": "bench"}))
+        if args.profile_start:
+            profile_start(config, args.cache or root / "cache")
+            return
         process, url, cold = start(config, args.cache or root / "cache")
         process.terminate()
         process.wait()
+        print(f"ready after {cold:.1f} s (first start, load average {os.getloadavg()[0]:.1f})", flush=True)
+        if args.batching:
+            batching(config, args.cache or root / "cache", questions, args.seconds)
+            return
         process, url, warm = start(config, args.cache or root / "cache")
         try:
             health = httpx.get(f"{url}/healthz").json()
-            print(f"settings: {SETTINGS.model_dump(include={'retriever', 'top_k', 'chunk_size', 'rerank_strength', 'relevance_threshold', 'candidate_depth'})}")
+            print(f"settings: {settings.model_dump(include={'retriever', 'top_k', 'chunk_size', 'rerank_strength', 'relevance_threshold', 'candidate_depth'})}")
             print(f"corpus: {health['documents']} documents, {health['chunks']} chunks; ready after {cold:.1f} s (first start), "
                   f"{warm:.1f} s (warm cache, load {health['load_seconds']} s)")
             began = time.perf_counter()
             for question in questions:  # one pass: every question's vector and its candidates' sentence vectors stored
                 httpx.post(f"{url}/retrieve", json={"query": question}, timeout=120).raise_for_status()
             print(f"first pass over the {len(questions)} golden questions (one client): {time.perf_counter() - began:.1f} s")
-            counter = itertools.count()
-            streams = {"repeated": lambda: itertools.cycle(questions),
-                       "unseen": lambda: (f"{q} (ticket {next(counter)})" for q in itertools.cycle(questions))}
+            streams = {"repeated": lambda: itertools.cycle(questions), "unseen": lambda: unseen(questions, "ticket")}
             print("| queries | clients | requests | errors | p50 ms | p99 ms | requests/s |")
             print("|---|---|---|---|---|---|---|")
             for name, stream in streams.items():

@@ -23,6 +23,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, Protocol
 
@@ -33,7 +34,7 @@ from tuner.encoders import (
     EmbeddingOptions, EndpointEncoder, available_devices, default_batch_size, parse_endpoint, select_device, served_model,
 )
 from tuner.errors import UserError
-from tuner.inference import BACKENDS, require_packages, use_backend
+from tuner.inference import BACKENDS, BackendChoice, choose_backend, require_packages, use_backend
 from tuner.progress import Task
 
 if TYPE_CHECKING:
@@ -59,6 +60,28 @@ class Encoder(Protocol):
     model_id: str
 
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class ModelEncoder(Protocol):
+    """What runs a model for a :class:`CachedEncoder`: a local model, an endpoint, or a :class:`BatchingEncoder`."""
+
+    model_id: str
+
+    @property
+    def vector_backend(self) -> str: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def batch_size(self) -> int: ...
+
+    @property
+    def texts_encoded(self) -> int: ...
+
+    def configure(self, options: EmbeddingOptions) -> None: ...
+
+    def encode(self, texts: Sequence[str], prompt: str = "") -> np.ndarray: ...
 
 
 def resolve_model_path(name: str) -> str:
@@ -115,7 +138,9 @@ def vector_id(model: str, prompt: str, backend: str = "") -> str:
 class SentenceTransformerEncoder:
     """A sentence-transformers bi-encoder, loaded on first use on the device and inference backend ``options``
     select (an exported backend's model comes from the cache under ``cache_root``); ``texts_encoded`` counts
-    texts run and ``vector_backend`` names the backend when its vectors differ from torch's ("" otherwise)."""
+    texts run and ``vector_backend`` names the backend when its vectors differ from torch's ("" otherwise).
+    ``backend`` is always a concrete backend: ``auto`` is resolved when configured (:func:`choose_backend`, its
+    decision in ``choice`` and logged once)."""
 
     def __init__(self, name: str, options: EmbeddingOptions | None = None, cache_root: Path | None = None) -> None:
         self.model_id = name
@@ -125,6 +150,7 @@ class SentenceTransformerEncoder:
         self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
         self.backend = "torch"
+        self.choice: BackendChoice | None = None
         self.configure(options or EmbeddingOptions())
 
     @property
@@ -134,16 +160,17 @@ class SentenceTransformerEncoder:
     def configure(self, options: EmbeddingOptions) -> None:
         """Use ``options``' device, batch size and backend from now on (a loaded model moves to the new device;
         under a new backend it is loaded again on next use)."""
-        backend = BACKENDS[options.backend]
-        require_packages(backend)
+        if options.backend != "auto":
+            require_packages(BACKENDS[options.backend])
         if options.device not in ("auto", "cpu"):  # a named accelerator this machine lacks fails now
             select_device(options.device, available_devices(), options.backend)
         with self._lock:
             self._options = options
             self._device: str | None = None
-            if options.backend != self.backend:
+            backend = self._resolved(options.backend)
+            if backend != self.backend:
                 self._model = None
-            self.backend = options.backend
+            self.backend = backend
             if self._model is not None:
                 self._model.to(self.device)
 
@@ -153,13 +180,25 @@ class SentenceTransformerEncoder:
         which a process that never embeds (a BM25-only study) does not need."""
         if self._device is None:
             options = self._options
-            probe = options.device != "cpu" and BACKENDS[options.backend].runtime == "torch"
+            probe = options.device != "cpu" and (options.backend == "auto" or BACKENDS[options.backend].runtime == "torch")
             self._device = select_device(options.device, available_devices() if probe else {}, options.backend)
         return self._device
 
     @property
     def batch_size(self) -> int:
-        return self._options.batch_size or default_batch_size(self.device, self._options.backend)
+        return self._options.batch_size or default_batch_size(self.device, self.backend)
+
+    def _resolved(self, requested: str) -> str:
+        """``requested``, or for ``auto`` the backend chosen for this model (torch off the CPU: the exported
+        backends run on the CPU), measured or read once per process."""
+        if requested != "auto":
+            return requested
+        if self.device != "cpu":
+            return "torch"
+        if self.choice is None:
+            self.choice = choose_backend(self._path, self._cache)
+            log.info("%s", self.choice.describe())
+        return self.choice.backend
 
     def _loaded(self) -> SentenceTransformer:
         if self._model is None:
@@ -413,11 +452,95 @@ def _row_checksum(model: str, text_hash: str, blob: bytes) -> bytes:
     return hashlib.sha256(f"{model}\0{text_hash}\0".encode() + blob).digest()[:16]
 
 
+@dataclass
+class _Pending:
+    """One caller's texts waiting in a :class:`BatchingEncoder`, and its vectors (or error) once run."""
+
+    texts: list[str]
+    prompt: str
+    vectors: np.ndarray | None = None
+    error: BaseException | None = None
+
+
+class BatchingEncoder:
+    """Joins the encode calls of concurrent threads into one forward pass of ``inner`` (a service's questions).
+
+    A call of fewer than ``max_texts`` texts waits up to ``max_wait`` seconds for others, or until ``max_texts`` texts
+    are queued; then the first caller to take the model encodes every queued text with its prompt in one
+    ``inner.encode`` and each caller gets its own rows. A larger call, or any call with ``max_wait`` 0, runs alone at
+    once. The vectors are ``inner``'s: a batch pads its texts to the longest, which moves a vector by float rounding
+    only (under 1e-6), as sentence-transformers' own batching does. ``forward_passes`` counts calls of ``inner``."""
+
+    def __init__(self, inner: ModelEncoder, max_wait: float = 0.003, max_texts: int = 32) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.max_wait = max_wait
+        self.max_texts = max_texts
+        self.forward_passes = 0
+        self._queue: list[_Pending] = []
+        self._queued = threading.Condition()
+        self._model = threading.Lock()
+
+    @property
+    def vector_backend(self) -> str:
+        return self.inner.vector_backend
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    @property
+    def batch_size(self) -> int:
+        return self.inner.batch_size
+
+    @property
+    def texts_encoded(self) -> int:
+        return self.inner.texts_encoded
+
+    def configure(self, options: EmbeddingOptions) -> None:
+        self.inner.configure(options)
+
+    def encode(self, texts: Sequence[str], prompt: str = "") -> np.ndarray:
+        if not texts or len(texts) >= self.max_texts or self.max_wait <= 0:
+            with self._model:
+                self.forward_passes += 1
+                return self.inner.encode(texts, prompt)
+        pending = _Pending(list(texts), prompt)
+        deadline = time.monotonic() + self.max_wait
+        with self._queued:
+            self._queue.append(pending)
+            self._queued.notify_all()
+            while sum(len(p.texts) for p in self._queue) < self.max_texts and (left := deadline - time.monotonic()) > 0:
+                self._queued.wait(left)
+        with self._model:  # whoever held it ran its whole batch, so ours is either done or still queued
+            if pending.vectors is None and pending.error is None:
+                with self._queued:
+                    batch = [p for p in self._queue if p.prompt == prompt]
+                    self._queue = [p for p in self._queue if p.prompt != prompt]
+                self._run(batch, prompt)
+        if pending.error is not None:
+            raise pending.error
+        assert pending.vectors is not None
+        return pending.vectors
+
+    def _run(self, batch: list[_Pending], prompt: str) -> None:
+        self.forward_passes += 1
+        try:
+            vectors = self.inner.encode([text for p in batch for text in p.texts], prompt)
+        except BaseException as exc:  # every caller of the batch sees the failure, in its own thread
+            for p in batch:
+                p.error = exc
+            return
+        start = 0
+        for p in batch:
+            p.vectors, start = vectors[start : start + len(p.texts)], start + len(p.texts)
+
+
 class CachedEncoder:
     """Wraps an encoder with a :class:`VectorStore`: only texts never seen with this model and prompt
     are encoded. ``prompt`` is put before every text this encoder encodes (see the module docs)."""
 
-    def __init__(self, encoder: SentenceTransformerEncoder | EndpointEncoder, store: VectorStore, prompt: str = "") -> None:
+    def __init__(self, encoder: ModelEncoder, store: VectorStore, prompt: str = "") -> None:
         self.inner = encoder
         self.store = store
         self.model_id = encoder.model_id
@@ -500,7 +623,8 @@ def configure_embeddings(options: EmbeddingOptions, store_url: str | None = None
     the candidate keys it derived from the vectors it read, so one built before a backend change is not reused after
     it (every command builds its own)."""
     global _options, _store_url
-    require_packages(BACKENDS[options.backend])
+    if options.backend != "auto":
+        require_packages(BACKENDS[options.backend])
     # "auto" and "cpu" cannot fail: only a named accelerator needs torch imported to look for it (seconds at start-up)
     select_device(options.device, available_devices() if options.device not in ("auto", "cpu") else {}, options.backend)
     with _ENCODERS_LOCK:
@@ -513,8 +637,16 @@ def configure_embeddings(options: EmbeddingOptions, store_url: str | None = None
 
 
 def embedding_options() -> EmbeddingOptions:
-    """The options every encoder of this process runs with (recorded in a trial's provenance)."""
+    """The options every encoder of this process runs with."""
     return _options
+
+
+def backend_in_use(model: str, cache_root: str | Path | None = None) -> str:
+    """The backend that runs ``model`` in this process (recorded in a trial's provenance): ``auto`` resolved to
+    the backend it chose; for an endpoint, the configured one (the server runs the model). ``cache_root`` as in
+    :func:`get_encoder`."""
+    inner = get_encoder(model, cache_root).inner
+    return inner.backend if isinstance(inner, SentenceTransformerEncoder) else _options.backend
 
 
 def get_encoder(name: str, cache_root: str | Path | None = None) -> CachedEncoder:
@@ -529,7 +661,7 @@ def get_encoder(name: str, cache_root: str | Path | None = None) -> CachedEncode
         key = (name, location)
         if key not in _ENCODERS:
             shared = next((e.inner for (n, _), e in _ENCODERS.items() if n == name), None)
-            inner: SentenceTransformerEncoder | EndpointEncoder
+            inner: ModelEncoder
             if shared is not None:
                 inner = shared
             elif spec is not None:

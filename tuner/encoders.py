@@ -50,7 +50,8 @@ class EmbeddingOptions(BaseModel):
 
     device: Device = Field("auto", description="auto = cuda, else mps, else cpu")
     batch_size: int | None = Field(None, ge=1, le=65536, description="unset: per device and backend (default_batch_size)")
-    backend: Backend = Field("torch", description="what runs the model: torch (fp32 reference), onnx, onnx-int8, openvino, openvino-bf16")
+    backend: Backend = Field("torch", description="what runs the model: torch (fp32 reference), onnx, onnx-int8, openvino, "
+                             "openvino-bf16, or auto (the fastest installed one whose vectors agree with torch's)")
 
 
 def default_batch_size(device: str, backend: str) -> int:
@@ -71,14 +72,14 @@ def select_device(
     """The device for ``requested``: ``auto`` takes CUDA, else MPS, else the CPU; a named accelerator that
     ``available`` lacks is a user error naming ``where`` the value came from (it would otherwise fail deep inside
     torch). The exported backends run on the CPU (onnxruntime and openvino as installed by ``tuner[fast]``): ``auto``
-    is the CPU for them and an accelerator is refused.
+    is the CPU for them and an accelerator is refused. Backend ``auto`` selects like torch (off the CPU it is torch).
 
     >>> select_device("auto", {"cuda": False, "mps": True})
     'mps'
     >>> select_device("auto", {"cuda": True, "mps": False}, "onnx-int8")
     'cpu'
     """
-    if BACKENDS[backend].runtime != "torch":
+    if backend != "auto" and BACKENDS[backend].runtime != "torch":
         if requested not in ("auto", "cpu"):
             raise UserError(f"{where}: {requested} with embedding.backend {backend}: that backend runs on the CPU; "
                             "use backend: torch on an accelerator")

@@ -12,6 +12,8 @@ backend         what runs the transformer
 ``openvino``    OpenVINO on the same ONNX export, precision pinned to fp32 (its CPU default may be bf16)
 ``openvino-bf16`` OpenVINO on that export computing in bfloat16 where the CPU has it (AVX-512 BF16, AMX):
                 other vectors, closer to torch's than int8's (cosine ≈ 0.99997)
+``auto``        the fastest of the above that is installed and whose vectors agree with torch's on this CPU
+                (:func:`choose_backend`), else torch
 ==============  ============================================================================================
 
 sentence-transformers' own ``backend="onnx"``/``"openvino"`` loaders need optimum-onnx / optimum-intel, and no
@@ -31,7 +33,10 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
+import json
 import logging
+import os
+import platform
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -50,7 +55,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Backend = Literal["torch", "onnx", "onnx-int8", "openvino", "openvino-bf16"]
+Backend = Literal["torch", "onnx", "onnx-int8", "openvino", "openvino-bf16", "auto"]
+"""``embedding.backend`` values: a name of :data:`BACKENDS`, or ``auto`` (:func:`choose_backend`)."""
 
 EXPORT_FORMAT = 1
 """Bumped when the export below changes, so entries written by an older one are not read."""
@@ -215,3 +221,170 @@ def use_backend(model: SentenceTransformer, model_path: str, backend: InferenceB
             return {"last_hidden_state": torch.from_numpy(run(arrays))}
 
     model[0].model = ExportedTransformer()
+
+
+AUTO_AGREEMENT = 0.9999
+"""``auto`` takes a backend only when every probe vector has at least this cosine with torch fp32's."""
+
+CHOICE_FORMAT = 1
+"""Bumped when the measurement below changes, so choices it made before are measured again."""
+
+PROBE_TEXTS: tuple[str, ...] = (
+    "How long is the warranty on the Aurora X2 vacuum?",
+    "The warranty covers parts and labour for 24 months from the date of purchase.",
+    "Returns are accepted within 30 days if the product is unused and in its original packaging.",
+    "Model B-17 ships with a 65 W charger; the 2023 edition ships with a 45 W one.",
+    "Who wrote the novel that the 1962 film was based on?",
+    "Reginald C. Punnett, the geneticist, devised the square that is named after him.",
+    "The bridge opened to traffic on 4 September 2016 after six years of construction.",
+    "Battery life: about 11 hours of video playback, 9 hours of web browsing over Wi-Fi.",
+    "Error E4 means the water tank is empty: refill it and press start again.",
+    "ok",
+    "Thanks!",
+    "Where can I download the user manual as a PDF, and is there a version in Spanish?",
+    "保修期是多久？",
+    "本产品自购买之日起享受两年免费保修，人为损坏除外。",
+    "2016年9月4日，该项目的总投资达到1361万元。",
+    "退货须在签收后七天内申请，商品需保持完好，运费由买家承担。",
+    "请问这款手机支持无线充电吗？最大功率是多少瓦？",
+    "旧版说明书写的是百分之五的手续费，新版已改为百分之三。",
+    "Aurora X2 的电池容量为 5000 mAh，充满约需 90 分钟。",
+    "会员积分在每年十二月三十一日清零，未使用的积分不予保留。",
+    "The chunk is long on purpose: " + "retrieval settings trade recall against the chance that a conflicting "
+    "passage reaches the model, and every knob moves both. " * 6,
+    "长文本探针：" + "检索设置在召回率与冲突段落进入上下文的风险之间取舍，每个参数都会同时影响两者。" * 6,
+    "SKU 4411-XL, 230 V / 50 Hz, 1.8 kg, IP54",
+    "Is the discount code SAVE10 still valid after the price change on 1 March?",
+)
+"""The fixed texts ``auto`` measures on: English and Chinese, questions and passages, one word to a few hundred
+tokens, numbers, units and mixed scripts (what a study embeds)."""
+
+
+PROBE_BATCH = 8
+
+
+@dataclass(frozen=True)
+class BackendChoice:
+    """What ``auto`` chose for a model on this machine: ``backend``, and per backend measured, the lowest cosine of
+    its probe vectors with torch's and its probe texts per second (``measured``); ``cached``: read from an earlier
+    measurement rather than measured now."""
+
+    backend: str
+    measured: Mapping[str, tuple[float, float]]
+    cached: bool
+
+    def describe(self) -> str:
+        """One line: the choice, and what it was chosen over."""
+        torch_rate = self.measured["torch"][1]
+        parts = [
+            f"{name} {rate / torch_rate:.2f}× torch, cosine {cosine:.6f}"
+            + ("" if cosine >= AUTO_AGREEMENT else " (disagrees)")
+            for name, (cosine, rate) in self.measured.items() if name != "torch"
+        ]
+        where = "measured earlier on this machine" if self.cached else "measured now, once for this machine"
+        return f"embedding.backend auto: {self.backend} ({'; '.join(parts) or 'no other backend installed'}; {where})"
+
+
+def machine_identity() -> str:
+    """What makes a speed measurement of this machine's CPU valid elsewhere: architecture, core count, CPU model
+    and instruction-set flags (so a container moved to another host type measures again)."""
+    cpu = ""
+    try:
+        first = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").split("\n\n")[0]
+        cpu = "\n".join(line for line in first.splitlines() if line.split(":")[0].strip() in ("model name", "flags"))
+    except OSError:
+        cpu = platform.processor()
+    return f"{platform.machine()}|{os.cpu_count()}|{hashlib.sha256(cpu.encode()).hexdigest()}"
+
+
+def _installed_versions() -> tuple[str, ...]:
+    names = ("torch", "transformers", "sentence-transformers", "onnx", "onnxruntime", "openvino")
+    versions = []
+    for name in names:
+        try:
+            versions.append(f"{name}=={importlib.metadata.version(name)}")
+        except importlib.metadata.PackageNotFoundError:
+            versions.append(f"{name} absent")
+    return tuple(versions)
+
+
+def installed_backends() -> list[InferenceBackend]:
+    """The backends of :data:`BACKENDS` whose packages are installed, torch first."""
+    return [b for b in BACKENDS.values() if all(importlib.util.find_spec(name) is not None for name in b.packages)]
+
+
+def choose_backend(model_path: str, cache: DiskCache) -> BackendChoice:
+    """The backend ``auto`` runs ``model_path`` on, on the CPU: the fastest installed backend whose vectors of
+    :data:`PROBE_TEXTS` all have cosine ≥ :data:`AUTO_AGREEMENT` with torch fp32's, else torch.
+
+    Measured once per machine (:func:`machine_identity`), model (the content of its folder) and installed versions
+    of the runtimes, and kept in the tuner cache (``models/``), so a later start reads the choice: each backend
+    encodes the probe once to warm up, then its speed is the best of three timed passes (batches of
+    :data:`PROBE_BATCH`, so the probe's long texts do not pad every short one)."""
+    key = content_key("backend-choice", CHOICE_FORMAT, EXPORT_FORMAT, model_digest(model_path), machine_identity(),
+                      _installed_versions(), PROBE_TEXTS, PROBE_BATCH)
+
+    def build(folder: Path) -> None:
+        log.info("embedding.backend auto: measuring the installed backends on %s (once for this machine)", Path(model_path).name)
+        measured = _measure(model_path, cache)
+        (folder / "choice.json").write_text(json.dumps({"measured": measured}, indent=1))
+
+    cached = cache.entry_dir("models", key).exists()
+    measured = cache.get_or_build("models", key, build, lambda folder: json.loads((folder / "choice.json").read_text())["measured"])
+    rates = {name: (float(cosine), float(rate)) for name, (cosine, rate) in measured.items()}
+    return BackendChoice(fastest_agreeing(rates), rates, cached)
+
+
+AUTO_MARGIN = 1.1
+"""How much faster than the fastest backend storing torch's vectors a backend with vectors of its own must be to be
+chosen: its vectors are stored apart (:class:`InferenceBackend`), so the vectors an earlier fp32 run stored are not
+reused, and within timing noise that is not worth it."""
+
+
+def fastest_agreeing(measured: Mapping[str, tuple[float, float]]) -> str:
+    """The backend of ``measured`` (name → (lowest cosine with torch, texts/s)) with the most texts per second among
+    those with cosine ≥ :data:`AUTO_AGREEMENT`, torch (the reference, always measured) when none is faster; one whose
+    vectors are stored apart from torch's (``openvino-bf16``) only when :data:`AUTO_MARGIN` times faster than the
+    fastest whose vectors are stored with them.
+
+    >>> fastest_agreeing({"torch": (1.0, 20.0), "onnx-int8": (0.93, 60.0), "openvino": (0.99999, 45.0)})
+    'openvino'
+    >>> fastest_agreeing({"torch": (1.0, 20.0), "openvino": (1.0, 45.0), "openvino-bf16": (0.99999, 48.0)})
+    'openvino'
+    """
+    agreeing = [name for name, (cosine, _) in measured.items() if cosine >= AUTO_AGREEMENT]
+    shared = max(["torch", *(n for n in agreeing if BACKENDS[n].reference_vectors)], key=lambda n: measured[n][1])
+    apart = [n for n in agreeing if not BACKENDS[n].reference_vectors]
+    best_apart = max(apart, key=lambda n: measured[n][1], default=None)
+    if best_apart is not None and measured[best_apart][1] >= AUTO_MARGIN * measured[shared][1]:
+        return best_apart
+    return shared
+
+
+def _measure(model_path: str, cache: DiskCache) -> dict[str, tuple[float, float]]:
+    """Per installed backend: (lowest cosine of its probe vectors with torch's, probe texts per second)."""
+    from sentence_transformers import SentenceTransformer
+
+    texts = list(PROBE_TEXTS)
+    reference: np.ndarray | None = None
+    measured: dict[str, tuple[float, float]] = {}
+    for backend in installed_backends():
+        model = SentenceTransformer(model_path, device="cpu")
+        use_backend(model, model_path, backend, cache)
+
+        def encode() -> np.ndarray:
+            return np.asarray(model.encode(texts, batch_size=PROBE_BATCH, normalize_embeddings=True, show_progress_bar=False))
+
+        vectors = encode()
+        timings = []
+        for _ in range(3):
+            started = time.perf_counter()
+            encode()
+            timings.append(time.perf_counter() - started)
+        if reference is None:
+            reference = vectors
+        cosine = float(np.min(np.sum(reference * vectors, axis=1)))
+        measured[backend.name] = (cosine, len(texts) / min(timings))
+        log.info("embedding.backend auto: %s: %.1f probe texts/s, lowest cosine with torch %.6f",
+                 backend.name, measured[backend.name][1], cosine)
+    return measured

@@ -136,8 +136,8 @@ def add_embedding_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--embedding-batch-size", dest="embedding_batch_size", type=int, metavar="N",
                        help="texts per forward pass, or per request to an embeddings endpoint (default: per device and backend)")
     group.add_argument("--embedding-backend", dest="embedding_backend", metavar="NAME",
-                       help="what runs a local model: torch (default, the fp32 reference), onnx, onnx-int8, openvino or "
-                            "openvino-bf16 "
+                       help="what runs a local model: torch (default, the fp32 reference), onnx, onnx-int8, openvino, "
+                            "openvino-bf16, or auto (the fastest installed one whose vectors agree with torch's) "
                             "(pip install 'tuner[fast]'); tuner serve defaults to the backend the exported trial was measured with")
 
 

@@ -17,6 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     parser.add_argument("--max-body-mb", type=float, default=4.0, metavar="MB",
                         help="largest request body accepted; larger ones get 413 (default 4)")
+    parser.add_argument("--batch-wait-ms", type=float, default=3.0, metavar="MS",
+                        help="embed the questions of concurrent requests in one forward pass, waiting up to MS for them "
+                             "(default 3; 0: each question alone)")
     add_embedding_arguments(parser)
 
 
@@ -28,6 +31,9 @@ def run(args: argparse.Namespace) -> int:
     from tuner.encoders import EmbeddingOptions
     from tuner.errors import UserError
     from tuner.export import read_export
+
+    if args.batch_wait_ms < 0:
+        raise UserError(f"--batch-wait-ms: must be 0 or more, got {args.batch_wait_ms:g}")
 
     try:
         import uvicorn
@@ -50,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
     if args.max_body_mb <= 0:
         raise UserError(f"--max-body-mb: must be positive, got {args.max_body_mb:g}")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    app = build_app(lambda: Retriever.from_export(exported, dataset), int(args.max_body_mb * 1024 * 1024))
+    app = build_app(lambda: Retriever.from_export(exported, dataset, batch_wait=args.batch_wait_ms / 1000),
+                    int(args.max_body_mb * 1024 * 1024))
     # uvicorn answers SIGTERM by finishing the requests in flight, then raises the signal again at the handler it
     # found when it started: this one, so a stop asked for by SIGTERM ends with exit 0 rather than death by signal
     signal.signal(signal.SIGTERM, lambda _signum, _frame: None)

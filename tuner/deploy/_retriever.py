@@ -21,7 +21,7 @@ import numpy as np
 from tuner.cache import DiskCache
 from tuner.chunking import CONFLICT, Chunk, chunk_dataset
 from tuner.dataset import Dataset, Document, load_dataset, resolve_dataset
-from tuner.embedding import CachedEncoder, ServingStore, get_encoder
+from tuner.embedding import BatchingEncoder, CachedEncoder, ServingStore, get_encoder
 from tuner.text import Language, detect_language
 from tuner.export import ExportedConfig, read_export
 from tuner.rerank import Reranker
@@ -93,16 +93,21 @@ class Retriever:
     A dataset folder's conflicting documents are chunked and indexed as in the study (so BM25 statistics, and
     with them every score, are the trial's) but are never returned: they are the noise the study measured
     against, not content. ``add_documents`` and ``delete_documents`` are safe while other threads retrieve.
+
+    The questions of concurrent ``retrieve`` calls are embedded together, one forward pass for the questions that
+    arrive within ``batch_wait`` seconds of each other (up to ``batch_texts``; see :class:`BatchingEncoder`;
+    ``batch_wait`` 0: each alone).
     """
 
     def __init__(self, settings: RetrievalSettings, dataset: Dataset, cache: DiskCache | None = None,
-                 provenance: Mapping[str, Any] | None = None) -> None:
+                 provenance: Mapping[str, Any] | None = None, batch_wait: float = 0.003, batch_texts: int = 32) -> None:
         self.settings = settings
         self.provenance = dict(provenance or {})
         cache = cache or DiskCache()
         stored = get_encoder(settings.embedding_model, cache.root)
         self._store = ServingStore(stored.store)
-        self._pipeline = RetrievalPipeline(dataset, cache, encoder=CachedEncoder(stored.inner, self._store))
+        self.batcher = BatchingEncoder(stored.inner, batch_wait, batch_texts)
+        self._pipeline = RetrievalPipeline(dataset, cache, encoder=CachedEncoder(self.batcher, self._store))
         self._language = dataset.language
         self._write_lock = threading.Lock()
         table = self._pipeline.table(settings)
@@ -110,6 +115,9 @@ class Retriever:
         self._index = self._index_of(table, self._pipeline.retriever(settings), documents)
         self._reranker: Reranker | None = self._pipeline.reranker(settings) if settings.rerank_strength > 0 else None
         self._prepare(table.chunks)
+        # on a warm cache every vector above came from the store and the model is not loaded yet: load it now, or
+        # the first request waits for it (98 s under load 20 in bench/serve.py)
+        _ = self.batcher.dim
         self._store.serve()  # built: from here on a request embeds its question and writes nothing to the store
 
     def _prepare(self, chunks: Iterable[Chunk]) -> None:
@@ -126,7 +134,8 @@ class Retriever:
         return cls.from_export(exported, corpus, cache)
 
     @classmethod
-    def from_export(cls, exported: ExportedConfig, corpus: Corpus, cache: DiskCache | None = None) -> Retriever:
+    def from_export(cls, exported: ExportedConfig, corpus: Corpus, cache: DiskCache | None = None,
+                    batch_wait: float = 0.003, batch_texts: int = 32) -> Retriever:
         if isinstance(corpus, Dataset):
             dataset = corpus
         elif isinstance(corpus, (str, Path)):
@@ -134,7 +143,7 @@ class Retriever:
         else:
             documents = list(corpus)
             dataset = _in_memory_dataset(documents, detect_language(t for doc in documents for t in (doc.title, doc.text)))
-        return cls(exported.settings, dataset, cache, exported.provenance)
+        return cls(exported.settings, dataset, cache, exported.provenance, batch_wait, batch_texts)
 
     @property
     def document_count(self) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 
 import optuna
 
-from tuner.embedding import embedding_options
+from tuner.embedding import backend_in_use
 from tuner.errors import BackendFailure
 from tuner.evaluation import CaseOutcome, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant
 from tuner.llm import Usage, UsageCounts
@@ -95,7 +95,7 @@ class TrialObjective:
         TrialRecord(settings=settings, duplicate_of=evaluated_twin(trial.study, settings, trial.number)).write(trial)
 
     def __call__(self, trial: optuna.Trial) -> tuple[float, ...]:
-        TrialRecord(worker=f"{socket.gethostname()}:{os.getpid()}", embedding_backend=embedding_options().backend).write(trial)
+        TrialRecord(worker=f"{socket.gethostname()}:{os.getpid()}").write(trial)
         if "settings" not in trial.user_attrs:
             self.claim(trial)
         settings = self.settings_for(self.space.suggest(trial))  # the values claim() sampled: Optuna repeats them
@@ -113,7 +113,8 @@ class TrialObjective:
         retrieval = evaluate_retrieval(self.pipeline, settings, "clean")
         recall = retrieval.overall[RECALL]
         recall_value = float(recall.value or 0.0)
-        TrialRecord(settings=settings.model_dump(), context_words=retrieval.mean_context_words).write(trial)
+        TrialRecord(settings=settings.model_dump(), context_words=retrieval.mean_context_words,
+                    embedding_backend=backend_in_use(settings.embedding_model, self.pipeline.cache.root)).write(trial)
         if self.min_recall is not None:
             # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
             trial.set_constraint("min_recall", self.min_recall - recall_value)
