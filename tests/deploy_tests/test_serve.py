@@ -27,6 +27,21 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def wait_until_ready(process: subprocess.Popen[str], url: str, seconds: float = 180) -> None:
+    """Poll ``url``'s ``/healthz`` until it answers 200; fail with the server's stderr if it exits first, or after
+    ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        assert process.poll() is None, process.communicate()[1]
+        try:
+            if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, f"server not ready in {seconds:.0f} s"
+        time.sleep(0.05)
+
+
 def _serve(args: list[str]) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
     return subprocess.Popen([sys.executable, "-m", "tuner", "serve", *args], env=env, text=True,
@@ -45,20 +60,8 @@ def server(config: Path, tiny_dataset_dir: Path) -> Iterator[str]:
     port = _free_port()
     process = _serve(["--config", str(config), "--dataset", str(tiny_dataset_dir), "--port", str(port)])
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    states = set()
     try:
-        while True:
-            assert process.poll() is None, process.communicate()[1]
-            try:
-                reply = httpx.get(f"{url}/healthz", timeout=5)
-                states.add(reply.status_code)
-                if reply.status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "server not ready in 120 s"
-            time.sleep(0.05)
+        wait_until_ready(process, url)
         yield url
     finally:
         process.terminate()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import httpx
@@ -19,7 +18,7 @@ from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.study import TrialRecord
 
-from tests.deploy_tests.test_serve import _free_port, _serve
+from tests.deploy_tests.test_serve import _free_port, _serve, wait_until_ready
 
 KNOBS = {"top_k": 3, "retriever": "hybrid", "chunk_size": 32, "version_policy": "latest", "recency_weight": 0.2,
          "recency_half_life_days": 30.0, "dedupe": 0.9, "metadata_filter": "current"}
@@ -84,14 +83,7 @@ def test_serve_returns_the_chunks_the_trial_ranked(trial: dict[str, Path]) -> No
     process = _serve(["--config", str(trial["export"]), "--dataset", str(trial["data"]), "--port", str(port)])
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(2400):
-            assert process.poll() is None, process.communicate()[1]
-            try:
-                if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
+        wait_until_ready(process, url)
         for context, case in zip(expected, dataset.golden):
             chunks = httpx.post(f"{url}/retrieve", json={"query": case.question}, timeout=60).json()["chunks"]
             assert [c["metadata"]["chunk_id"] for c in chunks] == [c.chunk_id for c in context.chunks], case.id

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.deploy_tests.test_serve import _free_port, wait_until_ready
 from tuner.deploy import Retriever
 from tuner.export import export_document, write_export
 from tuner.settings import RetrievalSettings
@@ -33,26 +33,15 @@ def server(tmp_path_factory: pytest.TempPathFactory, tiny_dataset_dir: Path) -> 
     settings = RetrievalSettings(top_k=3, chunk_size=32, chunk_unit="tokens", retriever="hybrid", candidate_depth=8)
     config = write_export(tmp_path_factory.mktemp("serve") / "deploy.yaml", export_document(settings.model_dump(), {}))
     Retriever.from_config(config, corpus=tiny_dataset_dir)  # warms the chunk cache and the embedding store
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
+    port = _free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
     process = subprocess.Popen(
         [sys.executable, "-m", "tuner", "serve", "--config", str(config), "--dataset", str(tiny_dataset_dir),
          "--port", str(port), "--max-body-mb", str(LIMIT_BYTES / 1024 / 1024)],
         env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 180
     try:
-        while True:
-            assert process.poll() is None, process.communicate()[1]
-            try:
-                if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "server not ready in 180 s"
-            time.sleep(0.1)
+        wait_until_ready(process, url)
         yield url, process
     finally:
         if process.poll() is None:
