@@ -413,6 +413,10 @@ def _optimize(
                                 break
                             # this loop is the optimize loop: it keeps each asked trial's heartbeat (Heartbeat below)
                             warnings.filterwarnings("ignore", "Heartbeat of storage is supposed to be used with Study.optimize")
+                            # the number ask() takes (the first waiting trial, else a new one), known before it: a
+                            # fault between the trial's creation and ask's return still leaves it this run's to requeue
+                            waiting = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
+                            asked.add(min((t.number for t in waiting), default=summary["n_trials"]))
                             trial = study.ask()
                             asked.add(trial.number)
                     frozen = _run_trial(study, trial, objective, Heartbeat(storage, study_id, trial.number), guard, lock,
