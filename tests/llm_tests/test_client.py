@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import socket
 import sqlite3
 import threading
 import time
@@ -181,3 +182,12 @@ def test_concurrency_is_capped_by_the_client(chat_server: FakeChatServer) -> Non
     client = ChatClient(config(chat_server, concurrency=3))
     texts = map_concurrent(lambda i: ask(client, f"item {i}"), range(12), limit=12)
     assert len(set(texts)) == 12 and peak == 3 and client.usage.snapshot().calls == 12
+
+
+def test_a_request_cut_off_by_a_dying_client_is_not_received(chat_server: FakeChatServer) -> None:
+    host, port = chat_server.url.removeprefix("http://").split("/", 1)[0].split(":")
+    with socket.create_connection((host, int(port))) as conn:  # headers sent, then the client dies before its body
+        conn.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-length: 200\r\n\r\n")
+    time.sleep(0.3)  # the server's handler thread reads the end of that connection
+    assert ask(ChatClient(config(chat_server, api_key_env=None)), "whole")
+    assert [r.text for r in chat_server.requests] == ["whole"]

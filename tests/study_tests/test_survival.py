@@ -245,3 +245,15 @@ def test_a_study_needs_conflicts_and_a_dataset(tiny_dataset_dir: Path, tmp_path:
     study_file.write_text(yaml.safe_dump(spec))
     assert main(["run", str(study_file), "--dry-run"]) == 2
     assert "study.yaml: dataset: Field required" in capsys.readouterr().err
+
+
+def test_a_repeated_configuration_whose_ending_a_storage_fault_cut_off_counts_as_failed_only() -> None:
+    study = optuna.create_study(directions=["maximize", "minimize"])
+    distributions = {"top_k": IntDistribution(1, 3)}
+    study.add_trial(optuna.trial.create_trial(params={"top_k": 1}, distributions=distributions, values=[0.5, 0.1]))
+    for state in (optuna.trial.TrialState.PRUNED, optuna.trial.TrialState.FAIL):
+        study.add_trial(optuna.trial.create_trial(params={"top_k": 1}, distributions=distributions, state=state,
+                                                  user_attrs=TrialRecord(duplicate_of=0).to_attrs()))
+    summary = study_summary(study)
+    assert (summary["n_complete"], summary["n_pruned"], summary["n_failed"], summary["n_duplicates"]) == (1, 1, 1, 1)
+    assert summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"] == 1  # finished: never below 0 pruned

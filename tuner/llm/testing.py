@@ -224,7 +224,12 @@ class FakeChatServer:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if len(raw) < length:
+                    # The client died while sending (a killed worker): like a real server, nothing is received.
+                    self.close_connection = True
+                    return
+                body = json.loads(raw or b"{}")
                 request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
                 route = self.path.split("?", 1)[0].rstrip("/")
                 if route not in ("/v1/chat/completions", "/v1/embeddings") or (

@@ -487,7 +487,9 @@ def study_summary(study: optuna.Study) -> dict[str, Any]:
         "n_pruned": states.count(optuna.trial.TrialState.PRUNED),
         "n_failed": states.count(optuna.trial.TrialState.FAIL),
         "n_running": states.count(optuna.trial.TrialState.RUNNING),
-        "n_duplicates": sum(r.duplicate_of is not None for r in records),
+        # a repeated configuration ends PRUNED; one whose ending a storage fault cut off is counted as failed only
+        "n_duplicates": sum(r.duplicate_of is not None and state == optuna.trial.TrialState.PRUNED
+                            for r, state in zip(records, states, strict=True)),
         "n_unscorable": sum(r.unscorable is not None for r in records),
         "n_skipped": sum(r.skipped is not None for r in records),
         "calls": calls,
