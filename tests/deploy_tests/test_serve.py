@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.net import free_port, wait_until_ready
 from tuner.deploy import Retriever
 from tuner.export import export_document, write_export
 from tuner.settings import RetrievalSettings
@@ -19,27 +20,6 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def wait_until_ready(process: subprocess.Popen[str], url: str, seconds: float = 180) -> None:
-    """Poll ``url``'s ``/healthz`` until it answers 200; fail with the server's stderr if it exits first, or after
-    ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while True:
-        assert process.poll() is None, process.communicate()[1]
-        try:
-            if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        assert time.monotonic() < deadline, f"server not ready in {seconds:.0f} s"
-        time.sleep(0.05)
 
 
 def _serve(args: list[str]) -> subprocess.Popen[str]:
@@ -57,7 +37,7 @@ def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(config: Path, tiny_dataset_dir: Path) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     process = _serve(["--config", str(config), "--dataset", str(tiny_dataset_dir), "--port", str(port)])
     url = f"http://127.0.0.1:{port}"
     try:

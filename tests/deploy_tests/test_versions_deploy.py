@@ -18,7 +18,8 @@ from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.study import TrialRecord
 
-from tests.deploy_tests.test_serve import _free_port, _serve, wait_until_ready
+from tests.deploy_tests.test_serve import _serve
+from tests.net import free_port, wait_until_ready
 
 KNOBS = {"top_k": 3, "retriever": "hybrid", "chunk_size": 32, "version_policy": "latest", "recency_weight": 0.2,
          "recency_half_life_days": 30.0, "dedupe": 0.9, "metadata_filter": "current"}
@@ -79,7 +80,7 @@ def test_serve_returns_the_chunks_the_trial_ranked(trial: dict[str, Path]) -> No
     expected = RetrievalPipeline(dataset).retrieve(measured, "clean")
     unfiltered = RetrievalPipeline(dataset).retrieve(measured.model_copy(update={"metadata_filter": "none"}), "clean")
     assert any(RETIRED in context.doc_ids for context in unfiltered), "without the filter the retired document is retrieved"
-    port = _free_port()
+    port = free_port()
     process = _serve(["--config", str(trial["export"]), "--dataset", str(trial["data"]), "--port", str(port)])
     url = f"http://127.0.0.1:{port}"
     try:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.deploy_tests.test_serve import _free_port, wait_until_ready
+from tests.net import free_port, wait_until_ready
 from tuner.deploy import Retriever
 from tuner.export import export_document, write_export
 from tuner.settings import RetrievalSettings
@@ -33,7 +33,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, tiny_dataset_dir: Path) -> 
     settings = RetrievalSettings(top_k=3, chunk_size=32, chunk_unit="tokens", retriever="hybrid", candidate_depth=8)
     config = write_export(tmp_path_factory.mktemp("serve") / "deploy.yaml", export_document(settings.model_dump(), {}))
     Retriever.from_config(config, corpus=tiny_dataset_dir)  # warms the chunk cache and the embedding store
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
     process = subprocess.Popen(
         [sys.executable, "-m", "tuner", "serve", "--config", str(config), "--dataset", str(tiny_dataset_dir),

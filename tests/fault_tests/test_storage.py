@@ -19,6 +19,7 @@ import pytest
 import sqlalchemy.exc
 
 from tests.fault_tests.test_interrupts import Worker, assert_clean_exit, tuner_run, wait_until, write_fault_study
+from tests.net import TcpProxy
 from tests.study_tests.test_workers_postgres import URL, postgres_available
 from tuner.study import open_storage, study_summary
 from tuner.study._faults import storage_fault
@@ -88,47 +89,43 @@ def postgres_storage() -> Iterator[tuple[str, str]]:
             connection.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
-def test_postgres_outage_stops_with_one_line_and_the_study_resumes(
-    tiny_dataset_dir: Path, tmp_path: Path, postgres_storage: tuple[str, str]
-) -> None:
-    import psycopg
+@pytest.fixture
+def outage(postgres_storage: tuple[str, str]) -> Iterator[tuple[str, TcpProxy]]:
+    """(the storage URL through a loopback proxy, the proxy): taking the proxy down is the server going away."""
+    storage, _ = postgres_storage
+    with TcpProxy(("127.0.0.1", 5432)) as proxy:
+        yield storage.replace("@127.0.0.1:5432/", f"@127.0.0.1:{proxy.port}/"), proxy
 
-    storage, application = postgres_storage
+
+def test_postgres_outage_stops_with_one_line_and_the_study_resumes(
+    tiny_dataset_dir: Path, tmp_path: Path, outage: tuple[str, TcpProxy]
+) -> None:
+    storage, proxy = outage
     study_file = write_fault_study(tmp_path, tiny_dataset_dir, storage=storage, budget={"trials": 4})
     worker = tuner_run(tmp_path, study_file, "--no-report", SLOW_ANSWER="0.3")
     wait_until(worker, lambda: "trial 0 " in worker.output, what="a first trial", timeout=300)
-    # an outage longer than the retries and the report's re-read: every connection the worker opens is killed until
-    # it exits (at most 180 s), however long its retries take on a loaded machine
-    until = time.monotonic() + 180
-    with psycopg.connect(URL, autocommit=True) as connection:
-        while time.monotonic() < until and worker.process.poll() is None:
-            connection.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
-                               (application,))
-            time.sleep(0.2)
-    assert worker.wait(timeout=120) == 2, worker.output
+    proxy.down()  # down for longer than the retries and the report's re-read: until the worker has exited
+    assert worker.wait(timeout=300) == 2, worker.output
+    proxy.up()
     line = _one_error_line(worker)
-    # the outage outlasts the run and its re-read: wherever the fault met it (a trial, reading the study again, writing
-    # the report), the one line names the storage and the lost connection, says nothing was written, and how to resume
-    assert f"storage {URL}" in line and "connection lost" in line and "resume" in line, line
+    # wherever the outage met the run (a trial, reading the study again, writing the report), the one line names the
+    # storage and the lost connection, says nothing was written, and how to resume
+    assert f"storage {storage.split('?')[0]}" in line and "connection lost" in line and "resume" in line, line
     assert "no report could be written (" in line, line
     _resume(tmp_path, study_file, storage, 4)
 
 
 def test_postgres_back_within_the_retries_gets_the_report_written(
-    tiny_dataset_dir: Path, tmp_path: Path, postgres_storage: tuple[str, str]
+    tiny_dataset_dir: Path, tmp_path: Path, outage: tuple[str, TcpProxy]
 ) -> None:
-    import psycopg
-
-    storage, application = postgres_storage
+    storage, proxy = outage
     study_file = write_fault_study(tmp_path, tiny_dataset_dir, storage=storage, budget={"trials": 4})
     worker = tuner_run(tmp_path, study_file, SLOW_ANSWER="0.3")
     wait_until(worker, lambda: "trial 0 " in worker.output, what="a first trial", timeout=300)
-    # down until the trial loop has given up and the run starts reading the study again for its report, then back
-    with psycopg.connect(URL, autocommit=True) as connection:
-        while "reading the study again for its report" not in worker.output and worker.process.poll() is None:
-            connection.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
-                               (application,))
-            time.sleep(0.1)
+    proxy.down()  # down until the trial loop has given up and the run starts reading the study again for its report
+    wait_until(worker, lambda: "reading the study again for its report" in worker.output,
+               what="the report's re-read", timeout=300)
+    proxy.up()
     assert worker.wait(timeout=120) == 2, worker.output
     line = _one_error_line(worker)
     assert "connection lost" in line and "stopped as Ctrl-C does, the report of what is done written" in line, line

@@ -4,7 +4,6 @@ keypoint, reloads and resumes where it stopped; a second tab's stale write is re
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 
 from tests.golden_tests.drafts import copy_kb, write_case_draft
+from tests.net import free_port
 from tuner.golden import ReviewStore, read_draft
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -26,12 +26,6 @@ pytestmark = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def served(kb_dir: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     import uvicorn
@@ -41,7 +35,7 @@ def served(kb_dir: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     kb = copy_kb(kb_dir, tmp_path / "kb")
     (tmp_path / "drafts").mkdir()
     draft = write_case_draft(kb, tmp_path / "drafts")
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(uvicorn.Config(build_review_app(ReviewStore(draft), "en"), host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

@@ -1,0 +1,111 @@
+"""Loopback networking for tests: a free port, waiting on a service's ``/healthz``, and a TCP proxy a test can take
+down, so that a server becomes unreachable (connections refused, open ones cut) as in a real outage."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import threading
+import time
+from types import TracebackType
+
+_HOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind((_HOST, 0))
+        return int(probe.getsockname()[1])
+
+
+def wait_until_ready(process: subprocess.Popen[str], url: str, seconds: float = 180) -> None:
+    """Poll ``url``'s ``/healthz`` until it answers 200; fail with the server's stderr if it exits first, or after
+    ``seconds``."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while True:
+        assert process.poll() is None, process.communicate()[1]
+        try:
+            if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, f"server not ready in {seconds:.0f} s"
+        time.sleep(0.05)
+
+
+class TcpProxy:
+    """Forwards ``127.0.0.1:port`` to ``target`` (host, port). :meth:`down` closes the listening socket and every
+    forwarded connection, so clients get "connection refused" until :meth:`up` listens on the same port again."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.port = free_port()
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+        self._listener: socket.socket | None = None
+
+    def __enter__(self) -> TcpProxy:
+        self.up()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.down()
+
+    def up(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind((_HOST, self.port))
+        listener.listen(64)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def down(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+            doomed, self._open = self._open, set()
+        if listener is not None:
+            listener.close()
+        for conn in doomed:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            conn.close()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # taken down
+            try:
+                server = socket.create_connection(self.target)
+            except OSError:
+                client.close()
+                continue
+            with self._lock:
+                if self._listener is not listener:
+                    client.close()
+                    server.close()
+                    return
+                self._open |= {client, server}
+            for source, sink in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(source, sink), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for conn in (source, sink):
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                conn.close()
+            with self._lock:
+                self._open -= {source, sink}
