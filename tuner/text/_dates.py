@@ -17,32 +17,6 @@ from dataclasses import dataclass
 
 from tuner.text._numerals import parse_number
 
-_CHINESE_DATE = re.compile(r"^\s*(?P<y>[^年]+)年(?P<m>[^月]+)月(?P<d>[^日号號]+)[日号號]\s*$")
-
-
-def parse_date(text: str) -> dt.date | dt.datetime | None:
-    """The date or datetime ``text`` names, or None when it names none (or an impossible day).
-
-    Accepted: ISO 8601 dates (``2023-05-01``) and datetimes (``2023-05-01T09:30:00+08:00``, also with a space),
-    and Chinese dates ``Y年M月D日`` (or ``号``) whose parts are Arabic or Chinese numerals; full-width digits are
-    read as ASCII (NFKC).
-
-    >>> parse_date("二〇二三年五月一日"), parse_date("2023年12月31号"), parse_date("2023-02-30")
-    (datetime.date(2023, 5, 1), datetime.date(2023, 12, 31), None)
-    """
-    value = unicodedata.normalize("NFKC", text).strip()
-    chinese = _CHINESE_DATE.match(value)
-    try:
-        if chinese is None:
-            return dt.datetime.fromisoformat(value) if ("T" in value or " " in value) else dt.date.fromisoformat(value)
-        parts = [parse_number(chinese.group(name).strip()) for name in ("y", "m", "d")]
-        if any(part is None or part.denominator != 1 for part in parts):
-            return None
-        year, month, day = (int(part) for part in parts if part is not None)
-        return dt.date(year, month, day)
-    except ValueError:
-        return None
-
 
 def day_number(value: dt.date | dt.datetime) -> float:
     """Days since 0001-01-01 (fractional for a datetime, on its own clock): what recency and "newer" compare."""
@@ -50,6 +24,7 @@ def day_number(value: dt.date | dt.datetime) -> float:
         midnight = dt.datetime.combine(value.date(), dt.time(), value.tzinfo)
         return value.toordinal() + (value - midnight).total_seconds() / 86_400
     return float(value.toordinal())
+
 
 _MONTHS = {name: number for number, names in enumerate(
     (("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),
@@ -60,7 +35,7 @@ _ZH_DIGIT = "〇零一二三四五六七八九十"
 _ZH_YEAR_DIGITS = {c: str(i) for i, c in enumerate("〇一二三四五六七八九")} | {"零": "0"}
 _PATTERNS = (
     re.compile(rf"(?<![\d{_ZH_DIGIT}])(?P<y>\d{{4}}|[{_ZH_DIGIT}]{{4}})\s*年\s*(?P<m>\d{{1,2}}|[{_ZH_DIGIT}]{{1,3}})\s*月"
-               rf"(?:\s*(?P<d>\d{{1,2}}|[{_ZH_DIGIT}]{{1,3}})\s*[日号])?"),
+               rf"(?:\s*(?P<d>\d{{1,2}}|[{_ZH_DIGIT}]{{1,3}})\s*[日号號])?"),
     re.compile(r"(?<![\d.])(?P<y>(?:1[6-9]|20)\d\d)(?P<sep>[-./])(?P<m>\d{1,2})(?:(?P=sep)(?P<d>\d{1,2}))?(?![\d])"),
     re.compile(rf"\b(?P<mn>{_MONTH})\.?\s+(?:(?P<d>\d{{1,2}})(?:st|nd|rd|th)?,?\s+)?(?P<y>\d{{4}})\b", re.IGNORECASE),
     re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<mn>{_MONTH})\.?,?\s+(?P<y>\d{{4}})\b", re.IGNORECASE),
@@ -113,3 +88,24 @@ def find_dates(text: str) -> list[DateMention]:
         if not kept or mention.start >= kept[-1].end:
             kept.append(mention)
     return kept
+
+
+def parse_date(text: str) -> dt.date | dt.datetime | None:
+    """The date or datetime ``text`` names, or None when it names none (or an impossible day).
+
+    Accepted: ISO 8601 dates (``2023-05-01``) and datetimes (``2023-05-01T09:30:00+08:00``, also with a space),
+    and Chinese dates ``Y年M月D日`` (or ``号``) whose parts are Arabic or Chinese numerals; full-width digits are
+    read as ASCII (NFKC).
+
+    >>> parse_date("二〇二三年五月一日"), parse_date("2023年12月31号"), parse_date("2023-02-30")
+    (datetime.date(2023, 5, 1), datetime.date(2023, 12, 31), None)
+    """
+    value = unicodedata.normalize("NFKC", text).strip()
+    chinese = _PATTERNS[0].fullmatch(value)
+    try:
+        if chinese is None:
+            return dt.datetime.fromisoformat(value) if ("T" in value or " " in value) else dt.date.fromisoformat(value)
+        iso = _iso(chinese)
+        return None if iso is None or iso.count("-") != 2 else dt.date.fromisoformat(iso)
+    except ValueError:
+        return None
