@@ -216,6 +216,8 @@ def test_trials_table_has_one_row_per_trial_in_every_format(
          r"study.yaml: enqueue\[0\].top_k: 7 is outside the search space"),
         ({"top_k": {"type": "int", "low": 1, "high": 4}}, {"enqueue": [{"topk": 2}]},
          r"study.yaml: enqueue\[0\].topk: not a retrieval setting"),
+        ({"top_k": {"type": "int", "low": 1, "high": 4}}, {"enqueue": [{"top_k": 2, "chunk_size": 64}]},
+         r"study.yaml: enqueue\[0\].chunk_size: not a parameter of the search space \(.*space.yaml\), so no trial"),
     ],
 )
 def test_a_bad_space_or_enqueue_is_one_line_before_any_work(

@@ -31,7 +31,7 @@ def check_study(loaded: LoadedStudy, space: SearchSpace, dataset: Dataset) -> No
     - a search-space value the setting does not accept (an unknown retriever, a threshold outside [0, 1], a
       ``top_k`` above ``candidate_depth``, ...);
     - a smallest ``top_k`` larger than the corpus has documents;
-    - an enqueued configuration outside the space, or with a setting that does not exist;
+    - an enqueued configuration outside the space, with a setting the space does not search, or one that does not exist;
     - a robustness objective on a dataset without keypoints or without conflicting documents.
     """
     base = loaded.base_settings.model_dump()
@@ -52,8 +52,11 @@ def check_study(loaded: LoadedStudy, space: SearchSpace, dataset: Dataset) -> No
             where = f"{loaded.path}: enqueue[{index}].{name}"
             if name in space.params and not _in_space(space.params[name], value):
                 raise UserError(f"{where}: {value!r} is outside the search space ({space.source})")
-            if name not in space.params and name not in RetrievalSettings.model_fields:
+            if name not in RetrievalSettings.model_fields:
                 raise UserError(f"{where}: not a retrieval setting")
+            if name not in space.params:
+                raise UserError(f"{where}: not a parameter of the search space ({space.source}), so no trial would use it: "
+                                "add it to the space, or set it under 'settings:' for every trial")
     if dataset.retrieval_only:
         raise UserError(f"{loaded.dataset}: no keypoints: a study needs them for its robustness objective "
                         "(use 'tuner eval' for retrieval metrics)")

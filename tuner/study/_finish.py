@@ -52,8 +52,7 @@ def planned_settings(
     planned = []
     for number in range(n_trials):
         trial = study.ask()
-        fixed = enqueued[number] if number < len(enqueued) else {}  # an enqueued trial may also set settings off the space
-        values = {**loaded.base_settings.model_dump(), **fixed, **space.suggest(trial)}
+        values = {**loaded.base_settings.model_dump(), **space.suggest(trial)}
         planned.append(settings_from_mapping(values, "search space"))
         study.tell(trial, 0.0)
     drawn = f"the {sampler_config.name} sampler's grid order" if grid else (
