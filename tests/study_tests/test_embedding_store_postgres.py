@@ -21,8 +21,9 @@ import psycopg
 import pytest
 
 from tests.study_tests.test_study import write_study
+from tests.study_tests.workers import gated, open_when_two_workers_run
 from tuner.embedding import CachedEncoder, PostgresEmbeddingStore, vector_id
-from tuner.llm.testing import FakeChatServer, Reply, context_echo_reply
+from tuner.llm.testing import FakeChatServer, context_echo_reply
 from tuner.study import load_study_file
 
 pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
@@ -167,9 +168,9 @@ def test_two_workers_embed_each_text_once_with_the_shared_store_and_twice_with_i
 
     runs: dict[str, dict[int, int]] = {}  # mode → {pid of a worker that ran a trial: texts it embedded}
     requests: dict[str, list[str]] = {}  # mode → the generator requests the server received
-    with FakeChatServer(context_echo_reply) as server:
-        server.script("", Reply("a slow answer", delay=0.3))  # trials last long enough for both workers to take some
-        for mode in ("shared", "isolated"):
+    for mode in ("shared", "isolated"):
+        gate = threading.Event()  # the replies wait until both workers have taken a trial: neither runs the budget alone
+        with FakeChatServer(gated(gate, context_echo_reply)) as server:
             folder = tmp_path / mode
             folder.mkdir()
             cache, name = ("auto" if mode == "shared" else "local"), f"{mode}-{uuid.uuid4().hex[:8]}"
@@ -177,13 +178,14 @@ def test_two_workers_embed_each_text_once_with_the_shared_store_and_twice_with_i
                 folder, tiny_dataset_dir, name=name, budget={"trials": 4}, enqueue=[], pruning={"enabled": False},
                 heartbeat_interval=1, call_cache=cache, embedding_cache=cache,
                 settings={"candidate_depth": 10, "retriever": "dense", "chunk_size": 40},
-                generator={"backend": "openai", "base_url": server.url, "model": f"stand-in-{mode}", "api_key_env": None},
+                generator={"backend": "openai", "base_url": server.url, "model": f"stand-in-{mode}", "api_key_env": None,
+                           "timeout": 600},  # a reply held at the gate is not timed out and asked again
             )
             (folder / "space.yaml").write_text(yaml.safe_dump(SPACE_FIXED_CHUNKS))
-            sent = len(server.requests)
+            open_when_two_workers_run(gate, name, postgres_schema)
             workers = [_worker(study_file, postgres_schema, folder / f"cache-{i}") for i in (1, 2)]
             embedded = {w.pid: run["texts_embedded"] for w, run in zip(workers, _summaries(*workers))}
-            requests[mode] = [json.dumps(r.body, sort_keys=True) for r in server.requests[sent:]]
+            requests[mode] = [json.dumps(r.body, sort_keys=True) for r in server.requests]
             study = optuna.load_study(study_name=name, storage=postgres_schema)
             ran = {int(str(TrialRecord.from_trial(t).worker).rsplit(":", 1)[1]) for t in study.trials}
             assert ran == set(embedded), "each worker should have run a trial"

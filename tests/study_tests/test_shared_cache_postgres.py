@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -17,9 +18,11 @@ from typing import Any
 import optuna
 import psycopg
 import pytest
+import yaml
 
 from tests.study_tests.test_study import write_study
 from tests.study_tests.test_workers_postgres import URL, postgres_available
+from tests.study_tests.workers import gated, open_when_two_workers_run
 from tuner.cli import main
 from tuner.llm import CachedReply, PostgresCallCache
 from tuner.llm.testing import FakeChatServer, Reply, context_echo_reply
@@ -72,12 +75,23 @@ def test_postgres_call_cache_is_shared_between_connections_and_keeps_the_first_r
     assert "pw-SECRET" not in repr(PostgresCallCache(URL.replace("://root@", "://root:pw-SECRET@")))
 
 
+BM25_SPACE = {  # what is cached here are LLM calls: no worker needs the embedding model
+    "top_k": {"type": "int", "low": 1, "high": 4},
+    "retriever": {"type": "categorical", "choices": ["bm25"]},
+    "chunk_size": {"type": "categorical", "choices": [20, 40]},
+}
+
+
 def _study(folder: Path, dataset: Path, server: FakeChatServer, model: str, **overrides: Any) -> Path:
     folder.mkdir(parents=True)
-    return write_study(
+    path = write_study(
         folder, dataset, pruning={"enabled": False}, heartbeat_interval=1,
-        generator={"backend": "openai", "base_url": server.url, "model": model, "api_key_env": None}, **overrides,
+        generator={"backend": "openai", "base_url": server.url, "model": model, "api_key_env": None,
+                   "timeout": 600},  # a reply held at a gate is not timed out and asked again
+        **overrides,
     )
+    (folder / "space.yaml").write_text(yaml.safe_dump(BM25_SPACE))
+    return path
 
 
 def _worker(study_file: Path, cache: Path) -> subprocess.Popen[str]:
@@ -101,8 +115,10 @@ def _distinct(requests: list[Any]) -> int:
 def test_two_workers_and_a_later_machine_repeat_no_call(tiny_dataset_dir: Path, tmp_path: Path) -> None:
     name = f"shared-{uuid.uuid4().hex[:8]}"
     model = f"stand-in-{name}"  # no row of an earlier run (the table outlives tests) can answer this run's requests
-    with FakeChatServer(context_echo_reply) as server:
+    gate = threading.Event()  # the first phase's replies wait until both workers have taken a trial
+    with FakeChatServer(gated(gate, context_echo_reply)) as server:
         study_file = _study(tmp_path / "a", tiny_dataset_dir, server, model, name=name, budget={"trials": 4}, enqueue=[])
+        open_when_two_workers_run(gate, name, URL)
         _finish(_worker(study_file, tmp_path / "cache-1"), _worker(study_file, tmp_path / "cache-2"))
         sent = len(server.requests)
         assert sent > 0 and _distinct(server.requests) == sent  # nothing asked twice, across the two workers
