@@ -114,6 +114,7 @@ def main() -> None:
     parser.add_argument("parts", nargs="*", default=["skip", "llm", "batch"])
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="llm-cost-"))
+    work.mkdir(parents=True, exist_ok=True)
     constraints = {"min_recall": args.min_recall}
     global DATASET
     DATASET = args.dataset

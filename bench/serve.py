@@ -10,10 +10,14 @@ questions (each a golden question with a fresh suffix, so every request encodes 
 (``--batch-wait-ms 0``: before) and one joining concurrent questions in one forward pass (the default: after), loaded
 in turn at each level with unseen questions, so both see the same machine load.
 
+``--backends A,B``: the same, one (batched) service per embedding backend (``tuner serve --embedding-backend``): what
+a faster backend does to the question's forward pass. ``openvino`` shares torch's vectors, so its service starts on
+the warm cache too (``openvino-bf16`` stores its own and would embed the corpus again).
+
 ``--profile-start``: the service's cold start (building the :class:`tuner.deploy.Retriever`) in this process under
 cProfile, on an empty cache folder: the top functions by cumulative time, and the texts embedded.
 
-Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/serve.py [--seconds 10] [--batching | --profile-start]
+Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/serve.py [--seconds 10] [--batching | --backends A,B | --profile-start]
 """
 
 from __future__ import annotations
@@ -100,11 +104,13 @@ def unseen(questions: list[str], tag: str) -> Iterator[str]:
     return (f"{q} ({tag} {next(counter)})" for q in itertools.cycle(questions))
 
 
-def batching(config: Path, cache: Path, questions: list[str], seconds: float) -> None:
-    """Unseen questions at 1, 8 and 32 clients, the unbatched and the batched service in turn at each level."""
+def side_by_side(config: Path, cache: Path, questions: list[str], seconds: float,
+                 variants: list[tuple[str, tuple[str, ...]]]) -> None:
+    """Unseen questions at 1, 8 and 32 clients, the services of ``variants`` (name, ``tuner serve`` flags) on one
+    warm cache, loaded in turn at each level so that all see the same machine load."""
     services = {}
     try:
-        for name, flags in (("alone", ("--batch-wait-ms", "0")), ("batched", ())):
+        for name, flags in variants:
             process, url, warm = start(config, cache, *flags)
             services[name] = (process, url)
             print(f"{name}: ready after {warm:.1f} s (warm cache, load {httpx.get(f'{url}/healthz').json()['load_seconds']} s)")
@@ -149,6 +155,8 @@ def main() -> None:
     parser.add_argument("--chunk-size", type=int, default=SETTINGS.chunk_size,
                         help=f"the served configuration's chunk_size (default {SETTINGS.chunk_size})")
     parser.add_argument("--profile-start", action="store_true", help="the cold start under cProfile, in this process")
+    parser.add_argument("--backends", help="unseen questions, one batched service per embedding backend (A,B), side by "
+                        "side on the cache of the first start (torch)")
     args = parser.parse_args()
     questions = [case.question for case in load_dataset(resolve_dataset("demo")).golden]
     with tempfile.TemporaryDirectory(prefix="tuner-serve-bench-") as folder:
@@ -163,7 +171,12 @@ def main() -> None:
         process.wait()
         print(f"ready after {cold:.1f} s (first start, load average {os.getloadavg()[0]:.1f})", flush=True)
         if args.batching:
-            batching(config, args.cache or root / "cache", questions, args.seconds)
+            side_by_side(config, args.cache or root / "cache", questions, args.seconds,
+                         [("alone", ("--batch-wait-ms", "0")), ("batched", ())])
+            return
+        if args.backends:
+            side_by_side(config, args.cache or root / "cache", questions, args.seconds,
+                         [(name, ("--embedding-backend", name)) for name in args.backends.split(",")])
             return
         process, url, warm = start(config, args.cache or root / "cache")
         try:
