@@ -14,18 +14,29 @@ in turn at each level with unseen questions, so both see the same machine load.
 a faster backend does to the question's forward pass. ``openvino`` shares torch's vectors, so its service starts on
 the warm cache too (``openvino-bf16`` stores its own and would embed the corpus again).
 
+``--forward A,B``: no service: the question forward pass alone, in this process, per embedding backend at 1, 8 and 32
+unseen questions per pass (median of repeated passes): what the model costs a request, and what joining 8 concurrent
+questions in one pass saves, against which the service's tail at 8 clients is read.
+
+``--profile-requests BACKEND``: no service: unseen questions, one at a time, through the service's Retriever in this
+process on the warm cache, timed and then under cProfile: where an unseen question's time goes besides HTTP.
+
 ``--profile-start``: the service's cold start (building the :class:`tuner.deploy.Retriever`) in this process under
 cProfile, on an empty cache folder: the top functions by cumulative time, and the texts embedded.
 
-Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/serve.py [--seconds 10] [--batching | --backends A,B | --profile-start]
+Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/serve.py [--seconds 10] [--batching | --backends A,B | --forward A,B |
+     --profile-requests BACKEND | --profile-start]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import cProfile
+import io
 import itertools
 import os
+import pstats
 import socket
 import subprocess
 import sys
@@ -88,14 +99,20 @@ async def load(url: str, queries: Iterator[str], clients: int, seconds: float) -
                 errors += 1
             latencies.append(time.perf_counter() - sent)
 
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(timeout=120, limits=limits) as http:
         await asyncio.gather(*(client(http) for _ in range(clients)))
     elapsed = time.perf_counter() - began
     ms = np.asarray(latencies) * 1000
     return {"requests": len(ms), "errors": errors, "p50": float(np.percentile(ms, 50)), "p99": float(np.percentile(ms, 99)),
-            "rps": len(ms) / elapsed}
+            "rps": len(ms) / elapsed, "seconds": elapsed, "client_cores": (time.process_time() - cpu) / elapsed}
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def unseen(questions: list[str], tag: str) -> Iterator[str]:
@@ -114,13 +131,17 @@ def side_by_side(config: Path, cache: Path, questions: list[str], seconds: float
             process, url, warm = start(config, cache, *flags)
             services[name] = (process, url)
             print(f"{name}: ready after {warm:.1f} s (warm cache, load {httpx.get(f'{url}/healthz').json()['load_seconds']} s)")
-        print("| questions embedded | clients | requests | errors | p50 ms | p99 ms | requests/s | load average |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("| questions embedded | clients | requests | errors | p50 ms | p99 ms | requests/s | service cores | "
+              "load generator cores | load average |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
         for clients in (1, 8, 32):
-            for name, (_, url) in services.items():
+            for name, (process, url) in services.items():
+                served = cpu_seconds(process.pid)
                 row = asyncio.run(load(url, unseen(questions, name), clients, seconds))
+                service_cores = (cpu_seconds(process.pid) - served) / row["seconds"]
                 print(f"| {name} | {clients} | {row['requests']:.0f} | {row['errors']:.0f} | {row['p50']:.1f} | "
-                      f"{row['p99']:.1f} | {row['rps']:.1f} | {os.getloadavg()[0]:.1f} |", flush=True)
+                      f"{row['p99']:.1f} | {row['rps']:.1f} | {service_cores:.2f} | {row['client_cores']:.2f} | "
+                      f"{os.getloadavg()[0]:.1f} |", flush=True)
     finally:
         for process, _ in services.values():
             process.terminate()
@@ -129,10 +150,6 @@ def side_by_side(config: Path, cache: Path, questions: list[str], seconds: float
 
 def profile_start(config: Path, cache: Path) -> None:
     """Where a cold start's time goes: the Retriever built under cProfile on the empty ``cache``."""
-    import cProfile
-    import io
-    import pstats
-
     os.environ["TUNER_CACHE"] = str(cache)
     from tuner.deploy import Retriever
     from tuner.embedding import texts_encoded
@@ -142,9 +159,62 @@ def profile_start(config: Path, cache: Path) -> None:
     retriever = profiler.runcall(Retriever.from_config, config, "demo")
     print(f"cold Retriever build: {time.perf_counter() - started:.1f} s, {retriever.chunk_count} returnable chunks, "
           f"{texts_encoded()} texts embedded, load average {os.getloadavg()[0]:.1f}")
+    print_profile(profiler)
+
+
+def print_profile(profiler: cProfile.Profile) -> None:
     out = io.StringIO()
     pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(30)
     print(out.getvalue())
+
+
+def profile_requests(config: Path, cache: Path, questions: list[str], backend: str, n: int = 300) -> None:
+    """Where an unseen question's time goes inside the service's :class:`tuner.deploy.Retriever` (warm ``cache``,
+    ``backend``, each question alone: batch wait 0): ``n`` questions timed, then ``n`` more under cProfile."""
+    os.environ["TUNER_CACHE"] = str(cache)
+    from tuner.deploy import Retriever
+    from tuner.embedding import configure_embeddings
+    from tuner.encoders import EmbeddingOptions
+    from tuner.export import read_export
+
+    configure_embeddings(EmbeddingOptions(device="cpu", backend=backend))
+    retriever = Retriever.from_export(read_export(config), "demo", batch_wait=0)
+    stream = unseen(questions, backend)
+    retriever.retrieve(next(stream))
+    times = []
+    for _ in range(n):
+        began = time.perf_counter()
+        retriever.retrieve(next(stream))
+        times.append((time.perf_counter() - began) * 1000)
+    print(f"{backend}: {n} unseen questions one at a time in process: p50 {np.percentile(times, 50):.2f} ms, "
+          f"p99 {np.percentile(times, 99):.2f} ms")
+    profiler = cProfile.Profile()
+    profiler.runcall(lambda: [retriever.retrieve(next(stream)) for _ in range(n)])
+    print_profile(profiler)
+
+
+def forward(backends: list[str], cache: Path, questions: list[str]) -> None:
+    """Median wall ms of one forward pass over 1, 8 and 32 unseen questions, per backend, model loaded and warm."""
+    from tuner.embedding import SentenceTransformerEncoder
+    from tuner.encoders import EmbeddingOptions
+
+    print("| backend | questions per pass | passes | median ms per pass | ms per question | × one question alone |")
+    print("|---|---|---|---|---|---|")
+    for backend in backends:
+        encoder = SentenceTransformerEncoder(SETTINGS.embedding_model, EmbeddingOptions(device="cpu", backend=backend), cache)
+        stream = unseen(questions, backend)
+        encoder.encode([next(stream) for _ in range(32)])  # load, compile, first-pass allocations
+        alone = 0.0
+        for size, passes in ((1, 60), (8, 30), (32, 12)):
+            times = []
+            for _ in range(passes):
+                batch = [next(stream) for _ in range(size)]
+                began = time.perf_counter()
+                encoder.encode(batch)
+                times.append((time.perf_counter() - began) * 1000)
+            median = float(np.median(times))
+            alone = alone or median
+            print(f"| {backend} | {size} | {passes} | {median:.1f} | {median / size:.2f} | {median / alone:.2f} |", flush=True)
 
 
 def main() -> None:
@@ -157,14 +227,24 @@ def main() -> None:
     parser.add_argument("--profile-start", action="store_true", help="the cold start under cProfile, in this process")
     parser.add_argument("--backends", help="unseen questions, one batched service per embedding backend (A,B), side by "
                         "side on the cache of the first start (torch)")
+    parser.add_argument("--profile-requests", metavar="BACKEND",
+                        help="unseen questions through the service's Retriever in this process, timed and under cProfile")
+    parser.add_argument("--forward", help="the question forward pass alone per embedding backend (A,B), no service")
     args = parser.parse_args()
     questions = [case.question for case in load_dataset(resolve_dataset("demo")).golden]
+    if args.forward:
+        with tempfile.TemporaryDirectory(prefix="tuner-forward-") as folder:
+            forward(args.forward.split(","), args.cache or Path(folder), questions)
+        return
     with tempfile.TemporaryDirectory(prefix="tuner-serve-bench-") as folder:
         root = Path(folder)
         settings = SETTINGS.model_copy(update={"chunk_size": args.chunk_size})
         config = write_export(root / "deploy.yaml", export_document(settings.model_dump(), {"study": "bench"}))
         if args.profile_start:
             profile_start(config, args.cache or root / "cache")
+            return
+        if args.profile_requests:
+            profile_requests(config, args.cache or root / "cache", questions, args.profile_requests)
             return
         process, url, cold = start(config, args.cache or root / "cache")
         process.terminate()
