@@ -240,25 +240,26 @@ def main() -> None:
         root = Path(folder)
         settings = SETTINGS.model_copy(update={"chunk_size": args.chunk_size})
         config = write_export(root / "deploy.yaml", export_document(settings.model_dump(), {"study": "bench"}))
+        cache = args.cache or root / "cache"
         if args.profile_start:
-            profile_start(config, args.cache or root / "cache")
+            profile_start(config, cache)
             return
         if args.profile_requests:
-            profile_requests(config, args.cache or root / "cache", questions, args.profile_requests)
+            profile_requests(config, cache, questions, args.profile_requests)
             return
-        process, url, cold = start(config, args.cache or root / "cache")
+        process, url, cold = start(config, cache)
         process.terminate()
         process.wait()
         print(f"ready after {cold:.1f} s (first start, load average {os.getloadavg()[0]:.1f})", flush=True)
         if args.batching:
-            side_by_side(config, args.cache or root / "cache", questions, args.seconds,
+            side_by_side(config, cache, questions, args.seconds,
                          [("alone", ("--batch-wait-ms", "0")), ("batched", ())])
             return
         if args.backends:
-            side_by_side(config, args.cache or root / "cache", questions, args.seconds,
+            side_by_side(config, cache, questions, args.seconds,
                          [(name, ("--embedding-backend", name)) for name in args.backends.split(",")])
             return
-        process, url, warm = start(config, args.cache or root / "cache")
+        process, url, warm = start(config, cache)
         try:
             health = httpx.get(f"{url}/healthz").json()
             print(f"settings: {settings.model_dump(include={'retriever', 'top_k', 'chunk_size', 'rerank_strength', 'relevance_threshold', 'candidate_depth'})}")
