@@ -16,7 +16,7 @@ from tuner.golden._keypoints import (
 from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question, shingles
 from tuner.golden._draft import DRAFT, STATUSES, draft_case, golden_row, read_draft, write_draft
 from tuner.golden._log import (
-    KNOWN_BAD, STRATA, LogDrafts, LoggedQuestion, Sampling, drafts_from_log, merge_questions, parse_columns, read_log,
+    KNOWN_BAD, STRATA, LogDrafts, LoggedQuestion, LogRows, Sampling, drafts_from_log, merge_questions, parse_columns, read_log,
     sample_questions, sampling_from,
 )
 from tuner.golden._pool import DEFAULT_DEPTH, POOL_RETRIEVERS, build_pools
@@ -45,6 +45,7 @@ __all__ = [
     "Export",
     "KeypointsReport",
     "LogDrafts",
+    "LogRows",
     "LoggedQuestion",
     "ReviewStore",
     "Sampling",
