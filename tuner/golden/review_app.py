@@ -327,6 +327,13 @@ def build_review_app(store: ReviewStore, language: str | None = None, token: str
     secret = token or new_token()
     app.add_middleware(WriteGuard, token=secret, hosts=LOOPBACK_NAMES)
 
+    @app.exception_handler(UserError)
+    async def unusable_draft(request: Request, exc: UserError) -> Response:
+        # the draft file, edited by hand while the app runs, no longer reads: say which line, not a bare 500
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": str(exc)}, status_code=500)
+        return HTMLResponse(f"<p>{_e(exc)}</p>", status_code=500)
+
     def ui_language(request: Request) -> str:
         chosen = request.cookies.get("lang")
         return chosen if chosen in UI_LANGUAGES else default
