@@ -85,3 +85,23 @@ def test_serve_prints_a_new_token_unless_one_is_set(tmp_path: Path, tiny_dataset
     monkeypatch.setenv("TUNER_SERVE_TOKEN", SERVE_TOKEN)
     assert main([*serve, "--host", "0.0.0.0"]) == 0
     assert served[2] == (SERVE_TOKEN, None) and SERVE_TOKEN not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("metadata,message", [
+    ({"date": "not-a-date"}, "documents.0.metadata: Value error, field 'metadata.date': 'not-a-date' is not a date"),
+    ({"date": 20240301}, "documents.0.metadata: Value error, field 'metadata.date': 20240301 is not a date"),
+    ({"family": ""}, "documents.0.metadata: Value error, field 'metadata.family' must be a non-empty string, got ''"),
+])
+def test_documents_metadata_follows_the_rule_of_validate(client: TestClient, metadata: dict[str, object], message: str) -> None:
+    # checked before the retriever is asked: a document validate refuses never reaches the index
+    with client:
+        reply = client.post("/documents", headers=WRITE_HEADERS,
+                            json={"documents": [{"doc_id": "d", "text": "Some text.", "metadata": metadata}]})
+        assert reply.status_code == 422 and reply.json()["error"].startswith(message)
+
+
+def test_documents_metadata_is_normalized_as_validate_normalizes_it() -> None:
+    from tuner.deploy.service import DocumentIn
+
+    document = DocumentIn(doc_id="d", text="Some text.", metadata={"date": "2024年3月1日", "team": "hr"})
+    assert document.metadata == {"date": "2024-03-01", "team": "hr"}

@@ -28,7 +28,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tuner import __version__
-from tuner.dataset import Document
+from tuner.dataset import Document, document_metadata
 from tuner.deploy import RetrievedChunk, Retriever
 from tuner.http_guard import LOOPBACK_NAMES, WriteGuard
 from tuner.redaction import redact_data
@@ -64,6 +64,14 @@ class DocumentIn(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     _readable_fields = field_validator("doc_id", "text")(_readable)
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_as_validate_reads_it(cls, value: dict[str, Any]) -> dict[str, Any]:
+        metadata, problems = document_metadata(value)
+        if problems:
+            raise ValueError(problems[0])
+        return metadata
 
 
 class AddDocuments(BaseModel):
