@@ -73,6 +73,14 @@ def _esc(value: object) -> str:
     return html.escape(str(value))
 
 
+def _empty_front(records: Mapping[int, TrialRecord]) -> str:
+    """Why nothing is on the front: every complete trial unscorable (with the first reason), or none complete."""
+    unscorable = [(n, r.unscorable) for n, r in sorted(records.items()) if r.unscorable]
+    why = (f"every complete trial is unscorable ({len(unscorable)}: trial #{unscorable[0][0]}: {unscorable[0][1]}; "
+           "all are listed under warnings above)" if unscorable else "no trial has completed yet")
+    return f'<p class="note" id="empty-front">Nothing is on the front: {_esc(why)}. Nothing was exported.</p>'
+
+
 def _value(point: Point, name: str) -> str:
     ci = point.ci.get(name)
     text = f"{point.values[name]:.3f}"
@@ -264,7 +272,7 @@ def render_report(
     on_front = {e.number for e in entries}
     sections = [
         ("1. Front", _figure_html(front_figure(summary, entries, groups, chosen), "front")
-         + (_front_table(entries, summary, records) if entries else "") + _pruned_table(summary)),
+         + (_front_table(entries, summary, records) if entries else _empty_front(records)) + _pruned_table(summary)),
         ("2. Hypervolume history", _figure_html(
             hypervolume_figure([p.number for p in summary.points], history, reference), "hypervolume")),
         ("3. Sweet spot: top_k", _figure_html(sweet_spot_figure(summary, on_front, names[:2]), "sweet-spot")),
