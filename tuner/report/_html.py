@@ -127,7 +127,8 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
     counts = ", ".join(f"{summary.counts[state]} {word}" for state, word in STATE_WORDS.items()
                        if summary.counts[state] or state in ("complete", "pruned", "fail"))
     objectives = ", ".join(f"{label(n)} ({d})" for n, d in summary.directions.items())
-    floor = ", ".join(f"{label(n)} ±{v:g}" for n, v in summary.noise_floor.items()) or "not recorded (ε = 0: exact dominance)"
+    # two significant digits: the floor is itself an estimate (±0.016, not ±0.0155803)
+    floor = ", ".join(f"{label(n)} ±{v:.2g}" for n, v in summary.noise_floor.items()) or "not recorded (ε = 0: exact dominance)"
     calls = ", ".join(f"{summary.calls[kind]:,} {CALL_WORDS[kind]}" for kind in CALL_KINDS)
     if summary.cost:
         calls += f"; cost {summary.cost:.4g} (at the backends' pricing)"
