@@ -30,3 +30,9 @@ def test_pick_labels_are_the_trial_numbers_above_and_below_in_turn() -> None:
 
 def test_an_empty_front_says_why() -> None:
     assert "Nothing is on the front: no trial has completed yet. Nothing was exported." in render_report(small_study([]))
+
+
+def test_tables_wrap_their_headers_and_scroll_inside_the_page_rather_than_being_cut() -> None:
+    page = render_report(small_study([[0.6, 0.1], [0.8, 0.2]]))
+    assert "td.text, th { white-space: normal; } .wide { overflow-x: auto; max-width: 100%; }" in page
+    assert page.count('<div class="wide"><table>') == page.count("<table>") > 0

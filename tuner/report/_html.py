@@ -52,7 +52,7 @@ body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1180px;
 h1 { margin-bottom: 4px; } h2 { margin-top: 36px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
 table { border-collapse: collapse; margin: 10px 0; font-size: 13px; }
 th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: right; white-space: nowrap; } th { background: #f4f4f4; }
-td.text, th.text { white-space: normal; }
+td.text, th { white-space: normal; } .wide { overflow-x: auto; max-width: 100%; }
 td.text, th.text { text-align: left; } .note { color: #555; font-style: italic; }
 code, pre { background: #f4f4f4; padding: 2px 4px; } dl { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; }
 dt { font-weight: 600; }
@@ -94,7 +94,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: S
 
     head = "".join(cell("th", i, h) for i, h in enumerate(header))
     body = "".join("<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # headers wrap, and a table still wider than the page scrolls inside its own box instead of being cut at the edge
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _figure_html(figure: Figure, div_id: str) -> str:
