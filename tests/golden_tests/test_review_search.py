@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -11,13 +13,14 @@ from fastapi.testclient import TestClient
 
 from tests.golden_tests.drafts import chunk, copy_kb, write_case_draft
 from tests.text_tests.zh_fixture import DOCS as ZH_DOCS
-from tuner.dataset import PROVENANCE, UNKNOWN_ORIGIN, LabelProvenance, labels_json, labels_line, load_dataset
+from tuner.dataset import PROVENANCE, UNKNOWN_ORIGIN, LabelProvenance, labels_json, labels_line, load_dataset, load_knowledge_base
 from tuner.embedding import CachedEncoder
 from tuner.errors import DatasetError
-from tuner.golden import KnowledgeSearch, ReviewStore, default_pool, draft_case, embedding_covers, parse_pool, read_draft, write_draft
+from tuner.golden import KnowledgeSearch, ReviewStore, build_pools, default_pool, draft_case, embedding_covers, parse_pool, read_draft, write_draft
 from tuner.golden.review_app import build_review_app
 from tuner.io import write_jsonl
 from tuner.metrics import recall_lower_bound
+from tuner.progress import NullTask
 
 
 @pytest.fixture
@@ -136,3 +139,31 @@ def test_search_with_dense_when_the_model_covers_the_language(kb: Path, tmp_path
     assert isinstance(search, KnowledgeSearch) and search.retrievers == ("bm25", "dense")
     assert "Search: BM25 and dense retrieval" in TestClient(build_review_app(store, "en")).get("/").text
     assert search.search("How long is the laptop warranty?", 2)[0]["doc_id"] == "warranty"
+
+
+class _Lines:
+    """A reporter keeping its stage lines (bars are no-ops), as a log or a pipe shows them."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def stage(self, message: str) -> None:
+        self.lines.append(message)
+
+    @contextmanager
+    def task(self, description: str, total: int) -> Iterator[NullTask]:
+        yield NullTask()
+
+
+def test_pool_building_and_embedding_print_progress_lines_without_a_terminal(
+        tmp_path: Path, encoder: CachedEncoder, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tuner.progress.PROGRESS_EVERY", 0.0)
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    words = tmp_path.name  # texts no other test embedded
+    write_jsonl(kb / "corpus.jsonl", [{"doc_id": f"d{i}", "text": f"Document {i} about {words} and item {i}."} for i in range(3)])
+    reporter = _Lines()
+    build_pools(load_knowledge_base(kb), ["item 1?"], 2, encoder=encoder, reporter=reporter)
+    assert "embedding: 3 of 3 chunks" in reporter.lines  # one batch here: one line
+    assert [line for line in reporter.lines if line.startswith("pool:")] == [
+        f"pool: {name} top 2 of 1 questions over 3 chunks" for name in ("bm25", "dense", "hybrid")]

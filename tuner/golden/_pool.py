@@ -82,10 +82,12 @@ def build_pools(
     if not questions:
         return []
     # searched directly rather than through the candidate cache, whose keys cover the dataset's golden questions only
-    return _pools(RetrievalPipeline(kb, reporter=reporter or SilentReporter(), encoder=encoder), questions, depth, retrievers)
+    pipeline = RetrievalPipeline(kb, reporter=reporter or SilentReporter(), encoder=encoder)
+    return _pools(pipeline, questions, depth, retrievers, pipeline.reporter)
 
 
-def _pools(pipeline: RetrievalPipeline, questions: Sequence[str], depth: int, retrievers: Sequence[str]) -> list[list[dict[str, Any]]]:
+def _pools(pipeline: RetrievalPipeline, questions: Sequence[str], depth: int, retrievers: Sequence[str],
+           reporter: Reporter | None = None) -> list[list[dict[str, Any]]]:
     pools: list[dict[int, dict[str, int | None]]] = [{} for _ in questions]
     table = None
     for name in retrievers:
@@ -93,6 +95,8 @@ def _pools(pipeline: RetrievalPipeline, questions: Sequence[str], depth: int, re
                                          pipeline.dataset.model_defaults)
         table = pipeline.table(settings)
         indices = pipeline.retriever(settings).search(list(questions), depth, table.mask("clean")).indices
+        if reporter is not None:
+            reporter.stage(f"pool: {name} top {depth} of {len(questions)} questions over {len(table.chunks)} chunks")
         for row, pool in enumerate(pools):
             for rank, index in enumerate(indices[row][:depth], start=1):
                 if index >= 0:
