@@ -4,6 +4,7 @@ labels came from and, per front member, its recall beside the lower bound counti
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import optuna
@@ -14,7 +15,9 @@ from optuna.trial import create_trial
 
 from tuner.cli import main
 from tuner.dataset import UNKNOWN_ORIGIN, LabelProvenance
+from tuner.embedding import CachedEncoder
 from tuner.report import render_report
+from tuner.study import StudyRecord, load_study, load_study_file
 
 PROVENANCE = LabelProvenance(("bm25", "hybrid"), 10, cases=90, cases_found_by_search=4, labels_found_by_search=5, no_answer=10,
                              rejected=3)
@@ -70,3 +73,44 @@ def test_unknown_origin_is_said_and_the_report_shows_the_bound(tmp_path: Path, t
     known = render_report(_study(f"sqlite:///{tmp_path / 'other.db'}", PROVENANCE))
     assert "10 no-answer case(s) as misses (lower bound)</th>" in known and "<td>0.810 [0.720, 0.900]</td>" in known
     assert "bm25 at top_k 5 is measured on questions bm25 helped label" in known
+
+
+def test_eval_shows_the_labels_and_the_lower_bound(tmp_path: Path, tiny_dataset_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dataset = tmp_path / "tiny"
+    shutil.copytree(tiny_dataset_dir, dataset)
+    args = ["eval", str(dataset), "--retriever", "bm25", "--top-k", "3", "--chunk-size", "40"]
+    assert main([*args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["labels"] == {"known": False, "note": UNKNOWN_ORIGIN}
+    (dataset / "golden.provenance.json").write_text(json.dumps(PROVENANCE.to_dict()), "utf-8")
+    assert main([*args, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    labels = report["labels"]
+    assert labels["known"] is True and labels["recall_lower_bound"] == pytest.approx(report["recall_at_k"] * 0.9)
+    assert labels["pooled"].startswith("bm25 at top_k 3 is measured on questions bm25 helped label")
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "labels: labels from a review of a bm25+hybrid pool (depth 10): 90 cases" in out
+    assert "labels: recall with the 10 no-answer case(s) counted as misses (lower bound): " in out
+
+
+def test_a_study_records_the_provenance_of_its_golden_set(tmp_path: Path, tiny_dataset_dir: Path, encoder: CachedEncoder,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """One trial of a real study (the session's encoder: no model load of its own)."""
+    dataset = tmp_path / "tiny"
+    shutil.copytree(tiny_dataset_dir, dataset)
+    (dataset / "golden.provenance.json").write_text(json.dumps(PROVENANCE.to_dict()), "utf-8")
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump({"top_k": {"type": "int", "low": 1, "high": 4}}))
+    study_file = tmp_path / "study.yaml"
+    study_file.write_text(yaml.safe_dump({
+        "name": "recorded", "dataset": str(dataset), "search_space": "space.yaml", "budget": {"trials": 1},
+        "settings": {"retriever": "bm25", "chunk_size": 40}, "noise_floor": {"recall_at_k": 0.0, "v3_delta_faithful": 0.0},
+        "sampler": {"name": "tpe", "seed": 1}, "output": "out"}))
+    assert main(["run", str(study_file), "--no-report"]) == 0
+    capsys.readouterr()
+    study = load_study(load_study_file(str(study_file)))
+    assert StudyRecord.from_study(study).provenance() == PROVENANCE
+    assert main(["pareto", str(study_file), "--json"]) == 0
+    output = json.loads(capsys.readouterr().out)
+    trials = output["labels"]["trials"]
+    assert trials and all(t["pooled"] and t["recall_lower_bound"] == pytest.approx(row["values"]["recall_at_k"] * 0.9)
+                          for t, row in zip(trials.values(), output["front"]))
