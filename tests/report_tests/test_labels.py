@@ -106,7 +106,9 @@ def test_a_study_records_the_provenance_of_its_golden_set(tmp_path: Path, tiny_d
         "settings": {"retriever": "bm25", "chunk_size": 40}, "noise_floor": {"recall_at_k": 0.0, "v3_delta_faithful": 0.0},
         "sampler": {"name": "tpe", "seed": 1}, "output": "out"}))
     assert main(["run", str(study_file), "--no-report"]) == 0
-    capsys.readouterr()
+    printed = " ".join(capsys.readouterr().err.split())
+    assert "labels: labels from a review of a bm25+hybrid pool (depth 10): 90 cases" in printed
+    assert "labels: recall with the 10 no-answer case(s) counted as misses (lower bound)" in printed
     study = load_study(load_study_file(str(study_file)))
     assert StudyRecord.from_study(study).provenance() == PROVENANCE
     assert main(["pareto", str(study_file), "--json"]) == 0
