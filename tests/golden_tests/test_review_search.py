@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 from tests.golden_tests.drafts import chunk, copy_kb, write_case_draft
 from tests.text_tests.zh_fixture import DOCS as ZH_DOCS
 from tuner.dataset import PROVENANCE, UNKNOWN_ORIGIN, LabelProvenance, labels_json, labels_line, load_dataset, load_knowledge_base
+from tuner.cli import main
 from tuner.embedding import CachedEncoder
 from tuner.errors import DatasetError
 from tuner.golden import KnowledgeSearch, ReviewStore, build_pools, default_pool, draft_case, embedding_covers, parse_pool, read_draft, write_draft
@@ -98,7 +99,7 @@ def test_a_chunk_found_by_search_joins_the_pool_checked_and_marked(zh_draft: Pat
     assert refused.status_code == 422 and refused.json()["error"] == "no chunk zh-nothing#0-5 in the knowledge base"
 
 
-def test_no_answer_is_a_third_outcome_counted_in_the_provenance(draft: Path, kb: Path) -> None:
+def test_no_answer_is_a_third_outcome_counted_in_the_provenance(draft: Path, kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
     client = TestClient(build_review_app(ReviewStore(draft), "en"))
     assert client.post("/api/cases/log-0001", json={"version": 0, "relevant_chunk_ids": ["aurora-x200#0-145"]}).status_code == 200
     client.post("/api/cases/log-0001", json={"version": 1, "action": "accept"})
@@ -113,6 +114,9 @@ def test_no_answer_is_a_third_outcome_counted_in_the_provenance(draft: Path, kb:
     assert written == {"pool_retrievers": ["bm25", "dense", "hybrid"], "pool_depth": None, "cases": 1, "cases_found_by_search": 0,
                        "labels_found_by_search": 0, "no_answer": 1, "rejected": 1}
     assert load_dataset(kb).provenance == LabelProvenance(("bm25", "dense", "hybrid"), None, 1, no_answer=1, rejected=1)
+    assert main(["validate", str(kb)]) == 0
+    assert (f"{kb}: labels from a review of a bm25+dense+hybrid pool (depth ?): 1 cases, 0 with labels found by search outside "
+            "the pool (0 chunks), 1 marked no answer in the knowledge base, 1 rejected") in capsys.readouterr().out
 
 
 def test_provenance_is_validated_on_load_and_said_when_absent(kb: Path, tiny_dataset_dir: Path) -> None:
