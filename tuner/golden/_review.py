@@ -193,7 +193,7 @@ class ReviewStore:
         return list(chunk_ids)
 
     def progress(self) -> dict[str, Any]:
-        """Reviewed (accepted or rejected) and total rows, per status and per stratum (draft cases) or kind (conflicts)."""
+        """Reviewed (accepted, rejected or no answer) and total rows, per status and per stratum (draft cases) or kind (conflicts)."""
         rows = self.rows()
         group = "stratum" if self.kind == CASES else "kind"
         per: dict[str, dict[str, int]] = {}
