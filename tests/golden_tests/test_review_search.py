@@ -108,7 +108,8 @@ def test_no_answer_is_a_third_outcome_counted_in_the_provenance(draft: Path, kb:
     client.post("/api/cases/log-0003", json={"version": 0, "action": "reject"})
     progress = client.get("/api/progress").json()
     assert (progress["reviewed"], progress["by_status"]["no_answer"]) == (3, 1)
-    assert client.post("/api/export").status_code == 200
+    exported = client.post("/api/export")
+    assert exported.status_code == 200 and "1 marked no answer in the knowledge base, 1 rejected" in exported.json()["labels"]
     assert [c.id for c in load_dataset(kb).golden] == ["log-0001"]
     written = json.loads((kb / PROVENANCE).read_text("utf-8"))
     assert written == {"pool_retrievers": ["bm25", "dense", "hybrid"], "pool_depth": None, "cases": 1, "cases_found_by_search": 0,

@@ -16,7 +16,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from tuner.dataset import CONFLICTS, CORPUS, GOLDEN, MANIFEST, PROVENANCE, Dataset, LabelProvenance, load_knowledge_base
+from tuner.dataset import CONFLICTS, CORPUS, GOLDEN, MANIFEST, PROVENANCE, Dataset, LabelProvenance, labels_line, load_knowledge_base
 from tuner.embedding import CachedEncoder
 from tuner.errors import DatasetError, UserError
 from tuner.golden._draft import CASES, FOUND_BY, REVIEWED, STATUSES, conflict_row, draft_kind, draft_text, golden_row, read_draft
@@ -248,7 +248,7 @@ class ReviewStore:
             if path.is_file():
                 shutil.copyfile(path, path.with_name(path.name + ".bak"))
             atomic_write_text(path, files[written])
-        return Export(target, len(accepted), len(kept), dataset.summary())
+        return Export(target, len(accepted), len(kept), dataset.summary(), labels_line(dataset.provenance))
 
 
 def provenance(rows: Sequence[dict[str, Any]]) -> LabelProvenance:
@@ -283,6 +283,8 @@ class Export:
     written: int
     kept: int
     summary: str
+    labels: str = ""
+    """Where the labels came from (:func:`tuner.dataset.labels_line` of the provenance the export wrote)."""
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:

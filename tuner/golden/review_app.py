@@ -228,7 +228,7 @@ const exportButton = document.getElementById('export');
 exportButton.addEventListener('click', async () => {
   const response = await fetch('/api/export', {method: 'POST'});
   const reply = await response.json();
-  show(response.ok ? T.exported + ': ' + reply.path + ' (' + reply.written + ')' : T.failed + ': ' + reply.error, !response.ok);
+  show(response.ok ? T.exported + ': ' + reply.path + ' (' + reply.written + '); ' + reply.labels : T.failed + ': ' + reply.error, !response.ok);
 });
 document.addEventListener('keydown', event => {
   if (event.target.matches('textarea, input[type=text], select')) { if (event.key === 'Escape') event.target.blur(); return; }
@@ -439,7 +439,8 @@ def build_review_app(store: ReviewStore, language: str | None = None) -> FastAPI
                                 status_code=400)
         except UserError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
-        return JSONResponse({"path": str(done.path), "written": done.written, "kept": done.kept, "summary": done.summary})
+        return JSONResponse({"path": str(done.path), "written": done.written, "kept": done.kept, "summary": done.summary,
+                             "labels": done.labels})
 
     return app
 
