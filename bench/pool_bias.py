@@ -9,7 +9,8 @@ builds (default pool on this knowledge base: BM25 + hybrid, dense left out becau
   reject: the answer cannot be labelled;
 - after (search + no answer): the same where the pool has it; else search the whole knowledge base with the answer
   text through the review app's own search (:class:`tuner.golden.KnowledgeSearch`, top 10) and accept when a chunk of
-  the labelled paragraph is found (a label found by search), else mark the case "no answer in the knowledge base".
+  the labelled paragraph is found (a label found by search), else mark the case "no answer in the knowledge base"
+  (``--search-with question``: the reviewer types the question instead, as one who does not know the answer).
 
 Then a BM25 configuration like a study's knee (top_k 3, 5, 9) is scored with ``evaluate_retrieval`` on the full labels
 (all N questions) and on each reviewed set (its accepted cases), and the gap reviewed − full is reported with a paired
@@ -17,6 +18,7 @@ bootstrap interval (cases of the full set resampled; the reviewed mean taken ove
 after, the lower bound that counts the no-answer cases as misses (:func:`tuner.metrics.recall_lower_bound`).
 
 Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/pool_bias.py [--shared PATH] [--depth 10] [--top-k 3,5,9] [--pool bm25,hybrid]
+     [--search-with answer|question]
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ class Review:
         return self.in_pool | self.by_search
 
 
-def simulate(kb_path: Path, depth: int, retrievers: tuple[str, ...], reporter: RichReporter) -> Review:
+def simulate(kb_path: Path, depth: int, retrievers: tuple[str, ...], search_with: str, reporter: RichReporter) -> Review:
     dataset = load_dataset(kb_path)
     cases = dataset.golden
     pools = build_pools(dataset, [c.question for c in cases], depth, reporter=reporter, retrievers=retrievers)
@@ -70,7 +72,7 @@ def simulate(kb_path: Path, depth: int, retrievers: tuple[str, ...], reporter: R
     by_search = np.zeros(len(cases), dtype=bool)
     for index in np.flatnonzero(~in_pool):
         case = cases[index]
-        hits = search.search(case.ground_truth, 10)
+        hits = search.search(case.ground_truth if search_with == "answer" else case.question, 10)
         by_search[index] = bool(set(case.relevant_doc_ids) & {hit["doc_id"] for hit in hits})
     reporter.stage(f"search over {search.retrievers}: {int(by_search.sum())} of {int((~in_pool).sum())} cases outside the pool found")
     return Review(in_pool, by_search)
@@ -100,6 +102,8 @@ def main() -> int:
     parser.add_argument("--depth", type=int, default=10, help="pool depth (default 10)")
     parser.add_argument("--top-k", default="3,5,9", help="BM25 top_k values to score (default 3,5,9)")
     parser.add_argument("--pool", help="pool retrievers (default: from-log's default on this knowledge base)")
+    parser.add_argument("--search-with", choices=("answer", "question"), default="answer",
+                        help="what the simulated reviewer types into the search box (default: the answer text)")
     args = parser.parse_args()
     source = args.shared / SOURCE
     if not source.is_file():
@@ -112,12 +116,12 @@ def main() -> int:
         dataset = load_dataset(kb_path)
         retrievers = parse_pool(args.pool) if args.pool else default_pool(dataset)
         started = time.perf_counter()
-        review = simulate(kb_path, args.depth, retrievers, reporter)
+        review = simulate(kb_path, args.depth, retrievers, args.search_with, reporter)
         seconds = time.perf_counter() - started
         n = len(dataset.golden)
         accepted_before, accepted_after = int(review.before.sum()), int(review.after.sum())
         no_answer = n - accepted_after
-        print(f"CMRC 2018 trial, pool {'+'.join(retrievers)} depth {args.depth}: {n} questions; pool holds the labelled paragraph "
+        print(f"CMRC 2018 trial, pool {'+'.join(retrievers)} depth {args.depth}, search with the {args.search_with}: {n} questions; pool holds the labelled paragraph "
               f"for {accepted_before}/{n}; before: {accepted_before} accepted, {n - accepted_before} rejected; after: "
               f"{accepted_after} accepted ({int(review.by_search.sum())} by search), {no_answer} no answer ({seconds:.0f} s)")
         print()
