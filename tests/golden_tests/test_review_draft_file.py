@@ -35,7 +35,7 @@ EDITS: dict[str, tuple[Callable[[dict[str, Any]], Any], str]] = {
     "pool is a string": (lambda row: row.update(pool="chunk one, chunk two"), "'pool' must be a list of chunks"),
     "chunk without id": (lambda row: row["pool"][1].pop("chunk_id"), "pool chunk 2 needs chunk_id, doc_id and text (text values)"),
     "status Accepted": (lambda row: row["review"].update(status="Accepted"),
-                        "review.status 'Accepted' is not one of pending, accepted, rejected, skipped"),
+                        "review.status 'Accepted' is not one of pending, accepted, rejected, skipped, no_answer"),
     "version as text": (lambda row: row["review"].update(version="7"), "review.version '7' is not a whole number ≥ 0"),
     "chunk ids not a list": (lambda row: row.update(relevant_chunk_ids=5), "'relevant_chunk_ids' must be a list of chunk ids"),
 }
