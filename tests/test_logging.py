@@ -25,7 +25,7 @@ def _emit() -> None:
     logging.getLogger("bm25s").setLevel(logging.DEBUG)  # what importing bm25s does
     logging.getLogger("bm25s").debug("Building index from tokens")
     logging.getLogger("tuner.study").info("trial 3 complete")
-    logging.getLogger("optuna").warning("a library warning")
+    logging.getLogger("somelib").warning("a library warning")
 
 
 def test_only_tuner_s_lines_once_by_default(clean_root: None, capsys: pytest.CaptureFixture[str]) -> None:
@@ -34,7 +34,7 @@ def test_only_tuner_s_lines_once_by_default(clean_root: None, capsys: pytest.Cap
     logging.basicConfig()  # a library that configures logging on import
     _emit()
     assert capsys.readouterr().err.splitlines() == [
-        "tuner: INFO: tuner.study: trial 3 complete", "tuner: WARNING: optuna: a library warning"]
+        "tuner: INFO: tuner.study: trial 3 complete", "tuner: WARNING: somelib: a library warning"]
 
 
 def test_verbose_shows_libraries_debug_lines_and_quiet_only_warnings(clean_root: None, capsys: pytest.CaptureFixture[str]) -> None:
@@ -43,4 +43,4 @@ def test_verbose_shows_libraries_debug_lines_and_quiet_only_warnings(clean_root:
     assert "tuner: DEBUG: bm25s: Building index from tokens" in capsys.readouterr().err
     configure_logging(verbose=False, quiet=True)
     _emit()
-    assert capsys.readouterr().err.splitlines() == ["tuner: WARNING: optuna: a library warning"]
+    assert capsys.readouterr().err.splitlines() == ["tuner: WARNING: somelib: a library warning"]
