@@ -10,7 +10,7 @@ import pytest
 from tuner.cache import DiskCache
 from tuner.chunking import Chunk
 from tuner.retrieval import BM25Retriever
-from tuner.retrieval._bm25 import index_token_ids
+from tuner.retrieval._bm25 import build_index
 from tuner.retrieval._table import ChunkTable
 from tuner.text import bm25_tokens
 
@@ -108,14 +108,22 @@ def test_score_of_given_chunks_equals_the_full_vector(retriever: BM25Retriever) 
     assert retriever.score("Aurora", np.zeros(0, dtype=np.int64)).shape == (0,)
 
 
-def test_index_from_token_ids_scores_like_the_index_from_token_strings() -> None:
-    by_ids = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
-    by_ids.index(index_token_ids(PASSAGES), show_progress=False)
-    by_strings = reference_index()
-    for query in QUERIES:
-        terms = [t for t in bm25_tokens(query) if t in by_strings.vocab_dict]
-        if terms:
-            assert by_ids.get_scores(terms).tobytes() == by_strings.get_scores(terms).tobytes()
+def _columns(index: bm25s.BM25) -> dict[str, tuple[bytes, bytes]]:
+    """Per term, its postings (chunk indices) and their scores, as bytes."""
+    starts = index.scores["indptr"]
+    return {term: (index.scores["indices"][starts[i]:starts[i + 1]].astype(np.int64).tobytes(),
+                   index.scores["data"][starts[i]:starts[i + 1]].tobytes())
+            for term, i in index.vocab_dict.items() if i + 1 < len(starts)}
+
+
+@pytest.mark.parametrize("k1, b", [(1.5, 0.75), (0.9, 0.4)])
+def test_build_index_equals_bm25s_over_token_strings(k1: float, b: float) -> None:
+    passages = [*PASSAGES, *(f"Aurora {'laptop ' * i}memory {i}" for i in range(40))]
+    ours = build_index(passages, k1, b)
+    reference = bm25s.BM25(method="lucene", k1=k1, b=b)
+    reference.index([bm25_tokens(p) or ["\x00"] for p in passages], show_progress=False)
+    assert ours.scores["num_docs"] == reference.scores["num_docs"] and set(ours.vocab_dict) == set(reference.vocab_dict)
+    assert _columns(ours) == _columns(reference)
 
 
 def test_no_query_gives_empty_hits(retriever: BM25Retriever) -> None:

@@ -9,13 +9,14 @@ Scaling: a query is scored from the posting lists of its own terms only (the ind
 float32 exactly as ``bm25s`` adds them), and the top ``depth`` chunks are picked with ``np.partition`` among the
 chunks sharing a term with it; the rest of the list is filled with zero-score chunks in corpus order, as a full
 sort by (score descending, chunk index) would. Memory is one score vector of the corpus per query, never a
-queries × chunks matrix. The index is built from token ids, tokenized chunk by chunk into one vocabulary, so the
-corpus is never held as token strings (``bench/bm25_scale.py``).
+queries × chunks matrix. The index is computed for all postings at once (:func:`build_index`), the same numbers as
+bm25s' chunk-by-chunk loop (``bench/bm25_scale.py``).
 """
 
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -40,12 +41,40 @@ def query_terms(query: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(bm25_tokens(query)))
 
 
-def index_token_ids(passages: Sequence[str]) -> tuple[list[list[int]], dict[str, int]]:
-    """Each passage's BM25 terms as ids into one vocabulary (``bm25s``' pre-tokenized input): a term's string is
-    kept once, in the vocabulary, however many chunks hold it."""
+def build_index(passages: Sequence[str], k1: float, b: float) -> bm25s.BM25:
+    """bm25s' ``lucene`` index of ``passages``, equal bit for bit to ``bm25s.BM25.index`` over their token strings
+    (``tests/retrieval_tests/test_bm25_topk.py``) but computed for all postings at once instead of chunk by chunk.
+
+    Passages are tokenized one by one into ids of one vocabulary (a term's string is kept once, however many chunks
+    hold it); the (term, chunk) pairs are counted with one sort, which also gives the index's column order. Per
+    posting, in bm25s' own dtypes and order of operations: ``idf(t) · tf / (k1 · ((1 − b) + b · dl / avgdl) + tf)``
+    with ``idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))`` rounded to float32, the rest in float64, the product
+    stored as float32."""
     vocab: dict[str, int] = {}
-    ids = [[vocab.setdefault(term, len(vocab)) for term in bm25_tokens(p) or [EMPTY_PASSAGE]] for p in passages]
-    return ids, vocab
+    flat = array("l")
+    lengths = np.zeros(len(passages), dtype=np.int64)
+    for row, passage in enumerate(passages):
+        ids = [vocab.setdefault(term, len(vocab)) for term in bm25_tokens(passage) or [EMPTY_PASSAGE]]
+        flat.extend(ids)
+        lengths[row] = len(ids)
+    chunk_of = np.repeat(np.arange(len(passages), dtype=np.int64), lengths)
+    pairs, tf = np.unique((np.frombuffer(flat, dtype=np.int64) << 32) | chunk_of, return_counts=True)
+    del flat, chunk_of
+    terms, chunks = pairs >> 32, (pairs & 0xFFFFFFFF).astype(np.int32)
+    doc_freq = np.bincount(terms, minlength=len(vocab))
+    n_docs = len(passages)
+    idf = np.array([math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) for df in doc_freq.tolist()], dtype=np.float32)
+    length_norm = k1 * ((1 - b) + b * lengths / lengths.mean())
+    tf32 = tf.astype(np.float32)
+    data = (idf[terms] * (tf32 / (length_norm[chunks] + tf32))).astype(np.float32)
+    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(doc_freq, out=indptr[1:])
+    index = bm25s.BM25(method="lucene", k1=k1, b=b)
+    index.scores = {"data": data, "indices": chunks, "indptr": indptr, "num_docs": n_docs}
+    index.vocab_dict = {**vocab, "": len(vocab)}  # bm25s.BM25.index adds the empty token after the vocabulary
+    index.unique_token_ids_set = set(index.vocab_dict.values())
+    index.nonoccurrence_array = None  # lucene has no score for absent terms
+    return index
 
 
 class BM25Retriever:
@@ -66,9 +95,7 @@ class BM25Retriever:
     @classmethod
     def build(cls, table: ChunkTable, cache: DiskCache, k1: float = 1.5, b: float = 0.75) -> BM25Retriever:
         def build(folder: Path) -> None:
-            index = bm25s.BM25(method="lucene", k1=k1, b=b)
-            index.index(index_token_ids(table.passages), show_progress=False)
-            index.save(str(folder))
+            build_index(table.passages, k1, b).save(str(folder))
 
         index = cache.get_or_build("bm25", bm25_key(table.key, k1, b), build, lambda folder: bm25s.BM25.load(str(folder)))
         return cls(index, len(table))
