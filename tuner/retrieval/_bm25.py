@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import math
 from array import array
+from collections import defaultdict
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import count
 from pathlib import Path
 
 import bm25s
@@ -50,13 +52,14 @@ def build_index(passages: Sequence[str], k1: float, b: float) -> bm25s.BM25:
     posting, in bm25s' own dtypes and order of operations: ``idf(t) · tf / (k1 · ((1 − b) + b · dl / avgdl) + tf)``
     with ``idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))`` rounded to float32, the rest in float64, the product
     stored as float32."""
-    vocab: dict[str, int] = {}
+    vocab: defaultdict[str, int] = defaultdict(count().__next__)  # a new term gets the next id
     flat = array("l")
-    lengths = np.zeros(len(passages), dtype=np.int64)
-    for row, passage in enumerate(passages):
-        ids = [vocab.setdefault(term, len(vocab)) for term in bm25_tokens(passage) or [EMPTY_PASSAGE]]
-        flat.extend(ids)
-        lengths[row] = len(ids)
+    counts = []
+    for passage in passages:
+        terms = bm25_tokens(passage) or [EMPTY_PASSAGE]
+        flat.extend(map(vocab.__getitem__, terms))
+        counts.append(len(terms))
+    lengths = np.array(counts, dtype=np.int64)
     chunk_of = np.repeat(np.arange(len(passages), dtype=np.int64), lengths)
     pairs, tf = np.unique((np.frombuffer(flat, dtype=np.int64) << 32) | chunk_of, return_counts=True)
     del flat, chunk_of
