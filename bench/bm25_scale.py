@@ -7,7 +7,7 @@ Parts:
   public texts in the shared folder (ConflictNQ passages for English, CMRC 2018 paragraphs for Chinese), with two
   model-number-like codes per chunk drawn from a Zipf law over a million codes so the vocabulary grows with the
   corpus as real ones do. Questions are 8 words of a random chunk. Each run is a child process, so its peak RSS
-  (``resource.getrusage``) is its own: ``new`` is tuner's ``BM25Retriever`` (build through the disk cache, then
+  and CPU time (``resource.getrusage``) are its own: ``new`` is tuner's ``BM25Retriever`` (build through the disk cache, then
   ``search``); ``old`` is the code before issue 31, kept here only: bm25s indexed from token strings, a full
   queries × chunks score matrix, a full sort per row. ``old`` runs up to ``--old-max`` chunks (its score matrix is
   4 bytes × questions × chunks: 4 GB at 1M). The figures say whether the two paths returned the same candidates.
@@ -136,32 +136,39 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def cpu_s() -> float:
+    """CPU seconds this process used: on a machine other work loads, closer than wall time to what an idle one takes."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def one_run(language: str, n_chunks: int, n_questions: int, depth: int, path: str, out: Path) -> dict[str, Any]:
     """One path on one corpus in this process; writes the candidates to ``out`` for the comparison."""
     start = time.perf_counter()
     passages, questions, sources = synthetic_corpus(language, n_chunks, n_questions)
     generated, rss_corpus = time.perf_counter() - start, rss_mb()
     with tempfile.TemporaryDirectory() as folder:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), cpu_s()
         if path == "new":
             retriever = BM25Retriever.build(Passages(passages, f"bench-{language}-{n_chunks}"), DiskCache(folder))  # type: ignore[arg-type]
         else:
             index = old_build(passages, Path(folder))
-        indexed = time.perf_counter() - start
-        start = time.perf_counter()
+        indexed, indexed_cpu = time.perf_counter() - start, cpu_s() - cpu
+        start, cpu = time.perf_counter(), cpu_s()
         if path == "new":
             hits = retriever.search(questions, depth, None)
             indices, scores = hits.indices, hits.scores
         else:
             indices, scores = old_search(index, n_chunks, questions, depth)
-        retrieved = time.perf_counter() - start
+        retrieved, retrieved_cpu = time.perf_counter() - start, cpu_s() - cpu
     np.savez(out, indices=indices, scores=scores)
-    return {"generate_s": generated, "index_s": indexed, "retrieve_s": retrieved, "rss_corpus_mb": rss_corpus,
+    return {"generate_s": generated, "index_s": indexed, "retrieve_s": retrieved, "index_cpu_s": indexed_cpu,
+            "retrieve_cpu_s": retrieved_cpu, "rss_corpus_mb": rss_corpus,
             "peak_rss_mb": rss_mb(), "sources": sources}
 
 
 def scale(sizes: list[int], languages: list[str], n_questions: int, depth: int, old_max: int) -> list[str]:
-    lines = [f"{'lang':<4} {'chunks':>9} {'path':<4} {'index s':>8} {'retrieve s':>10} {'total s':>8} "
+    lines = [f"{'lang':<4} {'chunks':>9} {'path':<4} {'index s':>8} {'retrieve s':>10} {'total s':>8} {'total CPU s':>11} "
              f"{'peak RSS MB':>11} {'corpus RSS MB':>13}  same candidates"]
     print(lines[0], flush=True)
     for language in languages:
@@ -183,7 +190,8 @@ def scale(sizes: list[int], languages: list[str], n_questions: int, depth: int, 
                 same = "yes" if all(old[k].tobytes() == new[k].tobytes() for k in ("indices", "scores")) else "NO"
             for path, run in runs.items():
                 lines.append(f"{language:<4} {n:>9} {path:<4} {run['index_s']:8.1f} {run['retrieve_s']:10.1f} "
-                             f"{run['index_s'] + run['retrieve_s']:8.1f} {run['peak_rss_mb']:11.0f} "
+                             f"{run['index_s'] + run['retrieve_s']:8.1f} {run['index_cpu_s'] + run['retrieve_cpu_s']:11.1f} "
+                             f"{run['peak_rss_mb']:11.0f} "
                              f"{run['rss_corpus_mb']:13.0f}  {same}")
             if runs:
                 sources = next(iter(runs.values()))["sources"]
