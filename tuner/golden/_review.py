@@ -17,22 +17,13 @@ from typing import Any
 from filelock import FileLock
 
 from tuner.dataset import CONFLICTS, CORPUS, GOLDEN, MANIFEST, Dataset, load_knowledge_base
-from tuner.errors import DatasetError, UserError
+from tuner.errors import DatasetError, StaleVersion, UserError
 from tuner.golden._draft import CASES, REVIEWED, STATUSES, conflict_row, draft_kind, draft_text, golden_row, read_draft
 from tuner.io import atomic_write_text
 from tuner.text import bm25_tokens, normalize_text
 
 ACTIONS = {"accept": "accepted", "reject": "rejected", "skip": "skipped", "reopen": "pending"}
 """Review actions and the status each one sets."""
-
-
-class StaleVersion(Exception):
-    """A write named a version of the row older than the saved one: another tab or window changed it first."""
-
-    def __init__(self, case_id: str, current: int, given: int) -> None:
-        self.current = current
-        super().__init__(f"case {case_id} was changed elsewhere (saved version {current}, this page has version {given}): "
-                         "nothing was saved; reload to see the current version")
 
 
 def _now() -> str:

@@ -17,9 +17,9 @@ from urllib.parse import quote
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from tuner.errors import DatasetError, UserError
+from tuner.errors import DatasetError, StaleVersion, UserError
 from tuner.golden._draft import CASES, STATUSES
-from tuner.golden._review import ReviewStore, StaleVersion, highlight
+from tuner.golden._review import ReviewStore, highlight
 from tuner.text import detect_language
 
 FILTERS = ("all", *STATUSES)
