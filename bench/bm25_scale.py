@@ -180,7 +180,9 @@ def scale(sizes: list[int], languages: list[str], n_questions: int, depth: int, 
                     done = subprocess.run([sys.executable, __file__, "--one", language, str(n), str(n_questions), str(depth),
                                            path, str(out)], capture_output=True, text=True)
                     if done.returncode != 0:
-                        lines.append(f"{language:<4} {n:>9} {path:<4} failed: {done.stderr.strip().splitlines()[-1:]}")
+                        lines.append(f"{language:<4} {n:>9} {path:<4} failed (exit {done.returncode}): "
+                                     f"{done.stderr.strip().splitlines()[-1:]}")
+                        print(lines[-1], flush=True)
                         continue
                     runs[path] = json.loads(done.stdout.strip().splitlines()[-1])
                     runs[path]["arrays"] = dict(np.load(out))
