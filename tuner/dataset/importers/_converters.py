@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from tuner.errors import ConversionError
 from tuner.text import cjk_share, is_blank
 
 CONVERTER_VERSION = "files-v2"
@@ -26,10 +27,6 @@ CONVERTER_VERSION = "files-v2"
 DOCS_EXTRA = "docs"
 FRONT_MATTER_BYTES = 16 * 1024
 """Largest front matter read: metadata is a few lines; a file with more is not imported."""
-
-
-class ConversionError(Exception):
-    """A file that cannot be imported; the message is the reason shown after ``path:``."""
 
 
 @dataclass(frozen=True)
@@ -100,7 +97,7 @@ def read_front_matter(text: str) -> dict[str, Any]:
     {'title': 'Leave', 'date': '2024-02-30', 'tags': ['hr', 2024]}
     >>> read_front_matter("a: &a [x, x]\\nb: [*a, *a]")
     Traceback (most recent call last):
-    tuner.dataset.importers._converters.ConversionError: front matter is not valid YAML (aliases are not allowed, line 2)
+    tuner.errors.ConversionError: front matter is not valid YAML (aliases are not allowed, line 2)
     """
     if len(text.encode("utf-8", "surrogatepass")) > FRONT_MATTER_BYTES:
         raise ConversionError(f"front matter over {FRONT_MATTER_BYTES // 1024} KiB")
