@@ -21,14 +21,17 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from tuner.settings import format_settings
-    from tuner.study import load_study, study_front, study_summary
+    from tuner.study import StudyRecord, TrialRecord, load_study, neighbour_comparisons, study_front, study_summary
     from tuner.study import entry_json
 
     study = load_study(loaded_study(args))
     directions, floor, entries = study_front(study)
     front = [entry_json(e, study.trials[e.number]) for e in entries]
     if args.json:
-        print(json.dumps({"front": front, **study_summary(study), "noise_floor": floor}, indent=2))
+        records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
+        paired = neighbour_comparisons(entries, records, list(directions), StudyRecord.from_study(study).pruning_margin)
+        print(json.dumps({"front": front, **study_summary(study), "noise_floor": floor,
+                          "neighbours": [row.to_json() for row in paired]}, indent=2))
         return 0
     summary = study_summary(study)
     floor_text = ", ".join(f"{name} ±{value:.3f}" for name, value in floor.items())

@@ -38,7 +38,7 @@ from tuner.report._figures import (
 )
 from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
 from tuner.settings import RetrievalSettings, format_settings
-from tuner.study import TrialRecord, pick_notes
+from tuner.study import StudyRecord, TrialRecord, neighbour_comparisons, pick_notes
 
 STATE_WORDS = {"complete": "complete", "pruned": "pruned", "repeated": "repeated configurations not evaluated again",
                "fail": "failed", "running": "running", "waiting": "waiting"}
@@ -119,7 +119,8 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
     counts = ", ".join(f"{summary.counts[state]} {word}" for state, word in STATE_WORDS.items()
                        if summary.counts[state] or state in ("complete", "pruned", "fail"))
     objectives = ", ".join(f"{label(n)} ({d})" for n, d in summary.directions.items())
-    floor = ", ".join(f"{label(n)} ±{v:g}" for n, v in summary.noise_floor.items()) or "not recorded (ε = 0: exact dominance)"
+    floor = ", ".join(f"{label(n)} ±{v:g}" for n, v in summary.noise_floor.items()) or "not recorded"
+    floor += " (one configuration's; two trials are compared paired, on the cases both scored)"
     calls = ", ".join(f"{summary.calls[kind]:,} {CALL_WORDS[kind]}" for kind in CALL_KINDS)
     if summary.cost:
         calls += f"; cost {summary.cost:.4g} (at the backends' pricing)"
@@ -157,6 +158,26 @@ def _front_table(entries: Sequence[FrontEntry], summary: StudySummary, records: 
     header = ["trial", *(label(n) for n in names), *([] if CONTEXT_WORDS in names else ["context words"]),
               "n/N", "ε-tie", "ε-dominated by", "params"]
     return _table(header, rows, text_columns=[len(header) - 1])
+
+
+def _neighbour_table(entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord],
+                     run_margins: Mapping[str, float]) -> str:
+    """Each front member against the next by recall@k: the paired 95% interval of their difference per objective."""
+    names = [n for n in summary.directions if n != CONTEXT_WORDS]
+    rows = []
+    for row in neighbour_comparisons(entries, records, names, run_margins):
+        cells = []
+        for name in names:
+            c = row.objectives.get(name)
+            cells.append("—" if c is None else f"{c.difference:+.3f} [{c.ci[0]:+.3f}, {c.ci[1]:+.3f}] "
+                         + ("tied" if c.tied else "apart") + f" ({c.n} cases)")
+        rows.append([f"#{row.trial} − #{row.other}", *cells])
+    if not rows:
+        return ""
+    table = _table(["front neighbours", *(f"{label(n)} difference" for n in names)], rows, text_columns=[0])
+    return ('<p class="note">Neighbouring front members compared paired on the cases both scored: the difference, its '
+            "95% interval (case bootstrap of the per-case differences, plus both trials' run-to-run noise) and whether "
+            "it holds 0. ε-ties and ε-dominance above are decided the same way.</p>" + table)
 
 
 def _pruned_table(summary: StudySummary) -> str:
@@ -264,7 +285,9 @@ def render_report(
     on_front = {e.number for e in entries}
     sections = [
         ("1. Front", _figure_html(front_figure(summary, entries, groups, chosen), "front")
-         + (_front_table(entries, summary, records) if entries else "") + _pruned_table(summary)),
+         + (_front_table(entries, summary, records) if entries else "")
+         + _neighbour_table(entries, summary, records, StudyRecord.from_study(study).pruning_margin)
+         + _pruned_table(summary)),
         ("2. Hypervolume history", _figure_html(
             hypervolume_figure([p.number for p in summary.points], history, reference), "hypervolume")),
         ("3. Sweet spot: top_k", _figure_html(sweet_spot_figure(summary, on_front, names[:2]), "sweet-spot")),

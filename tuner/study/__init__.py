@@ -4,9 +4,10 @@ noise-floor-aware pruning, the trial and study records, runs, and what a run wri
 from tuner.objectives import OBJECTIVES
 from tuner.study._config import LoadedStudy, PruningConfig, StudyConfig, load_study_file
 from tuner.study._finish import dry_run, finish, trial_document
-from tuner.study._honest import Comparison, compare, pick_notes
+from tuner.study._honest import pick_notes
 from tuner.study._interrupt import InterruptGuard
-from tuner.study._front import directions_of, entry_json, feasible, points_of, study_front, trial_point
+from tuner.study._front import directions_of, entry_json, feasible, points_of, study_front, study_margins, trial_point
+from tuner.study._paired import NeighbourComparison, compare_trials, neighbour_comparisons
 from tuner.study._objective import trial_profile
 from tuner.study._pruning import Look, PruneEvidence, TrialProfile, plan_looks, should_prune
 from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
@@ -20,9 +21,9 @@ __all__ = [
     "FAULT_RESUME",
     "OBJECTIVES",
     "SAMPLERS",
-    "Comparison",
     "InterruptGuard",
     "LoadedStudy",
+    "NeighbourComparison",
     "Look",
     "PruneEvidence",
     "PruningConfig",
@@ -35,7 +36,7 @@ __all__ = [
     "TrialRecord",
     "build_sampler",
     "case_order",
-    "compare",
+    "compare_trials",
     "directions_of",
     "dry_run",
     "entry_json",
@@ -44,6 +45,7 @@ __all__ = [
     "load_search_space",
     "load_study",
     "load_study_file",
+    "neighbour_comparisons",
     "open_storage",
     "pick_notes",
     "plan_looks",
@@ -51,6 +53,7 @@ __all__ = [
     "run_study",
     "should_prune",
     "study_front",
+    "study_margins",
     "storage_fault",
     "study_summary",
     "trial_document",

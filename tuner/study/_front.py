@@ -9,7 +9,8 @@ import optuna
 
 from tuner.errors import UserError
 from tuner.objectives import Direction
-from tuner.pareto import FrontEntry, Point, front_entries
+from tuner.pareto import FrontEntry, PairedMargins, Point, front_entries
+from tuner.study._paired import paired_margins
 from tuner.study._record import StudyRecord, TrialRecord
 
 
@@ -53,10 +54,22 @@ def points_of(study: optuna.Study) -> list[Point]:
     return [trial_point(trial, names) for trial in sorted(trials, key=lambda t: t.number) if feasible(trial)]
 
 
-def study_front(study: optuna.Study) -> tuple[dict[str, Direction], dict[str, float], list[FrontEntry]]:
+def study_margins(study: optuna.Study) -> PairedMargins:
+    """The study's noise floor (one configuration's, what is shown as ε), with the paired margin of any two of its
+    complete trials from the per-case scores they recorded and the study's run-to-run margins."""
+    record = StudyRecord.from_study(study)
     directions = directions_of(study)
-    floor = {k: v for k, v in (StudyRecord.from_study(study).noise_floor or {}).items() if k in directions}
-    return directions, floor, front_entries(points_of(study), directions, floor)
+    floor = {k: v for k, v in (record.noise_floor or {}).items() if k in directions}
+    records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
+    return paired_margins(records, list(directions), floor, record.pruning_margin)
+
+
+def study_front(study: optuna.Study) -> tuple[dict[str, Direction], PairedMargins, list[FrontEntry]]:
+    """Directions, the margins two trials are compared with (the noise floor as a mapping; paired per pair of
+    trials) and the front entries with their ε-ties and ε-dominance decided paired."""
+    directions = directions_of(study)
+    margins = study_margins(study)
+    return directions, margins, front_entries(points_of(study), directions, margins)
 
 
 def entry_json(entry: FrontEntry, trial: optuna.trial.FrozenTrial) -> dict[str, Any]:

@@ -52,6 +52,7 @@ def finite_or_none(value: float | None) -> float | None:
 class TrialRecord:
     """A trial's user attributes. Every field is optional: a running, pruned or failed trial has only some.
 
+    ``recall_cases`` is recall@k per case in the study's case order (what paired comparisons of recall read);
     ``f0``/``f3`` are per-case faithfulness at v0 and v3 in the study's case order (None = missing);
     ``ci`` maps an objective to its 95% interval (a bound is None when undefined); ``n``/``n_total`` are
     the cases scored at both variants and the cases with keypoints; ``partial_values`` are a pruned
@@ -71,6 +72,7 @@ class TrialRecord:
     context_words: float | None = None
     calls: TrialCalls | None = None
     cases_evaluated: int | None = None
+    recall_cases: tuple[float, ...] | None = None
     f0: tuple[float | None, ...] | None = None
     f3: tuple[float | None, ...] | None = None
     ci: dict[str, list[float | None] | None] | None = None
@@ -118,6 +120,7 @@ class TrialRecord:
             context_words=None if words is None else float(words),
             calls=None if calls is None else TrialCalls.from_dict(calls),
             cases_evaluated=attrs.get("cases_evaluated"),
+            recall_cases=None if attrs.get("recall_cases") is None else tuple(attrs["recall_cases"]),
             f0=None if f0 is None else tuple(f0),
             f3=None if f3 is None else tuple(f3),
             ci=attrs.get("ci"),
