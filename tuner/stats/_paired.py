@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-CaseScores = Sequence[Sequence[float | None]]
+CaseScores = Sequence[Sequence[float | None] | NDArray[np.float64]]
 """One configuration's per-case score lists, all in one case order (recall: ``(recall,)``; Δ: ``(f0, f3)``);
 None or NaN marks a case it did not score."""
 
