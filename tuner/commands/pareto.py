@@ -26,7 +26,9 @@ def run(args: argparse.Namespace) -> int:
 
     study = load_study(loaded_study(args))
     directions, floor, entries = study_front(study)
-    front = [entry_json(e, study.trials[e.number]) for e in entries]
+    confirmed = StudyRecord.from_study(study).confirm
+    trials = {t.number: t for t in study.get_trials(deepcopy=False)}
+    front = [entry_json(e, trials[e.number], confirmed.get(str(e.number))) for e in entries]
     if args.json:
         records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
         paired = neighbour_comparisons(entries, records, list(directions), StudyRecord.from_study(study).pruning_margin)

@@ -7,6 +7,7 @@ import html
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import optuna
 import plotly.io as pio
@@ -38,7 +39,7 @@ from tuner.report._figures import (
 )
 from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
 from tuner.settings import RetrievalSettings, format_settings
-from tuner.study import StudyRecord, TrialRecord, neighbour_comparisons, pick_notes
+from tuner.study import StudyRecord, TrialRecord, confirmed_entries, neighbour_comparisons, pick_notes
 
 STATE_WORDS = {"complete": "complete", "pruned": "pruned", "repeated": "repeated configurations not evaluated again",
                "fail": "failed", "running": "running", "waiting": "waiting"}
@@ -142,13 +143,33 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
     )
 
 
-def _front_table(entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord]) -> str:
+def _confirmed(entry: FrontEntry, names: Sequence[str], confirmed: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The held-out figure of each quality objective with its interval and n, and the optimism (tuning − held out)."""
+    held = confirmed.get(str(entry.number))
+    cells = []
+    for name in names:
+        value = None if held is None else held["values"].get(name)
+        if held is None or value is None:
+            cells += ["—", "—"]
+            continue
+        ci = (held["ci"] or {}).get(name)
+        interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci and None not in ci else ""
+        cells += [f"{value:.3f}{interval} ({held['n']}/{held['n_total']})", f"{entry.values[name] - value:+.3f}"]
+    return cells
+
+
+def _front_table(
+    entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord],
+    confirmed: Mapping[str, Mapping[str, Any]],
+) -> str:
     names = list(summary.directions)
+    quality = [n for n in names if n != CONTEXT_WORDS] if confirmed else []
     rows = [
         [
             f"#{e.number}", *(_value(e, n) for n in names),
             *([] if CONTEXT_WORDS in names else ["—" if e.context_words is None else f"{e.context_words:.0f}"]),
             _n_of_total(records[e.number]),
+            *_confirmed(e, quality, confirmed),
             "" if e.tie_group is None else f"T{e.tie_group + 1}",
             ", ".join(f"#{n}" for n in e.epsilon_dominated_by),
             format_settings(e.params),
@@ -156,8 +177,12 @@ def _front_table(entries: Sequence[FrontEntry], summary: StudySummary, records: 
         for e in entries
     ]
     header = ["trial", *(label(n) for n in names), *([] if CONTEXT_WORDS in names else ["context words"]),
-              "n/N", "ε-tie", "ε-dominated by", "params"]
-    return _table(header, rows, text_columns=[len(header) - 1])
+              "n/N", *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism")),
+              "ε-tie", "ε-dominated by", "params"]
+    note = ('<p class="note">Held out: each front member evaluated when the study ended on the confirmation cases the '
+            "search never saw (confirm: in the study file); optimism = tuning − held out, the part of the search's "
+            "figure that did not hold. Pick rules use the held-out figures.</p>") if quality else ""
+    return _table(header, rows, text_columns=[len(header) - 1]) + note
 
 
 def _neighbour_table(entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord],
@@ -274,7 +299,7 @@ def render_report(
     records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
     entries = front_entries(summary.points, summary.directions, summary.noise_floor) if summary.points else []
     groups = tie_groups(entries, summary.directions, summary.noise_floor)
-    chosen = default_picks(entries, summary) if picks is None else dict(picks)
+    chosen = default_picks(confirmed_entries(study, entries), summary) if picks is None else dict(picks)
     complete = {p.number for p in summary.points}
     for rule, number in chosen.items():
         if number not in complete:
@@ -285,7 +310,7 @@ def render_report(
     on_front = {e.number for e in entries}
     sections = [
         ("1. Front", _figure_html(front_figure(summary, entries, groups, chosen), "front")
-         + (_front_table(entries, summary, records) if entries else "")
+         + (_front_table(entries, summary, records, StudyRecord.from_study(study).confirm) if entries else "")
          + _neighbour_table(entries, summary, records, StudyRecord.from_study(study).pruning_margin)
          + _pruned_table(summary)),
         ("2. Hypervolume history", _figure_html(

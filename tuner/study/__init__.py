@@ -2,7 +2,8 @@
 noise-floor-aware pruning, the trial and study records, runs, and what a run writes when it ends."""
 
 from tuner.objectives import OBJECTIVES
-from tuner.study._config import LoadedStudy, PruningConfig, StudyConfig, load_study_file
+from tuner.study._config import ConfirmConfig, LoadedStudy, PruningConfig, StudyConfig, load_study_file
+from tuner.study._confirm import MIN_CONFIRM_CASES, confirmation_split, confirmed_entries, split_cases
 from tuner.study._finish import dry_run, finish, trial_document
 from tuner.study._honest import pick_notes
 from tuner.study._interrupt import InterruptGuard
@@ -19,8 +20,10 @@ from tuner.study._table import trial_rows
 
 __all__ = [
     "FAULT_RESUME",
+    "MIN_CONFIRM_CASES",
     "OBJECTIVES",
     "SAMPLERS",
+    "ConfirmConfig",
     "InterruptGuard",
     "LoadedStudy",
     "NeighbourComparison",
@@ -37,6 +40,8 @@ __all__ = [
     "build_sampler",
     "case_order",
     "compare_trials",
+    "confirmation_split",
+    "confirmed_entries",
     "directions_of",
     "dry_run",
     "entry_json",
@@ -52,6 +57,7 @@ __all__ = [
     "points_of",
     "run_study",
     "should_prune",
+    "split_cases",
     "study_front",
     "study_margins",
     "storage_fault",

@@ -20,6 +20,7 @@ from tuner.progress import Reporter
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import LoadedStudy
 from tuner.study._check import check_study
+from tuner.study._confirm import confirmed_entries
 from tuner.study._front import directions_of, study_front
 from tuner.study._honest import pick_notes
 from tuner.study._inert import InertKnob, active_space, enqueued_params
@@ -201,6 +202,7 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
             "values": dict(zip(names, trial.values)),
             "ci": record.ci,
             "noise_floor": study_record.noise_floor,
+            "confirm": study_record.confirm.get(str(number)),
             "notes": pick_notes(study, number),
         },
         {name: d.step for name, d in trial.distributions.items() if isinstance(d, optuna.distributions.FloatDistribution) and d.step},
@@ -230,6 +232,7 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: Report
     if not entries:
         reporter.stage("no complete trial yet: nothing to export")
         return paths
+    entries = confirmed_entries(study, entries)
     picks = {name: pick(name, entries, directions, floor).number for name in ("knee", "cheapest")}
     try:
         chosen = pick(rule, entries, directions, floor, min_recall=min_recall)

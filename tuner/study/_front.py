@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import optuna
@@ -72,8 +73,20 @@ def study_front(study: optuna.Study) -> tuple[dict[str, Direction], PairedMargin
     return directions, margins, front_entries(points_of(study), directions, margins)
 
 
-def entry_json(entry: FrontEntry, trial: optuna.trial.FrozenTrial) -> dict[str, Any]:
+def entry_json(
+    entry: FrontEntry, trial: optuna.trial.FrozenTrial, confirmed: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A front row as ``tuner pareto --json`` and ``tuner run --json`` print it; with ``confirmed`` (the trial's entry
+    in the study's ``confirm`` record) its figures on the held-out cases, their intervals and the optimism
+    (tuning − confirmation) beside the tuning ones."""
     record = TrialRecord.from_trial(trial)
+    confirm = {} if confirmed is None else {
+        "confirm": dict(confirmed["values"]),
+        "confirm_ci": dict(confirmed["ci"]),
+        "confirm_n": confirmed["n"],
+        "optimism": {name: entry.values[name] - value for name, value in confirmed["values"].items()
+                     if value is not None and name in entry.values},
+    }
     return {
         "trial": entry.number,
         "params": dict(entry.params),
@@ -84,4 +97,5 @@ def entry_json(entry: FrontEntry, trial: optuna.trial.FrozenTrial) -> dict[str, 
         "n_total": record.n_total,
         "tie_group": entry.tie_group,
         "epsilon_dominated_by": list(entry.epsilon_dominated_by),
+        **confirm,
     }

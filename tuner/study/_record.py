@@ -158,7 +158,9 @@ class StudyRecord:
     """A study's user attributes, fixed when the first worker creates it: the dataset it ran on, the one
     shuffled case order every trial walks, the objectives in ``trial.values`` order, the noise floor
     and the pruning margins (see ``tuner.calibration``), the study file, the fixed settings, and the worker
-    (``host:pid``) that measured the noise floor (None when the study file gave it)."""
+    (``host:pid``) that measured the noise floor (None when the study file gave it), the golden cases held out for
+    confirmation (``confirm_cases``, empty without ``confirm:``) and each confirmed front member's figures on them
+    (``confirm``: trial number → ``values``, ``ci``, ``n``, ``n_total``)."""
 
     dataset_hash: str | None = None
     case_order: list[str] = field(default_factory=list)
@@ -168,6 +170,8 @@ class StudyRecord:
     study_file: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     calibrated_by: str | None = None
+    confirm_cases: list[str] = field(default_factory=list)
+    confirm: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def created(self) -> bool:
@@ -175,8 +179,11 @@ class StudyRecord:
         return self.noise_floor is not None
 
     def write(self, study: optuna.Study) -> None:
+        """Write what the first worker fixes; the confirmation split and results are written where they are made
+        (``tuner.study._confirm``)."""
         for key, value in asdict(self).items():
-            study.set_user_attr(key, value)
+            if key not in ("confirm_cases", "confirm"):
+                study.set_user_attr(key, value)
 
     @classmethod
     def from_study(cls, study: optuna.Study) -> StudyRecord:
@@ -191,4 +198,6 @@ class StudyRecord:
             study_file=attrs.get("study_file"),
             settings=dict(attrs.get("settings") or {}),
             calibrated_by=attrs.get("calibrated_by"),
+            confirm_cases=list(attrs.get("confirm_cases") or []),
+            confirm=dict(attrs.get("confirm") or {}),
         )
