@@ -54,6 +54,8 @@ def test_too_few_confirmation_cases_is_one_line_and_exit_2_before_any_trial(
     assert err == [f"tuner: error: confirm.share 0.3: 2 confirmation case(s) of 6, fewer than {MIN_CONFIRM_CASES}; "
                    "raise confirm.share, add cases or remove confirm:"]
     assert not (tmp_path / "out").exists()
+    assert main(["run", str(study_file), "--dry-run"]) == 2  # the estimate says it too
+    assert "confirm.share 0.3" in capsys.readouterr().err
     bad = write_study(tmp_path, tiny_dataset_dir, confirm={"share": 1.5})
     assert main(["run", str(bad), "--no-report"]) == 2
     assert "confirm.share" in capsys.readouterr().err

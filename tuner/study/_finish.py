@@ -20,7 +20,7 @@ from tuner.progress import Reporter
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import LoadedStudy
 from tuner.study._check import check_study
-from tuner.study._confirm import confirmed_entries
+from tuner.study._confirm import confirmation_split, confirmed_entries
 from tuner.study._front import directions_of, study_front
 from tuner.study._honest import pick_notes
 from tuner.study._inert import InertKnob, active_space, enqueued_params
@@ -111,6 +111,9 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     they would cost on the configurations the run would try first (see :func:`planned_settings`), not on the space's
     largest one, and what they cost at the backends' ``pricing`` (key ``cost``: a range, see :func:`cost_range`)."""
     dataset = load_dataset(resolve_dataset(loaded.dataset))
+    # too few held-out cases fails here as it would in the run; the bounds stay over every case: tuning share plus a
+    # confirmation of every trial on the held-out share is at most that
+    confirmation_split(dataset, loaded.config.confirm)
     space = load_search_space(loaded.search_space_path)
     check_study(loaded, space, dataset)
     space, inert = active_space(space, dataset, loaded.base_settings, reporter)
