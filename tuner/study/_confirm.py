@@ -18,8 +18,9 @@ from tuner.evaluation import RobustnessEvaluator, evaluate_retrieval, summarize_
 from tuner.objectives import CONTEXT_WORDS, DELTA_CORRECT, RECALL
 from tuner.pareto import FrontEntry
 from tuner.progress import Reporter
-from tuner.settings import settings_from_mapping
+from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import ConfirmConfig
+from tuner.study._interrupt import InterruptGuard
 from tuner.study._record import StudyRecord, TrialRecord, finite_or_none
 
 MIN_CONFIRM_CASES = 30
@@ -68,12 +69,28 @@ def confirmation_split(dataset: Dataset, config: ConfirmConfig | None) -> tuple[
     return _subset(dataset, tuning, "tuning"), _subset(dataset, held, "confirm")
 
 
+def _confirm_one(evaluator: RobustnessEvaluator, settings: RetrievalSettings, robustness: str, seed: int) -> dict[str, Any]:
+    """One configuration on the held-out cases: recall@k and the robustness objective with their intervals and n/N."""
+    recall = evaluate_retrieval(evaluator.pipeline, settings, "clean").overall[RECALL]
+    values: dict[str, float | None] = {RECALL: recall.value}
+    ci: dict[str, list[float | None] | None] = {RECALL: list(recall.ci) if recall.ci else None}
+    if not evaluator.pipeline.dataset.retrieval_only:
+        summary = summarize_variant(evaluator.evaluate(settings, ("v0", "v3")), "v3", seed=seed)
+        delta, delta_ci = ((summary.delta_correct, summary.delta_correct_ci) if robustness == DELTA_CORRECT
+                           else (summary.delta_faithful, summary.delta_ci))
+        values[robustness] = finite_or_none(delta)
+        ci[robustness] = None if delta_ci is None else [finite_or_none(c) for c in delta_ci]
+    return {"values": values, "ci": ci, "n": recall.n, "n_total": recall.n_total}
+
+
 def confirm_front(
     study: optuna.Study, entries: Sequence[FrontEntry], evaluator: RobustnessEvaluator, reporter: Reporter,
+    guard: InterruptGuard,
 ) -> dict[str, dict[str, Any]]:
     """Evaluate each front member not yet confirmed on the confirmation share (``evaluator``'s dataset): recall@k and
-    the robustness objective at v0 and v3 with the study's backends. The results go to the study's ``confirm`` user
-    attribute, keyed by trial number (a finished trial's attributes cannot change), and are returned."""
+    the robustness objective at v0 and v3 with the study's backends. Each result goes to the study's ``confirm`` user
+    attribute as soon as it is measured, keyed by trial number (a finished trial's attributes cannot change), so an
+    interrupt keeps those done and the next run confirms the rest; returns them all."""
     record = StudyRecord.from_study(study)
     robustness = record.objectives[1]
     results = dict(record.confirm)
@@ -83,16 +100,13 @@ def confirm_front(
     for done, entry in enumerate(pending, 1):
         reporter.stage(f"confirming front trial {entry.number} on the {cases} held-out cases ({done}/{len(pending)})")
         settings = settings_from_mapping(TrialRecord.from_trial(trials[entry.number]).settings or {}, "trial settings")
-        recall = evaluate_retrieval(evaluator.pipeline, settings, "clean").overall[RECALL]
-        values: dict[str, float | None] = {RECALL: recall.value}
-        ci: dict[str, list[float | None] | None] = {RECALL: list(recall.ci) if recall.ci else None}
-        if not evaluator.pipeline.dataset.retrieval_only:
-            summary = summarize_variant(evaluator.evaluate(settings, ("v0", "v3")), "v3", seed=entry.number)
-            delta, delta_ci = ((summary.delta_correct, summary.delta_correct_ci) if robustness == DELTA_CORRECT
-                               else (summary.delta_faithful, summary.delta_ci))
-            values[robustness] = finite_or_none(delta)
-            ci[robustness] = None if delta_ci is None else [finite_or_none(c) for c in delta_ci]
-        results[str(entry.number)] = {"values": values, "ci": ci, "n": recall.n, "n_total": recall.n_total}
+        try:
+            with guard.interruptible():
+                results[str(entry.number)] = guard.call(_confirm_one, evaluator, settings, robustness, entry.number)
+        except KeyboardInterrupt:
+            reporter.stage(f"interrupted while confirming: {done - 1} of {len(pending)} front trials confirmed and kept; "
+                           "run the same command to confirm the rest")
+            raise
         study.set_user_attr("confirm", results)
     return results
 

@@ -224,7 +224,7 @@ def run_study(
         if held_out is not None and not run.interrupted:
             confirm_front(study, study_front(study)[2],
                           RobustnessEvaluator(RetrievalPipeline(held_out, reporter=reporter), responder, config.noise),
-                          reporter)
+                          reporter, guard)
         return run
     except Exception as exc:
         fault = storage_fault(exc, loaded.storage)
