@@ -85,6 +85,8 @@ def test_front_members_are_confirmed_on_held_out_cases_and_every_output_shows_bo
         assert set(row["confirm"]) == {"recall_at_k", "v3_delta_faithful"} and row["confirm_n"] == 32
         assert row["optimism"]["recall_at_k"] == pytest.approx(row["values"]["recall_at_k"] - row["confirm"]["recall_at_k"])
         assert row["confirm_ci"]["recall_at_k"] is not None
+    assert main(["pareto", str(study_file)]) == 0
+    assert "recall_at_k held out (optimism)" in capsys.readouterr().out
     assert main(["trials", str(study_file), "--json"]) == 0
     rows = {row["trial"]: row for row in json.loads(capsys.readouterr().out)}
     first = front[0]

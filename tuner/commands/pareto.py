@@ -39,15 +39,22 @@ def run(args: argparse.Namespace) -> int:
     floor_text = ", ".join(f"{name} ±{value:.3f}" for name, value in floor.items())
     table = Table(title=f"study '{study.study_name}': front of {len(front)} "
                   f"({summary['n_complete']} complete, {summary['n_pruned']} pruned); noise floor {floor_text}")
-    for column in ("trial", *directions, "context words", "n/N", "tie", "params"):
+    held_out = [name for name in directions if any(name in row.get("confirm", {}) for row in front)]
+    for column in ("trial", *directions, *(f"{name} held out (optimism)" for name in held_out), "context words", "n/N",
+                   "tie", "params"):
         table.add_column(column)
     for row in front:
         cells = [
             f"{row['values'][name]:.3f}" + (f" [{row['ci'][name][0]:.3f}, {row['ci'][name][1]:.3f}]" if name in row["ci"] else "")
             for name in directions
         ]
+        held = [
+            "—" if row.get("confirm", {}).get(name) is None
+            else f"{row['confirm'][name]:.3f} ({row['optimism'][name]:+.3f})"
+            for name in held_out
+        ]
         table.add_row(
-            str(row["trial"]), *cells, f"{row['context_words']:.0f}", f"{row['n']}/{row['n_total']}",
+            str(row["trial"]), *cells, *held, f"{row['context_words']:.0f}", f"{row['n']}/{row['n_total']}",
             "" if row["tie_group"] is None else f"group {row['tie_group']}",
             format_settings(row["params"]),
         )
