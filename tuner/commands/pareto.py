@@ -21,8 +21,9 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from tuner.settings import format_settings
-    from tuner.study import StudyRecord, TrialRecord, load_study, neighbour_comparisons, study_front, study_summary
-    from tuner.study import entry_json
+    from tuner.dataset import labels_line
+    from tuner.study import StudyRecord, TrialRecord, entry_caveat, entry_json, front_labels, load_study
+    from tuner.study import neighbour_comparisons, study_front, study_labels, study_summary
 
     study = load_study(loaded_study(args))
     directions, floor, entries = study_front(study)
@@ -32,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
         paired = neighbour_comparisons(entries, records, list(directions), StudyRecord.from_study(study).pruning_margin)
-        print(json.dumps({"front": front, **study_summary(study), "noise_floor": floor,
+        print(json.dumps({"front": front, **study_summary(study), "noise_floor": floor, "labels": front_labels(study, entries),
                           "neighbours": [row.to_json() for row in paired]}, indent=2))
         return 0
     summary = study_summary(study)
@@ -59,4 +60,10 @@ def run(args: argparse.Namespace) -> int:
             format_settings(row["params"]),
         )
     Console(width=None if sys.stdout.isatty() else 200).print(table)  # piped output keeps whole rows
+    provenance = study_labels(study)
+    print(f"labels: {labels_line(provenance)}")
+    for entry in entries:
+        caveat = entry_caveat(provenance, entry, study.trials[entry.number])
+        if caveat is not None:
+            print(f"  trial {entry.number}: {caveat.line()}")
     return 0

@@ -7,6 +7,7 @@ from tuner.study._confirm import MIN_CONFIRM_CASES, confirmation_split, confirme
 from tuner.study._finish import dry_run, finish, trial_document
 from tuner.study._honest import pick_notes
 from tuner.study._interrupt import InterruptGuard
+from tuner.study._labels import entry_caveat, front_labels, study_labels
 from tuner.study._front import directions_of, entry_json, feasible, points_of, study_front, study_margins, trial_point
 from tuner.study._paired import NeighbourComparison, compare_trials, neighbour_comparisons
 from tuner.study._objective import trial_profile
@@ -44,9 +45,11 @@ __all__ = [
     "confirmed_entries",
     "directions_of",
     "dry_run",
+    "entry_caveat",
     "entry_json",
     "feasible",
     "finish",
+    "front_labels",
     "load_search_space",
     "load_study",
     "load_study_file",
@@ -58,9 +61,10 @@ __all__ = [
     "run_study",
     "should_prune",
     "split_cases",
-    "study_front",
-    "study_margins",
     "storage_fault",
+    "study_front",
+    "study_labels",
+    "study_margins",
     "study_summary",
     "trial_document",
     "trial_point",

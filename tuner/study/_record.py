@@ -14,6 +14,7 @@ from typing import Any
 
 import optuna
 
+from tuner.dataset import LabelProvenance
 from tuner.study._pruning import PruneEvidence
 
 
@@ -158,9 +159,10 @@ class StudyRecord:
     """A study's user attributes, fixed when the first worker creates it: the dataset it ran on, the one
     shuffled case order every trial walks, the objectives in ``trial.values`` order, the noise floor
     and the pruning margins (see ``tuner.calibration``), the study file, the fixed settings, and the worker
-    (``host:pid``) that measured the noise floor (None when the study file gave it), the golden cases held out for
-    confirmation (``confirm_cases``, empty without ``confirm:``) and each confirmed front member's figures on them
-    (``confirm``: trial number → ``values``, ``ci``, ``n``, ``n_total``)."""
+    (``host:pid``) that measured the noise floor (None when the study file gave it), ``labels``: the golden set's
+    provenance (``golden.provenance.json`` as :meth:`tuner.dataset.LabelProvenance.to_dict` writes it; None: unknown
+    origin), the golden cases held out for confirmation (``confirm_cases``, empty without ``confirm:``) and each
+    confirmed front member's figures on them (``confirm``: trial number → ``values``, ``ci``, ``n``, ``n_total``)."""
 
     dataset_hash: str | None = None
     case_order: list[str] = field(default_factory=list)
@@ -172,6 +174,7 @@ class StudyRecord:
     calibrated_by: str | None = None
     confirm_cases: list[str] = field(default_factory=list)
     confirm: dict[str, dict[str, Any]] = field(default_factory=dict)
+    labels: dict[str, Any] | None = None
 
     @property
     def created(self) -> bool:
@@ -200,4 +203,9 @@ class StudyRecord:
             calibrated_by=attrs.get("calibrated_by"),
             confirm_cases=list(attrs.get("confirm_cases") or []),
             confirm=dict(attrs.get("confirm") or {}),
+            labels=attrs.get("labels"),
         )
+
+    def provenance(self) -> LabelProvenance | None:
+        """``labels`` read back (``None``: unknown origin, or a study written before tuner recorded it)."""
+        return None if self.labels is None else LabelProvenance.from_mapping(self.labels, "study attribute labels")

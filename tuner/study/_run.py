@@ -305,6 +305,7 @@ def _join(
             dataset_hash=dataset.content_hash, case_order=order, objectives=list(config.objectives), noise_floor=floor,
             pruning_margin=objective.margin, study_file=str(loaded.path), settings=loaded.base_settings.model_dump(),
             calibrated_by=worker_name() if config.noise_floor == "auto" else None,
+            labels=None if dataset.provenance is None else dataset.provenance.to_dict(),
         ).write(study)
         for params in config.enqueue:
             study.enqueue_trial(enqueued_params(params, inert), skip_if_exists=True)
