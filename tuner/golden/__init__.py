@@ -5,6 +5,7 @@ cases become ``golden.jsonl`` (accepted conflict candidates ``conflicts.jsonl``)
 
 The web app is :mod:`tuner.golden.review_app`, imported only by ``tuner golden review`` (it needs the ``serve`` extra)."""
 
+from tuner.errors import StaleVersion
 from tuner.golden._conflicts import (
     CONFLICT_NEAR_DUPLICATE, DENSE_NEIGHBOURS, SENTENCE_MATCH, ConflictCandidate, dense_pairs, disagreements, family_summary, find_conflicts, near_duplicate_pairs,
 )
@@ -24,7 +25,7 @@ from tuner.golden._pool import (
 )
 from tuner.golden._synth import CATEGORIES, PROGRESS, SynthPlan, SynthRun, Synthesizer, estimate_tokens, plan_sources, synth_drafts, synth_prompt
 from tuner.golden._synth import FILTERS as SYNTH_FILTERS
-from tuner.golden._review import ACTIONS, Export, ReviewStore, StaleVersion, highlight, provenance
+from tuner.golden._review import ACTIONS, Export, ReviewStore, highlight, provenance
 
 __all__ = [
     "ACTIONS",

@@ -18,7 +18,7 @@ from filelock import FileLock
 
 from tuner.dataset import CONFLICTS, CORPUS, GOLDEN, MANIFEST, PROVENANCE, Dataset, LabelProvenance, labels_line, load_knowledge_base
 from tuner.embedding import CachedEncoder
-from tuner.errors import DatasetError, UserError
+from tuner.errors import DatasetError, StaleVersion, UserError
 from tuner.golden._draft import CASES, FOUND_BY, REVIEWED, STATUSES, conflict_row, draft_kind, draft_text, golden_row, read_draft
 from tuner.golden._pool import KnowledgeSearch
 from tuner.io import atomic_write_text
@@ -26,15 +26,6 @@ from tuner.text import bm25_tokens, normalize_text
 
 ACTIONS = {"accept": "accepted", "reject": "rejected", "skip": "skipped", "reopen": "pending", "no_answer": "no_answer"}
 """Review actions and the status each one sets."""
-
-
-class StaleVersion(Exception):
-    """A write named a version of the row older than the saved one: another tab or window changed it first."""
-
-    def __init__(self, case_id: str, current: int, given: int) -> None:
-        self.current = current
-        super().__init__(f"case {case_id} was changed elsewhere (saved version {current}, this page has version {given}): "
-                         "nothing was saved; reload to see the current version")
 
 
 def _now() -> str:

@@ -18,11 +18,11 @@ from urllib.parse import quote
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from tuner.errors import DatasetError, UserError
+from tuner.errors import DatasetError, StaleVersion, UserError
 from tuner.golden._draft import CASES, STATUSES
 from tuner.golden._draft import FOUND_BY
 from tuner.golden._pool import SEARCH_DEPTH
-from tuner.golden._review import ReviewStore, StaleVersion, highlight
+from tuner.golden._review import ReviewStore, highlight
 from tuner.text import detect_language
 
 FILTERS = ("all", *STATUSES)

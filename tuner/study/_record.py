@@ -15,6 +15,7 @@ from typing import Any
 import optuna
 
 from tuner.dataset import LabelProvenance
+from tuner.objectives import CONTEXT_WORDS
 from tuner.study._pruning import PruneEvidence
 
 
@@ -113,7 +114,7 @@ class TrialRecord:
     def from_attrs(cls, attrs: Mapping[str, Any]) -> TrialRecord:
         calls, pruning = attrs.get("calls"), attrs.get("pruning")
         f0, f3 = attrs.get("f0"), attrs.get("f3")
-        words = attrs.get("context_words")
+        words = attrs.get(CONTEXT_WORDS)
         return cls(
             worker=attrs.get("worker"),
             embedding_backend=attrs.get("embedding_backend"),

@@ -16,7 +16,7 @@ import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
 from tuner.embedding import configure_embeddings
-from tuner.errors import BackendFailure, UserError, disk_fault
+from tuner.errors import BackendFailure, BudgetSpent, disk_fault, UserError
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import build_generator
 from tuner.judging import build_judge
@@ -26,7 +26,7 @@ from tuner.progress import Reporter, SilentReporter, Task
 from tuner.redaction import redact
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
-from tuner.study._budget import BudgetSpent, SpendingMeter
+from tuner.study._budget import SpendingMeter
 from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
 from tuner.study._confirm import confirm_front, confirmation_split, record_split
