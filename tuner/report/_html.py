@@ -7,6 +7,7 @@ import html
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import optuna
 import plotly.io as pio
@@ -40,7 +41,8 @@ from tuner.report._figures import (
 )
 from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
 from tuner.settings import RetrievalSettings, format_settings
-from tuner.study import TrialRecord, entry_caveat, pick_notes, study_labels
+from tuner.study import StudyRecord, TrialRecord, confirmed_entries, entry_caveat, neighbour_comparisons, pick_notes
+from tuner.study import study_labels
 
 STATE_WORDS = {"complete": "complete", "pruned": "pruned", "repeated": "repeated configurations not evaluated again",
                "fail": "failed", "running": "running", "waiting": "waiting"}
@@ -132,6 +134,7 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
     objectives = ", ".join(f"{label(n)} ({d})" for n, d in summary.directions.items())
     # two significant digits: the floor is itself an estimate (±0.016, not ±0.0155803)
     floor = ", ".join(f"{label(n)} ±{v:.2g}" for n, v in summary.noise_floor.items()) or "not recorded (ε = 0: exact dominance)"
+    floor += " (one configuration's; two trials are compared paired, on the cases both scored)"
     calls = ", ".join(f"{summary.calls[kind]:,} {CALL_WORDS[kind]}" for kind in CALL_KINDS)
     if summary.cost:
         calls += f"; cost {summary.cost:.4g} (at the backends' pricing)"
@@ -153,13 +156,33 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
     )
 
 
-def _front_table(entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord]) -> str:
+def _confirmed(entry: FrontEntry, names: Sequence[str], confirmed: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The held-out figure of each quality objective with its interval and n, and the optimism (tuning − held out)."""
+    held = confirmed.get(str(entry.number))
+    cells = []
+    for name in names:
+        value = None if held is None else held["values"].get(name)
+        if held is None or value is None:
+            cells += ["—", "—"]
+            continue
+        ci = (held["ci"] or {}).get(name)
+        interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci and None not in ci else ""
+        cells += [f"{value:.3f}{interval} ({held['n']}/{held['n_total']})", f"{entry.values[name] - value:+.3f}"]
+    return cells
+
+
+def _front_table(
+    entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord],
+    confirmed: Mapping[str, Mapping[str, Any]],
+) -> str:
     names = list(summary.directions)
+    quality = [n for n in names if n != CONTEXT_WORDS] if confirmed else []
     rows = [
         [
             f"#{e.number}", *(_value(e, n) for n in names),
             *([] if CONTEXT_WORDS in names else ["—" if e.context_words is None else f"{e.context_words:.0f}"]),
             _n_of_total(records[e.number]),
+            *_confirmed(e, quality, confirmed),
             "" if e.tie_group is None else f"T{e.tie_group + 1}",
             ", ".join(f"#{n}" for n in e.epsilon_dominated_by),
             format_settings(e.params),
@@ -167,8 +190,32 @@ def _front_table(entries: Sequence[FrontEntry], summary: StudySummary, records: 
         for e in entries
     ]
     header = ["trial", *(label(n) for n in names), *([] if CONTEXT_WORDS in names else ["context words"]),
-              "n/N", "ε-tie", "ε-dominated by", "params"]
-    return _table(header, rows, text_columns=[len(header) - 1])
+              "n/N", *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism")),
+              "ε-tie", "ε-dominated by", "params"]
+    note = ('<p class="note">Held out: each front member evaluated when the study ended on the confirmation cases the '
+            "search never saw (confirm: in the study file); optimism = tuning − held out, the part of the search's "
+            "figure that did not hold. Pick rules use the held-out figures.</p>") if quality else ""
+    return _table(header, rows, text_columns=[len(header) - 1]) + note
+
+
+def _neighbour_table(entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord],
+                     run_margins: Mapping[str, float]) -> str:
+    """Each front member against the next by recall@k: the paired 95% interval of their difference per objective."""
+    names = [n for n in summary.directions if n != CONTEXT_WORDS]
+    rows = []
+    for row in neighbour_comparisons(entries, records, names, run_margins):
+        cells = []
+        for name in names:
+            c = row.objectives.get(name)
+            cells.append("—" if c is None else f"{c.difference:+.3f} [{c.ci[0]:+.3f}, {c.ci[1]:+.3f}] "
+                         + ("tied" if c.tied else "apart") + f" ({c.n} cases)")
+        rows.append([f"#{row.trial} − #{row.other}", *cells])
+    if not rows:
+        return ""
+    table = _table(["front neighbours", *(f"{label(n)} difference" for n in names)], rows, text_columns=[0])
+    return ('<p class="note">Neighbouring front members compared paired on the cases both scored: the difference, its '
+            "95% interval (case bootstrap of the per-case differences, plus both trials' run-to-run noise) and whether "
+            "it holds 0. ε-ties and ε-dominance above are decided the same way.</p>" + table)
 
 
 def _labels_section(study: optuna.Study, entries: Sequence[FrontEntry]) -> str:
@@ -280,7 +327,7 @@ def render_report(
     records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
     entries = front_entries(summary.points, summary.directions, summary.noise_floor) if summary.points else []
     groups = tie_groups(entries, summary.directions, summary.noise_floor)
-    chosen = default_picks(entries, summary) if picks is None else dict(picks)
+    chosen = default_picks(confirmed_entries(study, entries), summary) if picks is None else dict(picks)
     complete = {p.number for p in summary.points}
     for rule, number in chosen.items():
         if number not in complete:
@@ -291,7 +338,9 @@ def render_report(
     on_front = {e.number for e in entries}
     sections = [
         ("1. Front", _figure_html(front_figure(summary, entries, groups, chosen), "front")
-         + (_front_table(entries, summary, records) if entries else _empty_front(records)) + _labels_section(study, entries)
+         + (_front_table(entries, summary, records, StudyRecord.from_study(study).confirm) if entries else _empty_front(records))
+         + _labels_section(study, entries)
+         + _neighbour_table(entries, summary, records, StudyRecord.from_study(study).pruning_margin)
          + _pruned_table(summary)),
         ("2. Hypervolume history", _figure_html(
             hypervolume_figure([p.number for p in summary.points], history, reference), "hypervolume")),

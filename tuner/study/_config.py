@@ -108,6 +108,14 @@ class ConstraintsConfig(_Strict):
     answer_infeasible: bool = False
 
 
+class ConfirmConfig(_Strict):
+    """``confirm``: hold out ``share`` of the golden cases (stratified by category, drawn with ``seed``) that the
+    search never sees; each front member is evaluated on them when the study ends (docs/studies.md)."""
+
+    share: float = Field(gt=0, lt=1, description="share of the golden cases held out for confirmation")
+    seed: int = 0
+
+
 class StudyConfig(_Strict):
     name: str
     dataset: str = Field(min_length=1, description="dataset folder (relative to the study file), demo or demo-zh")
@@ -126,6 +134,7 @@ class StudyConfig(_Strict):
     pruning: PruningConfig = PruningConfig()
     noise_floor: str | dict[str, float] = "auto"
     pick: PickConfig = PickConfig()
+    confirm: ConfirmConfig | None = None
     enqueue: list[dict[str, Any]] = Field(default_factory=list)
     seed: int = 0
     storage: str | None = None

@@ -20,6 +20,7 @@ from tuner.progress import Reporter
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import LoadedStudy
 from tuner.study._check import check_study
+from tuner.study._confirm import confirmation_split, confirmed_entries
 from tuner.study._labels import entry_caveat, study_labels
 from tuner.study._front import directions_of, study_front
 from tuner.study._honest import pick_notes
@@ -111,6 +112,9 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     they would cost on the configurations the run would try first (see :func:`planned_settings`), not on the space's
     largest one, and what they cost at the backends' ``pricing`` (key ``cost``: a range, see :func:`cost_range`)."""
     dataset = load_dataset(resolve_dataset(loaded.dataset))
+    # too few held-out cases fails here as it would in the run; the bounds stay over every case: tuning share plus a
+    # confirmation of every trial on the held-out share is at most that
+    confirmation_split(dataset, loaded.config.confirm)
     space = load_search_space(loaded.search_space_path)
     check_study(loaded, space, dataset)
     space, inert = active_space(space, dataset, loaded.base_settings, reporter)
@@ -202,6 +206,7 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
             "values": dict(zip(names, trial.values)),
             "ci": record.ci,
             "noise_floor": study_record.noise_floor,
+            "confirm": study_record.confirm.get(str(number)),
             "notes": pick_notes(study, number),
         },
         {name: d.step for name, d in trial.distributions.items() if isinstance(d, optuna.distributions.FloatDistribution) and d.step},
@@ -233,6 +238,7 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: Report
     if not entries:  # the report still says what was done, and why nothing is on the front
         reporter.stage("no complete scorable trial yet: nothing to export")
     else:
+        entries = confirmed_entries(study, entries)
         picks = {name: pick(name, entries, directions, floor).number for name in ("knee", "cheapest")}
         try:
             chosen = pick(rule, entries, directions, floor, min_recall=min_recall)

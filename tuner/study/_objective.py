@@ -112,7 +112,9 @@ class TrialObjective:
         retrieval = evaluate_retrieval(self.pipeline, settings, "clean")
         recall = retrieval.overall[RECALL]
         recall_value = float(recall.value or 0.0)
+        per_case = dict(zip(retrieval.case_ids, retrieval.per_case[RECALL], strict=True))
         TrialRecord(settings=settings.model_dump(), context_words=retrieval.mean_context_words,
+                    recall_cases=tuple(per_case[case_id] for case_id in self.case_order),
                     embedding_backend=backend_in_use(settings.embedding_model, self.pipeline.cache.root)).write(trial)
         if self.min_recall is not None:
             # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
