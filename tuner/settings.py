@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
@@ -81,7 +81,15 @@ class RetrievalSettings(BaseModel):
     dense_index: Literal["flat", "hnsw"] = _knob(
         "first_stage", "flat", "vector index of dense and hybrid retrieval: flat (exact) or hnsw (approximate)"
     )
-    hybrid_weight: float = _knob("first_stage", 0.5, "weight of the dense score in hybrid fusion (0..1)", ge=0.0, le=1.0)
+    fusion: Literal["blend", "rrf"] = _knob(
+        "first_stage", "blend",
+        "how hybrid fuses BM25 and dense: blend (hybrid_weight · dense + (1 − hybrid_weight) · bm25 of normalized scores) "
+        "or rrf (reciprocal-rank fusion with rrf_k)",
+    )
+    hybrid_weight: float = _knob(
+        "first_stage", 0.5, "weight of the dense score in hybrid fusion blend (0..1)", ge=0.0, le=1.0
+    )
+    rrf_k: int = _knob("first_stage", 60, "k of reciprocal-rank fusion, Σ 1/(k + rank) (fusion rrf)", ge=1, le=10_000)
     candidate_depth: int = _knob(
         "first_stage", 50, "first-stage candidates kept and reranked per question", ge=1, le=10_000
     )
@@ -105,6 +113,16 @@ class RetrievalSettings(BaseModel):
         "text put before each chunk or sentence when it is embedded, e.g. 'passage: '; 'auto' = the model's preset",
     )
     reranker: str = _knob("rerank", DEFAULT_RERANKER, "embedding-maxsim (offline default) or cross-encoder:NAME_OR_PATH")
+
+    @field_validator("reranker")
+    @classmethod
+    def _known_reranker(cls, value: str) -> str:
+        if value == DEFAULT_RERANKER:
+            return value  # the registry's module loads numpy and the encoders: only for another name
+        from tuner.rerank import check_reranker_spec
+
+        check_reranker_spec(value)
+        return value
 
     @model_validator(mode="after")
     def _top_k_within_depth(self) -> RetrievalSettings:
@@ -157,6 +175,10 @@ class RetrievalSettings(BaseModel):
         """The definition of ``metadata_filter`` (empty for ``none``): what the first stage's candidates depend on."""
         return {} if self.metadata_filter == NO_FILTER else self.metadata_filters[self.metadata_filter]
 
+    def acts(self, name: str) -> bool:
+        """Whether setting ``name`` can change a ranking given this configuration's other settings (:data:`ACTS_WHEN`)."""
+        return acts(name, self.model_dump())
+
     @property
     def ranking(self) -> Ranking:
         """The final-ranking group, what :func:`tuner.retrieval.final_ranking` applies to the candidates."""
@@ -180,6 +202,41 @@ class Ranking:
     def reads_versions(self) -> bool:
         """Whether this ranking needs the candidates' family and date (:class:`tuner.retrieval.ChunkVersions`)."""
         return self.version_policy == "latest" or self.stale_penalty > 0 or self.recency_weight > 0
+
+
+@dataclass(frozen=True)
+class ActsWhen:
+    """When a setting can change a ranking: ``test`` over the settings named in ``reads``; ``when`` says it in words."""
+
+    reads: tuple[str, ...]
+    test: Callable[[Mapping[str, Any]], bool]
+    when: str
+
+
+ACTS_WHEN: dict[str, ActsWhen] = {
+    "fusion": ActsWhen(("retriever",), lambda s: s["retriever"] == "hybrid", "retriever is hybrid"),
+    "hybrid_weight": ActsWhen(("retriever", "fusion"), lambda s: s["retriever"] == "hybrid" and s["fusion"] == "blend",
+                              "retriever is hybrid with fusion blend"),
+    "rrf_k": ActsWhen(("retriever", "fusion"), lambda s: s["retriever"] == "hybrid" and s["fusion"] == "rrf",
+                      "retriever is hybrid with fusion rrf"),
+    "dense_index": ActsWhen(("retriever",), lambda s: s["retriever"] != "bm25", "retriever is dense or hybrid"),
+    "reranker": ActsWhen(("rerank_strength",), lambda s: s["rerank_strength"] > 0, "rerank_strength > 0"),
+    "stale_penalty": ActsWhen(("version_policy",), lambda s: s["version_policy"] == "all", "version_policy is all"),
+    "recency_half_life_days": ActsWhen(("recency_weight",), lambda s: s["recency_weight"] > 0, "recency_weight > 0"),
+}
+"""The settings that act only under some values of others; every other setting always acts. A study samples such a
+knob only when its trial's other choices let it act (``tuner.study.SearchSpace``), and a first-stage cache key hashes
+it only then (``tuner.retrieval._keys.stage_key``)."""
+
+
+def acts(name: str, values: Mapping[str, Any]) -> bool:
+    """Whether setting ``name`` can act under ``values`` (settings by name; every name the condition reads).
+
+    >>> acts("hybrid_weight", {"retriever": "bm25", "fusion": "blend"}), acts("top_k", {})
+    (False, True)
+    """
+    condition = ACTS_WHEN.get(name)
+    return condition is None or condition.test(values)
 
 
 def stage_fields(stage: Stage) -> tuple[str, ...]:

@@ -12,7 +12,8 @@ vectors            ``embedding_model``, the prompt (document or query), the infe
 BM25 index         chunks key, text layer, k1, b
 HNSW index         content hash of the chunk vectors, HNSW parameters
 candidates         chunks key, text layer, index view, the first-stage group (``retriever``, ``candidate_depth``
-                   and the settings its ``RETRIEVERS`` entry reads: ``dense_index``, ``hybrid_weight``; the active
+                   and the settings its ``RETRIEVERS`` entry reads that act: ``dense_index``, ``fusion`` unless
+                   ``blend``, ``hybrid_weight`` under blend, ``rrf_k`` under rrf; the active
                    ``metadata_filter``'s definition); for a
                    retriever that needs vectors also the content hash of the chunk and question vectors
 rerank scores      candidates key, the rerank group (``reranker``), ``encoding`` (model and both prompts), the inference backend
@@ -62,13 +63,21 @@ def stage_key(settings: RetrievalSettings, stage: Stage) -> str:
     when it counts tokens."""
     values = settings.stage(stage)
     if stage == "first_stage":
-        reads = {"retriever", "candidate_depth", *RETRIEVERS[settings.retriever].reads}
-        values = {name: value for name, value in values.items() if name in reads}
+        values = first_stage_reads(settings)
         if settings.active_filter:  # the filter's definition, not its name; with none the keys predate filters
             values["metadata_filter"] = settings.active_filter
     elif stage == "chunking":
         values["tokenizer"] = settings.chunking[3]
     return content_key(stage, values)
+
+
+def first_stage_reads(settings: RetrievalSettings) -> dict[str, object]:
+    """The first-stage settings ``settings``' retriever reads (``RETRIEVERS``) and that can act under its other
+    settings (:data:`tuner.settings.ACTS_WHEN`: no ``rrf_k`` under ``fusion: blend``, no ``hybrid_weight`` under
+    ``rrf``), with ``retriever`` and ``candidate_depth``. ``fusion: blend`` is left out: the keys predate fusion."""
+    reads = {"retriever", "candidate_depth", *RETRIEVERS[settings.retriever].reads}
+    return {name: value for name, value in settings.stage("first_stage").items()
+            if name in reads and settings.acts(name) and not (name == "fusion" and value == "blend")}
 
 
 def _needs_vectors(settings: RetrievalSettings) -> bool:
@@ -107,7 +116,7 @@ def table_memo(settings: RetrievalSettings) -> tuple[object, ...]:
 def retriever_memo(settings: RetrievalSettings) -> tuple[object, ...]:
     """A first-stage retriever in memory: its table, what the retriever reads and, when it searches vectors, the
     encoder (the depth is a search argument, not part of the retriever)."""
-    reads = tuple(getattr(settings, name) for name in ("retriever", *RETRIEVERS[settings.retriever].reads))
+    reads = tuple(value for name, value in first_stage_reads(settings).items() if name != "candidate_depth")
     return (stage_key(settings, "chunking"), reads, settings.encoding if _needs_vectors(settings) else None)
 
 

@@ -52,7 +52,8 @@ def planned_settings(
     planned = []
     for number in range(n_trials):
         trial = study.ask()
-        values = {**loaded.base_settings.model_dump(), **space.suggest(trial)}
+        base = loaded.base_settings.model_dump()
+        values = {**base, **space.suggest(trial, base)}
         planned.append(settings_from_mapping(values, "search space"))
         study.tell(trial, 0.0)
     drawn = f"the {sampler_config.name} sampler's grid order" if grid else (
@@ -110,7 +111,7 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     they would cost on the configurations the run would try first (see :func:`planned_settings`), not on the space's
     largest one, and what they cost at the backends' ``pricing`` (key ``cost``: a range, see :func:`cost_range`)."""
     dataset = load_dataset(resolve_dataset(loaded.dataset))
-    space = load_search_space(loaded.search_space_path)
+    space = load_search_space(loaded.search_space_path, loaded.config.sampler.conditional)
     check_study(loaded, space, dataset)
     space, inert = active_space(space, dataset, loaded.base_settings, reporter)
     cases = [c for c in dataset.golden if c.keypoints]
