@@ -23,6 +23,9 @@ MetadataFilter = dict[str, FilterValue]
 (:func:`tuner.retrieval.filter_mask`)."""
 NO_FILTER = "none"
 
+ChunkUnit = Literal["tokens", "chars", "words"]
+"""What ``chunk_size`` counts (:mod:`tuner.chunking`)."""
+
 Stage = Literal["chunking", "encoding", "first_stage", "rerank", "final_ranking"]
 STAGES: tuple[Stage, ...] = ("chunking", "encoding", "first_stage", "rerank", "final_ranking")
 """The retrieval stages in pipeline order; every setting belongs to exactly one (``stage_fields``)."""
@@ -73,7 +76,7 @@ class RetrievalSettings(BaseModel):
         "drop a candidate whose cosine similarity to a better-ranked kept one exceeds this (0..1; 1 = off)", ge=0.0, le=1.0,
     )
     chunk_size: int = _knob("chunking", 256, "chunk size, counted in --chunk-unit", ge=8, le=100_000)
-    chunk_unit: Literal["tokens", "chars", "words"] = _knob(
+    chunk_unit: ChunkUnit = _knob(
         "chunking", "tokens", "tokens (of the embedding model's tokenizer, default), chars, or legacy words"
     )
     chunk_overlap: float = _knob("chunking", 0.0, "fraction of a chunk repeated in the next one (0..0.9)", ge=0.0, lt=0.9)
@@ -154,9 +157,10 @@ class RetrievalSettings(BaseModel):
         return presets[0] if info.field_name == "query_prompt" else presets[1]
 
     @property
-    def chunking(self) -> tuple[int, float, str, str]:
-        """What decides the chunks: size, overlap, unit, and the tokenizer's model when counting tokens."""
-        return (self.chunk_size, self.chunk_overlap, self.chunk_unit, self.embedding_model if self.chunk_unit == "tokens" else "")
+    def chunking(self) -> Chunking:
+        """The chunking group, what :func:`tuner.chunking.chunk_dataset` applies: the ``chunking`` stage's settings and
+        the tokenizer's model when they count tokens."""
+        return Chunking(**self.stage("chunking"), tokenizer=self.embedding_model if self.chunk_unit == "tokens" else "")
 
     @property
     def encoding(self) -> str:
@@ -186,6 +190,18 @@ class RetrievalSettings(BaseModel):
 
 
 @dataclass(frozen=True)
+class Chunking:
+    """The settings of chunking (stage ``chunking``) and ``tokenizer``, the embedding model whose tokens
+    ``chunk_unit: tokens`` counts ("" for other units): everything chunks depend on, so it is also their cache key
+    (:func:`tuner.retrieval._keys.stage_key`) and a memo key (hashable)."""
+
+    chunk_size: int
+    chunk_unit: ChunkUnit
+    chunk_overlap: float
+    tokenizer: str = ""
+
+
+@dataclass(frozen=True)
 class Ranking:
     """The settings of the final ranking (stage ``final_ranking``): array work on cached candidates."""
 
@@ -202,6 +218,16 @@ class Ranking:
     def reads_versions(self) -> bool:
         """Whether this ranking needs the candidates' family and date (:class:`tuner.retrieval.ChunkVersions`)."""
         return self.version_policy == "latest" or self.stale_penalty > 0 or self.recency_weight > 0
+
+    @property
+    def reads_vectors(self) -> bool:
+        """Whether this ranking needs the candidates' chunk vectors (``dedupe`` compares them)."""
+        return self.dedupe < 1.0
+
+    @property
+    def reranks(self) -> bool:
+        """Whether this ranking needs reranker scores."""
+        return self.rerank_strength > 0.0
 
 
 @dataclass(frozen=True)

@@ -115,9 +115,13 @@ def _shop() -> list[Document]:
     ]
 
 
+def _settings(**settings: object) -> RetrievalSettings:
+    return RetrievalSettings(**{"top_k": 2, "chunk_size": 16, "retriever": "hybrid", "candidate_depth": 10,
+                                "rerank_strength": 0.3, **settings})  # type: ignore[arg-type]
+
+
 def _config(tmp_path: Path, suffix: str = ".yaml", **settings: object) -> Path:
-    values = RetrievalSettings(**{"top_k": 2, "chunk_size": 16, "retriever": "hybrid", "candidate_depth": 10,
-                                  "rerank_strength": 0.3, **settings}).model_dump()  # type: ignore[arg-type]
+    values = _settings(**settings).model_dump()
     return write_export(tmp_path / f"deploy{suffix}", export_document(values, {"study": "shop", "trial": 7}))
 
 
@@ -146,8 +150,28 @@ def test_an_unseen_question_embeds_only_itself_and_writes_nothing_to_the_store(t
     assert encoder.with_prompt(retriever.settings.query_prompt).missing([question]) == [question]
 
 
+# a setting off its default in every stage (the rerank stage's only setting, the reranker, offline has one choice; it
+# acts through rerank_strength): an update that chunks, embeds, searches or ranks new documents otherwise than a
+# fresh build does fails the test below
+EVERY_STAGE: dict[str, object] = {
+    "chunk_unit": "chars", "chunk_size": 60, "chunk_overlap": 0.2,
+    "query_prompt": "query: ", "document_prompt": "passage: ",
+    "fusion": "rrf", "rrf_k": 5, "dense_index": "hnsw",
+    "relevance_threshold": 0.01, "dedupe": 0.98,
+}
+
+
+def test_the_update_parity_settings_leave_no_stage_at_its_defaults() -> None:
+    from tuner.settings import STAGES, stage_fields
+
+    settings, default = _settings(**EVERY_STAGE), RetrievalSettings()
+    for stage in STAGES:
+        moved = [name for name in stage_fields(stage) if getattr(settings, name) != getattr(default, name)]
+        assert moved or stage == "rerank", f"no setting of stage {stage} differs from its default"
+
+
 def test_added_superseded_and_deleted_documents_match_a_fresh_build(tmp_path: Path) -> None:
-    config = _config(tmp_path)
+    config = _config(tmp_path, **EVERY_STAGE)
     retriever = Retriever.from_config(config, corpus=_shop())
     newer = Document("warranty", "All laptops now carry a 3-year warranty, accidental damage included.", "Warranty")
     added = Document("security", "Passwords must be at least 12 characters long.", "Security")

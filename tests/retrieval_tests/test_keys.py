@@ -152,3 +152,27 @@ def test_fusion_blend_keeps_the_keys_written_before_fusion_existed() -> None:
     assert stage_key(BASE, "first_stage") == "bd4d0033909bf97510029fa78402f78459758ce4bf2bc82f419ef39b602b63a9"
     bm25 = BASE.model_copy(update={"retriever": "bm25"})
     assert stage_key(bm25, "first_stage") == "e095e2fad284a475ec42b578cbfdc00b48e6005b0dc2fc31aa9c807b2e6fa93d"
+
+
+def test_the_chunks_key_is_the_chunking_stage_key_and_the_chunker_version(
+    pipeline: RetrievalPipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tuner.retrieval._table as table_module
+    from tuner.chunking import CHUNKER_VERSION
+    from tuner.retrieval._keys import chunks_key
+
+    dataset = pipeline.dataset
+    assert pipeline.table(BASE).key == chunks_key(dataset.content_hash, dataset.language, stage_key(BASE, "chunking"),
+                                                  CHUNKER_VERSION)
+    # a change of the chunker's rules (SNAP_MIN_FILL, the sentence rules) comes with a new version: new chunk keys
+    monkeypatch.setattr(table_module, "CHUNKER_VERSION", CHUNKER_VERSION + "-next")
+    fresh = RetrievalPipeline(dataset, pipeline.cache, encoder=pipeline.encoder(BASE))
+    assert fresh.table(BASE).key != pipeline.table(BASE).key
+
+
+def test_the_chunking_stage_key_is_the_one_written_before_chunking_was_a_typed_stage() -> None:
+    # stage_key(BASE, "chunking") as the code before issue 31 §1 computed it: the key moved only for the chunks entry
+    assert stage_key(BASE.model_copy(update={"chunk_unit": "chars"}), "chunking") == CHARS_40_CHUNKING_KEY
+
+
+CHARS_40_CHUNKING_KEY = "a6575550ab0d77cb0a378b9779507e37959f253665b2a26b695957598b8d930c"

@@ -4,8 +4,9 @@ derived in one place from the settings and inputs an entry is built from.
 =================  ============================================================================================
 entry              key parts
 =================  ============================================================================================
-chunks             dataset content hash, language, ``chunk_size``, ``chunk_overlap``, ``chunk_unit``, the
-                   tokenizer's model (``embedding_model``, for ``tokens`` only)
+chunks             dataset content hash, language, the chunking stage key (``chunk_size``, ``chunk_overlap``,
+                   ``chunk_unit``, the tokenizer's model: ``embedding_model``, for ``tokens`` only), the chunker's
+                   version (``tuner.chunking.CHUNKER_VERSION``)
 vectors            ``embedding_model``, the prompt (document or query), the inference backend when its vectors
                    differ from torch's, sha256 of the text (:func:`tuner.embedding.vector_id`; rows are
                    checksummed in the store)
@@ -30,20 +31,28 @@ input (vectors encoded again after a damaged store) can never be served an entry
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import numpy as np
 
 from tuner.cache import array_digest, content_key
 from tuner.retrieval._base import RETRIEVERS
-from tuner.settings import RetrievalSettings, Stage
+from tuner.settings import Chunking, RetrievalSettings, Stage
 from tuner.text import TEXT_LAYER_ID
 
 HNSW_NEIGHBORS = 32
 
 
-def chunks_key(content_hash: str, language: str, chunk_size: int, chunk_overlap: float, chunk_unit: str, tokenizer: str) -> str:
-    """The chunks of one dataset (``content_hash``, ``language``) under one chunk configuration; ``tokenizer``
-    is the model whose tokens ``chunk_unit: tokens`` counts ("" for other units)."""
-    return content_key("chunks", content_hash, language, chunk_size, chunk_overlap, chunk_unit, tokenizer)
+def chunks_key(content_hash: str, language: str, chunking: str, chunker_version: str) -> str:
+    """The chunks of one dataset (``content_hash``, ``language``) under one chunking (``chunking``: its stage key,
+    :func:`chunking_key`) by one version of the chunker's rules (``tuner.chunking.CHUNKER_VERSION``)."""
+    return content_key("chunks", content_hash, language, chunking, chunker_version)
+
+
+def chunking_key(chunking: Chunking) -> str:
+    """The key of the chunking stage (``stage_key(settings, "chunking")``): every field of ``chunking``, the tokenizer's
+    model included, so a new chunking setting is in it without an edit here."""
+    return content_key("chunking", asdict(chunking))
 
 
 def bm25_key(table_key: str, k1: float, b: float) -> str:
@@ -61,13 +70,13 @@ def stage_key(settings: RetrievalSettings, stage: Stage) -> str:
     the first stage keeps only what its retriever reads (``RETRIEVERS``: BM25 candidates do not depend on
     ``hybrid_weight``) plus the definition of the active ``metadata_filter``, and chunking adds the tokenizer's model
     when it counts tokens."""
+    if stage == "chunking":
+        return chunking_key(settings.chunking)
     values = settings.stage(stage)
     if stage == "first_stage":
         values = first_stage_reads(settings)
         if settings.active_filter:  # the filter's definition, not its name; with none the keys predate filters
             values["metadata_filter"] = settings.active_filter
-    elif stage == "chunking":
-        values["tokenizer"] = settings.chunking[3]
     return content_key(stage, values)
 
 

@@ -17,7 +17,7 @@ from tuner.llm import Pricing
 from tuner.redaction import redact
 from tuner.pareto import PickUnmet, pick
 from tuner.progress import Reporter
-from tuner.settings import RetrievalSettings, settings_from_mapping
+from tuner.settings import Chunking, RetrievalSettings, settings_from_mapping
 from tuner.study._config import LoadedStudy
 from tuner.study._check import check_study
 from tuner.study._front import directions_of, study_front
@@ -62,12 +62,12 @@ def planned_settings(
     return planned, f"{len(enqueued)} enqueued + {n_trials - len(enqueued)} {drawn}"
 
 
-def context_words(settings: RetrievalSettings, dataset: Dataset, chunk_words: dict[tuple[int, float, str, str], list[int]]) -> float:
+def context_words(settings: RetrievalSettings, dataset: Dataset, chunk_words: dict[Chunking, list[int]]) -> float:
     """Words the generator reads per question under ``settings``: ``min(top_k, chunks)`` chunks of the corpus's mean
     chunk length (the corpus chunked as the settings chunk it; ``chunk_words`` caches that per chunking)."""
     key = settings.chunking
     if key not in chunk_words:
-        chunks = chunk_dataset(dataset, settings.chunk_size, settings.chunk_overlap, settings.chunk_unit, settings.embedding_model)
+        chunks = chunk_dataset(dataset, key)
         chunk_words[key] = [word_count(chunk.text) for chunk in chunks if chunk.source == CORPUS]
     words = chunk_words[key]
     return min(settings.top_k, len(words)) * sum(words) / max(len(words), 1)
@@ -123,7 +123,7 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     generator_calls = variants * len(cases)
     batched = bool(getattr(loaded.judge, "batch_keypoints", False))
     judge_calls = variants * 2 * (len(cases) if batched else keypoints)
-    chunk_words: dict[tuple[int, float, str, str], list[int]] = {}
+    chunk_words: dict[Chunking, list[int]] = {}
 
     def trial_tokens(settings: RetrievalSettings) -> dict[str, _Tokens]:
         words = context_words(settings, dataset, chunk_words)
