@@ -6,7 +6,8 @@ conditionally (the default: a knob only when the trial's other choices let it ac
 decomposed space). The space is ``search_spaces/default.yaml`` (which has ``fusion``) plus ``hybrid_weight`` and
 ``rrf_k``, the knobs only hybrid trials can use. Printed per part, arm and seed: the hypervolume after the first
 20 and 40 evaluated trials (complete or pruned, repeats of an evaluated configuration not counted), the number of
-distinct configurations evaluated, and how many trials recorded a knob that could not act.
+distinct configurations evaluated (and of distinct ones counting only the settings that act: the rest retrieve the
+same contexts as another trial), and how many trials recorded a knob that could not act.
 
 Parts:
 
@@ -19,6 +20,7 @@ bench/versions_conflictnq.py), so that every trial counts and all runs of a part
 
 Run: nice -n 10 env PYTHONPATH=$PWD HF_HUB_OFFLINE=1 .venv/bin/python bench/conditional.py
      [--trials 40] [--seeds 0 1 2] [--at 20 40] [--floor 0.1] [--work DIR] [--data FILE] [demo] [conflictnq]
+     or, for the runs of a part so far: bench/conditional.py --from-runs WORK/PART/runs.json
 """
 
 from __future__ import annotations
@@ -106,6 +108,12 @@ def trials_of(out: Path, name: str) -> dict[str, Any]:
     return {"directions": dict(directions_of(study)), "trials": rows}
 
 
+def acting(settings: dict[str, Any]) -> dict[str, Any]:
+    """``settings`` without the values that cannot act (:data:`tuner.settings.ACTS_WHEN`): two trials with the same
+    acting settings retrieve the same contexts."""
+    return {name: value for name, value in settings.items() if acts(name, settings)}
+
+
 def hypervolume_at(run: dict[str, Any], n: int, reference: dict[str, float]) -> float:
     points = [Point(row["number"], row["values"]) for row in run["trials"][:n] if row["values"] is not None]
     return hypervolume_2d(points, run["directions"], reference) if points else 0.0
@@ -120,6 +128,7 @@ def summarize(runs: dict[tuple[str, int], dict[str, Any]], at: list[int]) -> dic
             "arm": arm, "seed": seed, "evaluated": len(run["trials"]),
             "hypervolume": {n: hypervolume_at(run, n, reference) for n in at},
             "distinct": len({json.dumps(row["settings"], sort_keys=True) for row in run["trials"]}),
+            "distinct_acting": len({json.dumps(acting(row["settings"]), sort_keys=True) for row in run["trials"]}),
             "inert_recorded": sum(bool(row["inert"]) for row in run["trials"]),
             "wall_s": run["wall_s"],
         })
@@ -128,11 +137,12 @@ def summarize(runs: dict[tuple[str, int], dict[str, Any]], at: list[int]) -> dic
 
 def show(part: str, table: dict[str, Any], at: list[int]) -> None:
     print(f"\n## {part} (reference {table['reference']})")
-    print("| arm | seed | evaluated | distinct configurations | trials recording a knob that cannot act | "
+    print("| arm | seed | evaluated | distinct configurations (by what acts) | trials recording a knob that cannot act | "
           + " | ".join(f"hypervolume @{n}" for n in at) + " | wall s |")
     print("|---|---|---|---|---|" + "---|" * len(at) + "---|")
     for row in table["rows"]:
-        print(f"| {row['arm']} | {row['seed']} | {row['evaluated']} | {row['distinct']} | {row['inert_recorded']} | "
+        print(f"| {row['arm']} | {row['seed']} | {row['evaluated']} | {row['distinct']} ({row['distinct_acting']}) | "
+              f"{row['inert_recorded']} | "
               + " | ".join(f"{row['hypervolume'][n]:.4f}" for n in at) + f" | {row['wall_s']:.0f} |")
     for n in at:
         by_arm = {arm: [r["hypervolume"][n] for r in table["rows"] if r["arm"] == arm] for arm in ARMS}
@@ -159,7 +169,14 @@ def main() -> int:
     parser.add_argument("--floor", type=float, default=0.1, help="the fixed Δ noise floor of every study (no calibration)")
     parser.add_argument("--data", type=Path, default=default_path(), help="ConflictNQ val (conflict_nq_val.jsonl)")
     parser.add_argument("--work", type=Path, help="keep datasets and studies here (default: a temporary folder)")
+    parser.add_argument("--from-runs", type=Path, metavar="RUNS_JSON",
+                        help="print the table of the runs a part wrote so far (its runs.json) instead of running")
     args = parser.parse_args()
+    if args.from_runs is not None:
+        stored = json.loads(args.from_runs.read_text("utf-8"))
+        done = {(key.rsplit("_", 1)[0], int(key.rsplit("_", 1)[1])): run for key, run in stored.items()}
+        show(args.from_runs.parent.name, summarize(done, args.at), args.at)
+        return 0
     unknown = [part for part in args.parts if part not in PARTS]
     if unknown:
         parser.error(f"unknown part {unknown[0]!r} (known: {', '.join(PARTS)})")
