@@ -130,3 +130,14 @@ def test_the_check_agrees_with_the_sampler(
     assert main(["run", str(study_file), "--dry-run"]) == 2
     err = capsys.readouterr().err
     assert re.search(message, err) and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_reranker_is_validated_with_the_other_settings() -> None:
+    from tuner.errors import UserError
+    from tuner.settings import settings_from_mapping
+
+    with pytest.raises(UserError, match=r"^deploy.yaml: reranker: unknown reranker 'colbert' \(known: cross-encoder, embedding-maxsim\)$"):
+        settings_from_mapping({"reranker": "colbert"}, "deploy.yaml")
+    with pytest.raises(UserError, match=r"needs a model: cross-encoder:NAME_OR_PATH"):
+        settings_from_mapping({"reranker": "cross-encoder"}, "deploy.yaml")
+    assert settings_from_mapping({"reranker": "cross-encoder:/models/x"}, "deploy.yaml").reranker == "cross-encoder:/models/x"
