@@ -139,7 +139,7 @@ class SearchSpace:
             value = draw(name, param)
             bound = BOUNDED_BY.get(name)
             if self.conditional and bound is not None and isinstance(value, int) and not isinstance(value, bool):
-                value = min(value, int(values[bound]))  # a grid or a categorical proposes values past the clipped high
+                value = min(value, int(values[bound]))  # the grid sampler proposes its grid values past the clipped high
             values[name] = drawn[name] = value
         return drawn
 
