@@ -33,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
     summary = study_summary(study)
     floor_text = ", ".join(f"{name} ±{value:.3f}" for name, value in floor.items())
     table = Table(title=f"study '{study.study_name}': front of {len(front)} "
-                  f"({summary['n_complete']} complete, {summary['n_pruned']} pruned); noise floor {floor_text}")
+                  f"({summary['n_complete']} complete, {summary['n_pruned'] - summary['n_duplicates']} pruned, "
+                  f"{summary['n_duplicates']} repeated configurations not evaluated again); noise floor {floor_text}")
     for column in ("trial", *directions, "context words", "n/N", "tie", "params"):
         table.add_column(column)
     for row in front:

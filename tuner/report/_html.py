@@ -54,7 +54,7 @@ body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1180px;
 h1 { margin-bottom: 4px; } h2 { margin-top: 36px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
 table { border-collapse: collapse; margin: 10px 0; font-size: 13px; }
 th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: right; white-space: nowrap; } th { background: #f4f4f4; }
-td.text, th.text { white-space: normal; }
+td.text, th { white-space: normal; } .wide { overflow-x: auto; max-width: 100%; }
 td.text, th.text { text-align: left; } .note { color: #555; font-style: italic; }
 code, pre { background: #f4f4f4; padding: 2px 4px; } dl { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; }
 dt { font-weight: 600; }
@@ -75,6 +75,14 @@ def _esc(value: object) -> str:
     return html.escape(str(value))
 
 
+def _empty_front(records: Mapping[int, TrialRecord]) -> str:
+    """Why nothing is on the front: every complete trial unscorable (with the first reason), or none complete."""
+    unscorable = [(n, r.unscorable) for n, r in sorted(records.items()) if r.unscorable]
+    why = (f"every complete trial is unscorable ({len(unscorable)}: trial #{unscorable[0][0]}: {unscorable[0][1]}; "
+           "all are listed under warnings above)" if unscorable else "no trial has completed yet")
+    return f'<p class="note" id="empty-front">Nothing is on the front: {_esc(why)}. Nothing was exported.</p>'
+
+
 def _value(point: Point, name: str) -> str:
     ci = point.ci.get(name)
     text = f"{point.values[name]:.3f}"
@@ -88,7 +96,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: S
 
     head = "".join(cell("th", i, h) for i, h in enumerate(header))
     body = "".join("<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # headers wrap, and a table still wider than the page scrolls inside its own box instead of being cut at the edge
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _figure_html(figure: Figure, div_id: str) -> str:
@@ -121,7 +130,8 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
     counts = ", ".join(f"{summary.counts[state]} {word}" for state, word in STATE_WORDS.items()
                        if summary.counts[state] or state in ("complete", "pruned", "fail"))
     objectives = ", ".join(f"{label(n)} ({d})" for n, d in summary.directions.items())
-    floor = ", ".join(f"{label(n)} ±{v:g}" for n, v in summary.noise_floor.items()) or "not recorded (ε = 0: exact dominance)"
+    # two significant digits: the floor is itself an estimate (±0.016, not ±0.0155803)
+    floor = ", ".join(f"{label(n)} ±{v:.2g}" for n, v in summary.noise_floor.items()) or "not recorded (ε = 0: exact dominance)"
     calls = ", ".join(f"{summary.calls[kind]:,} {CALL_WORDS[kind]}" for kind in CALL_KINDS)
     if summary.cost:
         calls += f"; cost {summary.cost:.4g} (at the backends' pricing)"
@@ -281,7 +291,8 @@ def render_report(
     on_front = {e.number for e in entries}
     sections = [
         ("1. Front", _figure_html(front_figure(summary, entries, groups, chosen), "front")
-         + (_front_table(entries, summary, records) if entries else "") + _labels_section(study, entries) + _pruned_table(summary)),
+         + (_front_table(entries, summary, records) if entries else _empty_front(records)) + _labels_section(study, entries)
+         + _pruned_table(summary)),
         ("2. Hypervolume history", _figure_html(
             hypervolume_figure([p.number for p in summary.points], history, reference), "hypervolume")),
         ("3. Sweet spot: top_k", _figure_html(sweet_spot_figure(summary, on_front, names[:2]), "sweet-spot")),

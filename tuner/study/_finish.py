@@ -229,17 +229,18 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: Report
         f"front of {len(entries)}; calls {summary['calls']['generator']} generator + {summary['calls']['judge']} judge "
         f"in {result.elapsed:.0f}s"
     )
-    if not entries:
-        reporter.stage("no complete trial yet: nothing to export")
-        return paths
-    picks = {name: pick(name, entries, directions, floor).number for name in ("knee", "cheapest")}
-    try:
-        chosen = pick(rule, entries, directions, floor, min_recall=min_recall)
-    except PickUnmet as unmet:
-        # the work is done and the front stands: report it, export nothing, and say what was not met
-        chosen = None
-        paths["pick_unmet"] = str(unmet)
-        reporter.stage(f"pick rule {rule}: {unmet}; no configuration exported (export one with 'tuner export --trial N')")
+    picks: dict[str, int] = {}
+    chosen = None
+    if not entries:  # the report still says what was done, and why nothing is on the front
+        reporter.stage("no complete scorable trial yet: nothing to export")
+    else:
+        picks = {name: pick(name, entries, directions, floor).number for name in ("knee", "cheapest")}
+        try:
+            chosen = pick(rule, entries, directions, floor, min_recall=min_recall)
+        except PickUnmet as unmet:
+            # the work is done and the front stands: report it, export nothing, and say what was not met
+            paths["pick_unmet"] = str(unmet)
+            reporter.stage(f"pick rule {rule}: {unmet}; no configuration exported (export one with 'tuner export --trial N')")
     if chosen is not None:
         paths["picked"] = chosen.number
         picks = {rule: chosen.number, **picks}
