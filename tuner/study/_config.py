@@ -49,6 +49,9 @@ class SamplerConfig(_Strict):
     name: Literal["tpe", "nsga2", "gp", "random", "grid"] = "tpe"
     seed: int | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    conditional: bool = Field(True, description="sample a knob only when the trial's other choices let it act "
+                              "(tuner.settings.ACTS_WHEN) and top_k within candidate_depth; false samples every knob "
+                              "on every trial")
 
 
 class BudgetConfig(_Strict):

@@ -17,7 +17,7 @@ from tuner.llm import Pricing
 from tuner.redaction import redact
 from tuner.pareto import PickUnmet, pick
 from tuner.progress import Reporter
-from tuner.settings import RetrievalSettings, settings_from_mapping
+from tuner.settings import Chunking, RetrievalSettings, settings_from_mapping
 from tuner.study._config import LoadedStudy
 from tuner.study._check import check_study
 from tuner.study._confirm import confirmation_split, confirmed_entries
@@ -54,7 +54,8 @@ def planned_settings(
     planned = []
     for number in range(n_trials):
         trial = study.ask()
-        values = {**loaded.base_settings.model_dump(), **space.suggest(trial)}
+        base = loaded.base_settings.model_dump()
+        values = {**base, **space.suggest(trial, base)}
         planned.append(settings_from_mapping(values, "search space"))
         study.tell(trial, 0.0)
     drawn = f"the {sampler_config.name} sampler's grid order" if grid else (
@@ -63,12 +64,12 @@ def planned_settings(
     return planned, f"{len(enqueued)} enqueued + {n_trials - len(enqueued)} {drawn}"
 
 
-def context_words(settings: RetrievalSettings, dataset: Dataset, chunk_words: dict[tuple[int, float, str, str], list[int]]) -> float:
+def context_words(settings: RetrievalSettings, dataset: Dataset, chunk_words: dict[Chunking, list[int]]) -> float:
     """Words the generator reads per question under ``settings``: ``min(top_k, chunks)`` chunks of the corpus's mean
     chunk length (the corpus chunked as the settings chunk it; ``chunk_words`` caches that per chunking)."""
     key = settings.chunking
     if key not in chunk_words:
-        chunks = chunk_dataset(dataset, settings.chunk_size, settings.chunk_overlap, settings.chunk_unit, settings.embedding_model)
+        chunks = chunk_dataset(dataset, key)
         chunk_words[key] = [word_count(chunk.text) for chunk in chunks if chunk.source == CORPUS]
     words = chunk_words[key]
     return min(settings.top_k, len(words)) * sum(words) / max(len(words), 1)
@@ -115,7 +116,7 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     # too few held-out cases fails here as it would in the run; the bounds stay over every case: tuning share plus a
     # confirmation of every trial on the held-out share is at most that
     confirmation_split(dataset, loaded.config.confirm)
-    space = load_search_space(loaded.search_space_path)
+    space = load_search_space(loaded.search_space_path, loaded.config.sampler.conditional)
     check_study(loaded, space, dataset)
     space, inert = active_space(space, dataset, loaded.base_settings, reporter)
     cases = [c for c in dataset.golden if c.keypoints]
@@ -127,7 +128,7 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     generator_calls = variants * len(cases)
     batched = bool(getattr(loaded.judge, "batch_keypoints", False))
     judge_calls = variants * 2 * (len(cases) if batched else keypoints)
-    chunk_words: dict[tuple[int, float, str, str], list[int]] = {}
+    chunk_words: dict[Chunking, list[int]] = {}
 
     def trial_tokens(settings: RetrievalSettings) -> dict[str, _Tokens]:
         words = context_words(settings, dataset, chunk_words)

@@ -90,14 +90,14 @@ class TrialObjective:
         """Sample ``trial``'s configuration and record it, with the trial that already has it, if any
         (:func:`evaluated_twin`). ``tuner run`` calls this under the study's lock, so of two workers that sample one
         configuration at the same time, the second sees the first's claim."""
-        settings = self.settings_for(self.space.suggest(trial)).model_dump()
+        settings = self.settings_for(self.space.suggest(trial, self.base.model_dump())).model_dump()
         TrialRecord(settings=settings, duplicate_of=evaluated_twin(trial.study, settings, trial.number)).write(trial)
 
     def __call__(self, trial: optuna.Trial) -> tuple[float, ...]:
         TrialRecord(worker=f"{socket.gethostname()}:{os.getpid()}").write(trial)
         if "settings" not in trial.user_attrs:
             self.claim(trial)
-        settings = self.settings_for(self.space.suggest(trial))  # the values claim() sampled: Optuna repeats them
+        settings = self.settings_for(self.space.suggest(trial, self.base.model_dump()))  # claim()'s values: Optuna repeats them
         twin = TrialRecord.from_attrs(trial.user_attrs).duplicate_of
         if twin is not None:
             raise optuna.TrialPruned(f"same configuration as trial {twin}: not evaluated again")

@@ -186,7 +186,7 @@ def run_study(
     guard = guard or InterruptGuard()
     config = loaded.config
     dataset, held_out = confirmation_split(load_dataset(resolve_dataset(loaded.dataset)), config.confirm)
-    space = load_search_space(loaded.search_space_path)
+    space = load_search_space(loaded.search_space_path, loaded.config.sampler.conditional)
     check_study(loaded, space, dataset)
     space, inert = active_space(space, dataset, loaded.base_settings, reporter)
     build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
