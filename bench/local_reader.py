@@ -65,18 +65,19 @@ CONFLICTNQ = SHARED / "conflictnq" / "conflict_nq_val.jsonl"
 CMRC = SHARED / "cmrc2018" / "cmrc2018_trial.json"
 ZH_CHUNKS = {"chunk_unit": "chars", "chunk_size": 300}
 CONFIGS: dict[str, dict[str, object]] = {
-    "bm25 k2": {"retriever": "bm25", "top_k": 2},
-    "bm25 k5": {"retriever": "bm25", "top_k": 5},
-    "dense k2": {"retriever": "dense", "top_k": 2},
-    "dense k5": {"retriever": "dense", "top_k": 5},
-    "hybrid k2": {"retriever": "hybrid", "top_k": 2},
-    "hybrid k5": {"retriever": "hybrid", "top_k": 5},
-    "hybrid k5 t0.5": {"retriever": "hybrid", "top_k": 5, "relevance_threshold": 0.5},
-    "hybrid k8 t0.7": {"retriever": "hybrid", "top_k": 8, "relevance_threshold": 0.7},
+    "bm25 k1": {"retriever": "bm25", "top_k": 1},
+    "bm25 k3": {"retriever": "bm25", "top_k": 3},
+    "dense k1": {"retriever": "dense", "top_k": 1},
+    "dense k3": {"retriever": "dense", "top_k": 3},
+    "hybrid k1": {"retriever": "hybrid", "top_k": 1},
+    "hybrid k3": {"retriever": "hybrid", "top_k": 3},
+    "hybrid k3 t0.5": {"retriever": "hybrid", "top_k": 3, "relevance_threshold": 0.5},
+    "hybrid k3 t0.8": {"retriever": "hybrid", "top_k": 3, "relevance_threshold": 0.8},
 }
-"""The configurations of the agreement study; the readers and position parts use ``hybrid k5``, so their answers
+"""The configurations of the agreement study (top_k at most 3: prompts of at most ~500 tokens); the readers and
+position parts use ``hybrid k3``, so their answers
 are the agreement study's, from the cache."""
-READING = "hybrid k5"
+READING = "hybrid k3"
 PARTS = ("speed", "readers", "agreement", "position")
 READERS: dict[str, ExtractiveGeneratorConfig | LocalGeneratorConfig] = {
     "span reader": ExtractiveGeneratorConfig(reader="span"),
@@ -362,7 +363,7 @@ def transformers_speed(repeats: int) -> list[str]:
     path = model_file("gemma-3-270m")
     start = time.perf_counter()
     tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
-    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, torch_dtype=torch.float32)
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
     load = time.perf_counter() - start
     lines = []
     for size in (120, 500):
@@ -402,9 +403,19 @@ def main() -> None:
         f"- parts: {', '.join(parts)}; {args.cases} cases per dataset (the first ones with keypoints; CMRC: a seeded sample)",
     ]
     resources = BackendResources()
+
+    def report(new: list[str]) -> None:
+        """Print (and with --append, append) each part's lines as soon as it is done."""
+        text = "\n".join([*new, ""])
+        print(text, flush=True)
+        if args.append:
+            with RESULTS.open("a", encoding="utf-8") as handle:
+                handle.write(text)
+
+    report(lines)
     with tempfile.TemporaryDirectory(prefix="tuner-local-reader-") as folder:
         if "speed" in parts:
-            lines += part_speed([int(t) for t in args.threads.split(",")], args.repeats)
+            report(part_speed([int(t) for t in args.threads.split(",")], args.repeats))
         wanted = {
             "readers": args.datasets.split(","), "agreement": ["ConflictNQ val", "demo-zh"], "position": ["ConflictNQ val", "demo-zh"],
         }
@@ -413,15 +424,15 @@ def main() -> None:
         benches = {name: Bench(name, dataset, args.cases, resources) for name, dataset in found.items()}
         for part, run in (("agreement", part_agreement), ("readers", part_readers), ("position", part_position)):
             if part in parts:
-                lines += run({n: b for n, b in benches.items() if n in wanted[part]})
-        usage = resources.usage.snapshot()
-        lines.append(f"- local model calls {usage.calls} (cache hits {usage.cache_hits}), prompt tokens {usage.prompt_tokens}, "
-                     f"generated tokens {usage.completion_tokens}")
-    text = "\n".join([*lines, ""])
-    print(text)
-    if args.append:
-        with RESULTS.open("a", encoding="utf-8") as handle:
-            handle.write(text)
+                start = time.perf_counter()
+                report([*run({n: b for n, b in benches.items() if n in wanted[part]}), "",
+                        f"- {part}: {time.perf_counter() - start:.0f} s wall, {usage_line(resources)}"])
+
+
+def usage_line(resources: BackendResources) -> str:
+    usage = resources.usage.snapshot()
+    return (f"local model so far: {usage.calls} calls (cache hits {usage.cache_hits}), {usage.prompt_tokens} prompt tokens, "
+            f"{usage.completion_tokens} generated tokens")
 
 
 if __name__ == "__main__":

@@ -36,8 +36,8 @@ def test_prompt_is_a_completion_prompt_in_the_question_language() -> None:
     generator(runtime).generate("How long is the warranty?", ["The warranty is 24 months.", "Old: 12 months."])
     generator(runtime).generate("保修期是多久？", ["保修期为二十四个月。"])
     assert runtime.prompts == [
-        "Context:\n[1] The warranty is 24 months.\n\n[2] Old: 12 months.\n\nQuestion: How long is the warranty?\nAnswer:",
-        "上下文：\n[1] 保修期为二十四个月。\n\n问题：保修期是多久？\n回答：",
+        "Context:\nThe warranty is 24 months.\n\nOld: 12 months.\n\nQuestion: How long is the warranty?\nAnswer:",
+        "上下文：\n保修期为二十四个月。\n\n问题：保修期是多久？\n回答：",
     ]
 
 

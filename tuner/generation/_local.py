@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from tuner.cache import DiskCache, content_key
 from tuner.errors import UserError
 from tuner.generation._base import Answer
-from tuner.generation._openai import PromptLanguage, prompt_language, render_prompt
-from tuner.llm import BackendResources, CachedReply, CallStore, RequestCount, Usage, request_key
+from tuner.generation._openai import NO_CONTEXT, PromptLanguage, prompt_language
+from tuner.llm import BackendResources, CachedReply, CallStore, RequestCount, Usage, fill, request_key
 from tuner.text import Language
 
 if TYPE_CHECKING:
@@ -35,8 +35,9 @@ LOCAL_PROMPT_TEMPLATES: Mapping[Language, str] = {
     "en": "Context:\n{context}\n\nQuestion: {question}\nAnswer:",
     "zh": "上下文：\n{context}\n\n问题：{question}\n回答：",
 }
-"""Completion prompts for a base model, per language of the question: the passages, the question, and the cue
-after which the model writes its answer. No instructions: a 270M base model continues text rather than follows them."""
+"""Completion prompts for a base model, per language of the question: the passages (unnumbered, a blank line
+between them), the question, and the cue after which the model writes its answer. No instructions: a 270M base model
+continues text rather than follows them; and no ``[1]`` numbers, which it continues by copying a passage."""
 
 EXTRA_HINT = "pip install 'tuner[local]'"
 
@@ -60,7 +61,8 @@ class LocalGeneratorConfig(BaseModel):
     """``generator: {backend: local, model: gemma-3-270m}`` (needs ``tuner[local]``).
 
     ``max_tokens``: the most tokens an answer may take (decoding also stops at the end of its first line).
-    ``threads``: CPU threads llama.cpp uses (default: every core this process may run on; more only contend).
+    ``threads``: CPU threads llama.cpp uses (default: one fewer than the cores this process may run on, see
+    :func:`default_threads`).
     ``context_tokens``: the model's context window for prompt and answer; a longer prompt keeps its end
     (the question) and loses the start of the passages, and is counted in the usage like any other.
     ``seed``: llama.cpp's sampling seed, pinned so that a run repeats (decoding is greedy: temperature 0).
@@ -109,8 +111,12 @@ def first_line(text: str) -> str:
 
 
 def default_threads() -> int:
-    """The cores this process may run on (its CPU affinity), which llama.cpp should use all of and no more."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    """One fewer than the cores this process may run on (its CPU affinity), at least 1: llama.cpp's threads wait for
+    each other by spinning, so one thread that loses its core to the rest of tuner (retrieval, judging) or to another
+    process stalls them all (bench/RESULTS.md "Issue 32": on a loaded 2-core machine 1 thread took 0.8 s a call where
+    2 took 4-6 s)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores - 1)
 
 
 class LocalGenerator:
@@ -133,7 +139,8 @@ class LocalGenerator:
 
     def prompt(self, question: str, contexts: Sequence[str]) -> str:
         template = LOCAL_PROMPT_TEMPLATES[prompt_language(question, self.config.prompt_language)]
-        return render_prompt(template, question, contexts)
+        passages = "\n\n".join(text.strip() for text in contexts) if contexts else NO_CONTEXT
+        return fill(template, question=question.strip(), context=passages)
 
     def request(self, prompt: str) -> dict[str, object]:
         """Everything that determines the reply, hence the cache key (decoding is greedy, so no temperature)."""
