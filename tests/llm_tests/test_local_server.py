@@ -21,32 +21,36 @@ from tuner.llm import BackendResources
 from tuner.verdicts import GENERATION_MISSING, MISSING_REASONS, VERDICTS
 
 pytestmark = pytest.mark.local_model
-CASES = 3
+CASES = 2
 
 
 @pytest.fixture(scope="module")
-def llama_server(local_model_path: Path) -> Iterator[str]:
-    """``python -m llama_cpp.server`` on a free loopback port, serving the model as ``gemma-3-270m``."""
+def llama_server(local_model_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``python -m llama_cpp.server`` on a free loopback port, serving the model as ``gemma-3-270m`` with Gemma's chat
+    format; its log goes to a file (llama.cpp logs more than a pipe holds, and a full pipe stops the server)."""
     port = free_port()
     command = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(local_model_path), "--model_alias", "gemma-3-270m",
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", str(len(os.sched_getaffinity(0))),
+        "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+        "--n_threads", str(max(1, len(os.sched_getaffinity(0)) - 1)),
     ]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    log = tmp_path_factory.mktemp("llama-server") / "server.log"
+    with log.open("w") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, text=True)
     try:
         url = f"http://127.0.0.1:{port}"
-        wait_until_ready(process, url, seconds=60, path="/v1/models")
+        wait_until_ready(process, url, seconds=120, path="/v1/models")
         yield f"{url}/v1"
     finally:
         process.terminate()
-        process.communicate(timeout=30)
+        process.wait(timeout=30)
 
 
 def test_openai_generator_and_llm_judge_get_real_replies(llama_server: str, tmp_path: Path) -> None:
     endpoint = {"base_url": llama_server, "model": "gemma-3-270m", "api_key_env": None, "seed": 0, "concurrency": 1}
     resources = BackendResources(cache_path=tmp_path / "calls.sqlite")
     generator = build_generator(parse_generator_config({"backend": "openai", **endpoint, "max_tokens": 32}, "test"), resources)
-    judge = build_judge(parse_judge_config({"backend": "llm", **endpoint, "max_tokens": 64, "parse_retries": 1}, "test"), resources)
+    judge = build_judge(parse_judge_config({"backend": "llm", **endpoint, "max_tokens": 96, "parse_retries": 0, "batch_keypoints": True}, "test"), resources)
     dataset = load_dataset(resolve_dataset("demo"))
     texts = {doc.doc_id: doc.text for doc in dataset.corpus}
     answers, verdicts = [], []
