@@ -1,15 +1,31 @@
-"""Beside the flows (user errors at every edge): errors a user can cause. The CLI prints them as one line each and exits
-2; bugs still raise."""
+"""Beside the flows (user errors at every edge): every exception tuner raises on purpose, in one place (as Optuna keeps
+``optuna/exceptions.py``).
+
+- Errors a user can cause (:class:`UserError` and its subclasses): the CLI prints them as one line each and exits 2.
+- Failures of a model backend: :class:`BackendError` (a request failed; ``fatal`` kinds are the user's to fix: an
+  unreachable endpoint, a rejected key, an unknown model; the others are transient and concern one request) and
+  :class:`BackendFailure` (a generator or judge raised on one item: the trial fails, the study goes on).
+- Signals between tuner's own modules: :class:`BudgetSpent`, :class:`CorruptionFailed`, :class:`ReplyParseError`,
+  :class:`ConversionError`, :class:`StaleVersion`.
+
+Bugs still raise whatever they raise. The modules that raised these before keep importing them from here under
+the same names."""
 
 from __future__ import annotations
 
 import errno
 import os
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+
+    from tuner.pareto import FrontEntry
+
+ErrorKind = Literal["timeout", "rate_limit", "server", "connection", "auth", "not_found", "request", "bad_response"]
+FATAL_KINDS: frozenset[ErrorKind] = frozenset({"connection", "auth", "not_found"})
+"""Backend error kinds no later request can recover from: the user's to fix."""
 
 
 class UserError(Exception):
@@ -21,6 +37,56 @@ class BackendFailure(Exception):
 
     A study records the trial as failed with this message and goes on with the next trial.
     """
+
+
+class BackendError(UserError):
+    """A model request failed; ``kind`` says why, the message is one line and never holds the API key.
+
+    ``fatal`` kinds (unreachable endpoint, rejected key, unknown model or path) mean no later request
+    can succeed either, so callers stop; the others (timeout, rate limit, server error, a rejected
+    request) are transient: they concern one request, and callers record that item as missing.
+    """
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        self.kind = kind
+        super().__init__(message)
+
+    @property
+    def fatal(self) -> bool:
+        return self.kind in FATAL_KINDS
+
+
+class ReplyParseError(Exception):
+    """A reply that does not hold a JSON object valid for the requested response model."""
+
+
+class BudgetSpent(Exception):
+    """The study's spending reached ``budget.max_cost`` or ``budget.max_tokens``; the message says which."""
+
+
+class CorruptionFailed(Exception):
+    """One document could not be corrupted (an unusable model reply, say); the message is the reason recorded."""
+
+
+class ConversionError(Exception):
+    """A file that cannot be imported; the message is the reason shown after ``path:``."""
+
+
+class StaleVersion(Exception):
+    """A write named a version of the row older than the saved one: another tab or window changed it first."""
+
+    def __init__(self, case_id: str, current: int, given: int) -> None:
+        self.current = current
+        super().__init__(f"case {case_id} was changed elsewhere (saved version {current}, this page has version {given}): "
+                         "nothing was saved; reload to see the current version")
+
+
+class PickUnmet(UserError):
+    """No front entry meets the rule's floor; ``closest`` is the entry nearest to meeting it."""
+
+    def __init__(self, message: str, closest: FrontEntry) -> None:
+        super().__init__(message)
+        self.closest = closest
 
 
 class DatasetError(UserError):

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tuner.cli import main
-from tuner.dataset import CONFLICTS, CORPUS, GOLDEN, load_dataset
+from tuner.dataset import CONFLICTS, CORPUS, GOLDEN, UNKNOWN_ORIGIN, load_dataset
 from tuner.errors import DatasetError
 
 DOCS = [{"doc_id": "d1", "text": "The Aurora A14 costs $1,299."}, {"doc_id": "d2", "text": "Returns within 30 days."}]
@@ -57,6 +57,7 @@ def test_valid_dataset_prints_its_summary_and_version_metadata(tmp_path: Path, c
         "language en (detected: 0% of letters are CJK, zh from 20%; dataset.yaml can declare it)",
         f"{folder}: version metadata: 0 of 3 documents (corpus and conflicting) have a family, 0 a date; "
         "0 families have more than one version",
+        f"{folder}: {UNKNOWN_ORIGIN}",
     ]
     assert load_dataset(folder).golden[0].keypoints == (("$1,299", "1299 USD"),)
 

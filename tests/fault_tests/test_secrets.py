@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy
 
 from tests.study_tests.test_study import write_study
-from tests.study_tests.test_workers_postgres import postgres_available
+from tests.study_tests.test_workers_postgres import require_postgres
 from tuner.cli import main
 from tuner.llm.testing import FakeChatServer
 
@@ -37,8 +37,12 @@ STORAGE = (
 pytestmark = [
     pytest.mark.postgres,
     pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning"),
-    pytest.mark.skipif(not postgres_available(STORAGE), reason=f"no PostgreSQL server at {SERVER}"),
 ]
+
+
+@pytest.fixture(autouse=True)
+def postgres_server() -> None:
+    require_postgres(STORAGE, SERVER)  # the URL holds the secrets this module checks outputs for
 
 
 def _storage_text(url: str) -> str:

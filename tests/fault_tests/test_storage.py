@@ -20,7 +20,7 @@ import sqlalchemy.exc
 
 from tests.fault_tests.test_interrupts import Worker, assert_clean_exit, tuner_run, wait_until, write_fault_study
 from tests.net import TcpProxy
-from tests.study_tests.test_workers_postgres import URL, postgres_available
+from tests.study_tests.test_workers_postgres import URL, require_postgres
 from tuner.study import open_storage, study_summary
 from tuner.study._faults import storage_fault
 
@@ -75,8 +75,7 @@ def _one_error_line(worker: Worker) -> str:
 @pytest.fixture
 def postgres_storage() -> Iterator[tuple[str, str]]:
     """(storage URL with a schema of its own, the application name its connections carry)."""
-    if not postgres_available():
-        pytest.skip(f"no PostgreSQL server at {URL}")
+    require_postgres()
     import psycopg
 
     schema = f"tuner_fault_{uuid.uuid4().hex[:10]}"

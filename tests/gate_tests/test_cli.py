@@ -42,7 +42,9 @@ def test_write_baseline_then_gate_unchanged_passes(files: dict[str, Path], capsy
     assert _gate(files) == 0
     out = capsys.readouterr().out
     assert "tuner gate: pass (0 failed, 1 warning(s))" in out
-    assert (files["out"] / "gate-summary.md").read_text("utf-8").startswith("# tuner gate: PASS")
+    summary = (files["out"] / "gate-summary.md").read_text("utf-8")
+    assert summary.startswith("# tuner gate: PASS")
+    assert "- labels: labels of unknown origin (no golden.provenance.json)" in summary and "  labels: labels of unknown origin" in out
     assert (files["out"] / "gate-junit.xml").is_file()
     assert _gate(files, "--write-baseline") == 0
     assert len(json.loads(files["baseline"].read_text("utf-8"))["history"]) == 1

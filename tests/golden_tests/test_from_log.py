@@ -13,6 +13,7 @@ from tuner.cli import main
 from tuner.dataset import load_knowledge_base
 from tuner.embedding import CachedEncoder
 from tuner.golden import (
+    read_draft,
     LoggedQuestion, Sampling, build_pools, drafts_from_log, merge_questions, near_duplicate_groups, normalize_question,
     read_log, sample_questions,
 )
@@ -158,6 +159,24 @@ def test_cli_writes_review_jsonl_and_refuses_to_overwrite(kb_dir: Path, tmp_path
     assert len(rows) == 3 and all(row["pool"] for row in rows)
     assert main(argv) == 2
     assert capsys.readouterr().err.strip() == f"tuner: error: {out / 'review.jsonl'}: already exists (it may hold reviews); pass --force to replace it"
+
+
+def test_dense_leaves_the_pool_when_the_model_does_not_cover_the_language(kb_dir: Path, tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "log.csv"
+    log.write_text("query\n顺丰次日达要加多少运费？\n礼品卡可以兑换现金吗\n", "utf-8")
+    out = tmp_path / "drafts"
+    argv = ["golden", "from-log", str(log), str(out), "--dataset", str(kb_dir), "--n", "2", "--depth", "3"]
+    assert main(argv) == 0  # the knowledge base is mostly Chinese; MiniLM is English-only
+    captured = capsys.readouterr()
+    assert ("pool: bm25, hybrid; dense left out: all-MiniLM-L6-v2 does not cover this knowledge base's language (zh); "
+            "--pool bm25,dense,hybrid puts it back") in captured.err.replace("\n", " ")
+    rows = read_draft(out / "review.jsonl")
+    assert all(row["pool_spec"] == {"retrievers": ["bm25", "hybrid"], "depth": 3} for row in rows)
+    assert all(set(chunk["ranks"]) == {"bm25", "hybrid"} for row in rows for chunk in row["pool"])
+    assert main([*argv, "--force", "--pool", "bm25,dnese"]) == 2
+    assert capsys.readouterr().err.strip() == "tuner: error: --pool: unknown retriever 'dnese' (pool retrievers: bm25, dense, hybrid)"
+    assert read_draft(out / "review.jsonl") == rows  # nothing written
 
 
 def test_a_log_without_a_query_column_is_one_line(kb_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -133,3 +133,30 @@ def test_label_edit_reload_and_resume(served: tuple[str, Path], browser: Any) ->
     assert [(e["id"], e["action"]) for e in log] == [
         ("log-0001", None), ("log-0001", "accept"), ("log-0002", None), ("log-0002", None), ("log-0002", "skip")]
     assert sorted(log[3]["changes"]) == ["ground_truth"]
+
+
+def test_search_box_adds_a_chunk_beyond_the_pool_and_no_answer_moves_on(served: tuple[str, Path], browser: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    url, draft = served
+    browser.get(url + "/case/log-0003")
+    assert browser.find_element(By.ID, "search-note").text == "Search: BM25 only (the embedding model does not cover this language)"
+    browser.find_element(By.TAG_NAME, "body").send_keys("/")  # the key focuses the search box
+    box = browser.switch_to.active_element
+    assert box.get_attribute("id") == "search"
+    box.send_keys("礼品卡 兑换现金", Keys.ENTER)
+    hits = _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "#search-results input.hit"), "the search results")
+    assert hits[0].get_attribute("value") == "zh-gift-card#0-27"
+    hits[0].click()
+    _wait(lambda: browser.find_element(By.ID, "message").text == "Saved (v1)", "the found chunk to be saved")
+    row = _rows(draft)["log-0003"]
+    assert (row["pool"][-1]["found_by"], row["relevant_doc_ids"]) == ("search", ["zh-gift-card"])
+    assert "found by search" in browser.find_element(By.ID, "pool").text
+    hits[0].click()  # unchecked again: the label goes, the chunk stays in the pool
+    _wait(lambda: _rows(draft)["log-0003"]["relevant_chunk_ids"] == [], "the label to be removed")
+
+    browser.get(url + "/case/log-0002")
+    browser.find_element(By.ID, "no_answer").click()
+    _wait(lambda: browser.current_url.endswith("/case/log-0003?filter=all"), "the next case")
+    assert _rows(draft)["log-0002"]["review"]["status"] == "no_answer"

@@ -153,6 +153,7 @@ def test_every_filter_in_both_languages(synth_kb: Path, encoder: CachedEncoder, 
     assert {"aurora-x200", "aurora-x210"} <= {c["doc_id"] for c in row["pool"]}
     assert sorted(c.split("#")[0] for c in row["relevant_chunk_ids"]) == ["aurora-x200", "aurora-x210"]
     assert row["review"]["status"] == "pending"
+    assert row["pool_spec"] == {"retrievers": ["bm25", "dense", "hybrid"], "depth": plan.depth}
 
 
 def test_a_budget_stops_cleanly_and_a_rerun_resumes(synth_kb: Path, encoder: CachedEncoder, tmp_path: Path) -> None:

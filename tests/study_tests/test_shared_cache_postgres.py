@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 from tests.study_tests.test_study import write_study
-from tests.study_tests.test_workers_postgres import URL, postgres_available
+from tests.study_tests.test_workers_postgres import URL
 from tests.study_tests.workers import gated, open_when_two_workers_run
 from tuner.cli import main
 from tuner.llm import CachedReply, PostgresCallCache
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalW
 
 def needs_postgres(test: Callable[..., None]) -> Callable[..., None]:
     marked: Callable[..., None] = pytest.mark.postgres(
-        pytest.mark.skipif(not postgres_available(), reason=f"no PostgreSQL server at {URL}")(test)
+        pytest.mark.usefixtures("postgres_server")(test)
     )
     return marked
 

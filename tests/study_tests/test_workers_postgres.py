@@ -28,7 +28,7 @@ def answer(question, contexts):
 
 
 def postgres_available(url: str = URL) -> bool:
-    """Whether a PostgreSQL server answers at ``url`` (a SQLAlchemy URL): tests that need one skip otherwise."""
+    """Whether a PostgreSQL server answers at ``url`` (a SQLAlchemy URL)."""
     try:
         import sqlalchemy
 
@@ -38,10 +38,21 @@ def postgres_available(url: str = URL) -> bool:
         return False
 
 
+def require_postgres(url: str = URL, shown: str | None = None) -> None:
+    """Skip the calling test when no PostgreSQL server answers at ``url`` (named ``shown`` when the URL holds a
+    secret); in CI (``CI=true``) fail it instead: there a missing server is a broken job, not a test to leave out."""
+    if postgres_available(url):
+        return
+    missing = f"no PostgreSQL server at {shown or url}"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{missing}, and CI=true: the PostgreSQL tests must run in CI")
+    pytest.skip(missing)
+
+
 pytestmark = [pytest.mark.postgres, pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")]
 
 
-@pytest.mark.skipif(not postgres_available(), reason=f"no PostgreSQL server at {URL}")
+@pytest.mark.usefixtures("postgres_server")
 def test_killed_worker_trial_is_failed_and_retried_and_nothing_is_lost(tiny_dataset_dir: Path, tmp_path: Path) -> None:
     (tmp_path / "slowgen.py").write_text(SLOW_GENERATOR)
     name = f"workers-{uuid.uuid4().hex[:8]}"

@@ -30,6 +30,7 @@ from tuner.judging import build_judge
 from tuner.llm import BackendResources, RequestCount
 from tuner.metrics import delta_faithful
 from tuner.noise import NoiseConfig
+from tuner.objectives import DELTA
 from tuner.progress import LoggedTask, Reporter, SilentReporter, Task
 from tuner.redaction import redact_data
 from tuner.retrieval import RetrievalPipeline
@@ -38,7 +39,7 @@ from tuner.stats import bootstrap_sd, min_detectable_difference, variance_decomp
 
 Matrix = NDArray[np.float64]
 _VARIANTS = ("v0", "v3")
-_FAITHFULNESS = ("faithful_v0", "faithful_v3", "v3_delta_faithful")
+_FAITHFULNESS = ("faithful_v0", "faithful_v3", DELTA)
 
 
 def with_run_seed(config: Any, run: int) -> Any:
@@ -148,9 +149,9 @@ def _faithfulness_components(
     }
     regen_drops, rejudged_drops = _relative_drops(regen["v0"], regen["v3"]), _relative_drops(again["v0"], again["v3"])
     if regen_drops is None or rejudged_drops is None:
-        return components, {"v3_delta_faithful": "mean faithfulness at v0 is 0 in some run: Δfaithful is undefined"}
+        return components, {DELTA: "mean faithfulness at v0 is 0 in some run: Δfaithful is undefined"}
     spread = bootstrap_sd(regen["v0"][0], regen["v3"][0], statistic=delta_faithful)
-    components["v3_delta_faithful"] = _component(regen_drops, rejudged_drops, spread, n_total, counts)
+    components[DELTA] = _component(regen_drops, rejudged_drops, spread, n_total, counts)
     return components, {}
 
 

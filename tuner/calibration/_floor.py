@@ -11,9 +11,10 @@ from typing import Any
 
 from tuner.errors import UserError
 from tuner.io import atomic_write_json
+from tuner.objectives import DELTA, RECALL
 from tuner.stats import min_detectable_difference
 
-FLOOR_METRICS = ("recall_at_k", "hit_at_k", "mrr", "context_precision", "faithful_v0", "faithful_v3", "v3_delta_faithful")
+FLOOR_METRICS = (RECALL, "hit_at_k", "mrr", "context_precision", "faithful_v0", "faithful_v3", DELTA)
 """Metric names a noise floor covers, as studies and gates name their objectives."""
 
 

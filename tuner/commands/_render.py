@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from tuner.evaluation.retrieval import RetrievalReport
+from tuner.objectives import RECALL
 
 if TYPE_CHECKING:
     from tuner.calibration import NoiseFloor
@@ -61,7 +62,7 @@ def robustness_table(report: RobustnessReport, retrieval: RetrievalReport, noise
     not contradict) and its drop (their intervals are in the JSON), misled and rejection rates, n/N. Recall@k sits in the caption because faithfulness alone hides retrieval misses; the title
     names the noise configuration, including which v3 mode ran (``in_index`` or ``inject``). v4's Δ is
     shown but not graded (its rejection rate is what it measures)."""
-    recall = retrieval.overall["recall_at_k"]
+    recall = retrieval.overall[RECALL]
     title = f"robustness — {_settings_line(retrieval)}; {noise.describe()}"
     table = Table(title=title, title_justify="left", caption_justify="left")
     columns = ("variant", "faithful", "Δfaithful", "grade", "correct", "Δcorrect", "misled", "rejection", "context support",

@@ -20,8 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tuner.dataset import load_dataset, resolve_dataset
-    from tuner.evaluation import evaluate_retrieval
+    from tuner.dataset import labels_json, labels_line, load_dataset, resolve_dataset
+    from tuner.evaluation import evaluate_retrieval, label_caveat
     from tuner.commands._render import retrieval_table
     from tuner.progress import RichReporter
     from tuner.retrieval import RetrievalPipeline
@@ -33,8 +33,14 @@ def run(args: argparse.Namespace) -> int:
     if dataset.retrieval_only:
         reporter.stage("dataset has no keypoints: retrieval-only (no faithfulness metrics)")
     report = evaluate_retrieval(RetrievalPipeline(dataset, reporter=reporter), settings)
+    recall = report.overall["recall_at_k"]
+    caveat = None if recall.value is None else label_caveat(dataset.provenance, settings.retriever, settings.top_k, recall.value, recall.ci)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
+        print(json.dumps({**report.to_dict(), "labels": {**labels_json(dataset.provenance), **(caveat.to_dict() if caveat else {})}},
+                         indent=2))
     else:
         reporter.console.print(retrieval_table(report), soft_wrap=True)
+        print(f"labels: {labels_line(dataset.provenance)}")
+        if caveat is not None:
+            print(f"labels: {caveat.line()}")
     return 0

@@ -59,7 +59,8 @@ def _without_cache(config: JudgeConfig) -> JudgeConfig:
 def run(args: argparse.Namespace) -> int:
     from tuner.calibration import NoiseFloor
     from tuner.commands._common import backend_configs_from_args, configure_embeddings_from_args, noise_from_args
-    from tuner.dataset import load_dataset, resolve_dataset
+    from tuner.dataset import labels_line, load_dataset, resolve_dataset
+    from tuner.evaluation import label_caveat
     from tuner.export import read_export
     from tuner.gate import (
         GateThresholds,
@@ -118,6 +119,10 @@ def run(args: argparse.Namespace) -> int:
     result = evaluate_gate(measurement, thresholds, previous, floors, args.history, str(baseline_path or "baseline"),
                            provenance_hash if isinstance(provenance_hash, str) else None)
     header = [f"config: `{args.config}`", f"dataset: `{args.dataset}`", f"baseline: `{baseline_path or 'none'}`"]
+    recall = measurement.retrieval.overall["recall_at_k"]
+    caveat = None if recall.value is None else label_caveat(dataset.provenance, settings.retriever, settings.top_k, recall.value, recall.ci)
+    labels = [f"labels: {labels_line(dataset.provenance)}", *([f"labels: {caveat.line()}"] if caveat else [])]
+    header += labels
     paths = write_gate_outputs(result, previous, args.out, header)
     print(f"tuner gate: {result.verdict} ({len(result.failures)} failed, {len(result.warnings)} warning(s))")
     for line in result.failure_lines():
@@ -126,5 +131,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  WARN {check.group}.{check.name}: {check.message}")
     for note in result.notes:
         print(f"  note: {note}")
+    for line in labels:
+        print(f"  {line}")
     print("  wrote " + ", ".join(str(p) for p in paths))
     return result.exit_code

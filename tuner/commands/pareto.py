@@ -21,14 +21,14 @@ def run(args: argparse.Namespace) -> int:
     from rich.table import Table
 
     from tuner.settings import format_settings
-    from tuner.study import load_study, study_front, study_summary
-    from tuner.study import entry_json
+    from tuner.dataset import labels_line
+    from tuner.study import entry_caveat, entry_json, front_labels, load_study, study_front, study_labels, study_summary
 
     study = load_study(loaded_study(args))
     directions, floor, entries = study_front(study)
     front = [entry_json(e, study.trials[e.number]) for e in entries]
     if args.json:
-        print(json.dumps({"front": front, **study_summary(study), "noise_floor": floor}, indent=2))
+        print(json.dumps({"front": front, **study_summary(study), "noise_floor": floor, "labels": front_labels(study, entries)}, indent=2))
         return 0
     summary = study_summary(study)
     floor_text = ", ".join(f"{name} ±{value:.3f}" for name, value in floor.items())
@@ -47,4 +47,10 @@ def run(args: argparse.Namespace) -> int:
             format_settings(row["params"]),
         )
     Console(width=None if sys.stdout.isatty() else 200).print(table)  # piped output keeps whole rows
+    provenance = study_labels(study)
+    print(f"labels: {labels_line(provenance)}")
+    for entry in entries:
+        caveat = entry_caveat(provenance, entry, study.trials[entry.number])
+        if caveat is not None:
+            print(f"  trial {entry.number}: {caveat.line()}")
     return 0

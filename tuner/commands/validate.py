@@ -12,7 +12,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tuner.dataset import load_dataset
+    from tuner.dataset import labels_line, load_dataset
     from tuner.text import ZH_THRESHOLD, cjk_share
 
     dataset = load_dataset(args.dataset)
@@ -27,4 +27,5 @@ def run(args: argparse.Namespace) -> int:
           f"have a family, {counts.with_date} a date; {counts.versioned_families} families have more than one version")
     if dataset.retrieval_only:
         print(f"{args.dataset}: no keypoints: supports retrieval-only studies (no faithfulness objective)")
+    print(f"{args.dataset}: {labels_line(dataset.provenance)}")
     return 0

@@ -17,7 +17,8 @@ Four corruption types on two axes (see docs/corruption.md), each at three severi
 
 from __future__ import annotations
 
-from tuner.corruption._base import CaseFacts, CorruptedDoc, CorruptionFailed, Corruptor
+from tuner.errors import CorruptionFailed
+from tuner.corruption._base import CaseFacts, CorruptedDoc, Corruptor
 from tuner.corruption._generate import (
     NOTHING_TO_CORRUPT,
     CorruptionRun,

@@ -33,10 +33,6 @@ class CorruptedDoc:
     wrong_values: tuple[str, ...] = ()
 
 
-class CorruptionFailed(Exception):
-    """One document could not be corrupted (an unusable model reply, say); the message is the reason recorded."""
-
-
 class Corruptor(Protocol):
     """One corruption type. ``corrupt`` returns ``None`` when the document has nothing it can corrupt,
     and raises :class:`CorruptionFailed` when an attempt failed for a reason worth reporting."""

@@ -10,7 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tuner.corruption._base import CaseFacts, CorruptionFailed, Corruptor
+from tuner.errors import CorruptionFailed
+from tuner.corruption._base import CaseFacts, Corruptor
 from tuner.corruption._script import ENGLISH, script_of
 from tuner.corruption._text import Span
 from tuner.dataset import Conflict, Dataset

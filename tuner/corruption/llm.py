@@ -11,7 +11,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tuner.corruption._base import CaseFacts, CorruptedDoc, CorruptionFailed, Corruptor
+from tuner.errors import CorruptionFailed
+from tuner.corruption._base import CaseFacts, CorruptedDoc, Corruptor
 from tuner.corruption._text import contains_any
 from tuner.dataset import Document
 from tuner.llm import BackendError, BackendResources, ChatClient, LLMConfig, fill, json_object

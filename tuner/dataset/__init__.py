@@ -6,6 +6,7 @@ from tuner.dataset.demo import generate_demo
 from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, MANIFEST, MODEL_KEYS, load_dataset, manifest_model_defaults
 from tuner.dataset._kb import load_knowledge_base
 from tuner.dataset._model import DATE, FAMILY, Conflict, Dataset, Document, GoldenCase, Keypoint, MetadataCounts
+from tuner.dataset._provenance import PROVENANCE, UNKNOWN_ORIGIN, LabelProvenance, labels_json, labels_line
 from tuner.dataset._write import write_dataset
 
 __all__ = [
@@ -16,14 +17,19 @@ __all__ = [
     "GOLDEN",
     "MANIFEST",
     "MODEL_KEYS",
+    "PROVENANCE",
+    "UNKNOWN_ORIGIN",
     "Conflict",
     "Dataset",
     "Document",
     "GoldenCase",
     "Keypoint",
+    "LabelProvenance",
     "MetadataCounts",
     "generate_demo",
     "is_builtin",
+    "labels_json",
+    "labels_line",
     "load_dataset",
     "load_knowledge_base",
     "manifest_model_defaults",

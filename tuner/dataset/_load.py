@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tuner.dataset._provenance import PROVENANCE, read_provenance
 from tuner.dataset._model import DATE, FAMILY, Conflict, Dataset, Document, GoldenCase, hash_files
 from tuner.errors import DatasetError, UserError
 from tuner.io import read_yaml_mapping
@@ -309,11 +310,17 @@ def load_dataset(path: str | Path) -> Dataset:
     conflicts_path = root / CONFLICTS
     conflicts = _load_conflicts(conflicts_path, doc_ids, problems) if conflicts_path.is_file() else []
     declared, models = _read_manifest(root / MANIFEST, problems)
+    try:
+        provenance = read_provenance(root / PROVENANCE)
+    except ValueError as exc:
+        problems.lines.append(str(exc))
+        provenance = None
     if problems.lines:
         raise DatasetError(problems.lines)
     optional = [p for p in (conflicts_path, root / MANIFEST) if p.is_file()]
-    content_hash = hash_files([root / CORPUS, root / GOLDEN, *optional])
-    dataset = Dataset(root, tuple(corpus), tuple(golden), tuple(conflicts), content_hash, model_defaults=models)
+    content_hash = hash_files([root / CORPUS, root / GOLDEN, *optional])  # provenance describes the labels, not part of them
+    dataset = Dataset(root, tuple(corpus), tuple(golden), tuple(conflicts), content_hash, model_defaults=models,
+                      provenance=provenance)
     if declared == "auto":
         return replace(dataset, language=detect_language(dataset.corpus_texts()), language_source="detected")
     return replace(dataset, language=declared)

@@ -10,6 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
+from tuner.dataset._provenance import LabelProvenance
 from tuner.text import Language
 
 FAMILY = "family"
@@ -74,7 +75,8 @@ class Dataset:
     (``language_source == "declared"``), or detected from the corpus when it says ``auto`` or there is
     no manifest (``"detected"``, see :func:`tuner.text.detect_language`). ``model_defaults`` holds the model
     settings the manifest declares (embedding model, reranker, prompts): defaults under any study or
-    command-line settings, see :func:`tuner.settings.settings_from_mapping`.
+    command-line settings, see :func:`tuner.settings.settings_from_mapping`. ``provenance`` is how the golden set was
+    labelled (``golden.provenance.json``; ``None``: unknown origin).
     """
 
     path: Path
@@ -85,6 +87,7 @@ class Dataset:
     language: Language = "en"
     language_source: Literal["declared", "detected"] = "declared"
     model_defaults: Mapping[str, str] = field(default_factory=dict)
+    provenance: LabelProvenance | None = None
 
     def corpus_texts(self) -> Iterator[str]:
         """Titles and texts of the corpus documents: what language detection reads."""

@@ -6,6 +6,7 @@ answers every noise variant through one :class:`Responder` and summarizes Δfait
 (:func:`ragas_scores`, extra ``tuner[ragas]``).
 """
 
+from tuner.evaluation._labels import LabelCaveat, label_caveat
 from tuner.evaluation._ragas import RAGAS_METRICS, ragas_scores, require_ragas
 from tuner.evaluation._responder import Memo, Responder
 from tuner.evaluation.retrieval import RetrievalReport, evaluate_retrieval
@@ -23,6 +24,7 @@ from tuner.evaluation.robustness import (
 __all__ = [
     "RAGAS_METRICS",
     "CaseOutcome",
+    "LabelCaveat",
     "Memo",
     "Responder",
     "RetrievalReport",
@@ -32,6 +34,7 @@ __all__ = [
     "VariantSummary",
     "evaluate_retrieval",
     "evaluation_steps",
+    "label_caveat",
     "ragas_scores",
     "require_ragas",
     "summarize",

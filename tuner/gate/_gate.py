@@ -51,6 +51,51 @@ def _setting_changes(baseline: Baseline, measurement: GateMeasurement) -> list[s
     return [f"{k} {baseline.settings.get(k)!r} → {v!r}" for k, v in now.items() if baseline.settings.get(k) != v]
 
 
+def _compare_with_baseline(
+    measurement: GateMeasurement,
+    thresholds: GateThresholds,
+    baseline: Baseline,
+    baseline_source: str,
+    checks: list[Check],
+    notes: list[str],
+) -> list[str]:
+    """The measured cases the baseline measured too (same contents), after checking there are enough of them; adds
+    the retrieval checks on those cases to ``checks`` and what differs from the baseline to ``notes``."""
+    for current, stored, what in (
+        (measurement.retrieval_values(), baseline.retrieval, "retrieval"),
+        (measurement.faithful_values(), baseline.faithful, "faithfulness"),
+    ):
+        absent = missing_cases(current, stored)
+        if absent:
+            shown = ", ".join(absent[:5]) + (" ..." if len(absent) > 5 else "")
+            raise UserError(
+                f"{baseline_source}: no {what} values for {len(absent)} measured case(s) ({shown}); "
+                "rewrite the baseline with the same --sample/--always-include"
+            )
+    compared, changed = paired_cases(measurement, baseline)
+    measured = len(measurement.retrieval.case_ids)
+    if len(compared) < thresholds.min_compared * measured:
+        raise UserError(
+            f"{baseline_source}: only {len(compared)} of {measured} measured cases ask what the baseline measured "
+            f"({len(changed)} changed question, relevant documents or keypoints under the same id; at least "
+            f"{thresholds.min_compared:.0%} must match): write a new baseline with --write-baseline"
+        )
+    if not baseline.cases:
+        notes.append("the baseline records no case contents (written by an older tuner): cases are paired by id only")
+    shown = f" ({', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''})" if changed else ""
+    notes.append(f"compared {len(compared)} of {measured} cases with the baseline; {len(changed)} changed since it{shown}, not compared")
+    if baseline.dataset_hash != measurement.dataset_hash:
+        notes.append("the dataset changed since the baseline was written (compared on the unchanged cases)")
+    changes = _setting_changes(baseline, measurement)
+    notes.append("settings changed since the baseline: " + "; ".join(changes) if changes else "settings unchanged")
+    if baseline.noise and measurement.noise and baseline.noise != measurement.noise.model_dump(mode="json"):
+        notes.append("the noise configuration differs from the baseline's: trends compare different variants")
+    kept = set(compared)
+    current = {metric: {i: v for i, v in values.items() if i in kept} for metric, values in measurement.retrieval_values().items()}
+    checks.extend(retrieval_checks(current, baseline, thresholds.retrieval))
+    return compared
+
+
 def evaluate_gate(
     measurement: GateMeasurement,
     thresholds: GateThresholds,
@@ -83,38 +128,7 @@ def evaluate_gate(
     if baseline is None:
         notes.append("no baseline given: retrieval metrics and trends are not compared")
     else:
-        for current, stored, what in (
-            (measurement.retrieval_values(), baseline.retrieval, "retrieval"),
-            (measurement.faithful_values(), baseline.faithful, "faithfulness"),
-        ):
-            absent = missing_cases(current, stored)
-            if absent:
-                shown = ", ".join(absent[:5]) + (" ..." if len(absent) > 5 else "")
-                raise UserError(
-                    f"{baseline_source}: no {what} values for {len(absent)} measured case(s) ({shown}); "
-                    "rewrite the baseline with the same --sample/--always-include"
-                )
-        compared, changed = paired_cases(measurement, baseline)
-        measured = len(measurement.retrieval.case_ids)
-        if len(compared) < thresholds.min_compared * measured:
-            raise UserError(
-                f"{baseline_source}: only {len(compared)} of {measured} measured cases ask what the baseline measured "
-                f"({len(changed)} changed question, relevant documents or keypoints under the same id; at least "
-                f"{thresholds.min_compared:.0%} must match): write a new baseline with --write-baseline"
-            )
-        if not baseline.cases:
-            notes.append("the baseline records no case contents (written by an older tuner): cases are paired by id only")
-        shown = f" ({', '.join(changed[:5])}{' ...' if len(changed) > 5 else ''})" if changed else ""
-        notes.append(f"compared {len(compared)} of {measured} cases with the baseline; {len(changed)} changed since it{shown}, not compared")
-        if baseline.dataset_hash != measurement.dataset_hash:
-            notes.append("the dataset changed since the baseline was written (compared on the unchanged cases)")
-        changes = _setting_changes(baseline, measurement)
-        notes.append("settings changed since the baseline: " + "; ".join(changes) if changes else "settings unchanged")
-        if baseline.noise and measurement.noise and baseline.noise != measurement.noise.model_dump(mode="json"):
-            notes.append("the noise configuration differs from the baseline's: trends compare different variants")
-        kept = set(compared)
-        current = {metric: {i: v for i, v in values.items() if i in kept} for metric, values in measurement.retrieval_values().items()}
-        checks.extend(retrieval_checks(current, baseline, thresholds.retrieval))
+        compared = _compare_with_baseline(measurement, thresholds, baseline, baseline_source, checks, notes)
     if measurement.robustness is None:
         notes.append("the dataset has no keypoints: robustness is not measured")
         return GateResult(measurement, tuple(checks), tuple(notes))

@@ -5,6 +5,7 @@ cases become ``golden.jsonl`` (accepted conflict candidates ``conflicts.jsonl``)
 
 The web app is :mod:`tuner.golden.review_app`, imported only by ``tuner golden review`` (it needs the ``serve`` extra)."""
 
+from tuner.errors import StaleVersion
 from tuner.golden._conflicts import (
     CONFLICT_NEAR_DUPLICATE, DENSE_NEIGHBOURS, SENTENCE_MATCH, ConflictCandidate, dense_pairs, disagreements, family_summary, find_conflicts, near_duplicate_pairs,
 )
@@ -14,15 +15,17 @@ from tuner.golden._keypoints import (
     rule_keypoints,
 )
 from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question, shingles
-from tuner.golden._draft import DRAFT, STATUSES, draft_case, golden_row, read_draft, write_draft
+from tuner.golden._draft import DRAFT, FOUND_BY, STATUSES, draft_case, golden_row, read_draft, write_draft
 from tuner.golden._log import (
     KNOWN_BAD, STRATA, LogDrafts, LoggedQuestion, Sampling, drafts_from_log, merge_questions, parse_columns, read_log,
     sample_questions, sampling_from,
 )
-from tuner.golden._pool import DEFAULT_DEPTH, POOL_RETRIEVERS, build_pools
+from tuner.golden._pool import (
+    DEFAULT_DEPTH, POOL_RETRIEVERS, SEARCH_DEPTH, KnowledgeSearch, build_pools, default_pool, embedding_covers, embedding_model, parse_pool,
+)
 from tuner.golden._synth import CATEGORIES, PROGRESS, SynthPlan, SynthRun, Synthesizer, estimate_tokens, plan_sources, synth_drafts, synth_prompt
 from tuner.golden._synth import FILTERS as SYNTH_FILTERS
-from tuner.golden._review import ACTIONS, Export, ReviewStore, StaleVersion, highlight
+from tuner.golden._review import ACTIONS, Export, ReviewStore, highlight, provenance
 
 __all__ = [
     "ACTIONS",
@@ -32,10 +35,12 @@ __all__ = [
     "DEFAULT_DEPTH",
     "DENSE_NEIGHBOURS",
     "DRAFT",
+    "FOUND_BY",
     "KNOWN_BAD",
     "NEAR_DUPLICATE",
     "POOL_RETRIEVERS",
     "PROGRESS",
+    "SEARCH_DEPTH",
     "SENTENCE_MATCH",
     "SHORT_ANSWER",
     "STATUSES",
@@ -44,6 +49,7 @@ __all__ = [
     "ConflictCandidate",
     "Export",
     "KeypointsReport",
+    "KnowledgeSearch",
     "LogDrafts",
     "LoggedQuestion",
     "ReviewStore",
@@ -56,10 +62,13 @@ __all__ = [
     "Synthesizer",
     "aliases_found",
     "build_pools",
+    "default_pool",
     "dense_pairs",
     "disagreements",
     "draft_case",
     "drafts_from_log",
+    "embedding_covers",
+    "embedding_model",
     "estimate_tokens",
     "family_summary",
     "fill_keypoints",
@@ -73,8 +82,10 @@ __all__ = [
     "normalize_question",
     "parse_columns",
     "parse_keypoints",
+    "parse_pool",
     "pending_cases",
     "plan_sources",
+    "provenance",
     "read_draft",
     "read_log",
     "rule_keypoints",

@@ -13,9 +13,12 @@ from tuner.errors import UserError
 from tuner.io import atomic_write_text
 
 DRAFT = "review.jsonl"
-STATUSES = ("pending", "accepted", "rejected", "skipped")
-REVIEWED = ("accepted", "rejected")
-"""Statuses a person decided; ``pending`` and ``skipped`` cases are still to review."""
+STATUSES = ("pending", "accepted", "rejected", "skipped", "no_answer")
+REVIEWED = ("accepted", "rejected", "no_answer")
+"""Statuses a person decided; ``pending`` and ``skipped`` cases are still to review. ``no_answer``: the question is fine
+but nothing in the knowledge base answers it (searched beyond the pool): left out of the golden set, and counted."""
+FOUND_BY = "found_by"
+"""Key of a pool chunk a reviewer added from the search over the whole knowledge base (value ``"search"``)."""
 CASES = "cases"
 CONFLICTS = "conflicts"
 
@@ -41,10 +44,12 @@ def draft_case(
     category: str = "uncategorized",
     difficulty: str = "unspecified",
     extra: dict[str, Any] | None = None,
+    pool_spec: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """One draft case: what :func:`golden_row` turns into a ``golden.jsonl`` case once accepted. A chunk of the pool is
     pre-checked (``relevant_chunk_ids``) when its document is in ``relevant_doc_ids``; ``dataset`` is the knowledge
-    base the pool came from, where an export writes its golden set."""
+    base the pool came from, where an export writes its golden set; ``pool_spec`` (``{retrievers, depth}``) how the
+    pool was built, which the export records as the labels' provenance."""
     relevant = list(dict.fromkeys(relevant_doc_ids))
     return {
         "id": case_id,
@@ -61,6 +66,7 @@ def draft_case(
         "category": category,
         "difficulty": difficulty,
         **(extra or {}),
+        **({"pool_spec": pool_spec} if pool_spec is not None else {}),
         "review": new_review(),
     }
 

@@ -17,7 +17,7 @@ from tuner.embedding import CachedEncoder
 from tuner.errors import UserError, describe_validation_error
 from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question
 from tuner.golden._draft import draft_case
-from tuner.golden._pool import DEFAULT_DEPTH, build_pools
+from tuner.golden._pool import DEFAULT_DEPTH, POOL_RETRIEVERS, build_pools
 from tuner.progress import Reporter
 
 QUERY_COLUMNS = ("query", "question")
@@ -249,16 +249,18 @@ def drafts_from_log(
     threshold: float = NEAR_DUPLICATE,
     encoder: CachedEncoder | None = None,
     reporter: Reporter | None = None,
+    retrievers: Sequence[str] = POOL_RETRIEVERS,
 ) -> LogDrafts:
     """Read ``log``, merge duplicates, draw the sample and pool each drawn question over ``kb``: one draft case per
     question (``id`` ``log-0001``, ...; stratum, merged count, wordings, timestamps and feedback kept)."""
     rows = read_log(log, columns or {})
     questions = merge_questions(rows, threshold)
     chosen = sample_questions(questions, sampling, known_bad)
-    pools = build_pools(kb, [q.question for _, q in chosen], depth, encoder=encoder, reporter=reporter)
+    pools = build_pools(kb, [q.question for _, q in chosen], depth, encoder=encoder, reporter=reporter, retrievers=retrievers)
     drafts = [
         draft_case(f"log-{i:04d}", q.question, pool, kb.path, source="log", stratum=stratum, count=q.count,
-                   extra={"variants": q.variants, "first_seen": q.first_seen, "last_seen": q.last_seen, "feedback": q.feedback})
+                   extra={"variants": q.variants, "first_seen": q.first_seen, "last_seen": q.last_seen, "feedback": q.feedback},
+                   pool_spec={"retrievers": list(retrievers), "depth": depth})
         for i, ((stratum, q), pool) in enumerate(zip(chosen, pools), start=1)
     ]
     drawn = {name: sum(1 for stratum, _ in chosen if stratum == name) for name in (KNOWN_BAD, *STRATA)}

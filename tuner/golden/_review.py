@@ -16,23 +16,16 @@ from typing import Any
 
 from filelock import FileLock
 
-from tuner.dataset import CONFLICTS, CORPUS, GOLDEN, MANIFEST, Dataset, load_knowledge_base
-from tuner.errors import DatasetError, UserError
-from tuner.golden._draft import CASES, REVIEWED, STATUSES, conflict_row, draft_kind, draft_text, golden_row, read_draft
+from tuner.dataset import CONFLICTS, CORPUS, GOLDEN, MANIFEST, PROVENANCE, Dataset, LabelProvenance, labels_line, load_knowledge_base
+from tuner.embedding import CachedEncoder
+from tuner.errors import DatasetError, StaleVersion, UserError
+from tuner.golden._draft import CASES, FOUND_BY, REVIEWED, STATUSES, conflict_row, draft_kind, draft_text, golden_row, read_draft
+from tuner.golden._pool import KnowledgeSearch
 from tuner.io import atomic_write_text
 from tuner.text import bm25_tokens, normalize_text
 
-ACTIONS = {"accept": "accepted", "reject": "rejected", "skip": "skipped", "reopen": "pending"}
+ACTIONS = {"accept": "accepted", "reject": "rejected", "skip": "skipped", "reopen": "pending", "no_answer": "no_answer"}
 """Review actions and the status each one sets."""
-
-
-class StaleVersion(Exception):
-    """A write named a version of the row older than the saved one: another tab or window changed it first."""
-
-    def __init__(self, case_id: str, current: int, given: int) -> None:
-        self.current = current
-        super().__init__(f"case {case_id} was changed elsewhere (saved version {current}, this page has version {given}): "
-                         "nothing was saved; reload to see the current version")
 
 
 def _now() -> str:
@@ -56,7 +49,7 @@ class ReviewStore:
     appends what changed, with the time, to the review log ``<draft>.log.jsonl``.
     """
 
-    def __init__(self, path: Path, dataset: Path | None = None) -> None:
+    def __init__(self, path: Path, dataset: Path | None = None, encoder: CachedEncoder | None = None) -> None:
         self.path = path
         self.log_path = path.with_name(f"{path.stem}.log.jsonl")
         self._file_lock = FileLock(str(path) + ".lock")
@@ -68,6 +61,8 @@ class ReviewStore:
         named = self._rows[0].get("dataset")
         self.dataset = dataset or (Path(named) if isinstance(named, str) else path.parent)
         self._kb: Dataset | None = None
+        self._encoder = encoder
+        self._search: KnowledgeSearch | None = None
 
     def _reload(self) -> None:
         try:
@@ -96,12 +91,21 @@ class ReviewStore:
             self._kb = load_knowledge_base(self.dataset)
         return self._kb
 
+    def searcher(self) -> KnowledgeSearch:
+        """The search over the whole knowledge base (:class:`tuner.golden.KnowledgeSearch`), built at its first use."""
+        if self._search is None:
+            self._search = KnowledgeSearch(self.knowledge_base(), self._encoder)
+        return self._search
+
     def update(self, case_id: str, version: int, action: str | None = None, **fields: Any) -> dict[str, Any]:
         """Apply ``action`` (:data:`ACTIONS`) and edited ``fields`` (draft cases: ``relevant_chunk_ids``, ``ground_truth``,
-        ``keypoints``) to row ``case_id``; the row as saved. A change that changes nothing writes nothing."""
+        ``keypoints``, ``found_chunk_ids``: chunks found by the search, added to the pool marked :data:`FOUND_BY` search
+        and checked) to row ``case_id``; the row as saved. A change that changes nothing writes nothing."""
         if action is not None and action not in ACTIONS:
             raise ValueError(f"unknown action {action!r} (actions: {', '.join(ACTIONS)})")
-        allowed = {"relevant_chunk_ids", "ground_truth", "keypoints"} if self.kind == CASES else set()
+        if action == "no_answer" and self.kind != CASES:
+            raise ValueError("no_answer applies to draft cases only")
+        allowed = {"relevant_chunk_ids", "ground_truth", "keypoints", "found_chunk_ids"} if self.kind == CASES else set()
         unknown = set(fields) - allowed
         if unknown:
             raise ValueError(f"cannot edit {', '.join(sorted(unknown))} here")
@@ -137,6 +141,9 @@ class ReviewStore:
                 changes[name] = [target.get(name), value]
                 target[name] = value
 
+        if "found_chunk_ids" in fields:
+            fields = {**fields, "relevant_chunk_ids": [*fields.get("relevant_chunk_ids", row["relevant_chunk_ids"]),
+                                                       *self._add_found(row, fields["found_chunk_ids"], changes)]}
         if "relevant_chunk_ids" in fields:
             wanted = set(fields["relevant_chunk_ids"])
             pool = row["pool"]
@@ -159,8 +166,25 @@ class ReviewStore:
                 put("keypoints_reviewed", True, row["review"])
         return changes
 
+    def _add_found(self, row: dict[str, Any], chunk_ids: Any, changes: dict[str, list[Any]]) -> list[str]:
+        """Append the chunks ``chunk_ids`` not yet in ``row``'s pool to it, marked found by search; their ids."""
+        if not isinstance(chunk_ids, list) or not all(isinstance(c, str) for c in chunk_ids):
+            raise ValueError("found_chunk_ids must be a list of chunk ids")
+        present = {c["chunk_id"] for c in row["pool"]}
+        added = []
+        for chunk_id in dict.fromkeys(chunk_ids):
+            if chunk_id not in present:
+                chunk = self.searcher().chunk(chunk_id)
+                if chunk is None:
+                    raise ValueError(f"no chunk {chunk_id} in the knowledge base")
+                added.append({**chunk, "ranks": {}, FOUND_BY: "search"})
+        if added:
+            changes["pool"] = [[], [c["chunk_id"] for c in added]]
+            row["pool"] = [*row["pool"], *added]
+        return list(chunk_ids)
+
     def progress(self) -> dict[str, Any]:
-        """Reviewed (accepted or rejected) and total rows, per status and per stratum (draft cases) or kind (conflicts)."""
+        """Reviewed (accepted, rejected or no answer) and total rows, per status and per stratum (draft cases) or kind (conflicts)."""
         rows = self.rows()
         group = "stratum" if self.kind == CASES else "kind"
         per: dict[str, dict[str, int]] = {}
@@ -207,13 +231,41 @@ class ReviewStore:
             corpus = _jsonl(self.dataset / CORPUS)
             if any(doc.get("doc_id") in moved for doc in corpus):
                 files[CORPUS] = _jsonl_text([doc for doc in corpus if doc.get("doc_id") not in moved])
+        if self.kind == CASES:
+            files[PROVENANCE] = json.dumps(provenance(rows).to_dict(), indent=2) + "\n"
         dataset = _validated(self.dataset, files)
         for written in sorted(files, key=lambda n: n == CORPUS):  # conflicts first: an interrupted export re-runs
             path = self.dataset / written
             if path.is_file():
                 shutil.copyfile(path, path.with_name(path.name + ".bak"))
             atomic_write_text(path, files[written])
-        return Export(target, len(accepted), len(kept), dataset.summary())
+        return Export(target, len(accepted), len(kept), dataset.summary(), labels_line(dataset.provenance))
+
+
+def provenance(rows: Sequence[dict[str, Any]]) -> LabelProvenance:
+    """How the draft cases ``rows`` were labelled: the pool (retrievers and depth from each row's ``pool_spec``, else
+    the retrievers its ranks name, depth unknown), the accepted cases and their labels found by search outside the
+    pool, the cases marked no answer and the rejected ones."""
+    retrievers: dict[str, None] = {}
+    depths: set[int | None] = set()
+    for row in rows:
+        spec = row.get("pool_spec") or {}
+        names = spec.get("retrievers") or [name for chunk in row["pool"] for name in chunk.get("ranks", {})]
+        retrievers.update(dict.fromkeys(names))
+        depths.add(spec.get("depth"))
+    accepted = [row for row in rows if row["review"]["status"] == "accepted"]
+    found = [[c for c in row["pool"] if c.get(FOUND_BY) == "search" and c["chunk_id"] in row["relevant_chunk_ids"]]
+             for row in accepted]
+    status = [row["review"]["status"] for row in rows]
+    return LabelProvenance(
+        pool_retrievers=tuple(retrievers) or ("unknown",),
+        pool_depth=max(d for d in depths if d is not None) if depths and None not in depths else None,
+        cases=len(accepted),
+        cases_found_by_search=sum(bool(f) for f in found),
+        labels_found_by_search=sum(len(f) for f in found),
+        no_answer=status.count("no_answer"),
+        rejected=status.count("rejected"),
+    )
 
 
 @dataclass(frozen=True)
@@ -222,6 +274,8 @@ class Export:
     written: int
     kept: int
     summary: str
+    labels: str = ""
+    """Where the labels came from (:func:`tuner.dataset.labels_line` of the provenance the export wrote)."""
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -238,7 +292,7 @@ def _validated(root: Path, files: dict[str, str]) -> Dataset:
     """The knowledge base ``root`` loaded with each file of ``files`` (name → text) replaced, in a staging copy
     (nothing in ``root`` changes); problems name the real paths."""
     with tempfile.TemporaryDirectory(prefix="tuner-review-") as stage:
-        for other in (CORPUS, GOLDEN, CONFLICTS, MANIFEST):
+        for other in (CORPUS, GOLDEN, CONFLICTS, MANIFEST, PROVENANCE):
             if other not in files and (root / other).is_file():
                 shutil.copyfile(root / other, Path(stage) / other)
         for name, text in files.items():

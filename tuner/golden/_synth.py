@@ -24,7 +24,7 @@ from tuner.embedding import CachedEncoder
 from tuner.golden._dedupe import NEAR_DUPLICATE, NearDuplicateIndex, normalize_question
 from tuner.golden._draft import draft_case
 from tuner.golden._keypoints import aliases_found, keypoint_list
-from tuner.golden._pool import DEFAULT_DEPTH, build_pools
+from tuner.golden._pool import DEFAULT_DEPTH, POOL_RETRIEVERS, build_pools
 from tuner.golden._ask import Spend
 from tuner.llm import ChatClient, fill, json_object
 from tuner.progress import Reporter, SilentReporter
@@ -442,7 +442,8 @@ def synth_drafts(kb: Dataset, cases: list[dict[str, Any]], depth: int, encoder: 
             f"synth-{number:04d}", case["question"], pool, kb.path, source="synth", stratum=case["category"],
             ground_truth=case["ground_truth"], keypoints=case["keypoints"], relevant_doc_ids=case["relevant_doc_ids"],
             category=case["category"], difficulty=case["difficulty"],
-            extra={"source_chunks": case["source_chunks"], "link": case["link"], "language": case["language"]}))
+            extra={"source_chunks": case["source_chunks"], "link": case["link"], "language": case["language"]},
+            pool_spec={"retrievers": list(POOL_RETRIEVERS), "depth": depth}))
     return rows
 
 

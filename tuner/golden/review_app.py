@@ -4,7 +4,8 @@ or conflict candidate at a time.
 
 Pages: ``GET /`` (the first row not yet reviewed), ``GET /case/{id}``, ``GET /step/{id}?dir=next|back`` (the
 neighbour within the status filter). API: ``POST /api/cases/{id}`` (``version`` plus an ``action`` and/or edited
-fields; 409 when the version is stale), ``GET /api/progress``, ``POST /api/export``.
+fields; 409 when the version is stale), ``GET /api/search?q=TEXT&k=N`` (chunks of the whole knowledge base:
+``[{chunk_id, doc_id, title, text}]``), ``GET /api/progress``, ``POST /api/export``.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ from urllib.parse import quote
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from tuner.errors import DatasetError, UserError
+from tuner.errors import DatasetError, StaleVersion, UserError
 from tuner.golden._draft import CASES, STATUSES
-from tuner.golden._review import ReviewStore, StaleVersion, highlight
+from tuner.golden._draft import FOUND_BY
+from tuner.golden._pool import SEARCH_DEPTH
+from tuner.golden._review import ReviewStore, highlight
 from tuner.text import detect_language
 
 FILTERS = ("all", *STATUSES)
@@ -34,6 +37,13 @@ _TRANSLATIONS: dict[str, tuple[str, str]] = {
     "accept": ("Accept", "通过"),
     "reject": ("Reject", "拒绝"),
     "skip": ("Skip", "跳过"),
+    "no_answer": ("No answer in the knowledge base", "知识库中无答案"),
+    "search": ("Not in the candidates? Search the whole knowledge base", "候选中没有？搜索整个知识库"),
+    "search_go": ("Search", "搜索"),
+    "search_both": ("Search: BM25 and dense retrieval", "搜索：BM25 与稠密检索"),
+    "search_bm25": ("Search: BM25 only (the embedding model does not cover this language)", "搜索：仅 BM25（嵌入模型不支持该语言）"),
+    "search_none": ("Nothing found", "未找到"),
+    "by_search": ("found by search", "通过搜索找到"),
     "back": ("Back", "上一条"),
     "next": ("Next", "下一条"),
     "reopen": ("Reopen", "重新打开"),
@@ -46,8 +56,9 @@ _TRANSLATIONS: dict[str, tuple[str, str]] = {
               "未保存：该条目已在其他标签页或窗口中被修改。请刷新页面查看最新版本。"),
     "failed": ("Not saved", "未保存"),
     "done": ("Nothing left to review in this view.", "此视图中没有待审核的条目。"),
-    "keys": ("Keys: a accept · r reject · s skip · b/← back · n/→ next · 1–9 check a chunk · e answer · k keypoints · Esc leave a field",
-             "快捷键：a 通过 · r 拒绝 · s 跳过 · b/← 上一条 · n/→ 下一条 · 1–9 勾选片段 · e 参考答案 · k 要点 · Esc 离开输入框"),
+    "keys": ("Keys: a accept · r reject · x no answer · s skip · b/← back · n/→ next · 1–9 check a chunk · e answer · k keypoints · "
+             "/ search · Esc leave a field",
+             "快捷键：a 通过 · r 拒绝 · x 无答案 · s 跳过 · b/← 上一条 · n/→ 下一条 · 1–9 勾选片段 · e 参考答案 · k 要点 · / 搜索 · Esc 离开输入框"),
     "candidate": ("Candidate (contradicting or older)", "候选（矛盾或较旧的文档）"),
     "original": ("Conflicts with", "与之矛盾的文档"),
     "kind": ("Kind", "类型"),
@@ -105,6 +116,7 @@ textarea{width:100%;font:inherit;box-sizing:border-box}
 .actions{display:flex;gap:.5rem;margin:1rem 0;flex-wrap:wrap}
 .actions button{font:inherit;padding:.4rem 1rem;border-radius:5px;border:1px solid #718096;background:#fff;cursor:pointer}
 #accept{background:#2f855a;color:#fff;border-color:#2f855a}#reject{background:#c53030;color:#fff;border-color:#c53030}
+#search-form{display:flex;gap:.5rem}#search{flex:1;font:inherit;padding:.3rem}.found{color:#2b6cb0;font-weight:600}
 .status{display:inline-block;padding:.1rem .5rem;border-radius:4px;background:#e2e8f0}
 #message{min-height:1.4rem;font-weight:600}#message.error{color:#c53030}
 .side{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.doc{background:#fff;padding:.8rem;border-radius:6px;white-space:pre-wrap}
@@ -170,10 +182,39 @@ window.addEventListener('pagehide', () => {
   }
   unsaved.clear();
 });
+function searchResult(hit, checked) {
+  const label = document.createElement('label');
+  label.className = 'chunk' + (checked ? ' checked' : '');
+  const box = document.createElement('input');
+  box.type = 'checkbox'; box.className = 'hit'; box.value = hit.chunk_id; box.checked = checked;
+  const text = document.createElement('span');
+  if (hit.title) { const title = document.createElement('strong'); title.textContent = hit.title; text.append(title, document.createElement('br')); }
+  const meta = document.createElement('span'); meta.className = 'meta'; meta.textContent = hit.doc_id;
+  text.append(hit.text, document.createElement('br'), meta);
+  label.append(box, text);
+  box.addEventListener('change', () => {
+    label.classList.toggle('checked', box.checked);
+    const body = box.checked ? {found_chunk_ids: [hit.chunk_id]}
+      : {relevant_chunk_ids: checkedChunks().filter(id => id !== hit.chunk_id)};
+    save(body).catch(() => {});
+  });
+  return label;
+}
+const searchForm = document.getElementById('search-form');
+if (searchForm) searchForm.addEventListener('submit', async event => {
+  event.preventDefault();
+  const response = await fetch('/api/search?k=' + S.search_k + '&q=' + encodeURIComponent(document.getElementById('search').value));
+  const reply = await response.json();
+  const results = document.getElementById('search-results');
+  if (!response.ok) { show(T.failed + ': ' + reply.error, true); return; }
+  const checked = new Set(checkedChunks());
+  results.replaceChildren(...reply.map(hit => searchResult(hit, checked.has(hit.chunk_id))));
+  if (!reply.length) results.textContent = T.search_none;
+});
 bindChunks();
 bindField('answer', value => ({ground_truth: value}));
 bindField('keypoints', value => ({keypoints: keypoints(value)}));
-for (const name of ['accept', 'reject', 'skip', 'reopen']) {
+for (const name of ['accept', 'reject', 'no_answer', 'skip', 'reopen']) {
   const button = document.getElementById(name);
   if (button) button.addEventListener('click', () => act(name));
 }
@@ -187,13 +228,14 @@ const exportButton = document.getElementById('export');
 exportButton.addEventListener('click', async () => {
   const response = await fetch('/api/export', {method: 'POST'});
   const reply = await response.json();
-  show(response.ok ? T.exported + ': ' + reply.path + ' (' + reply.written + ')' : T.failed + ': ' + reply.error, !response.ok);
+  show(response.ok ? T.exported + ': ' + reply.path + ' (' + reply.written + '); ' + reply.labels : T.failed + ': ' + reply.error, !response.ok);
 });
 document.addEventListener('keydown', event => {
   if (event.target.matches('textarea, input[type=text], select')) { if (event.key === 'Escape') event.target.blur(); return; }
   if (event.ctrlKey || event.metaKey || event.altKey) return;
-  const keys = {a: 'accept', r: 'reject', s: 'skip'};
+  const keys = {a: 'accept', r: 'reject', x: 'no_answer', s: 'skip'};
   if (keys[event.key] && document.getElementById(keys[event.key])) { event.preventDefault(); act(keys[event.key]); }
+  else if (event.key === '/' && document.getElementById('search')) { event.preventDefault(); document.getElementById('search').focus(); }
   else if (event.key === 'b' || event.key === 'ArrowLeft') go('back');
   else if (event.key === 'n' || event.key === 'ArrowRight') go('next');
   else if (event.key === 'e' || event.key === 'k') {
@@ -227,12 +269,13 @@ def pool_html(row: dict[str, Any], texts: dict[str, str]) -> str:
     for number, chunk in enumerate(row["pool"], start=1):
         on = chunk["chunk_id"] in checked
         ranks = ", ".join(f"{name} {rank}" for name, rank in chunk.get("ranks", {}).items() if rank is not None)
+        where = f'<span class="found">{texts["by_search"]}</span>' if chunk.get(FOUND_BY) == "search" else f'{texts["ranks"]}: {_e(ranks)}'
         title = f"<strong>{_marked(highlight(chunk['title'], row['question'], aliases))}</strong><br>" if chunk.get("title") else ""
         parts.append(
             f'<label class="chunk{" checked" if on else ""}"><input type="checkbox" class="pick" value="{_e(chunk["chunk_id"])}"'
             f'{" checked" if on else ""}><span class="n">{number}</span><span>{title}'
             f'{_marked(highlight(chunk["text"], row["question"], aliases))}'
-            f'<br><span class="meta">{_e(chunk["doc_id"])} · {texts["ranks"]}: {_e(ranks)}</span></span></label>')
+            f'<br><span class="meta">{_e(chunk["doc_id"])} · {where}</span></span></label>')
     return "".join(parts)
 
 
@@ -259,6 +302,14 @@ def _case_body(row: dict[str, Any], texts: dict[str, str]) -> str:
         f'<h2>{texts["keypoints"]}</h2><textarea id="keypoints" rows="4">{_e(keypoints)}</textarea>'
         f'<div id="kpfound" class="meta">{keypoint_html(row, texts)}</div>'
     )
+
+
+def search_html(store: ReviewStore, texts: dict[str, str]) -> str:
+    """The search box over the whole knowledge base, with a line naming the retrievers it uses."""
+    note = texts["search_both" if "dense" in store.searcher().retrievers else "search_bm25"]
+    return (f'<h2>{texts["search"]}</h2><div class="meta" id="search-note">{note}</div>'
+            f'<form id="search-form"><input type="text" id="search" autocomplete="off">'
+            f'<button id="search-go" type="submit">{texts["search_go"]}</button></form><div id="search-results"></div>')
 
 
 def _conflict_body(row: dict[str, Any], store: ReviewStore, texts: dict[str, str]) -> str:
@@ -288,9 +339,10 @@ def _page(store: ReviewStore, row: dict[str, Any] | None, language: str, status_
         body, key, version, status = f'<p id="done">{texts["done"]}</p>', "", 0, "pending"
     else:
         key, version, status = store.key(row), row["review"]["version"], row["review"]["status"]
-        body = _case_body(row, texts) if store.kind == CASES else _conflict_body(row, store, texts)
-    buttons = "".join(f'<button id="{name}" type="button">{texts[name]}</button>' for name in ("accept", "reject", "skip", "reopen"))
-    state = {"id": key, "version": version, "filter": status_filter, "texts": texts,
+        body = _case_body(row, texts) + search_html(store, texts) if store.kind == CASES else _conflict_body(row, store, texts)
+    actions = ("accept", "reject", "no_answer", "skip", "reopen") if store.kind == CASES else ("accept", "reject", "skip", "reopen")
+    buttons = "".join(f'<button id="{name}" type="button">{texts[name]}</button>' for name in actions)
+    state = {"id": key, "version": version, "filter": status_filter, "texts": texts, "search_k": 10,
              "other_language": next(lang for lang in UI_LANGUAGES if lang != language)}
     payload = json.dumps(state, ensure_ascii=False).replace("</", "<\\/")
     return (
@@ -365,10 +417,14 @@ def build_review_app(store: ReviewStore, language: str | None = None) -> FastAPI
         except ValueError as exc:
             return JSONResponse({"error": str(exc)}, status_code=422)
         reply: dict[str, Any] = {"row": row}
-        if "keypoints" in body:
+        if "keypoints" in body or "found_chunk_ids" in body:
             texts = TEXTS[ui_language(request)]
             reply.update(pool_html=pool_html(row, texts), keypoint_html=keypoint_html(row, texts))
         return JSONResponse(reply)
+
+    @app.get("/api/search")
+    def search(q: str | None = None, k: str | None = None) -> JSONResponse:
+        return search_reply(store, q, k)
 
     @app.get("/api/progress")
     def progress() -> dict[str, Any]:
@@ -383,6 +439,24 @@ def build_review_app(store: ReviewStore, language: str | None = None) -> FastAPI
                                 status_code=400)
         except UserError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
-        return JSONResponse({"path": str(done.path), "written": done.written, "kept": done.kept, "summary": done.summary})
+        return JSONResponse({"path": str(done.path), "written": done.written, "kept": done.kept, "summary": done.summary,
+                             "labels": done.labels})
 
     return app
+
+
+def search_reply(store: ReviewStore, q: str | None, k: str | None) -> JSONResponse:
+    """``GET /api/search``: the top ``k`` (default 10, at most :data:`SEARCH_DEPTH`) chunks of the whole knowledge base
+    for ``q``, as ``[{chunk_id, doc_id, title, text}]``; a missing or blank ``q`` or a bad ``k`` is a 400 saying which."""
+    if q is None or not q.strip():
+        return JSONResponse({"error": "q: give the text to search for (q=...)"}, status_code=400)
+    if len(q) > 1000:
+        return JSONResponse({"error": f"q: at most 1000 characters, got {len(q)}"}, status_code=400)
+    try:
+        depth = 10 if k is None else int(k)
+    except ValueError:
+        depth = 0
+    if not 1 <= depth <= SEARCH_DEPTH:
+        return JSONResponse({"error": f"k: an integer from 1 to {SEARCH_DEPTH}, got {k!r}"}, status_code=400)
+    hits = store.searcher().search(q, depth)
+    return JSONResponse([{name: hit[name] for name in ("chunk_id", "doc_id", "title", "text")} for hit in hits])

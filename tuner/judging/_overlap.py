@@ -36,8 +36,8 @@ def token_f1(prediction: list[str], reference: list[str]) -> float:
 
     The SQuAD token F1 on bags of tokens; 0 when either side is empty or nothing overlaps.
 
-    >>> token_f1(["released", "on", "august", "8"], ["first", "released", "august", "8", "2014"])
-    0.6666666666666666
+    >>> round(token_f1(["released", "on", "august", "8"], ["first", "released", "august", "8", "2014"]), 4)
+    0.6667
     """
     overlap = sum((Counter(prediction) & Counter(reference)).values())
     if not overlap:

@@ -1,15 +1,16 @@
 """LLM plumbing (answers, verdicts → **chat endpoint**): what generators, judges, LLM corruption and ragas scoring
 share: the backend registry, endpoint config, chat and embeddings clients, call cache, reply parsing, usage counters and concurrency."""
 
+from tuner.errors import BackendError, ErrorKind, ReplyParseError
 from tuner.llm._backends import BackendRegistry, backend_of
 from tuner.llm._cache import CACHE_FILE, CachedReply, CallCache, CallStore, PostgresCallCache, request_key
-from tuner.llm._client import BackendError, ChatClient, Completion, EndpointClient, ErrorKind, Message
+from tuner.llm._client import ChatClient, Completion, EndpointClient, Message
 from tuner.llm._concurrent import map_concurrent
 from tuner.llm._config import LLMConfig, load_llm_config
 from tuner.llm._embeddings import EmbeddingClient
 from tuner.llm._pricing import Pricing
 from tuner.llm._prompt import fill
-from tuner.llm._reply import ReplyParseError, json_object, missing_reason_for, parse_structured
+from tuner.llm._reply import json_object, missing_reason_for, parse_structured
 from tuner.llm._resources import BackendResources
 from tuner.llm._usage import RequestCount, Usage, UsageCounts
 

@@ -10,9 +10,9 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from tuner.errors import UserError
+from tuner.errors import BackendError, ErrorKind, UserError
 from tuner.llm._cache import CachedReply, CallStore, request_key
 from tuner.llm._config import LLMConfig
 from tuner.llm._usage import Usage
@@ -22,30 +22,10 @@ if TYPE_CHECKING:
     import openai
 
 Message = Mapping[str, str]
-ErrorKind = Literal["timeout", "rate_limit", "server", "connection", "auth", "not_found", "request", "bad_response"]
-
 _RETRYABLE: frozenset[ErrorKind] = frozenset({"timeout", "rate_limit", "server", "connection"})
-_FATAL: frozenset[ErrorKind] = frozenset({"connection", "auth", "not_found"})
 _MAX_BACKOFF = 60.0
 _NO_KEY = "no-key"
 T = TypeVar("T")
-
-
-class BackendError(UserError):
-    """A model request failed; ``kind`` says why, the message is one line and never holds the API key.
-
-    ``fatal`` kinds (unreachable endpoint, rejected key, unknown model or path) mean no later request
-    can succeed either, so callers stop; the others (timeout, rate limit, server error, a rejected
-    request) concern one request, and callers record that item as missing.
-    """
-
-    def __init__(self, kind: ErrorKind, message: str) -> None:
-        self.kind = kind
-        super().__init__(message)
-
-    @property
-    def fatal(self) -> bool:
-        return self.kind in _FATAL
 
 
 @dataclass(frozen=True)

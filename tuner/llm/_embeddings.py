@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tuner.llm._client import BackendError, EndpointClient
+from tuner.errors import BackendError
+from tuner.llm._client import EndpointClient
 
 
 class EmbeddingClient(EndpointClient):

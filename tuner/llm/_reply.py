@@ -9,14 +9,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from tuner.llm._client import BackendError
+from tuner.errors import BackendError, ReplyParseError
 
 M = TypeVar("M", bound=BaseModel)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
-
-
-class ReplyParseError(Exception):
-    """A reply that does not hold a JSON object valid for the requested response model."""
 
 
 def _object_text(reply: str) -> str | None:

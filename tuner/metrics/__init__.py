@@ -15,7 +15,7 @@ from tuner.metrics.faithfulness import contradicted_share, faithful, missing_rea
 from tuner.metrics.hit_at_k import hit_at_k
 from tuner.metrics.misled import misled
 from tuner.metrics.mrr import mrr
-from tuner.metrics.recall_at_k import recall_at_k
+from tuner.metrics.recall_at_k import recall_at_k, recall_lower_bound
 from tuner.metrics.rejection import ABSTENTION_PHRASES, rejected
 
 RetrievalMetric = Callable[[Sequence[str], Collection[str]], float]
@@ -45,5 +45,6 @@ __all__ = [
     "missing_reason",
     "mrr",
     "recall_at_k",
+    "recall_lower_bound",
     "rejected",
 ]

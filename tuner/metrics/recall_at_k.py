@@ -19,3 +19,21 @@ def recall_at_k(ranked: Sequence[str], relevant: Collection[str]) -> float:
     """
     labels = relevant_set(relevant)
     return len(labels.intersection(ranked)) / len(labels)
+
+
+def recall_lower_bound(recall: float, answered: int, no_answer: int) -> float:
+    """Recall over every drafted case a reviewer decided answerable or not, counting the ``no_answer`` cases (marked "no
+    answer in the knowledge base", so left out of the golden set) as misses:
+
+        recall_lb = recall · n / (n + m),   n = ``answered`` cases the recall is the mean over, m = ``no_answer``.
+
+    A lower bound: a case marked no answer may still have one the reviewer did not find. Applied to the bounds of a
+    recall interval it gives the interval of the lower bound (the map is increasing). ``answered`` 0 with
+    ``no_answer`` 0 raises ``ValueError``.
+
+    >>> recall_lower_bound(0.9, 90, 10)
+    0.81
+    """
+    if answered < 0 or no_answer < 0 or answered + no_answer == 0:
+        raise ValueError(f"need at least one case, got answered={answered}, no_answer={no_answer}")
+    return recall * answered / (answered + no_answer)

@@ -6,6 +6,7 @@ Every function is pure (numpy only); see docs/report.md for how to read ε-ties.
 
 from __future__ import annotations
 
+from tuner.errors import PickUnmet
 from tuner.pareto._dominance import epsilon_front, front_entries, pareto_front, tie_groups, ties_of
 from tuner.pareto._hypervolume import (
     DEFAULT_REFERENCE,
@@ -14,7 +15,7 @@ from tuner.pareto._hypervolume import (
     hypervolume_2d,
     hypervolume_history,
 )
-from tuner.pareto._pick import PICK_RULES, PickRule, PickUnmet, cheapest, knee, min_delta, pick
+from tuner.pareto._pick import PICK_RULES, PickRule, cheapest, knee, min_delta, pick
 from tuner.objectives import CONTEXT_WORDS, DELTA, RECALL, Direction
 from tuner.pareto._types import FrontEntry, Point
 

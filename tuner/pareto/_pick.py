@@ -9,7 +9,7 @@ from typing import Protocol
 
 import numpy as np
 
-from tuner.errors import UserError
+from tuner.errors import PickUnmet, UserError
 from tuner.pareto._dominance import ties_of
 from tuner.objectives import RECALL, Direction
 from tuner.pareto._types import FrontEntry, goodness
@@ -64,14 +64,6 @@ def knee(
             distance = -distance
     best = max(range(len(entries)), key=lambda i: (round(float(distance[i]), 12), *good[i], -entries[i].number))
     return entries[best]
-
-
-class PickUnmet(UserError):
-    """No front entry meets the rule's floor; ``closest`` is the entry nearest to meeting it."""
-
-    def __init__(self, message: str, closest: FrontEntry) -> None:
-        super().__init__(message)
-        self.closest = closest
 
 
 def min_delta(

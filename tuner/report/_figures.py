@@ -12,6 +12,7 @@ import optuna
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from tuner.objectives import CONTEXT_WORDS, DELTA, DELTA_CORRECT, RECALL
 from tuner.pareto import FrontEntry, Point
 from tuner.report._study import StudySummary
 from tuner.study import PruneEvidence, TrialRecord
@@ -19,8 +20,7 @@ from tuner.study import PruneEvidence, TrialRecord
 MIN_IMPORTANCE_TRIALS = 10
 """Below this many complete trials PED-ANOVA's top quantile holds one or two trials and its importances are noise."""
 
-LABELS = {"recall_at_k": "recall@k", "v3_delta_faithful": "v3 Δfaithful", "v3_delta_correct": "v3 Δcorrect",
-          "context_words": "context words"}
+LABELS = {RECALL: "recall@k", DELTA: "v3 Δfaithful", DELTA_CORRECT: "v3 Δcorrect", CONTEXT_WORDS: "context words"}
 FRONT_COLOR = "#1f5fbf"
 DOMINATED_COLOR = "rgba(120, 120, 120, 0.35)"
 PRUNED_COLOR = "#e07b00"
@@ -68,7 +68,7 @@ def hover(point: Point, directions: Mapping[str, str]) -> str:
         value = point.values[name]
         ci = point.ci.get(name)
         lines.append(f"{label(name)} {value:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""))
-    if point.context_words is not None and "context_words" not in directions:
+    if point.context_words is not None and CONTEXT_WORDS not in directions:
         lines.append(f"context words {point.context_words:.0f}")
     lines.extend(f"{key} = {value}" for key, value in sorted(point.params.items()))
     return "<br>".join(lines)

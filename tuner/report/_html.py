@@ -12,8 +12,10 @@ import optuna
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from tuner.dataset import labels_line
 from tuner.errors import UserError
 from tuner.io import atomic_write_text
+from tuner.objectives import RECALL
 from tuner.redaction import redact
 from tuner.pareto import (
     CONTEXT_WORDS,
@@ -38,7 +40,7 @@ from tuner.report._figures import (
 )
 from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
 from tuner.settings import RetrievalSettings, format_settings
-from tuner.study import TrialRecord, pick_notes
+from tuner.study import TrialRecord, entry_caveat, pick_notes, study_labels
 
 STATE_WORDS = {"complete": "complete", "pruned": "pruned", "repeated": "repeated configurations not evaluated again",
                "fail": "failed", "running": "running", "waiting": "waiting"}
@@ -159,6 +161,21 @@ def _front_table(entries: Sequence[FrontEntry], summary: StudySummary, records: 
     return _table(header, rows, text_columns=[len(header) - 1])
 
 
+def _labels_section(study: optuna.Study, entries: Sequence[FrontEntry]) -> str:
+    """Where the golden set's labels came from, and per front member its recall beside the lower bound that counts the
+    no-answer cases as misses, with the pooling caveat of a retriever that helped label."""
+    provenance = study_labels(study)
+    text = f'<p class="labels">Labels: {_esc(labels_line(provenance))}.</p>'
+    caveats = [(e, c) for e in entries if (c := entry_caveat(provenance, e, study.trials[e.number])) is not None]
+    if not caveats:
+        return text
+    rows = [[f"#{e.number}", _value(e, RECALL),
+             f"{c.lower_bound:.3f}" + ("" if c.lower_bound_ci is None else f" [{c.lower_bound_ci[0]:.3f}, {c.lower_bound_ci[1]:.3f}]"),
+             c.pooled or ""] for e, c in caveats]
+    return text + _table(["trial", label(RECALL), f"{label(RECALL)}, {caveats[0][1].no_answer} no-answer case(s) as misses (lower bound)",
+                          "pooling"], rows, text_columns=[3])
+
+
 def _pruned_table(summary: StudySummary) -> str:
     if not summary.pruned:
         return ""
@@ -264,7 +281,7 @@ def render_report(
     on_front = {e.number for e in entries}
     sections = [
         ("1. Front", _figure_html(front_figure(summary, entries, groups, chosen), "front")
-         + (_front_table(entries, summary, records) if entries else "") + _pruned_table(summary)),
+         + (_front_table(entries, summary, records) if entries else "") + _labels_section(study, entries) + _pruned_table(summary)),
         ("2. Hypervolume history", _figure_html(
             hypervolume_figure([p.number for p in summary.points], history, reference), "hypervolume")),
         ("3. Sweet spot: top_k", _figure_html(sweet_spot_figure(summary, on_front, names[:2]), "sweet-spot")),

@@ -1,4 +1,4 @@
-"""Indexes (chunks → **indexes** → candidates): the first-stage retriever interface, its registry and top-k selection."""
+"""Indexes (chunks → **indexes** → candidates): the first-stage retriever interface and its registry."""
 
 from __future__ import annotations
 
@@ -57,17 +57,3 @@ def register_retriever(name: str, *, reads: tuple[str, ...] = (), needs_vectors:
         return factory
 
     return wrap
-
-
-def top_k_rows(scores: np.ndarray, depth: int) -> Hits:
-    """Best ``depth`` columns per row of a score matrix (−inf marks excluded chunks), ties by index."""
-    n_rows, n_cols = scores.shape
-    take = min(depth, n_cols)
-    indices = np.full((n_rows, depth), -1, dtype=np.int64)
-    values = np.zeros((n_rows, depth), dtype=np.float32)
-    for row in range(n_rows):
-        order = np.lexsort((np.arange(n_cols), -scores[row]))[:take]
-        order = order[np.isfinite(scores[row, order])]
-        indices[row, : len(order)] = order
-        values[row, : len(order)] = scores[row, order]
-    return Hits(indices, values)

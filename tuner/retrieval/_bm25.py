@@ -4,34 +4,93 @@ Normalization: bm25s' ``lucene`` variant scores a term as ``idf(t) · tf / (tf +
 which tends to ``idf(t)`` as ``tf`` grows. A query's best attainable score is therefore ``Σ_{t∈q} idf(t)``
 (unique query terms), and the normalized score ``s(q, d) / Σ_{t∈q} idf(t)`` is the fraction of that
 ceiling a chunk reaches: query-independent in meaning, in [0, 1], and comparable across corpora.
+
+Scaling: a query is scored from the posting lists of its own terms only (the index's columns, added term by term in
+float32 exactly as ``bm25s`` adds them), and the top ``depth`` chunks are picked with ``np.partition`` among the
+chunks sharing a term with it; the rest of the list is filled with zero-score chunks in corpus order, as a full
+sort by (score descending, chunk index) would. Memory is one score vector of the corpus per query, never a
+queries × chunks matrix. The index is computed for all postings at once (:func:`build_index`), the same numbers as
+bm25s' chunk-by-chunk loop (``bench/bm25_scale.py``).
 """
 
 from __future__ import annotations
 
 import math
+from array import array
+from collections import defaultdict
 from collections.abc import Sequence
+from functools import lru_cache
+from itertools import count
 from pathlib import Path
 
 import bm25s
 import numpy as np
 
 from tuner.cache import DiskCache
-from tuner.retrieval._base import Hits, register_retriever, top_k_rows
+from tuner.retrieval._base import Hits, register_retriever
 from tuner.retrieval._keys import bm25_key
 from tuner.retrieval._table import ChunkTable
 from tuner.settings import RetrievalSettings
 from tuner.text import bm25_tokens
 
+EMPTY_PASSAGE = "\x00"
+"""The one token of a passage without BM25 terms (bm25s cannot index an empty document); no query has it."""
+
+
+@lru_cache(maxsize=16384)  # hybrid retrieval and a study's trials tokenize the same questions again
+def query_terms(query: str) -> tuple[str, ...]:
+    """The distinct BM25 terms of ``query``, in order of first occurrence."""
+    return tuple(dict.fromkeys(bm25_tokens(query)))
+
+
+def build_index(passages: Sequence[str], k1: float, b: float) -> bm25s.BM25:
+    """bm25s' ``lucene`` index of ``passages``, equal bit for bit to ``bm25s.BM25.index`` over their token strings
+    (``tests/retrieval_tests/test_bm25_topk.py``) but computed for all postings at once instead of chunk by chunk.
+
+    Passages are tokenized one by one into ids of one vocabulary (a term's string is kept once, however many chunks
+    hold it); the (term, chunk) pairs are counted with one sort, which also gives the index's column order. Per
+    posting, in bm25s' own dtypes and order of operations: ``idf(t) · tf / (k1 · ((1 − b) + b · dl / avgdl) + tf)``
+    with ``idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))`` rounded to float32, the rest in float64, the product
+    stored as float32."""
+    vocab: defaultdict[str, int] = defaultdict(count().__next__)  # a new term gets the next id
+    flat = array("l")
+    counts = []
+    for passage in passages:
+        terms = bm25_tokens(passage) or [EMPTY_PASSAGE]
+        flat.extend(map(vocab.__getitem__, terms))
+        counts.append(len(terms))
+    lengths = np.array(counts, dtype=np.int64)
+    chunk_of = np.repeat(np.arange(len(passages), dtype=np.int64), lengths)
+    pairs, tf = np.unique((np.frombuffer(flat, dtype=np.int64) << 32) | chunk_of, return_counts=True)
+    del flat, chunk_of
+    terms, chunks = pairs >> 32, (pairs & 0xFFFFFFFF).astype(np.int32)
+    doc_freq = np.bincount(terms, minlength=len(vocab))
+    n_docs = len(passages)
+    idf = np.array([math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) for df in doc_freq.tolist()], dtype=np.float32)
+    length_norm = k1 * ((1 - b) + b * lengths / lengths.mean())
+    tf32 = tf.astype(np.float32)
+    data = (idf[terms] * (tf32 / (length_norm[chunks] + tf32))).astype(np.float32)
+    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(doc_freq, out=indptr[1:])
+    index = bm25s.BM25(method="lucene", k1=k1, b=b)
+    index.scores = {"data": data, "indices": chunks, "indptr": indptr, "num_docs": n_docs}
+    index.vocab_dict = {**vocab, "": len(vocab)}  # bm25s.BM25.index adds the empty token after the vocabulary
+    index.unique_token_ids_set = set(index.vocab_dict.values())
+    index.nonoccurrence_array = None  # lucene has no score for absent terms
+    return index
+
 
 class BM25Retriever:
     def __init__(self, index: bm25s.BM25, n_chunks: int) -> None:
-        self._index = index
         self._n = n_chunks
-        vocab: dict[str, int] = index.vocab_dict
-        doc_freq = np.diff(np.asarray(index.scores["indptr"]))
+        self._data = np.asarray(index.scores["data"])
+        self._postings = np.asarray(index.scores["indices"])
+        self._starts = np.asarray(index.scores["indptr"])
+        doc_freq = np.diff(self._starts)
         n_docs = int(index.scores["num_docs"])
-        self._idf = {
-            token: math.log(1.0 + (n_docs - doc_freq[tid] + 0.5) / (doc_freq[tid] + 0.5))
+        vocab: dict[str, int] = index.vocab_dict
+        self._terms = {
+            token: (tid, math.log(1.0 + (n_docs - doc_freq[tid] + 0.5) / (doc_freq[tid] + 0.5)))
             for token, tid in vocab.items()
             if tid < len(doc_freq) and doc_freq[tid] > 0
         }
@@ -39,32 +98,58 @@ class BM25Retriever:
     @classmethod
     def build(cls, table: ChunkTable, cache: DiskCache, k1: float = 1.5, b: float = 0.75) -> BM25Retriever:
         def build(folder: Path) -> None:
-            index = bm25s.BM25(method="lucene", k1=k1, b=b)
-            index.index([bm25_tokens(p) or ["\x00"] for p in table.passages], show_progress=False)
-            index.save(str(folder))
+            build_index(table.passages, k1, b).save(str(folder))
 
         index = cache.get_or_build("bm25", bm25_key(table.key, k1, b), build, lambda folder: bm25s.BM25.load(str(folder)))
         return cls(index, len(table))
 
-    def _query_terms(self, query: str) -> list[str]:
-        return [t for t in dict.fromkeys(bm25_tokens(query)) if t in self._idf]
-
-    def normalized_scores(self, query: str) -> np.ndarray:
-        terms = self._query_terms(query)
+    def matches(self, query: str) -> tuple[np.ndarray, np.ndarray]:
+        """The chunks sharing a term with ``query`` (ascending) and their normalized scores; every other chunk scores 0."""
+        terms = [self._terms[t] for t in query_terms(query) if t in self._terms]
         if not terms:
-            return np.zeros(self._n, dtype=np.float32)
-        ceiling = sum(self._idf[t] for t in terms)
-        return (np.asarray(self._index.get_scores(terms), dtype=np.float32) / ceiling).clip(0.0, 1.0)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        raw = np.zeros(self._n, dtype=self._data.dtype)
+        for tid, _ in terms:
+            span = slice(self._starts[tid], self._starts[tid + 1])
+            raw[self._postings[span]] += self._data[span]  # a term's postings name distinct chunks
+        chunks = np.flatnonzero(raw)
+        ceiling = sum(idf for _, idf in terms)
+        scores: np.ndarray = (raw[chunks] / ceiling).clip(0.0, 1.0)
+        return chunks, scores
 
     def search(self, queries: Sequence[str], depth: int, allowed: np.ndarray | None) -> Hits:
-        scores = np.stack([self.normalized_scores(q) for q in queries]) if queries else np.zeros((0, self._n))
-        if allowed is not None:
-            scores = np.where(allowed, scores, -np.inf)
-        return top_k_rows(scores, depth)
+        """Per query the ``depth`` best chunks by (normalized score descending, chunk index): chunks sharing a term
+        first, then zero-score chunks in corpus order; chunks outside ``allowed`` never."""
+        searchable = np.arange(self._n) if allowed is None else np.flatnonzero(allowed)
+        indices = np.full((len(queries), depth), -1, dtype=np.int64)
+        values = np.zeros((len(queries), depth), dtype=np.float32)
+        for row, query in enumerate(queries):
+            chunks, scores = self.matches(query)
+            keep = scores > 0.0
+            if allowed is not None:
+                keep &= allowed[chunks]
+            chunks, scores = chunks[keep], scores[keep]
+            if len(chunks) > depth:
+                cut = np.partition(scores, len(scores) - depth)[len(scores) - depth]  # the depth-th best score
+                chunks, scores = chunks[scores >= cut], scores[scores >= cut]
+            order = np.lexsort((chunks, -scores))[:depth]
+            taken = len(order)
+            indices[row, :taken] = chunks[order]
+            values[row, :taken] = scores[order]
+            if taken < depth:
+                head = searchable[: depth + len(chunks)]
+                zero = head[~np.isin(head, chunks, assume_unique=True)][: depth - taken]
+                indices[row, taken : taken + len(zero)] = zero
+        return Hits(indices, values)
 
     def score(self, query: str, indices: np.ndarray) -> np.ndarray:
-        scores: np.ndarray = self.normalized_scores(query)[indices]
-        return scores
+        chunks, scores = self.matches(query)
+        at = np.searchsorted(chunks, indices)
+        found = at < len(chunks)
+        found[found] = chunks[at[found]] == indices[found]
+        out = np.zeros(len(indices), dtype=np.float32)
+        out[found] = scores[at[found]]
+        return out
 
 
 @register_retriever("bm25", needs_vectors=False)

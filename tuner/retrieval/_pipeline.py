@@ -11,7 +11,7 @@ from tuner.cache import DiskCache
 from tuner.chunking import Chunk
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder, get_encoder
-from tuner.progress import Reporter, SilentReporter
+from tuner.progress import LoggedTask, Reporter, SilentReporter
 from tuner.rerank import Reranker, build_reranker
 from tuner.retrieval._base import RETRIEVERS, FirstStage
 from tuner.retrieval._filter import filter_mask
@@ -118,7 +118,8 @@ class RetrievalPipeline:
         todo = table.encoder.missing(table.passages)
         if todo:
             with self.reporter.task(f"embedding {len(todo)} new chunks", len(todo)) as task:
-                table.encoder.encode(todo, task=task)
+                # a line every few seconds too, for logs and pipes where the bar is hidden
+                table.encoder.encode(todo, task=LoggedTask(task, self.reporter, lambda done: f"embedding: {done} of {len(todo)} chunks"))
 
     def retriever(self, settings: RetrievalSettings) -> FirstStage:
         key = retriever_memo(settings)

@@ -6,6 +6,7 @@ from tuner.study._config import LoadedStudy, PruningConfig, StudyConfig, load_st
 from tuner.study._finish import dry_run, finish, trial_document
 from tuner.study._honest import Comparison, compare, pick_notes
 from tuner.study._interrupt import InterruptGuard
+from tuner.study._labels import entry_caveat, front_labels, study_labels
 from tuner.study._front import directions_of, entry_json, feasible, points_of, study_front, trial_point
 from tuner.study._objective import trial_profile
 from tuner.study._pruning import Look, PruneEvidence, TrialProfile, plan_looks, should_prune
@@ -38,9 +39,11 @@ __all__ = [
     "compare",
     "directions_of",
     "dry_run",
+    "entry_caveat",
     "entry_json",
     "feasible",
     "finish",
+    "front_labels",
     "load_search_space",
     "load_study",
     "load_study_file",
@@ -50,8 +53,9 @@ __all__ = [
     "points_of",
     "run_study",
     "should_prune",
-    "study_front",
     "storage_fault",
+    "study_front",
+    "study_labels",
     "study_summary",
     "trial_document",
     "trial_point",

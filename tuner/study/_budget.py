@@ -6,12 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from tuner.errors import BudgetSpent
 from tuner.llm import Usage, UsageCounts
 from tuner.study._config import BudgetConfig
-
-
-class BudgetSpent(Exception):
-    """The study's spending reached ``budget.max_cost`` or ``budget.max_tokens``; the message says which."""
 
 
 class SpendingMeter:

@@ -11,7 +11,7 @@ from typing import Any
 import optuna
 
 from tuner.chunking import CORPUS, chunk_dataset
-from tuner.dataset import Dataset, load_dataset, resolve_dataset
+from tuner.dataset import Dataset, labels_line, load_dataset, resolve_dataset
 from tuner.export import export_document, write_export
 from tuner.llm import Pricing
 from tuner.redaction import redact
@@ -20,6 +20,7 @@ from tuner.progress import Reporter
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import LoadedStudy
 from tuner.study._check import check_study
+from tuner.study._labels import entry_caveat, study_labels
 from tuner.study._front import directions_of, study_front
 from tuner.study._honest import pick_notes
 from tuner.study._inert import InertKnob, active_space, enqueued_params
@@ -248,6 +249,11 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: Report
         paths["notes"] = document["provenance"]["notes"]
         for note in paths["notes"]:
             reporter.stage(f"note: {note}")
+    labels = study_labels(study)
+    reporter.stage(f"labels: {labels_line(labels)}")
+    caveat = None if chosen is None else entry_caveat(labels, chosen, study.trials[chosen.number])
+    if caveat is not None:
+        reporter.stage(f"labels: {caveat.line()}")
     if report is not None:
         paths["report"] = str(report(study, out / "report.html", picks, result.loaded.storage))
     for name in ("storage", "config", "report"):

@@ -8,7 +8,7 @@ from typing import Any
 import optuna
 
 from tuner.errors import UserError
-from tuner.objectives import Direction
+from tuner.objectives import CONTEXT_WORDS, Direction
 from tuner.pareto import FrontEntry, Point, front_entries
 from tuner.study._record import StudyRecord, TrialRecord
 
@@ -66,7 +66,7 @@ def entry_json(entry: FrontEntry, trial: optuna.trial.FrozenTrial) -> dict[str, 
         "params": dict(entry.params),
         "values": dict(entry.values),
         "ci": {k: list(v) for k, v in entry.ci.items()},
-        "context_words": entry.context_words,
+        CONTEXT_WORDS: entry.context_words,
         "n": record.n,
         "n_total": record.n_total,
         "tie_group": entry.tie_group,

@@ -11,13 +11,12 @@ from typing import Any
 import optuna
 
 from tuner.embedding import backend_in_use
-from tuner.errors import BackendFailure
+from tuner.errors import BackendFailure, BudgetSpent
 from tuner.evaluation import CaseOutcome, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant
 from tuner.llm import Usage, UsageCounts
 from tuner.objectives import CONTEXT_WORDS, DELTA_CORRECT, RECALL
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings, settings_from_mapping
-from tuner.study._budget import BudgetSpent
 from tuner.study._config import PruningConfig
 from tuner.study._pruning import Look, PruneEvidence, TrialProfile, batches, should_prune
 from tuner.study._record import TrialCalls, TrialRecord, finite_or_none

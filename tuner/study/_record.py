@@ -14,6 +14,8 @@ from typing import Any
 
 import optuna
 
+from tuner.dataset import LabelProvenance
+from tuner.objectives import CONTEXT_WORDS
 from tuner.study._pruning import PruneEvidence
 
 
@@ -110,7 +112,7 @@ class TrialRecord:
     def from_attrs(cls, attrs: Mapping[str, Any]) -> TrialRecord:
         calls, pruning = attrs.get("calls"), attrs.get("pruning")
         f0, f3 = attrs.get("f0"), attrs.get("f3")
-        words = attrs.get("context_words")
+        words = attrs.get(CONTEXT_WORDS)
         return cls(
             worker=attrs.get("worker"),
             embedding_backend=attrs.get("embedding_backend"),
@@ -155,7 +157,9 @@ class StudyRecord:
     """A study's user attributes, fixed when the first worker creates it: the dataset it ran on, the one
     shuffled case order every trial walks, the objectives in ``trial.values`` order, the noise floor
     and the pruning margins (see ``tuner.calibration``), the study file, the fixed settings, and the worker
-    (``host:pid``) that measured the noise floor (None when the study file gave it)."""
+    (``host:pid``) that measured the noise floor (None when the study file gave it), and ``labels``: the golden set's
+    provenance (``golden.provenance.json`` as :meth:`tuner.dataset.LabelProvenance.to_dict` writes it; None: unknown
+    origin)."""
 
     dataset_hash: str | None = None
     case_order: list[str] = field(default_factory=list)
@@ -165,6 +169,7 @@ class StudyRecord:
     study_file: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     calibrated_by: str | None = None
+    labels: dict[str, Any] | None = None
 
     @property
     def created(self) -> bool:
@@ -188,4 +193,9 @@ class StudyRecord:
             study_file=attrs.get("study_file"),
             settings=dict(attrs.get("settings") or {}),
             calibrated_by=attrs.get("calibrated_by"),
+            labels=attrs.get("labels"),
         )
+
+    def provenance(self) -> LabelProvenance | None:
+        """``labels`` read back (``None``: unknown origin, or a study written before tuner recorded it)."""
+        return None if self.labels is None else LabelProvenance.from_mapping(self.labels, "study attribute labels")

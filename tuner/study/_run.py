@@ -16,7 +16,7 @@ import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
 from tuner.embedding import configure_embeddings
-from tuner.errors import BackendFailure, UserError, disk_fault
+from tuner.errors import BackendFailure, BudgetSpent, disk_fault, UserError
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import build_generator
 from tuner.judging import build_judge
@@ -26,7 +26,7 @@ from tuner.progress import Reporter, SilentReporter, Task
 from tuner.redaction import redact
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
-from tuner.study._budget import BudgetSpent, SpendingMeter
+from tuner.study._budget import SpendingMeter
 from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
 from tuner.study._faults import storage_fault
@@ -297,6 +297,7 @@ def _join(
             dataset_hash=dataset.content_hash, case_order=order, objectives=list(config.objectives), noise_floor=floor,
             pruning_margin=objective.margin, study_file=str(loaded.path), settings=loaded.base_settings.model_dump(),
             calibrated_by=worker_name() if config.noise_floor == "auto" else None,
+            labels=None if dataset.provenance is None else dataset.provenance.to_dict(),
         ).write(study)
         for params in config.enqueue:
             study.enqueue_trial(enqueued_params(params, inert), skip_if_exists=True)

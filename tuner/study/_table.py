@@ -6,6 +6,7 @@ from typing import Any
 
 import optuna
 
+from tuner.objectives import CONTEXT_WORDS
 from tuner.study._front import directions_of, feasible
 from tuner.study._record import TrialRecord
 
@@ -37,7 +38,7 @@ def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
         row.update({
             "n": record.n,
             "n_total": record.n_total,
-            "context_words": record.context_words,
+            CONTEXT_WORDS: record.context_words,
             "calls.generator": None if calls is None else calls.generator,
             "calls.judge": None if calls is None else calls.judge,
             "calls.tokens": None if calls is None else calls.tokens,

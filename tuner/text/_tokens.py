@@ -11,13 +11,15 @@ from tuner.text._language import CJK_CHARS
 from tuner.text._segment import segment
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
 
-_RUN = re.compile(f"(?P<cjk>[{CJK_CHARS}]+)|(?P<latin>[a-z0-9]+(?:[.,][0-9]+)*)")
+_LATIN_RUN = "[a-z0-9]+(?:[.,][0-9]+)*"
+_LATIN = re.compile(_LATIN_RUN)
+_RUN = re.compile(f"(?P<cjk>[{CJK_CHARS}]+)|(?P<latin>{_LATIN_RUN})")
 _CJK_RUN = re.compile(f"[{CJK_CHARS}]")
 _MIXED = re.compile(f"(?P<cjk>[{CJK_CHARS}]+)|(?P<other>[^{CJK_CHARS}\\W_]+)")
 
 
 def is_blank(text: str) -> bool:
-    """True when ``text`` has nothing to read: only whitespace of any script (U+3000 ideographic space, NBSP, line
+    r"""True when ``text`` has nothing to read: only whitespace of any script (U+3000 ideographic space, NBSP, line
     breaks), control characters and invisible format characters (Unicode category Cf: U+200B zero-width
     space, U+FEFF, joiners). ``str.strip`` alone keeps the format characters.
 
@@ -46,12 +48,15 @@ def bm25_tokens(text: str) -> list[str]:
     >>> bm25_tokens("ＩＰｈｏｎｅ 15的售价是5999元")
     ['iphone', '15', '售价', '5999', '元']
     """
+    normalized = normalize_text(text)
+    if not _CJK_RUN.search(normalized):  # the common case, all in C: BM25 tokenizes every chunk of a corpus
+        return [word for word in _LATIN.findall(normalized) if word not in STOPWORDS_LATIN]
     tokens: list[str] = []
-    for match in _RUN.finditer(normalize_text(text)):
-        if match.lastgroup == "cjk":
-            tokens.extend(word for word in segment(match.group()) if word not in STOPWORDS_ZH)
-        elif match.group() not in STOPWORDS_LATIN:
-            tokens.append(match.group())
+    for cjk, latin in _RUN.findall(normalized):
+        if cjk:
+            tokens.extend(word for word in segment(cjk) if word not in STOPWORDS_ZH)
+        elif latin not in STOPWORDS_LATIN:
+            tokens.append(latin)
     return tokens
 
 

@@ -6,9 +6,10 @@ document per paragraph, answers as keypoint aliases) and tables (CSV, TSV, JSONL
 dataset saved to disk) through a field mapping, with a ragas-testset preset.
 """
 
+from tuner.errors import ConversionError
 from tuner.dataset.importers._beir import import_beir
 from tuner.dataset.importers._conflictnq import import_conflictnq
-from tuner.dataset.importers._converters import CONVERTERS, ConversionError, Converted, convert_file, decode_text
+from tuner.dataset.importers._converters import CONVERTERS, Converted, convert_file, decode_text
 from tuner.dataset.importers._files import STATE, FilesImport, Version, import_files, infer_version, read_family_mapping
 from tuner.dataset.importers._importing import NO_REFERENCE, ImportResult
 from tuner.dataset.importers._squad import DEFAULT_CATEGORY, import_squad

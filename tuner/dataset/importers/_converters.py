@@ -18,15 +18,12 @@ from typing import Any
 
 import yaml
 
+from tuner.errors import ConversionError
 from tuner.text import cjk_share
 
 CONVERTER_VERSION = "files-v1"
 """Part of each file's state entry: a change to the converters re-converts every file."""
 DOCS_EXTRA = "docs"
-
-
-class ConversionError(Exception):
-    """A file that cannot be imported; the message is the reason shown after ``path:``."""
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ import yaml
 
 from tuner.dataset._kb import load_knowledge_base
 from tuner.dataset._load import CORPUS
-from tuner.dataset.importers._converters import CONVERTER_VERSION, CONVERTERS, ConversionError, convert_file
-from tuner.errors import UserError
+from tuner.dataset.importers._converters import CONVERTER_VERSION, CONVERTERS, convert_file
+from tuner.errors import ConversionError, UserError
 from tuner.io import atomic_directory, atomic_write_json, write_jsonl
 from tuner.progress import Reporter, SilentReporter
 from tuner.text import find_dates, normalize_text
