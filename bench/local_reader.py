@@ -203,7 +203,10 @@ def part_agreement(benches: dict[str, Bench], replicates: int = 2000) -> list[st
         span, local = (
             np.array([delta(paired_scores_by_id(per_case[r][c], bench.case_ids)) for c in CONFIGS]) for r in READERS
         )
-        ranks = {r: rankdata(values) for r, values in zip(READERS, (span, local))}
+        defined = np.isfinite(span) & np.isfinite(local)  # Δ is undefined where a configuration retrieves nothing useful
+        ranks = {r: np.full(len(CONFIGS), np.nan) for r in READERS}
+        for r, values in zip(READERS, (span, local)):
+            ranks[r][defined] = rankdata(values[defined])
         disagree = []
         for index, config in enumerate(CONFIGS):
             grades = [grade_delta(v) if np.isfinite(v) else "n/a" for v in (span[index], local[index])]
@@ -215,7 +218,7 @@ def part_agreement(benches: dict[str, Bench], replicates: int = 2000) -> list[st
                 f"| {name} | {config} | {span[index]:.3f} ({counts[0]}) | {local[index]:.3f} ({counts[1]}) | {rank[0]:g} | {rank[1]:g} "
                 f"| {grades[0]} | {grades[1]} |"
             )
-        rho = float(spearmanr(span, local).statistic)
+        rho = float(spearmanr(span[defined], local[defined]).statistic) if defined.sum() > 2 else float("nan")
         low, high, valid = bootstrap_spearman(per_case, bench.case_ids, replicates)
         summary.append(
             f"| {name} | {len(CONFIGS)} × {len(bench.case_ids)} | {rho:.2f} | [{low:.2f}, {high:.2f}] ({valid}/{replicates}) "
@@ -240,8 +243,9 @@ def bootstrap_spearman(
     per_case: dict[str, dict[str, dict[str, tuple[float | None, float | None]]]], case_ids: Sequence[str], replicates: int
 ) -> tuple[float, float, int]:
     """2.5% and 97.5% percentiles of Spearman's ρ between the readers' per-configuration Δ when the cases are resampled
-    with replacement (the same resample for every configuration and both readers); replicates where some Δ is
-    undefined or one reader's Δ are all tied are left out and counted."""
+    with replacement (the same resample for every configuration and both readers), over the configurations whose Δ
+    is defined for both; replicates with fewer than 3 such configurations or with one reader's Δ all tied are left
+    out and counted."""
     rng = np.random.default_rng(0)
     readers = list(per_case)
     table = {  # reader → config → (S0, S3) per case of case_ids, nan where missing
@@ -260,9 +264,10 @@ def bootstrap_spearman(
                 total = sample[:, 0].sum()
                 row.append((total - sample[:, 1].sum()) / total if total else np.nan)
             deltas.append(np.array(row))
-        if any(np.isnan(d).any() or np.ptp(d) == 0 for d in deltas):
+        kept = np.isfinite(deltas[0]) & np.isfinite(deltas[1])
+        if kept.sum() < 3 or any(np.ptp(d[kept]) == 0 for d in deltas):
             continue
-        values.append(float(spearmanr(deltas[0], deltas[1]).statistic))
+        values.append(float(spearmanr(deltas[0][kept], deltas[1][kept]).statistic))
     if not values:
         return float("nan"), float("nan"), 0
     return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5)), len(values)
