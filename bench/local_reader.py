@@ -14,7 +14,8 @@ Parts (any of them; all by default):
   top_k, relevance threshold and retriever) × ``--cases`` cases of ConflictNQ val and the Chinese demo; Spearman's
   ρ between the two readers' Δ, with a case-bootstrap 95% interval; the configurations whose ranks differ by more
   than 2 or whose grades (robust / watch / sensitive) differ.
-- ``position``: v3 Δfaithful of the local model with the noise at the front, middle and end of the context.
+- ``position``: v3 Δfaithful of the local model with the conflicting chunks injected (``hard_mode: inject``; in the
+  default ``in_index`` mode they sit where retrieval ranks them, whatever the position) at the front, middle and end.
 
 Answers go through the LLM call cache (``~/.cache/tuner``), so a rerun costs only what changed.
 
@@ -275,13 +276,14 @@ def bootstrap_spearman(
 
 def part_position(benches: dict[str, Bench]) -> list[str]:
     lines = [
-        "", f"#### Noise position, local model (`{READING}`, v3 = v0 + the conflicting chunks at the position given)", "",
+        "", f"#### Noise position, local model (`{READING}`, v3 `inject`: v0 + the conflicting chunks at the position given)", "",
         "| dataset | position | v0 faithful (n/N) | v3 faithful | v3 misled (n/N) | v3 Δ | v3 Δ 95% |", "|---|---|---|---|---|---|---|",
     ]
     reader = "gemma-3-270m (local)"
     for name, bench in benches.items():
         for position in ("front", "middle", "end"):
-            report = summarize(bench.outcomes(reader, READING, NoiseConfig(position=position)), ("v0", "v3"))
+            noise = NoiseConfig(position=position, hard_mode="inject")  # in_index conflicts sit where retrieval ranks them
+            report = summarize(bench.outcomes(reader, READING, noise), ("v0", "v3"))
             v0, v3 = report.variants["v0"], report.variants["v3"]
             ci = v3.delta_ci
             misled = "n/a" if v3.misled_rate is None else f"{v3.misled_rate.value:.3f} ({v3.misled_rate.n}/{v3.misled_rate.n_total})"
