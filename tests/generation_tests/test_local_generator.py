@@ -94,3 +94,14 @@ def test_without_the_extra_one_line_names_it(monkeypatch: pytest.MonkeyPatch) ->
         require_local()
     message = str(caught.value)
     assert "\n" not in message and "tuner[local]" in message and "llama_cpp" in message
+
+
+def test_robustness_names_the_extra_before_any_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tuner.cli import main
+
+    study = tmp_path / "local.yaml"
+    study.write_text("generator: {backend: local, model: gemma-3-270m}\n")
+    monkeypatch.setattr(_local, "_importable", lambda module: False)
+    assert main(["robustness", "demo", "--generator", str(study)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "tuner[local]" in error
