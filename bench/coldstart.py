@@ -233,7 +233,7 @@ def grid_texts(dataset: Dataset, grid: list[RetrievalSettings]) -> dict[str, lis
     """Per chunk configuration: its distinct chunk passages, and the sentences of those passages."""
     texts: dict[str, list[set[str]]] = {"chunks": [], "sentences": []}
     for settings in grid:
-        passages = {chunk.passage for chunk in chunk_dataset(dataset, *settings.chunking[:3], settings.embedding_model)}
+        passages = {chunk.passage for chunk in chunk_dataset(dataset, settings.chunking)}
         texts["chunks"].append(passages)
         texts["sentences"].append({s for p in passages for s in split_sentences(p) or [p]})
     return texts

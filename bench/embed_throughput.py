@@ -40,6 +40,7 @@ import numpy as np
 
 from tuner.cache import DiskCache
 from tuner.chunking import chunk_dataset
+from tuner.settings import Chunking
 from tuner.dataset import generate_demo, load_dataset, write_dataset
 from tuner.dataset.importers import import_conflictnq, import_squad
 from tuner.embedding import SentenceTransformerEncoder, configure_embeddings, get_encoder
@@ -77,7 +78,7 @@ def chunk_texts(folders: dict[str, Path]) -> list[str]:
     """Distinct 256-character chunks of every corpus and conflict document, in dataset order."""
     texts: dict[str, None] = {}
     for folder in folders.values():
-        for chunk in chunk_dataset(load_dataset(folder), 256, 0.0, "chars", MODEL):
+        for chunk in chunk_dataset(load_dataset(folder), Chunking(256, "chars", 0.0)):
             texts.setdefault(chunk.passage)
     return list(texts)
 

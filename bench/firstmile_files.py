@@ -155,6 +155,9 @@ def conflicts(tmp: Path, dense: tuple[float, ...], demo_too: bool = True) -> Non
         found = _score(f"demo {lang}, families from names", Dataset(folder, tuple(docs), ()), truth, near_duplicates=False)
         _false_positives(found, truth, stale_of, family)
         bare = Dataset(folder, tuple(Document(d.doc_id, d.text, d.title) for d in docs), (), language=demo.language)
+        # as on a knowledge base without versions: only near duplicates pair documents
+        found = _score(f"demo {lang}, no families, MinHash", bare, truth)
+        _false_positives(found, truth, stale_of, family)
         for cosine in dense:
             found = _score(f"demo {lang}, no families, MinHash + dense >= {cosine}", bare, truth, dense=cosine)
             _false_positives(found, truth, stale_of, family)

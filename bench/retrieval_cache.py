@@ -27,7 +27,7 @@ from tuner.dataset import Dataset, Document, GoldenCase, load_dataset, resolve_d
 from tuner.embedding import get_encoder
 from tuner.evaluation import evaluate_retrieval
 from tuner.retrieval import BM25Retriever, DenseRetriever, RetrievalPipeline, load_chunk_table
-from tuner.settings import RetrievalSettings
+from tuner.settings import Chunking, RetrievalSettings
 
 
 T = TypeVar("T")
@@ -93,7 +93,7 @@ def synthetic_section() -> list[str]:
     with tempfile.TemporaryDirectory() as root:
         cache = DiskCache(root)
         encoder = get_encoder("all-MiniLM-L6-v2", root)
-        table, chunk_s = timed(lambda: load_chunk_table(dataset, 60, 0.0, cache, encoder))
+        table, chunk_s = timed(lambda: load_chunk_table(dataset, Chunking(60, "tokens", 0.0, encoder.model_id), cache, encoder))
         lines.append(f"synthetic corpus: {len(table)} chunks of 60 words; chunking {chunk_s:.1f} s")
         bm25, bm25_s = timed(lambda: BM25Retriever.build(table, cache))
         lines.append(f"BM25 index build (bm25s): {bm25_s:.1f} s, peak RSS so far {peak_mb():.0f} MB")

@@ -109,3 +109,8 @@ class TcpProxy:
                 conn.close()
             with self._lock:
                 self._open -= {source, sink}
+
+
+SERVE_TOKEN = "test-serve-token"
+"""The write token the tests' ``tuner serve`` processes run with (``TUNER_SERVE_TOKEN``) and send (``WRITE_HEADERS``)."""
+WRITE_HEADERS = {"X-Tuner-Token": SERVE_TOKEN}

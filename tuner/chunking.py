@@ -29,22 +29,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from tuner.dataset import Dataset
 from tuner.embedding import resolve_model_path
 from tuner.encoders import parse_endpoint
 from tuner.errors import UserError
+from tuner.settings import Chunking, ChunkUnit
 from tuner.text import sentence_spans
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
-ChunkUnit = Literal["tokens", "chars", "words"]
-
 SNAP_MIN_FILL = 0.5
 """A sentence end is used as a chunk end only if the chunk keeps more than this share of ``chunk_size``:
 past that, cutting one sentence in two costs less than a half-empty chunk."""
+
+CHUNKER_VERSION = "1"
+"""The version of the chunker's rules (``SNAP_MIN_FILL``, the stride, the sentence rules it snaps to): part of every
+chunks key (:func:`tuner.retrieval._keys.chunks_key`), so raise it with any change that moves a chunk boundary and
+no cache serves chunks cut by the old rules. The sentence rules of the text layer are versioned too (its
+``TEXT_LAYER_ID`` is in the BM25 and candidates keys), but chunks are cut before any of those."""
 
 CORPUS = "corpus"
 CONFLICT = "conflict"
@@ -196,16 +201,16 @@ def chunk_spans(text: str, units: UnitSpans, chunk_size: int, chunk_overlap: flo
     return chunks
 
 
-def chunk_dataset(
-    dataset: Dataset, chunk_size: int, chunk_overlap: float, chunk_unit: ChunkUnit, embedding_model: str
-) -> list[Chunk]:
-    """Chunks of every corpus document, then of every conflicting document (marked by ``source``)."""
+def chunk_dataset(dataset: Dataset, chunking: Chunking) -> list[Chunk]:
+    """Chunks of every corpus document, then of every conflicting document (marked by ``source``), cut as ``chunking``
+    (``RetrievalSettings.chunking``) says."""
+    chunk_size, chunk_overlap, chunk_unit = chunking.chunk_size, chunking.chunk_overlap, chunking.chunk_unit
     if chunk_unit == "words" and dataset.language == "zh":
         raise UserError(
             f"{dataset.path}: chunk_unit 'words' counts whitespace-separated words, which Chinese text does not "
             "have: use chunk_unit: tokens or chars"
         )
-    units = unit_spans(chunk_unit, embedding_model)
+    units = unit_spans(chunk_unit, chunking.tokenizer)
     snap = chunk_unit != "words"
     chunks: list[Chunk] = []
 

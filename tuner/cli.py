@@ -79,15 +79,32 @@ class _RedactingFormatter(logging.Formatter):
         return redact(super().format(record))
 
 
+class _LibraryFilter(logging.Filter):
+    """Passes every record of the ``tuner`` loggers (their own level decides) and other libraries' records from
+    ``level`` up: ``bm25s`` and ``jieba`` set their loggers to DEBUG, which would otherwise reach stderr."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__()
+        self.level = level
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.name == "tuner" or record.name.startswith("tuner.") or record.levelno >= self.level
+
+
 def configure_logging(verbose: bool, quiet: bool) -> None:
-    """Log records of the ``tuner`` loggers to stderr: INFO by default (progress lines are INFO), DEBUG with
-    ``-v``, WARNING with ``-q`` (which also silences progress, see :class:`tuner.progress.RichReporter`)."""
-    logger = logging.getLogger("tuner")
-    logger.setLevel(logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO)
-    if not any(isinstance(h, _StderrHandler) for h in logger.handlers):  # repeated main() calls add one handler
+    """Log records to stderr through one handler on the root logger: tuner's from INFO by default (progress lines
+    are INFO), from DEBUG with ``-v``, from WARNING with ``-q`` (which also silences progress, see
+    :class:`tuner.progress.RichReporter`); other libraries' from WARNING, from DEBUG with ``-v``. With a handler on
+    the root logger, a library's ``logging.basicConfig()`` adds none, so no line is printed twice."""
+    logging.getLogger("tuner").setLevel(logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO)
+    root = logging.getLogger()
+    root.setLevel(logging.DEBUG if verbose else logging.WARNING)
+    handler = next((h for h in root.handlers if isinstance(h, _StderrHandler)), None)
+    if handler is None:  # repeated main() calls keep one handler
         handler = _StderrHandler()
         handler.setFormatter(_RedactingFormatter("tuner: %(levelname)s: %(name)s: %(message)s"))
-        logger.addHandler(handler)
+        root.addHandler(handler)
+    handler.filters = [_LibraryFilter(logging.DEBUG if verbose else logging.WARNING)]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -156,7 +156,7 @@ def _untranslated(settings: RetrievalSettings, fusion: str, cutoff: bool) -> lis
         rows.append(("chunk_unit", "words", "no whitespace-word splitter: the character splitter below is the nearest"))
     rows.append(("chunking", "sentence snapping", "tuner ends a chunk at the last sentence end past half its size; "
                  "the splitters below break at their own separators"))
-    if settings.retriever == "hybrid":
+    if settings.retriever == "hybrid" and settings.fusion == "blend":
         rows.append(("hybrid_weight", settings.hybrid_weight, f"tuner blends normalized scores convexly; {fusion}"))
     if settings.relevance_threshold > 0 and not cutoff:
         rows.append(("relevance_threshold", settings.relevance_threshold,
@@ -223,8 +223,11 @@ def _langchain_bm25(k: int) -> dict[str, Any]:
 LANGCHAIN_RETRIEVERS: dict[str, Callable[[RetrievalSettings], dict[str, Any]]] = {
     "bm25": lambda s: _langchain_bm25(s.top_k),
     "dense": lambda s: _langchain_dense(s.top_k, s.active_filter),
+    # EnsembleRetriever is weighted reciprocal-rank fusion with constant c: equal weights and c = rrf_k are tuner's rrf
     "hybrid": lambda s: {
-        "class": "langchain.retrievers.EnsembleRetriever", "weights": [round(1 - s.hybrid_weight, 6), s.hybrid_weight],
+        "class": "langchain.retrievers.EnsembleRetriever",
+        **({"weights": [0.5, 0.5], "c": s.rrf_k} if s.fusion == "rrf" else {
+            "weights": [round(1 - s.hybrid_weight, 6), s.hybrid_weight]}),
         "retrievers": [_langchain_bm25(s.candidate_depth), _langchain_dense(s.candidate_depth, s.active_filter)]},
 }
 
@@ -271,11 +274,15 @@ def _llamaindex_bm25(k: int) -> dict[str, Any]:
 LLAMAINDEX_RETRIEVERS: dict[str, Callable[[RetrievalSettings], dict[str, Any]]] = {
     "bm25": lambda s: _llamaindex_bm25(s.top_k),
     "dense": lambda s: _llamaindex_dense(s.top_k, s.active_filter),
+    # mode reciprocal_rerank is reciprocal-rank fusion with k fixed at 60 (see LLAMAINDEX_RRF_K)
     "hybrid": lambda s: {
-        "class": "llama_index.core.retrievers.QueryFusionRetriever", "mode": "relative_score", "num_queries": 1,
-        "similarity_top_k": s.top_k, "retriever_weights": [round(1 - s.hybrid_weight, 6), s.hybrid_weight],
+        "class": "llama_index.core.retrievers.QueryFusionRetriever", "num_queries": 1, "similarity_top_k": s.top_k,
+        **({"mode": "reciprocal_rerank"} if s.fusion == "rrf" else {
+            "mode": "relative_score", "retriever_weights": [round(1 - s.hybrid_weight, 6), s.hybrid_weight]}),
         "retrievers": [_llamaindex_bm25(s.candidate_depth), _llamaindex_dense(s.candidate_depth, s.active_filter)]},
 }
+LLAMAINDEX_RRF_K = 60
+"""The k of LlamaIndex's ``reciprocal_rerank`` fusion, a constant there: another ``rrf_k`` is not expressible."""
 
 
 def _llamaindex(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untranslated]]:
@@ -295,8 +302,10 @@ def _llamaindex(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untra
         native.setdefault("node_postprocessors", []).append({
             "class": "llama_index.core.postprocessor.SentenceTransformerRerank",
             "model": settings.reranker.split(":", 1)[1], "top_n": settings.top_k})
-    return native, (_untranslated(settings, "QueryFusionRetriever(mode='relative_score') min-max scales each list first", cutoff)
-                    + _filter_untranslated(settings, "BM25Retriever"))
+    rows = _untranslated(settings, "QueryFusionRetriever(mode='relative_score') min-max scales each list first", cutoff)
+    if settings.retriever == "hybrid" and settings.fusion == "rrf" and settings.rrf_k != LLAMAINDEX_RRF_K:
+        rows.append(("rrf_k", settings.rrf_k, f"QueryFusionRetriever's reciprocal_rerank fixes k at {LLAMAINDEX_RRF_K}"))
+    return native, rows + _filter_untranslated(settings, "BM25Retriever")
 
 
 FRAMEWORKS = {"langchain": _langchain, "llamaindex": _llamaindex}

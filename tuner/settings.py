@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
@@ -22,6 +22,9 @@ MetadataFilter = dict[str, FilterValue]
 """A metadata filter: per key, the value a chunk's field or document metadata must equal, or a list of them
 (:func:`tuner.retrieval.filter_mask`)."""
 NO_FILTER = "none"
+
+ChunkUnit = Literal["tokens", "chars", "words"]
+"""What ``chunk_size`` counts (:mod:`tuner.chunking`)."""
 
 Stage = Literal["chunking", "encoding", "first_stage", "rerank", "final_ranking"]
 STAGES: tuple[Stage, ...] = ("chunking", "encoding", "first_stage", "rerank", "final_ranking")
@@ -73,7 +76,7 @@ class RetrievalSettings(BaseModel):
         "drop a candidate whose cosine similarity to a better-ranked kept one exceeds this (0..1; 1 = off)", ge=0.0, le=1.0,
     )
     chunk_size: int = _knob("chunking", 256, "chunk size, counted in --chunk-unit", ge=8, le=100_000)
-    chunk_unit: Literal["tokens", "chars", "words"] = _knob(
+    chunk_unit: ChunkUnit = _knob(
         "chunking", "tokens", "tokens (of the embedding model's tokenizer, default), chars, or legacy words"
     )
     chunk_overlap: float = _knob("chunking", 0.0, "fraction of a chunk repeated in the next one (0..0.9)", ge=0.0, lt=0.9)
@@ -81,7 +84,15 @@ class RetrievalSettings(BaseModel):
     dense_index: Literal["flat", "hnsw"] = _knob(
         "first_stage", "flat", "vector index of dense and hybrid retrieval: flat (exact) or hnsw (approximate)"
     )
-    hybrid_weight: float = _knob("first_stage", 0.5, "weight of the dense score in hybrid fusion (0..1)", ge=0.0, le=1.0)
+    fusion: Literal["blend", "rrf"] = _knob(
+        "first_stage", "blend",
+        "how hybrid fuses BM25 and dense: blend (hybrid_weight · dense + (1 − hybrid_weight) · bm25 of normalized scores) "
+        "or rrf (reciprocal-rank fusion with rrf_k)",
+    )
+    hybrid_weight: float = _knob(
+        "first_stage", 0.5, "weight of the dense score in hybrid fusion blend (0..1)", ge=0.0, le=1.0
+    )
+    rrf_k: int = _knob("first_stage", 60, "k of reciprocal-rank fusion, Σ 1/(k + rank) (fusion rrf)", ge=1, le=10_000)
     candidate_depth: int = _knob(
         "first_stage", 50, "first-stage candidates kept and reranked per question", ge=1, le=10_000
     )
@@ -105,6 +116,16 @@ class RetrievalSettings(BaseModel):
         "text put before each chunk or sentence when it is embedded, e.g. 'passage: '; 'auto' = the model's preset",
     )
     reranker: str = _knob("rerank", DEFAULT_RERANKER, "embedding-maxsim (offline default) or cross-encoder:NAME_OR_PATH")
+
+    @field_validator("reranker")
+    @classmethod
+    def _known_reranker(cls, value: str) -> str:
+        if value == DEFAULT_RERANKER:
+            return value  # the registry's module loads numpy and the encoders: only for another name
+        from tuner.rerank import check_reranker_spec
+
+        check_reranker_spec(value)
+        return value
 
     @model_validator(mode="after")
     def _top_k_within_depth(self) -> RetrievalSettings:
@@ -136,9 +157,10 @@ class RetrievalSettings(BaseModel):
         return presets[0] if info.field_name == "query_prompt" else presets[1]
 
     @property
-    def chunking(self) -> tuple[int, float, str, str]:
-        """What decides the chunks: size, overlap, unit, and the tokenizer's model when counting tokens."""
-        return (self.chunk_size, self.chunk_overlap, self.chunk_unit, self.embedding_model if self.chunk_unit == "tokens" else "")
+    def chunking(self) -> Chunking:
+        """The chunking group, what :func:`tuner.chunking.chunk_dataset` applies: the ``chunking`` stage's settings and
+        the tokenizer's model when they count tokens."""
+        return Chunking(**self.stage("chunking"), tokenizer=self.embedding_model if self.chunk_unit == "tokens" else "")
 
     @property
     def encoding(self) -> str:
@@ -157,10 +179,26 @@ class RetrievalSettings(BaseModel):
         """The definition of ``metadata_filter`` (empty for ``none``): what the first stage's candidates depend on."""
         return {} if self.metadata_filter == NO_FILTER else self.metadata_filters[self.metadata_filter]
 
+    def acts(self, name: str) -> bool:
+        """Whether setting ``name`` can change a ranking given this configuration's other settings (:data:`ACTS_WHEN`)."""
+        return acts(name, self.model_dump())
+
     @property
     def ranking(self) -> Ranking:
         """The final-ranking group, what :func:`tuner.retrieval.final_ranking` applies to the candidates."""
         return Ranking(**self.stage("final_ranking"))
+
+
+@dataclass(frozen=True)
+class Chunking:
+    """The settings of chunking (stage ``chunking``) and ``tokenizer``, the embedding model whose tokens
+    ``chunk_unit: tokens`` counts ("" for other units): everything chunks depend on, so it is also their cache key
+    (:func:`tuner.retrieval._keys.stage_key`) and a memo key (hashable)."""
+
+    chunk_size: int
+    chunk_unit: ChunkUnit
+    chunk_overlap: float
+    tokenizer: str = ""
 
 
 @dataclass(frozen=True)
@@ -180,6 +218,51 @@ class Ranking:
     def reads_versions(self) -> bool:
         """Whether this ranking needs the candidates' family and date (:class:`tuner.retrieval.ChunkVersions`)."""
         return self.version_policy == "latest" or self.stale_penalty > 0 or self.recency_weight > 0
+
+    @property
+    def reads_vectors(self) -> bool:
+        """Whether this ranking needs the candidates' chunk vectors (``dedupe`` compares them)."""
+        return self.dedupe < 1.0
+
+    @property
+    def reranks(self) -> bool:
+        """Whether this ranking needs reranker scores."""
+        return self.rerank_strength > 0.0
+
+
+@dataclass(frozen=True)
+class ActsWhen:
+    """When a setting can change a ranking: ``test`` over the settings named in ``reads``; ``when`` says it in words."""
+
+    reads: tuple[str, ...]
+    test: Callable[[Mapping[str, Any]], bool]
+    when: str
+
+
+ACTS_WHEN: dict[str, ActsWhen] = {
+    "fusion": ActsWhen(("retriever",), lambda s: s["retriever"] == "hybrid", "retriever is hybrid"),
+    "hybrid_weight": ActsWhen(("retriever", "fusion"), lambda s: s["retriever"] == "hybrid" and s["fusion"] == "blend",
+                              "retriever is hybrid with fusion blend"),
+    "rrf_k": ActsWhen(("retriever", "fusion"), lambda s: s["retriever"] == "hybrid" and s["fusion"] == "rrf",
+                      "retriever is hybrid with fusion rrf"),
+    "dense_index": ActsWhen(("retriever",), lambda s: s["retriever"] != "bm25", "retriever is dense or hybrid"),
+    "reranker": ActsWhen(("rerank_strength",), lambda s: s["rerank_strength"] > 0, "rerank_strength > 0"),
+    "stale_penalty": ActsWhen(("version_policy",), lambda s: s["version_policy"] == "all", "version_policy is all"),
+    "recency_half_life_days": ActsWhen(("recency_weight",), lambda s: s["recency_weight"] > 0, "recency_weight > 0"),
+}
+"""The settings that act only under some values of others; every other setting always acts. A study samples such a
+knob only when its trial's other choices let it act (``tuner.study.SearchSpace``), and a first-stage cache key hashes
+it only then (``tuner.retrieval._keys.stage_key``)."""
+
+
+def acts(name: str, values: Mapping[str, Any]) -> bool:
+    """Whether setting ``name`` can act under ``values`` (settings by name; every name the condition reads).
+
+    >>> acts("hybrid_weight", {"retriever": "bm25", "fusion": "blend"}), acts("top_k", {})
+    (False, True)
+    """
+    condition = ACTS_WHEN.get(name)
+    return condition is None or condition.test(values)
 
 
 def stage_fields(stage: Stage) -> tuple[str, ...]:

@@ -141,9 +141,9 @@ def test_unreadable_files_listed_and_strict_writes_nothing(source: Path, tmp_pat
     assert main(["import", "files", str(source), str(tmp_path / "kb")]) == 0
     out = capsys.readouterr().out
     assert f"{source / 'broken.pdf'}: unreadable PDF" in out and f"{source / 'broken.docx'}: unreadable DOCX" in out
-    assert "2 files could not be read" in out and len(_corpus(tmp_path / "kb")) == 6
+    assert "2 files not imported (reasons above)" in out and len(_corpus(tmp_path / "kb")) == 6
     assert main(["import", "files", str(source), str(tmp_path / "strict"), "--strict"]) == 2
-    assert "2 file(s) could not be read (--strict); nothing written" in capsys.readouterr().err
+    assert "2 file(s) could not be imported (--strict); nothing written" in capsys.readouterr().err
     assert not (tmp_path / "strict").exists()
 
 

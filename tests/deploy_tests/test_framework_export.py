@@ -84,3 +84,15 @@ def test_a_metadata_filter_is_written_where_the_framework_has_one_and_listed_whe
     assert any("nothing is filtered" in row["why"] for row in bm25["not_translated"])  # type: ignore[union-attr]
     _, unfiltered = _written(tmp_path, "langchain", retriever="dense", metadata_filters=FILTERS)
     assert "filter" not in unfiltered["native"]["retriever"]["as_retriever"]["search_kwargs"]  # type: ignore[index]
+
+
+def test_rrf_fusion_is_written_where_the_framework_has_it_and_listed_where_its_k_is_fixed(tmp_path: Path) -> None:
+    _, langchain = _written(tmp_path, "langchain", retriever="hybrid", fusion="rrf", rrf_k=20)
+    assert langchain["native"]["retriever"]["weights"] == [0.5, 0.5] and langchain["native"]["retriever"]["c"] == 20
+    assert not {"hybrid_weight", "rrf_k"} & {row["setting"] for row in langchain["not_translated"]}
+    _, llamaindex = _written(tmp_path, "llamaindex", retriever="hybrid", fusion="rrf", rrf_k=20)
+    assert llamaindex["native"]["retriever"]["mode"] == "reciprocal_rerank"
+    assert "retriever_weights" not in llamaindex["native"]["retriever"]
+    assert "rrf_k" in {row["setting"] for row in llamaindex["not_translated"]}
+    _, default_k = _written(tmp_path, "llamaindex", retriever="hybrid", fusion="rrf")
+    assert "rrf_k" not in {row["setting"] for row in default_k["not_translated"]}

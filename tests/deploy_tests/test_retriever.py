@@ -30,6 +30,8 @@ SPACE = {
     "rerank_strength": {"type": "float", "low": 0.0, "high": 0.6, "step": 0.15},
     "relevance_threshold": {"type": "float", "low": 0.0, "high": 0.3, "step": 0.05},
     "hybrid_weight": {"type": "float", "low": 0.1, "high": 0.9, "step": 0.1},
+    "fusion": {"type": "categorical", "choices": ["blend", "rrf"]},
+    "rrf_k": {"type": "categorical", "choices": [5, 60]},
     "version_policy": {"type": "categorical", "choices": ["all", "latest"]},
     "recency_weight": {"type": "float", "low": 0.0, "high": 0.4, "step": 0.2},
     "recency_half_life_days": {"type": "categorical", "choices": [30.0, 365.0]},
@@ -62,7 +64,9 @@ def test_every_front_trial_exported_and_rebuilt_returns_the_chunks_its_evaluatio
         "noise_floor": {"recall_at_k": 0.0, "v3_delta_faithful": 0.0}, "sampler": {"name": "random", "seed": 3},
         "enqueue": [{"top_k": 3, "retriever": "hybrid", "chunk_size": 20, "rerank_strength": 0.45,
                      "relevance_threshold": 0.15, "hybrid_weight": 0.7, "version_policy": "latest",
-                     "recency_weight": 0.2, "recency_half_life_days": 30.0, "dedupe": 0.8}],
+                     "recency_weight": 0.2, "recency_half_life_days": 30.0, "dedupe": 0.8},
+                    {"top_k": 2, "retriever": "hybrid", "fusion": "rrf", "rrf_k": 5, "chunk_size": 40, "rerank_strength": 0.0,
+                     "relevance_threshold": 0.0, "version_policy": "all", "recency_weight": 0.0, "dedupe": 1.0}],
         "output": "out",
     }))
     assert main(["-q", "run", str(study_file), "--no-report"]) == 0
@@ -72,8 +76,8 @@ def test_every_front_trial_exported_and_rebuilt_returns_the_chunks_its_evaluatio
     dataset = load_dataset(dated)
     pipeline = RetrievalPipeline(dataset)
     blended = versioned = 0
-    # the front's trials and the enqueued one (trial 0), which turns the version knobs
-    for number in sorted({entry.number for entry in front} | {0}):
+    # the front's trials and the enqueued ones: trial 0 turns the version knobs, trial 1 fuses by reciprocal rank
+    for number in sorted({entry.number for entry in front} | {0, 1}):
         trial = study.trials[number]
         measured = RetrievalSettings(**(TrialRecord.from_trial(trial).settings or {}))
         # the pipeline re-run on the trial's own settings is the trial's evaluation: it gives its recall@k
@@ -93,6 +97,7 @@ def test_every_front_trial_exported_and_rebuilt_returns_the_chunks_its_evaluatio
     assert blended, "the front should hold a trial that blends reranker scores"
     # version_policy cannot act here (each document is its own family, so none is stale): the run fixes it at all
     assert versioned, "the enqueued trial uses recency and dedupe"
+    assert (TrialRecord.from_trial(study.trials[1]).settings or {})["fusion"] == "rrf"
     for framework in ("langchain", "llamaindex"):
         native = tmp_path / f"{framework}.yaml"
         assert main(["export", str(study_file), "--pick", "knee", "--format", framework, "-o", str(native)]) == 0
@@ -110,9 +115,13 @@ def _shop() -> list[Document]:
     ]
 
 
+def _settings(**settings: object) -> RetrievalSettings:
+    return RetrievalSettings(**{"top_k": 2, "chunk_size": 16, "retriever": "hybrid", "candidate_depth": 10,
+                                "rerank_strength": 0.3, **settings})  # type: ignore[arg-type]
+
+
 def _config(tmp_path: Path, suffix: str = ".yaml", **settings: object) -> Path:
-    values = RetrievalSettings(**{"top_k": 2, "chunk_size": 16, "retriever": "hybrid", "candidate_depth": 10,
-                                  "rerank_strength": 0.3, **settings}).model_dump()  # type: ignore[arg-type]
+    values = _settings(**settings).model_dump()
     return write_export(tmp_path / f"deploy{suffix}", export_document(values, {"study": "shop", "trial": 7}))
 
 
@@ -141,8 +150,28 @@ def test_an_unseen_question_embeds_only_itself_and_writes_nothing_to_the_store(t
     assert encoder.with_prompt(retriever.settings.query_prompt).missing([question]) == [question]
 
 
+# a setting off its default in every stage (the rerank stage's only setting, the reranker, offline has one choice; it
+# acts through rerank_strength): an update that chunks, embeds, searches or ranks new documents otherwise than a
+# fresh build does fails the test below
+EVERY_STAGE: dict[str, object] = {
+    "chunk_unit": "chars", "chunk_size": 60, "chunk_overlap": 0.2,
+    "query_prompt": "query: ", "document_prompt": "passage: ",
+    "fusion": "rrf", "rrf_k": 5, "dense_index": "hnsw",
+    "relevance_threshold": 0.01, "dedupe": 0.98,
+}
+
+
+def test_the_update_parity_settings_leave_no_stage_at_its_defaults() -> None:
+    from tuner.settings import STAGES, stage_fields
+
+    settings, default = _settings(**EVERY_STAGE), RetrievalSettings()
+    for stage in STAGES:
+        moved = [name for name in stage_fields(stage) if getattr(settings, name) != getattr(default, name)]
+        assert moved or stage == "rerank", f"no setting of stage {stage} differs from its default"
+
+
 def test_added_superseded_and_deleted_documents_match_a_fresh_build(tmp_path: Path) -> None:
-    config = _config(tmp_path)
+    config = _config(tmp_path, **EVERY_STAGE)
     retriever = Retriever.from_config(config, corpus=_shop())
     newer = Document("warranty", "All laptops now carry a 3-year warranty, accidental damage included.", "Warranty")
     added = Document("security", "Passwords must be at least 12 characters long.", "Security")

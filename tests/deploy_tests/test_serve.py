@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.net import free_port, wait_until_ready
+from tests.net import SERVE_TOKEN, WRITE_HEADERS, free_port, wait_until_ready
 from tuner.deploy import Retriever
 from tuner.export import export_document, write_export
 from tuner.settings import RetrievalSettings
@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _serve(args: list[str]) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TUNER_SERVE_TOKEN": SERVE_TOKEN}
     return subprocess.Popen([sys.executable, "-m", "tuner", "serve", *args], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
@@ -83,13 +83,16 @@ def test_bad_requests_get_one_clear_4xx_line(server: str, body: dict[str, object
 
 def test_documents_added_and_deleted_while_serving(server: str) -> None:
     query = "What is the price of the Aurora X300 tablet?"
-    added = httpx.post(f"{server}/documents", json={"documents": [
+    added = httpx.post(f"{server}/documents", headers=WRITE_HEADERS, json={"documents": [
         {"doc_id": "aurora-x300", "title": "Aurora X300 tablet", "text": "The Aurora X300 tablet costs $899.",
          "metadata": {"team": "sales"}}]}, timeout=60)
     assert added.status_code == 200 and added.json()["documents"] == 9
     best = httpx.post(f"{server}/retrieve", json={"query": query}).json()["chunks"][0]
     assert best["doc_id"] == "aurora-x300" and best["metadata"]["team"] == "sales"
-    assert httpx.post(f"{server}/documents/delete", json={"doc_ids": ["aurora-x300"]}, timeout=60).json()["deleted"] == 1
+    # a write without the token (a hostile page, a client not told it) changes nothing
+    assert httpx.post(f"{server}/documents/delete", json={"doc_ids": ["aurora-x300"]}).status_code == 403
+    deleted = httpx.post(f"{server}/documents/delete", headers=WRITE_HEADERS, json={"doc_ids": ["aurora-x300"]}, timeout=60)
+    assert deleted.json()["deleted"] == 1
     assert "aurora-x300" not in {c["doc_id"] for c in httpx.post(f"{server}/retrieve", json={"query": query}).json()["chunks"]}
 
 
@@ -120,7 +123,7 @@ def test_not_ready_until_the_indexes_are_loaded_and_a_failed_load_says_why(confi
         release.wait(60)
         return Retriever.from_config(config, corpus=tiny_dataset_dir)
 
-    with TestClient(build_app(slow_load)) as client:
+    with TestClient(build_app(slow_load, SERVE_TOKEN), base_url="http://127.0.0.1:8000") as client:
         assert client.get("/healthz").status_code == 503 and client.get("/healthz").json() == {"error": "loading indexes"}
         assert client.post("/retrieve", json={"query": "warranty"}).status_code == 503
         release.set()
@@ -133,7 +136,7 @@ def test_not_ready_until_the_indexes_are_loaded_and_a_failed_load_says_why(confi
     def broken() -> Retriever:
         raise FileNotFoundError("no such dataset")
 
-    with TestClient(build_app(broken)) as client:
+    with TestClient(build_app(broken, SERVE_TOKEN), base_url="http://127.0.0.1:8000") as client:
         deadline = time.monotonic() + 30
         while "failed" not in client.get("/healthz").text:
             assert time.monotonic() < deadline

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.net import free_port, wait_until_ready
+from tests.net import SERVE_TOKEN, WRITE_HEADERS, free_port, wait_until_ready
 from tuner.deploy import Retriever
 from tuner.export import export_document, write_export
 from tuner.settings import RetrievalSettings
@@ -34,7 +34,7 @@ def server(tmp_path_factory: pytest.TempPathFactory, tiny_dataset_dir: Path) -> 
     config = write_export(tmp_path_factory.mktemp("serve") / "deploy.yaml", export_document(settings.model_dump(), {}))
     Retriever.from_config(config, corpus=tiny_dataset_dir)  # warms the chunk cache and the embedding store
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TUNER_SERVE_TOKEN": SERVE_TOKEN}
     process = subprocess.Popen(
         [sys.executable, "-m", "tuner", "serve", "--config", str(config), "--dataset", str(tiny_dataset_dir),
          "--port", str(port), "--max-body-mb", str(LIMIT_BYTES / 1024 / 1024)],
@@ -58,7 +58,7 @@ def test_six_concurrent_first_adds_all_succeed(server: tuple[str, subprocess.Pop
     def add(n: int) -> None:
         document = {"doc_id": f"new-{n}", "title": f"Note {n}", "text": f"Warehouse {n} opens at {n + 6} am. 仓库{n}号早上开门。"}
         barrier.wait()
-        replies.append(httpx.post(f"{url}/documents", json={"documents": [document]}, timeout=120))
+        replies.append(httpx.post(f"{url}/documents", headers=WRITE_HEADERS, json={"documents": [document]}, timeout=120))
 
     threads = [threading.Thread(target=add, args=(n,)) for n in range(6)]
     for thread in threads:
@@ -100,7 +100,7 @@ def test_oversized_non_utf8_and_malformed_bodies_get_one_error_line(server: tupl
 def test_a_document_with_nothing_to_read_is_refused(server: tuple[str, subprocess.Popen[str]], text: str) -> None:
     url = server[0]
     before = httpx.get(f"{url}/healthz").json()["documents"]
-    reply = httpx.post(f"{url}/documents", json={"documents": [{"doc_id": "blank", "text": text}]}, timeout=60)
+    reply = httpx.post(f"{url}/documents", headers=WRITE_HEADERS, json={"documents": [{"doc_id": "blank", "text": text}]}, timeout=60)
     assert reply.status_code == 422
     assert reply.json()["error"] == "documents.0.text: Value error, is empty (only whitespace or invisible characters)"
     assert httpx.get(f"{url}/healthz").json()["documents"] == before
@@ -112,7 +112,7 @@ def test_sigterm_finishes_the_request_in_flight_and_exits_0(server: tuple[str, s
     text = " ".join(f"Depot {n} in district {n * 7} stores {n * 13} pallets of item {n * 31}." for n in range(600))
     replies: list[httpx.Response] = []
     sender = threading.Thread(target=lambda: replies.append(
-        httpx.post(f"{url}/documents", json={"documents": [{"doc_id": "depots", "text": text}]}, timeout=300)))
+        httpx.post(f"{url}/documents", headers=WRITE_HEADERS, json={"documents": [{"doc_id": "depots", "text": text}]}, timeout=300)))
     sender.start()
     time.sleep(1.0)
     process.send_signal(signal.SIGTERM)

@@ -5,10 +5,16 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
+
+from fastapi.testclient import TestClient
 
 from tests.text_tests.zh_fixture import DOCS as ZH_DOCS
 from tests.tiny_dataset import CORPUS
-from tuner.golden import draft_case, write_draft
+from tuner.golden import ReviewStore, draft_case, write_draft
+from tuner.http_guard import TOKEN_HEADER
+
+TOKEN = "test-token"
 
 _TEXT = {d: (t, x) for d, t, x in CORPUS} | {f"zh-{d}": ("", x) for d, x in ZH_DOCS}
 
@@ -17,6 +23,14 @@ def chunk(doc_id: str, bm25: int | None, dense: int | None, hybrid: int | None) 
     title, text = _TEXT[doc_id]
     return {"doc_id": doc_id, "chunk_id": f"{doc_id}#0-{len(text)}", "title": title, "text": text,
             "ranks": {"bm25": bm25, "dense": dense, "hybrid": hybrid}}
+
+
+def review_client(store: ReviewStore, language: str | None = None, **options: Any) -> TestClient:
+    """A test client of the review app over ``store``, as its page talks to it: a loopback Host and the run's token."""
+    from tuner.golden.review_app import build_review_app
+
+    return TestClient(build_review_app(store, language, TOKEN), base_url="http://127.0.0.1:8765",
+                      headers={TOKEN_HEADER: TOKEN}, **options)
 
 
 def copy_kb(kb_dir: Path, target: Path) -> Path:

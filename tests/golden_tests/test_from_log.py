@@ -155,6 +155,7 @@ def test_cli_writes_review_jsonl_and_refuses_to_overwrite(kb_dir: Path, tmp_path
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "8 rows, 7 distinct after normalizing, 6 after merging near duplicates" in printed
+    assert f"{log}: columns: query from 'query', count from 'n' (timestamp, feedback: no such column)\n" in printed
     rows = [json.loads(line) for line in (out / "review.jsonl").read_text("utf-8").splitlines()]
     assert len(rows) == 3 and all(row["pool"] for row in rows)
     assert main(argv) == 2
@@ -193,10 +194,10 @@ def test_parquet_logs_and_bad_counts(tmp_path: Path) -> None:
 
     path = tmp_path / "log.parquet"
     pq.write_table(pa.table({"q": ["退货运费谁出？", "What is the return policy?"], "c": [3, 0]}), path)
-    with pytest.raises(Exception, match=r"log.parquet: row 2: count must be at least 1, got 0"):
+    with pytest.raises(Exception, match=r"log.parquet: row 2: count must be from 1 to 9007199254740991, got 0"):
         read_log(path, {"query": "q", "count": "c"})
     pq.write_table(pa.table({"q": ["退货运费谁出？"], "c": [3]}), path)
-    assert read_log(path, {"query": "q", "count": "c"}) == [("退货运费谁出？", 3, None, None)]
+    assert read_log(path, {"query": "q", "count": "c"}).rows == [("退货运费谁出？", 3, None, None)]
 
 
 def test_a_knowledge_base_needs_only_a_valid_corpus(tmp_path: Path) -> None:

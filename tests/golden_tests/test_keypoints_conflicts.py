@@ -11,7 +11,7 @@ import pytest
 from tuner.cli import main
 from tuner.dataset import load_dataset, load_knowledge_base
 from tuner.embedding import CachedEncoder
-from tuner.golden import disagreements, find_conflicts, rule_keypoints
+from tuner.golden import disagreements, family_summary, find_conflicts, rule_keypoints
 
 CORPUS = [
     {"doc_id": "leave_v1.md", "title": "Leave", "text": "Staff get 15 days of paid leave per year. Requests go to Human Resources.",
@@ -104,7 +104,8 @@ def test_conflicts_command_on_kb_without_golden(tmp_path: Path, capsys: pytest.C
     assert pairs[("leave_v1.md", "leave_v2.md")]["wrong_values"] == ["15"]
     assert pairs[("休假（2023年修订）.md", "休假（2024年修订）.md")]["severity"] == "dated"
     assert pairs[("copy-a.txt", "copy-b.txt")]["severity"] == "undated" and pairs[("copy-a.txt", "copy-b.txt")]["kind"] == "stale_version"
-    assert "3 candidate pairs in 3 families in conflict" in out and "leave_v2.md is newer" in out
+    assert "3 candidate pairs: 2 version families and 1 documents outside a family in conflict" in out
+    assert "  document copy-a.txt: 1 pairs" in out and "  family leave: 1 pairs" in out and "leave_v2.md is newer" in out
     only_family = find_conflicts(load_knowledge_base(kb), near_duplicates=False)
     assert {(c.doc_id, c.reason) for c in only_family} == {("leave_v1.md", "family"), ("休假（2023年修订）.md", "family")}
     assert main(["golden", "conflicts", str(kb), "--out", str(tmp_path / "c.jsonl")]) == 0 and (tmp_path / "c.jsonl").is_file()
@@ -151,3 +152,23 @@ def test_dense_neighbours_pair_rewritten_versions(tmp_path: Path, encoder: Cache
     assert (found.doc_id, found.conflicts_with, found.wrong_values, found.right_values) == ("berlin-a", "berlin-b", ("120",), ("150",))
     assert found.reason.startswith("similar:0.")
     assert dense_pairs(kb, 0.999, encoder=encoder) == {}
+
+
+def test_news_of_different_days_is_not_a_stale_version_but_a_family_s_changed_date_is(tmp_path: Path) -> None:
+    """Issue 30 §6: on a news KB without versions, near-duplicate daily reports (different dates, different figures)
+    and one article republished on two dates were flagged; a version family whose date changed still is."""
+    from tuner.dataset import Dataset, Document
+
+    report = "On {day} the Shanghai index closed at {value} points. Turnover was {turnover} billion yuan in the session."
+    docs = [
+        Document("news-0105.txt", report.format(day="2024-01-05", value="3,120", turnover="812")),
+        Document("news-0106.txt", report.format(day="2024-01-06", value="3,090", turnover="790")),
+        Document("republished-a.txt", "Published 2024-03-01. The Shenzhen metro line 16 opens with 24 stations and a 38 km track."),
+        Document("republished-b.txt", "Published 2024-03-02. The Shenzhen metro line 16 opens with 24 stations and a 38 km track."),
+        Document("launch_v1.md", "首销日期：2025年3月9日。", metadata={"family": "launch"}),
+        Document("launch_v2.md", "首销日期：2025年4月1日。", metadata={"family": "launch"}),
+    ]
+    found = find_conflicts(Dataset(tmp_path, tuple(docs), ()))
+    assert [(c.doc_id, c.conflicts_with, c.reason) for c in found] == [("launch_v1.md", "launch_v2.md", "family")]
+    kb = Dataset(tmp_path, tuple(docs), ())
+    assert family_summary(found, kb) == [("family launch", 1, 1)]

@@ -7,15 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 
-from tests.golden_tests.drafts import copy_kb, write_case_draft, write_conflict_candidates
+from tests.golden_tests.drafts import copy_kb, review_client, write_case_draft, write_conflict_candidates
 from tuner.cli import main
 from tuner.dataset import load_dataset, load_knowledge_base
 from tuner.dataset.importers import NO_REFERENCE
 from tuner.embedding import CachedEncoder
 from tuner.golden import ReviewStore, Sampling, StaleVersion, drafts_from_log, highlight, read_draft, write_draft
-from tuner.golden.review_app import build_review_app
 
 
 @pytest.fixture
@@ -38,7 +36,7 @@ def test_highlight_marks_question_terms_and_aliases_in_both_scripts() -> None:
 
 
 def test_first_page_shows_the_first_case_not_yet_reviewed(draft: Path) -> None:
-    client = TestClient(build_review_app(ReviewStore(draft), "en"))
+    client = review_client(ReviewStore(draft), "en")
     page = client.get("/")
     assert page.status_code == 200
     assert "How much does the Aurora X200 laptop cost?" in page.text and "ships with 16 GB of memory" in page.text
@@ -51,7 +49,7 @@ def test_first_page_shows_the_first_case_not_yet_reviewed(draft: Path) -> None:
 
 
 def test_every_change_is_saved_with_a_version_and_logged(draft: Path) -> None:
-    client = TestClient(build_review_app(ReviewStore(draft), "en"))
+    client = review_client(ReviewStore(draft), "en")
     saved = client.post("/api/cases/log-0002", json={"version": 0, "relevant_chunk_ids": ["zh-shipping#0-41"]})
     assert saved.status_code == 200, saved.text
     row = {r["id"]: r for r in read_draft(draft)}["log-0002"]
@@ -86,7 +84,7 @@ def test_a_second_process_on_the_same_file_sees_the_saved_version(draft: Path) -
 
 
 def test_steps_follow_the_status_filter(draft: Path) -> None:
-    client = TestClient(build_review_app(ReviewStore(draft), "en"), follow_redirects=False)
+    client = review_client(ReviewStore(draft), "en", follow_redirects=False)
     client.post("/api/cases/log-0002", json={"version": 0, "action": "skip"})
     assert client.get("/step/log-0001?dir=next&filter=all").headers["location"] == "/case/log-0002?filter=all"
     assert client.get("/step/log-0001?dir=next&filter=pending").headers["location"] == "/case/log-0003?filter=pending"
@@ -98,18 +96,18 @@ def test_steps_follow_the_status_filter(draft: Path) -> None:
 def test_export_writes_accepted_cases_only_and_validates(draft: Path, kb: Path) -> None:
     store = ReviewStore(draft)
     assert store.dataset == kb.resolve()
-    client = TestClient(build_review_app(store, "en"))
-    refused = client.post("/api/export")
+    client = review_client(store, "en")
+    refused = client.post("/api/export", json={})
     assert refused.status_code == 400 and refused.json()["error"].endswith("no accepted rows to export yet")
     client.post("/api/cases/log-0001", json={"version": 0, "relevant_chunk_ids": ["aurora-x200#0-145"]})
     client.post("/api/cases/log-0001", json={"version": 1, "action": "accept"})
     client.post("/api/cases/log-0003", json={"version": 0, "action": "accept"})  # accepted with no relevant chunk checked
-    invalid = client.post("/api/export")
+    invalid = client.post("/api/export", json={})
     assert invalid.status_code == 400 and "field 'relevant_doc_ids' is empty" in invalid.json()["error"]
     assert not (kb / "golden.jsonl").exists()
     client.post("/api/cases/log-0003", json={"version": 1, "relevant_chunk_ids": ["warranty#0-155"]})
     client.post("/api/cases/log-0002", json={"version": 0, "action": "reject"})
-    done = client.post("/api/export")
+    done = client.post("/api/export", json={})
     assert done.status_code == 200, done.text
     golden = [json.loads(line) for line in (kb / "golden.jsonl").read_text("utf-8").splitlines()]
     assert [case["id"] for case in golden] == ["log-0001", "log-0003"]
@@ -118,28 +116,28 @@ def test_export_writes_accepted_cases_only_and_validates(draft: Path, kb: Path) 
     assert [c.relevant_doc_ids for c in load_dataset(kb).golden] == [("aurora-x200",), ("warranty",)]
     # a second export replaces this draft's cases and keeps the others
     (kb / "golden.jsonl").write_text((kb / "golden.jsonl").read_text("utf-8").replace('"log-0003"', '"hand-1"'), "utf-8")
-    assert client.post("/api/export").json()["kept"] == 1
+    assert client.post("/api/export", json={}).json()["kept"] == 1
     assert [c.id for c in load_dataset(kb).golden] == ["hand-1", "log-0001", "log-0003"]
     assert (kb / "golden.jsonl.bak").is_file()
 
 
 def test_conflict_candidates_are_reviewed_and_exported(kb: Path) -> None:
     candidates = write_conflict_candidates(kb)
-    client = TestClient(build_review_app(ReviewStore(candidates), "zh"))
+    client = review_client(ReviewStore(candidates), "zh")
     page = client.get("/")
     assert '<mark class="w">$1,199</mark>' in page.text and "ships with 16 GB of memory" in page.text and "通过" in page.text
     assert "类型: 过期版本 · 错误值" in page.text and "(过期版本 0/2)" in page.text and "stale_version" not in page.text.split("<script")[0]
     assert client.post("/api/cases/aurora-x200-2023", json={"version": 0, "keypoints": []}).status_code == 422
     client.post("/api/cases/aurora-x200-2023", json={"version": 0, "action": "reject"})
     client.post("/api/cases/zh-shipping-old", json={"version": 0, "action": "accept"})
-    assert client.post("/api/export").status_code == 200
+    assert client.post("/api/export", json={}).status_code == 200
     conflicts = [json.loads(line) for line in (kb / "conflicts.jsonl").read_text("utf-8").splitlines()]
     assert conflicts == [{"doc_id": "zh-shipping-old", "text": "顺丰次日达需要另付１０元运费。", "conflicts_with": "zh-shipping",
                           "kind": "stale_version", "wrong_values": ["１０元"]}]
 
 
 def test_the_language_cookie_switches_the_interface(draft: Path) -> None:
-    client = TestClient(build_review_app(ReviewStore(draft)))
+    client = review_client(ReviewStore(draft))
     assert ">Accept<" in client.get("/").text  # the drafts are mostly English
     client.cookies.set("lang", "zh")
     page = client.get("/")

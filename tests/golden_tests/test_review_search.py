@@ -9,16 +9,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 
-from tests.golden_tests.drafts import chunk, copy_kb, write_case_draft
+from tests.golden_tests.drafts import chunk, copy_kb, review_client, write_case_draft
 from tests.text_tests.zh_fixture import DOCS as ZH_DOCS
 from tuner.dataset import PROVENANCE, UNKNOWN_ORIGIN, LabelProvenance, labels_json, labels_line, load_dataset, load_knowledge_base
 from tuner.cli import main
 from tuner.embedding import CachedEncoder
 from tuner.errors import DatasetError
 from tuner.golden import KnowledgeSearch, ReviewStore, build_pools, default_pool, draft_case, embedding_covers, parse_pool, read_draft, write_draft
-from tuner.golden.review_app import build_review_app
 from tuner.io import write_jsonl
 from tuner.metrics import recall_lower_bound
 from tuner.progress import NullTask
@@ -68,7 +66,7 @@ def test_embedding_coverage_decides_the_pool_and_pool_names_are_checked() -> Non
 def test_search_api_returns_chunks_of_the_whole_knowledge_base_and_refuses_bad_input(zh_draft: Path) -> None:
     store = ReviewStore(zh_draft)
     assert default_pool(store.knowledge_base()) == ("bm25", "hybrid") and store.searcher().retrievers == ("bm25",)
-    client = TestClient(build_review_app(store, "zh"))
+    client = review_client(store, "zh")
     page = client.get("/")
     assert 'id="search"' in page.text and "搜索：仅 BM25（嵌入模型不支持该语言）" in page.text and ">知识库中无答案<" in page.text
     hits = client.get("/api/search", params={"q": "礼品卡 现金", "k": 3})
@@ -85,7 +83,7 @@ def test_search_api_returns_chunks_of_the_whole_knowledge_base_and_refuses_bad_i
 
 
 def test_a_chunk_found_by_search_joins_the_pool_checked_and_marked(zh_draft: Path) -> None:
-    client = TestClient(build_review_app(ReviewStore(zh_draft), "en"))
+    client = review_client(ReviewStore(zh_draft), "en")
     saved = client.post("/api/cases/log-0001", json={"version": 0, "found_chunk_ids": ["zh-gift-card#0-27"]})
     assert saved.status_code == 200, saved.text
     assert "found by search" in saved.json()["pool_html"]
@@ -100,7 +98,7 @@ def test_a_chunk_found_by_search_joins_the_pool_checked_and_marked(zh_draft: Pat
 
 
 def test_no_answer_is_a_third_outcome_counted_in_the_provenance(draft: Path, kb: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    client = TestClient(build_review_app(ReviewStore(draft), "en"))
+    client = review_client(ReviewStore(draft), "en")
     assert client.post("/api/cases/log-0001", json={"version": 0, "relevant_chunk_ids": ["aurora-x200#0-145"]}).status_code == 200
     client.post("/api/cases/log-0001", json={"version": 1, "action": "accept"})
     marked = client.post("/api/cases/log-0002", json={"action": "no_answer", "version": 0})
@@ -108,7 +106,7 @@ def test_no_answer_is_a_third_outcome_counted_in_the_provenance(draft: Path, kb:
     client.post("/api/cases/log-0003", json={"version": 0, "action": "reject"})
     progress = client.get("/api/progress").json()
     assert (progress["reviewed"], progress["by_status"]["no_answer"]) == (3, 1)
-    exported = client.post("/api/export")
+    exported = client.post("/api/export", json={})
     assert exported.status_code == 200 and "1 marked no answer in the knowledge base, 1 rejected" in exported.json()["labels"]
     assert [c.id for c in load_dataset(kb).golden] == ["log-0001"]
     written = json.loads((kb / PROVENANCE).read_text("utf-8"))
@@ -142,7 +140,7 @@ def test_search_with_dense_when_the_model_covers_the_language(kb: Path, tmp_path
     store = ReviewStore(write_case_draft(kb, tmp_path / "drafts"), tiny_dataset_dir, encoder=encoder)  # English: MiniLM covers it
     search = store.searcher()
     assert isinstance(search, KnowledgeSearch) and search.retrievers == ("bm25", "dense")
-    assert "Search: BM25 and dense retrieval" in TestClient(build_review_app(store, "en")).get("/").text
+    assert "Search: BM25 and dense retrieval" in review_client(store, "en").get("/").text
     assert search.search("How long is the laptop warranty?", 2)[0]["doc_id"] == "warranty"
 
 

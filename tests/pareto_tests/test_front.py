@@ -100,3 +100,28 @@ def test_unknown_direction_and_negative_epsilon_are_rejected() -> None:
         pareto_front([pt(0, 0.5, 0.1)], {"recall_at_k": "up", "v3_delta_faithful": "minimize"})  # type: ignore[dict-item]
     with pytest.raises(ValueError, match="≥ 0"):
         epsilon_front([pt(0, 0.5, 0.1)], TWO, {"recall_at_k": -0.1})
+
+
+def test_paired_margins_decide_ties_per_pair_and_keep_the_floor_as_the_mapping() -> None:
+    from tuner.pareto import PairedMargins, cheapest
+
+    asked: list[tuple[int, int]] = []
+
+    def pair(a: int, b: int) -> dict[str, float]:
+        asked.append((a, b))
+        # 0 differs from 1 and 2 consistently case by case (paired margin 0.01); 1 and 2 do not (0.2)
+        return {"recall_at_k": 0.01, "v3_delta_faithful": 0.01} if a == 0 else {"recall_at_k": 0.2}
+
+    margins = PairedMargins(EPS, pair)
+    assert dict(margins) == EPS  # what a reader is shown: one configuration's floor
+    points = [pt(0, 0.90, 0.20, words=300), pt(1, 0.88, 0.18, words=200), pt(2, 0.80, 0.16, words=100)]
+    # the single floor ties 0~1 (0.02 apart on both), not 1~2 (0.08 recall apart)
+    assert tie_groups(points, TWO, EPS) == [(0, 1)]
+    # paired: 0 and 1 are apart (0.02 > 0.01); 1 and 2 tie on recall (0.08 ≤ 0.2), and on Δ (0.02) through the
+    # floor, which the pair leaves to it
+    assert tie_groups(points, TWO, margins) == [(1, 2)]
+    assert numbers(ties_of(points[1], points, TWO, margins)) == [1, 2]
+    entries = front_entries(points, TWO, margins)
+    assert [e.tie_group for e in entries] == [None, 0, 0]
+    assert cheapest(entries, THREE, margins).number in (1, 2)
+    assert len(asked) == len(set(asked))  # each pair worked out once

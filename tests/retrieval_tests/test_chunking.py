@@ -9,6 +9,7 @@ import pytest
 from tuner.chunking import char_units, chunk_dataset, chunk_spans, token_units, unit_ranges, word_units
 from tuner.dataset import load_dataset
 from tuner.errors import UserError
+from tuner.settings import Chunking, RetrievalSettings
 
 TEXT = "one two three four five six seven eight nine ten"
 
@@ -135,8 +136,9 @@ def test_chunks_map_back_to_document_spans(tiny_dataset_dir: Path) -> None:
     dataset = load_dataset(tiny_dataset_dir)
     texts = {d.doc_id: d.text for d in dataset.corpus} | {c.doc_id: c.text for c in dataset.conflicts}
     for unit in ("tokens", "chars", "words"):
-        chunks = chunk_dataset(dataset, 12, 0.25, unit, "all-MiniLM-L6-v2")
-        assert chunks == chunk_dataset(dataset, 12, 0.25, unit, "all-MiniLM-L6-v2")
+        chunking = RetrievalSettings(chunk_size=12, chunk_overlap=0.25, chunk_unit=unit).chunking  # type: ignore[arg-type]
+        chunks = chunk_dataset(dataset, chunking)
+        assert chunks == chunk_dataset(dataset, chunking)
         for chunk in chunks:
             assert texts[chunk.doc_id][chunk.start : chunk.end] == chunk.text
             assert chunk.chunk_id == f"{chunk.doc_id}#{chunk.start}-{chunk.end}"
@@ -147,4 +149,4 @@ def test_chunks_map_back_to_document_spans(tiny_dataset_dir: Path) -> None:
 def test_words_are_refused_for_chinese(tiny_dataset_dir: Path) -> None:
     dataset = replace(load_dataset(tiny_dataset_dir), language="zh")
     with pytest.raises(UserError, match="chunk_unit 'words'"):
-        chunk_dataset(dataset, 120, 0.0, "words", "all-MiniLM-L6-v2")
+        chunk_dataset(dataset, Chunking(120, "words", 0.0))

@@ -37,6 +37,9 @@ CHANGES: dict[str, tuple[Any, set[str], bool]] = {
     "retriever": ("dense", {"candidates", "rerank", "retriever"}, True),
     "dense_index": ("hnsw", {"candidates", "rerank", "retriever"}, False),  # HNSW is exact on 15 vectors
     "hybrid_weight": (0.8, {"candidates", "rerank", "retriever"}, True),
+    "fusion": ("rrf", {"candidates", "rerank", "retriever"}, True),
+    # under fusion blend rrf_k cannot act, so no key hashes it (test_rrf_k_is_in_the_keys_only_under_rrf)
+    "rrf_k": (10, set(), False),
     "candidate_depth": (12, {"candidates", "rerank"}, True),
     "metadata_filter": ("laptops", {"candidates", "rerank"}, True),
     # an unused definition decides nothing: the keys hash the active filter's definition, not every one
@@ -99,6 +102,10 @@ def test_a_model_change_gets_a_reranker_with_the_new_encoder(pipeline: Retrieval
 OTHER_VALUES: dict[str, Any] = {**{name: value for name, (value, _, _) in CHANGES.items()}, "chunk_unit": "words"}
 
 
+# a setting that acts only under another's value (tuner.settings.ACTS_WHEN) is changed where it acts
+ACTING: dict[str, dict[str, Any]] = {"rrf_k": {"fusion": "rrf"}}
+
+
 @pytest.mark.parametrize("stage", STAGES)
 def test_changing_each_field_of_a_stage_changes_that_stage_key_and_no_other(stage: Stage) -> None:
     base = BASE.model_copy(update={"chunk_unit": "chars"})  # tokens would make the model the chunker's tokenizer too
@@ -106,6 +113,7 @@ def test_changing_each_field_of_a_stage_changes_that_stage_key_and_no_other(stag
     for name in stage_fields(stage):
         if name == "metadata_filters":
             continue  # only the active filter's definition is hashed (test_the_active_filter_definition_...)
+        base = base.model_copy(update=ACTING.get(name, {}))
         changed = settings_from_mapping({**base.model_dump(), name: OTHER_VALUES[name]}, name)
         moved = {other for other in STAGES if stage_key(base, other) != stage_key(changed, other)}
         assert moved == {stage}, f"{name} moved the keys of {moved}"
@@ -129,3 +137,42 @@ def test_the_active_filter_definition_is_in_the_first_stage_key_and_its_name_is_
                                         "metadata_filter": "notebooks"})
     assert stage_key(redefined, "first_stage") != stage_key(active, "first_stage") != stage_key(BASE, "first_stage")
     assert stage_key(renamed, "first_stage") == stage_key(active, "first_stage")
+
+
+def test_rrf_k_is_in_the_keys_only_under_rrf_and_hybrid_weight_only_under_blend(pipeline: RetrievalPipeline) -> None:
+    rrf = BASE.model_copy(update={"fusion": "rrf"})
+    assert stage_key(rrf.model_copy(update={"rrf_k": 10}), "first_stage") != stage_key(rrf, "first_stage")
+    assert retriever_memo(rrf.model_copy(update={"rrf_k": 10})) != retriever_memo(rrf)
+    assert stage_key(rrf.model_copy(update={"hybrid_weight": 0.8}), "first_stage") == stage_key(rrf, "first_stage")
+    assert pipeline.candidates_key(rrf.model_copy(update={"hybrid_weight": 0.8})) == pipeline.candidates_key(rrf)
+
+
+def test_fusion_blend_keeps_the_keys_written_before_fusion_existed() -> None:
+    # the first-stage keys of BASE (hybrid, blend) and of its bm25 twin as the code before fusion wrote them
+    assert stage_key(BASE, "first_stage") == "bd4d0033909bf97510029fa78402f78459758ce4bf2bc82f419ef39b602b63a9"
+    bm25 = BASE.model_copy(update={"retriever": "bm25"})
+    assert stage_key(bm25, "first_stage") == "e095e2fad284a475ec42b578cbfdc00b48e6005b0dc2fc31aa9c807b2e6fa93d"
+
+
+def test_the_chunks_key_is_the_chunking_stage_key_and_the_chunker_version(
+    pipeline: RetrievalPipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tuner.retrieval._table as table_module
+    from tuner.chunking import CHUNKER_VERSION
+    from tuner.retrieval._keys import chunks_key
+
+    dataset = pipeline.dataset
+    assert pipeline.table(BASE).key == chunks_key(dataset.content_hash, dataset.language, stage_key(BASE, "chunking"),
+                                                  CHUNKER_VERSION)
+    # a change of the chunker's rules (SNAP_MIN_FILL, the sentence rules) comes with a new version: new chunk keys
+    monkeypatch.setattr(table_module, "CHUNKER_VERSION", CHUNKER_VERSION + "-next")
+    fresh = RetrievalPipeline(dataset, pipeline.cache, encoder=pipeline.encoder(BASE))
+    assert fresh.table(BASE).key != pipeline.table(BASE).key
+
+
+def test_the_chunking_stage_key_is_the_one_written_before_chunking_was_a_typed_stage() -> None:
+    # stage_key(BASE, "chunking") as the code before issue 31 §1 computed it: the key moved only for the chunks entry
+    assert stage_key(BASE.model_copy(update={"chunk_unit": "chars"}), "chunking") == CHARS_40_CHUNKING_KEY
+
+
+CHARS_40_CHUNKING_KEY = "a6575550ab0d77cb0a378b9779507e37959f253665b2a26b695957598b8d930c"

@@ -5,7 +5,7 @@ import importlib
 
 import pytest
 
-MODULES = ["_estimate", "_noise", "_resampling", "_sequential", "_wilson"]
+MODULES = ["_estimate", "_noise", "_paired", "_resampling", "_sequential", "_wilson"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -214,3 +214,15 @@ def test_cli_user_errors(tmp_path: Path, corrupted_dir: Path, capsys: pytest.Cap
     assert main(args) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "stress.md").exists()
+
+
+@pytest.mark.parametrize("argv,folder", [
+    (["--config", "out/demo/config.yaml"], "out/demo"),
+    (["--compare", "runs/a/config.yaml", "runs/b/config.yaml"], "runs/a"),
+    (["--config", "out/demo/config.yaml", "--out", "elsewhere"], "elsewhere"),
+])
+def test_stress_writes_beside_the_settings_file_not_into_the_current_folder(argv: list[str], folder: str) -> None:
+    from tuner.cli import build_parser
+    from tuner.commands.stress import output_folder
+
+    assert output_folder(build_parser().parse_args(["stress", "--dataset", "d", *argv])) == folder

@@ -114,7 +114,7 @@ def test_the_filter_flags_are_derived_and_a_mapping_is_read_as_yaml(tiny_dataset
 def test_an_enqueued_configuration_drops_what_cannot_act() -> None:
     from tuner.study._inert import InertKnob, enqueued_params
 
-    inert = [InertKnob("version_policy", "all", "no family"), InertKnob("metadata_filter: current", "none", "no status")]
+    inert = [InertKnob("version_policy", "all", "no family"), InertKnob("metadata_filter", "none", "no status", choice="current")]
     assert enqueued_params({"top_k": 3, "version_policy": "latest", "metadata_filter": "current"}, inert) == {
         "top_k": 3, "metadata_filter": "none"}
     assert enqueued_params({"metadata_filter": "corpus", "dedupe": 0.9}, inert) == {"metadata_filter": "corpus", "dedupe": 0.9}

@@ -65,6 +65,9 @@ def test_study_runs_resumes_and_exports_a_config_that_reproduces_its_recall(
         elif trial.state == optuna.trial.TrialState.COMPLETE:
             assert set(trial.user_attrs["ci"]) == {"recall_at_k", "v3_delta_faithful"}
             assert trial.user_attrs["n_total"] == 6
+            # per-case recall in the study's case order: what paired comparisons of recall read
+            assert record.recall_cases is not None and len(record.recall_cases) == 6
+            assert sum(record.recall_cases) / 6 == pytest.approx(trial.values[0])
             evaluated_settings.append(json.dumps(record.settings, sort_keys=True))
         else:
             evidence = trial.user_attrs["pruning"]
@@ -79,6 +82,11 @@ def test_study_runs_resumes_and_exports_a_config_that_reproduces_its_recall(
     front = json.loads(capsys.readouterr().out)
     assert front["n_trials"] == len(study.trials) and front["front"]
     assert {"recall_at_k", "v3_delta_faithful"} <= set(front["front"][0]["values"])
+    # neighbouring front members with the paired interval of their difference
+    assert len(front["neighbours"]) == len(front["front"]) - 1
+    for row in front["neighbours"]:
+        low, high = row["recall_at_k"]["ci"]
+        assert low <= row["recall_at_k"]["difference"] <= high and row["recall_at_k"]["n"] == 6
 
     exported = tmp_path / "deploy.yaml"
     number = front["front"][0]["trial"]

@@ -28,12 +28,13 @@ def run(args: argparse.Namespace) -> int:
     from tuner.errors import UserError
     from tuner.export import write_export, write_framework_export
     from tuner.pareto import pick
-    from tuner.study import load_study, study_front
+    from tuner.study import confirmed_entries, load_study, study_front
     from tuner.study import trial_document
 
     loaded = loaded_study(args)
     study = load_study(loaded)
     directions, floor, entries = study_front(study)
+    entries = confirmed_entries(study, entries)  # pick rules use the held-out figures when the study has them
     if args.trial is not None:
         if not 0 <= args.trial < len(study.trials) or study.trials[args.trial].state != optuna.trial.TrialState.COMPLETE:
             raise UserError(f"trial {args.trial} is not a complete trial of study '{study.study_name}'")

@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
     configure_embeddings_from_args(args)
     dataset = load_dataset(resolve_dataset(args.dataset))
     thresholds = load_thresholds(args.thresholds) if args.thresholds else GateThresholds()
-    floors = NoiseFloor.from_file(args.noise_floor).objectives if args.noise_floor else None
+    noise_floor = NoiseFloor.from_file(args.noise_floor) if args.noise_floor else None
+    floors = None if noise_floor is None else noise_floor.objectives
     baseline_path = Path(args.baseline) if args.baseline else None
     previous = None
     if baseline_path is not None and (not args.write_baseline or baseline_path.exists()):
@@ -117,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     provenance_hash = exported.provenance.get("dataset_hash")
     result = evaluate_gate(measurement, thresholds, previous, floors, args.history, str(baseline_path or "baseline"),
-                           provenance_hash if isinstance(provenance_hash, str) else None)
+                           provenance_hash if isinstance(provenance_hash, str) else None,
+                           None if noise_floor is None else noise_floor.run_margins())
     header = [f"config: `{args.config}`", f"dataset: `{args.dataset}`", f"baseline: `{baseline_path or 'none'}`"]
     recall = measurement.retrieval.overall["recall_at_k"]
     caveat = None if recall.value is None else label_caveat(dataset.provenance, settings.retriever, settings.top_k, recall.value, recall.ci)

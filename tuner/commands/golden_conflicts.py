@@ -38,7 +38,9 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else Path(args.kb) / CANDIDATES
     atomic_write_text(out, "".join(json.dumps(c.row(corpus), ensure_ascii=False) + "\n" for c in candidates))
     summary = family_summary(candidates, kb)
-    print(f"{out}: {len(candidates)} candidate pairs in {len(summary)} families in conflict")
+    families = sum(1 for label, _, _ in summary if label.startswith("family "))
+    print(f"{out}: {len(candidates)} candidate pairs: {families} version families and {len(summary) - families} "
+          "documents outside a family in conflict")
     for family, pairs, values in summary[:20]:
         print(f"  {family}: {pairs} pairs, {values} disagreeing values")
     for c in candidates[:20]:

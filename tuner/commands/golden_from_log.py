@@ -75,6 +75,10 @@ def run(args: argparse.Namespace) -> int:
     write_draft(target, drafts.rows)
     strata = ", ".join(f"{name} {count}" for name, count in drafts.strata.items())
     drawn = ", ".join(f"{name} {count}" for name, count in drafts.drawn.items() if count)
+    used = ", ".join(f"{name} from {column!r}" for name, column in drafts.columns.items() if column is not None)
+    unused = [name for name, column in drafts.columns.items() if column is None]
+    print(f"{args.log}: columns: {used}" + (f" ({', '.join(unused)}: no such column)" if unused else "")
+          + (f"; {drafts.blank} rows with a blank query skipped" if drafts.blank else ""))
     print(f"{args.log}: {drafts.read} rows, {drafts.exact} distinct after normalizing, {drafts.merged} after merging near duplicates "
           f"(strata: {strata})")
     print(f"{target}: wrote {len(drafts.rows)} draft cases ({drawn}); pool of "

@@ -17,10 +17,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import socket
-
     from tuner.errors import UserError
     from tuner.golden import ReviewStore
+    from tuner.http_guard import check_port
 
     try:
         import uvicorn
@@ -29,11 +28,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise UserError(f"tuner golden review needs the 'serve' extra ({exc.name} is missing): pip install 'tuner[serve]'") from None
     store = ReviewStore(Path(args.draft), Path(args.dataset) if args.dataset else None)
-    with socket.socket(socket.AF_INET) as probe:
-        try:
-            probe.bind(("127.0.0.1", args.port))
-        except OSError as exc:
-            raise UserError(f"--port {args.port}: cannot listen on 127.0.0.1: {exc.strerror}") from None
+    check_port("127.0.0.1", args.port, f"--port {args.port}")
     progress = store.progress()
     print(f"{args.draft}: {progress['total']} rows, {progress['reviewed']} reviewed; open http://127.0.0.1:{args.port}/ "
           f"(Ctrl-C stops; every action is already saved, the log is {store.log_path})", flush=True)

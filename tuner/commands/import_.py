@@ -74,6 +74,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     files.add_argument("--families", metavar="FILE", help="CSV (doc_id,family,date) or YAML doc_id: {family, date} overriding the inferred ones")
     files.add_argument("--strict", action="store_true", help="an unreadable file is an error (exit 2, nothing written)")
     files.add_argument("--force", action="store_true", help="replace a dataset in DST that this command did not write")
+    files.add_argument("--follow-links", action="store_true",
+                       help="import links to files outside SRC too (default: listed as not imported)")
     files.set_defaults(runner=_run_files)
 
 
@@ -89,7 +91,7 @@ def _run_files(args: argparse.Namespace) -> int:
 
     families = Path(args.families) if args.families else None
     result = import_files(Path(args.source), Path(args.destination), families=families, strict=args.strict,
-                          force=args.force, reporter=RichReporter())
+                          force=args.force, follow_links=args.follow_links, reporter=RichReporter())
     for path, reason in result.failed:
         print(f"{path}: {reason}")
     for doc_id in result.unmapped:
@@ -97,7 +99,7 @@ def _run_files(args: argparse.Namespace) -> int:
     print(f"{args.destination}: {result.documents} documents: {len(result.added)} added, {len(result.changed)} changed, "
           f"{len(result.removed)} removed, {len(result.unchanged)} unchanged"
           + (f"; {result.skipped} files of other types skipped" if result.skipped else "")
-          + (f"; {len(result.failed)} files could not be read" if result.failed else ""))
+          + (f"; {len(result.failed)} files not imported (reasons above)" if result.failed else ""))
     for label, ids in (("added", result.added), ("changed", result.changed), ("removed", result.removed)):
         if ids:
             print(f"  {label}: {', '.join(ids[:20])}{' ...' if len(ids) > 20 else ''}")

@@ -22,27 +22,41 @@ def run(args: argparse.Namespace) -> int:
 
     from tuner.settings import format_settings
     from tuner.dataset import labels_line
-    from tuner.study import entry_caveat, entry_json, front_labels, load_study, study_front, study_labels, study_summary
+    from tuner.study import StudyRecord, TrialRecord, entry_caveat, entry_json, front_labels, load_study
+    from tuner.study import neighbour_comparisons, study_front, study_labels, study_summary
 
     study = load_study(loaded_study(args))
     directions, floor, entries = study_front(study)
-    front = [entry_json(e, study.trials[e.number]) for e in entries]
+    confirmed = StudyRecord.from_study(study).confirm
+    trials = {t.number: t for t in study.get_trials(deepcopy=False)}
+    front = [entry_json(e, trials[e.number], confirmed.get(str(e.number))) for e in entries]
     if args.json:
-        print(json.dumps({"front": front, **study_summary(study), "noise_floor": floor, "labels": front_labels(study, entries)}, indent=2))
+        records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
+        paired = neighbour_comparisons(entries, records, list(directions), StudyRecord.from_study(study).pruning_margin)
+        print(json.dumps({"front": front, **study_summary(study), "noise_floor": floor, "labels": front_labels(study, entries),
+                          "neighbours": [row.to_json() for row in paired]}, indent=2))
         return 0
     summary = study_summary(study)
     floor_text = ", ".join(f"{name} ±{value:.3f}" for name, value in floor.items())
     table = Table(title=f"study '{study.study_name}': front of {len(front)} "
-                  f"({summary['n_complete']} complete, {summary['n_pruned']} pruned); noise floor {floor_text}")
-    for column in ("trial", *directions, "context words", "n/N", "tie", "params"):
+                  f"({summary['n_complete']} complete, {summary['n_pruned'] - summary['n_duplicates']} pruned, "
+                  f"{summary['n_duplicates']} repeated configurations not evaluated again); noise floor {floor_text}")
+    held_out = [name for name in directions if any(name in row.get("confirm", {}) for row in front)]
+    for column in ("trial", *directions, *(f"{name} held out (optimism)" for name in held_out), "context words", "n/N",
+                   "tie", "params"):
         table.add_column(column)
     for row in front:
         cells = [
             f"{row['values'][name]:.3f}" + (f" [{row['ci'][name][0]:.3f}, {row['ci'][name][1]:.3f}]" if name in row["ci"] else "")
             for name in directions
         ]
+        held = [
+            "—" if row.get("confirm", {}).get(name) is None
+            else f"{row['confirm'][name]:.3f} ({row['optimism'][name]:+.3f})"
+            for name in held_out
+        ]
         table.add_row(
-            str(row["trial"]), *cells, f"{row['context_words']:.0f}", f"{row['n']}/{row['n_total']}",
+            str(row["trial"]), *cells, *held, f"{row['context_words']:.0f}", f"{row['n']}/{row['n_total']}",
             "" if row["tie_group"] is None else f"group {row['tie_group']}",
             format_settings(row["params"]),
         )

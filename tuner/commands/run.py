@@ -98,9 +98,10 @@ def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[st
     """What ``tuner run --json`` prints: counts, calls, time, the texts this worker embedded (not read from the
     embedding store), the front with intervals, the pick and the files."""
     from tuner.embedding import texts_encoded
-    from tuner.study import entry_json, study_front, study_summary
+    from tuner.study import StudyRecord, entry_json, study_front, study_summary
 
     _, _, entries = study_front(result.study)
+    confirmed = StudyRecord.from_study(result.study).confirm
     trials = {t.number: t for t in result.study.get_trials(deepcopy=False)}
     return {
         "study": result.study.study_name,
@@ -110,7 +111,7 @@ def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[st
         "interrupted": result.interrupted,
         "budget_ended": result.budget_ended,
         "fault": result.fault,
-        "front": [entry_json(entry, trials[entry.number]) for entry in entries],
+        "front": [entry_json(entry, trials[entry.number], confirmed.get(str(entry.number))) for entry in entries],
         "pick": {"rule": rule, "trial": outputs.get("picked"), "unmet": outputs.get("pick_unmet"), "notes": outputs.get("notes", [])},
         "outputs": {key: outputs[key] for key in ("storage", "config", "report") if key in outputs},
     }

@@ -8,6 +8,8 @@ import os
 from tuner.commands._common import add_embedding_arguments, configure_embeddings_from_args
 
 HELP = "Serve an exported configuration over HTTP: POST /retrieve, GET /healthz, GET /config, POST /documents."
+TOKEN_VARIABLE = "TUNER_SERVE_TOKEN"
+"""The write token of POST /documents and /documents/delete; without it each run prints a new one."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,12 +27,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import signal
-    import socket
 
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.encoders import EmbeddingOptions
     from tuner.errors import UserError
     from tuner.export import read_export
+    from tuner.http_guard import TOKEN_HEADER, answered_hosts, check_port, new_token
 
     if args.batch_wait_ms < 0:
         raise UserError(f"--batch-wait-ms: must be 0 or more, got {args.batch_wait_ms:g}")
@@ -48,16 +50,20 @@ def run(args: argparse.Namespace) -> int:
     measured = EmbeddingOptions(backend=exported.provenance.get("embedding_backend", "torch"))
     configure_embeddings_from_args(args, measured)
     dataset = load_dataset(resolve_dataset(args.dataset))
-    with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
-        try:
-            probe.bind((args.host, args.port))
-        except OSError as exc:
-            raise UserError(f"--host {args.host} --port {args.port}: cannot listen there: {exc.strerror}") from None
+    check_port(args.host, args.port, f"--host {args.host} --port {args.port}")
     if args.max_body_mb <= 0:
         raise UserError(f"--max-body-mb: must be positive, got {args.max_body_mb:g}")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    app = build_app(lambda: Retriever.from_export(exported, dataset, batch_wait=args.batch_wait_ms / 1000),
-                    int(args.max_body_mb * 1024 * 1024))
+    token = os.environ.get(TOKEN_VARIABLE, "").strip()
+    if token:
+        print(f"tuner serve: writes (POST /documents, /documents/delete) need the header {TOKEN_HEADER} set to "
+              f"${TOKEN_VARIABLE}", flush=True)
+    else:
+        token = new_token()
+        print(f"tuner serve: writes (POST /documents, /documents/delete) need the header {TOKEN_HEADER}: {token} "
+              f"(new each run; set {TOKEN_VARIABLE} to choose it)", flush=True)
+    app = build_app(lambda: Retriever.from_export(exported, dataset, batch_wait=args.batch_wait_ms / 1000), token,
+                    int(args.max_body_mb * 1024 * 1024), answered_hosts(args.host))
     # uvicorn answers SIGTERM by finishing the requests in flight, then raises the signal again at the handler it
     # found when it started: this one, so a stop asked for by SIGTERM ends with exit 0 rather than death by signal
     signal.signal(signal.SIGTERM, lambda _signum, _frame: None)

@@ -21,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--noise-n", dest="noise_n", type=int, default=2, metavar="N",
                         help="conflicting chunks injected per case for the position effect (default 2)")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    parser.add_argument("--out", default=".", metavar="DIR", help="folder for stress.md, stress.html and stress.json (default .)")
+    parser.add_argument("--out", metavar="DIR", help="folder for stress.md, stress.html and stress.json (default: the folder "
+                                                     "of --config, or of the first --compare file: beside the study output)")
     add_backend_arguments(parser)
     add_embedding_arguments(parser)
 
@@ -32,6 +33,14 @@ def _labels(a: str, b: str) -> tuple[str, str]:
 
     names = Path(a).name, Path(b).name
     return names if names[0] != names[1] else (a, b)
+
+
+def output_folder(args: argparse.Namespace) -> str:
+    """``--out``, else the folder of the settings file (the first of ``--compare``): an export lives in its study's
+    output folder, so the stress report lands beside the study's report rather than in the current folder."""
+    from pathlib import Path
+
+    return str(args.out or Path((args.compare or [args.config])[0]).parent)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         evaluator = StressEvaluator(pipeline, Responder(build_generator(generator_config, resources), judge), args.noise_n)
         reports.append(evaluator.run(chosen, label, args.clean_plus_type))
     subject = reports[0] if len(reports) == 1 else StressComparison(reports[0], reports[1])
-    paths = write_stress_outputs(subject, args.out)
+    paths = write_stress_outputs(subject, output_folder(args))
     if args.json:
         print(json.dumps(stress_json(subject), indent=2, ensure_ascii=False))
     else:

@@ -3,7 +3,7 @@ and writing; the built-in demo (``demo/``) and importers of outside data (``impo
 
 from tuner.dataset._builtin import is_builtin, resolve_dataset
 from tuner.dataset.demo import generate_demo
-from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, MANIFEST, MODEL_KEYS, load_dataset, manifest_model_defaults
+from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, MANIFEST, MODEL_KEYS, document_metadata, load_dataset, manifest_model_defaults
 from tuner.dataset._kb import load_knowledge_base
 from tuner.dataset._model import DATE, FAMILY, Conflict, Dataset, Document, GoldenCase, Keypoint, MetadataCounts
 from tuner.dataset._provenance import PROVENANCE, UNKNOWN_ORIGIN, LabelProvenance, labels_json, labels_line
@@ -28,6 +28,7 @@ __all__ = [
     "MetadataCounts",
     "generate_demo",
     "is_builtin",
+    "document_metadata",
     "labels_json",
     "labels_line",
     "load_dataset",

@@ -16,8 +16,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from tuner.cache import DiskCache
 from tuner.chunking import CONFLICT, Chunk, chunk_dataset
 from tuner.dataset import Dataset, Document, load_dataset, resolve_dataset
@@ -32,8 +30,9 @@ from tuner.retrieval import (
     FirstStage,
     RetrievalPipeline,
     chunk_versions,
-    filter_mask,
     final_ranking,
+    first_stage_mask,
+    rerank_row,
 )
 from tuner.settings import RetrievalSettings
 
@@ -66,6 +65,11 @@ class _Index:
     first_stage: FirstStage
     documents: Mapping[str, Document]
     versions: ChunkVersions | None = None
+
+    def metadata_of(self, doc_id: str) -> Mapping[str, Any]:
+        """A document's metadata (none for one not in this version), what filters and versions read."""
+        document = self.documents.get(doc_id)
+        return document.metadata if document is not None else {}
 
 
 def _in_memory_dataset(documents: Sequence[Document], language: Language) -> Dataset:
@@ -113,7 +117,7 @@ class Retriever:
         table = self._pipeline.table(settings)
         documents = {doc.doc_id: doc for doc in dataset.corpus}
         self._index = self._index_of(table, self._pipeline.retriever(settings), documents)
-        self._reranker: Reranker | None = self._pipeline.reranker(settings) if settings.rerank_strength > 0 else None
+        self._reranker: Reranker | None = self._pipeline.reranker(settings) if settings.ranking.reranks else None
         self._prepare(table.chunks)
         # on a warm cache every vector above came from the store and the model is not loaded yet: load it now, or
         # the first request waits for it (98 s under load 20 in bench/serve.py)
@@ -154,17 +158,6 @@ class Retriever:
         """Chunks that can be returned (conflicting documents of a dataset folder left out)."""
         return int((~self._index.table.is_conflict).sum())
 
-    def _allowed(self, index: _Index, filters: Mapping[str, Any] | None) -> np.ndarray:
-        """The chunks a request may get: corpus chunks passing the configured ``metadata_filter`` (as in the trial)
-        and the request's own ``filters``."""
-        def metadata_of(doc_id: str) -> Mapping[str, Any]:
-            document = index.documents.get(doc_id)
-            return document.metadata if document is not None else {}
-
-        chunks = index.table.chunks
-        allowed: np.ndarray = ~index.table.is_conflict & filter_mask(chunks, metadata_of, self.settings.active_filter)
-        allowed &= filter_mask(chunks, metadata_of, filters or {})
-        return allowed
 
     def retrieve(self, query: str, top_k: int | None = None, filters: Mapping[str, Any] | None = None) -> list[RetrievedChunk]:
         """The chunks the configuration returns for ``query``, best first.
@@ -178,29 +171,23 @@ class Retriever:
         if not 1 <= k <= self.settings.candidate_depth:
             raise ValueError(f"top_k must be between 1 and candidate_depth ({self.settings.candidate_depth}), got {k}")
         index = self._index
-        hits = index.first_stage.search([query], self.settings.candidate_depth, self._allowed(index, filters))
+        # the corpus chunks (the "clean" view) passing the configured metadata_filter, as in the trial, and the request's
+        allowed = first_stage_mask(index.table, index.metadata_of, self.settings, "clean", filters)
+        hits = index.first_stage.search([query], self.settings.candidate_depth, allowed)
         indices, first = hits.indices[0], hits.scores[0]
-        rerank = None
-        if self._reranker is not None:
-            valid = indices >= 0
-            rerank = np.zeros(indices.shape, dtype=np.float32)
-            rerank[valid] = self._reranker.score(query, [index.table.passages[i] for i in indices[valid]])
+        rerank = None if self._reranker is None else rerank_row(self._reranker, query, indices, index.table.passages)
         ranking = replace(self.settings.ranking, top_k=k)
-        vectors = index.table.embeddings() if ranking.dedupe < 1.0 else None
+        vectors = index.table.embeddings() if ranking.reads_vectors else None
         chosen, scores = final_ranking(indices, first, rerank, ranking, index.versions, vectors)
         return [self._result(index, index.table.chunks[i], float(s)) for i, s in zip(chosen, scores)]
 
     def _index_of(self, table: ChunkTable, first_stage: FirstStage, documents: Mapping[str, Document]) -> _Index:
         """An index version; when the ranking reads versions, with the stale flag and age of every chunk among the
         documents that can be returned (conflicting ones are never a newer version), the rule a trial applied."""
-        versions = None
-        if self.settings.ranking.reads_versions:
-            def metadata_of(doc_id: str) -> Mapping[str, Any]:
-                document = documents.get(doc_id)
-                return document.metadata if document is not None else {}
-
-            versions = chunk_versions([c.doc_id for c in table.chunks], metadata_of, ~table.is_conflict)
-        return _Index(table, first_stage, documents, versions)
+        index = _Index(table, first_stage, documents)
+        if not self.settings.ranking.reads_versions:
+            return index
+        return replace(index, versions=chunk_versions([c.doc_id for c in table.chunks], index.metadata_of, ~table.is_conflict))
 
     @staticmethod
     def _result(index: _Index, chunk: Chunk, score: float) -> RetrievedChunk:
@@ -216,8 +203,7 @@ class Retriever:
         new = list({doc.doc_id: doc for doc in documents}.values())
         if not new:
             return 0
-        fresh = chunk_dataset(_in_memory_dataset(new, self._language), self.settings.chunk_size, self.settings.chunk_overlap,
-                              self.settings.chunk_unit, self.settings.embedding_model)
+        fresh = chunk_dataset(_in_memory_dataset(new, self._language), self.settings.chunking)
         with self._write_lock:
             self._prepare(fresh)
             replaced = {doc.doc_id for doc in new}

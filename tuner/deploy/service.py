@@ -7,7 +7,9 @@ keep being served while documents are added or deleted (see :class:`tuner.deploy
 
 Every error is ``{"error": "..."}`` with its status: 413 for a body over ``max_body_bytes`` (read no further),
 422 for a request that is not what the endpoint takes (malformed JSON, non-UTF-8 bytes, ``top_k`` that is not
-a JSON integer, a document with nothing to read), 503 while loading.
+a JSON integer, a document with nothing to read), 503 while loading. The writes (``/documents``,
+``/documents/delete``) need the service's token, JSON and no foreign ``Origin``, and a ``Host`` the service answers
+to is needed everywhere (:class:`tuner.http_guard.WriteGuard`: 403, 415, 421).
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tuner import __version__
-from tuner.dataset import Document
+from tuner.dataset import Document, document_metadata
 from tuner.deploy import RetrievedChunk, Retriever
+from tuner.http_guard import LOOPBACK_NAMES, WriteGuard
 from tuner.redaction import redact_data
 from tuner.text import is_blank
 
@@ -61,6 +64,14 @@ class DocumentIn(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     _readable_fields = field_validator("doc_id", "text")(_readable)
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_as_validate_reads_it(cls, value: dict[str, Any]) -> dict[str, Any]:
+        metadata, problems = document_metadata(value)
+        if problems:
+            raise ValueError(problems[0])
+        return metadata
 
 
 class AddDocuments(BaseModel):
@@ -124,9 +135,10 @@ class BodyLimit:
         await _error(413, f"request body over {self.limit} bytes")(scope, receive, send)
 
 
-def build_app(load: Callable[[], Retriever], max_body_bytes: int = MAX_BODY_BYTES) -> FastAPI:
+def build_app(load: Callable[[], Retriever], token: str, max_body_bytes: int = MAX_BODY_BYTES,
+              hosts: frozenset[str] | None = LOOPBACK_NAMES) -> FastAPI:
     """The service; ``load`` builds the retriever (in a background thread, when the server starts); request bodies
-    over ``max_body_bytes`` get 413."""
+    over ``max_body_bytes`` get 413; writes need ``token``; a ``Host`` outside ``hosts`` gets 421 (``None``: any)."""
     state: dict[str, Any] = {"retriever": None, "error": None}
 
     def loader() -> None:
@@ -144,6 +156,8 @@ def build_app(load: Callable[[], Retriever], max_body_bytes: int = MAX_BODY_BYTE
 
     app = FastAPI(title="tuner retrieval service", version=__version__, lifespan=lifespan)
     app.add_middleware(BodyLimit, limit=max_body_bytes)
+    # added last, so it runs first: a refused write is not read at all
+    app.add_middleware(WriteGuard, token=token, hosts=hosts, guarded=lambda path: path.startswith("/documents"))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -3,8 +3,9 @@ warn, fail or skip.
 
 Retrieval metrics are deterministic and gate hard against the baseline. Δfaithful is graded on its
 own value (≤ warn passes, ≤ fail warns, above fails). Probabilistic means are compared with the
-baseline as a trend, and only a worsening beyond the calibrated noise floor fails; without a floor
-for a metric, the paired case bootstrap interval of the worsening must lie wholly above 0.
+baseline as a trend, paired on the cases both runs scored (``tuner.stats.paired_comparison``): a worsening fails when
+its 95% interval (case bootstrap of the per-case differences, plus both runs' run-to-run noise when a noise floor is
+given) lies wholly above 0.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from tuner.evaluation.robustness import RobustnessReport, VariantSummary
 from tuner.gate._baseline import Baseline
 from tuner.gate._measure import GRADED_VARIANTS, GateMeasurement, JudgeAgreement
 from tuner.gate._thresholds import DeltaLimits, GateThresholds, RetrievalLimits
-from tuner.metrics import delta_faithful, grade_delta
-from tuner.stats import bootstrap_ci
+from tuner.metrics import grade_delta
+from tuner.stats import delta_statistic, mean_statistic, paired_comparison
 
 Status = Literal["pass", "warn", "fail", "skip"]
 _GRADE_STATUS: dict[str, Status] = {"robust": "pass", "watch": "warn", "sensitive": "fail"}
@@ -125,21 +126,13 @@ def _scored_in_both(base: Mapping[str, float | None], now: Mapping[str, float | 
     return [i for i in ids if base.get(i) is not None and now.get(i) is not None]
 
 
-def _mean(f: np.ndarray) -> float:
-    return float(f.mean())
-
-
-def _delta_or_nan(f0: np.ndarray, fv: np.ndarray) -> float:
-    return delta_faithful(f0, fv) if f0.mean() > 0 else math.nan
-
-
 @dataclass(frozen=True)
 class _Trend:
     """One probabilistic metric over the cases scored in both runs: ``statistic`` of the per-case
     arrays (one row per case), computed on the baseline's and on the current arrays."""
 
     key: str
-    statistic: Callable[..., float]
+    statistic: Callable[..., NDArray[np.float64]]
     base: tuple[np.ndarray, ...]
     now: tuple[np.ndarray, ...]
     higher_is_better: bool
@@ -150,15 +143,19 @@ class _Trend:
 
     def values(self, cases: np.ndarray) -> tuple[float, float]:
         """(baseline, current) statistic over the given case indices."""
-        return self.statistic(*(a[cases] for a in self.base)), self.statistic(*(a[cases] for a in self.now))
+        return float(self.statistic(*(a[cases] for a in self.base))), float(self.statistic(*(a[cases] for a in self.now)))
 
     def worsening(self, cases: np.ndarray) -> float:
         before, now = self.values(cases)
         return before - now if self.higher_is_better else now - before
 
-    def resampled_worsening(self, cases: NDArray[np.float64]) -> float:
-        """``worsening`` over a bootstrap resample, whose case indices come as floats."""
-        return self.worsening(cases.astype(int))
+    def paired(self, run_sd: float, seed: int) -> tuple[float, float, float]:
+        """The worsening and its paired 95% interval (``paired_comparison`` of now against the baseline, with
+        ``run_sd`` for each of the two runs)."""
+        comparison = paired_comparison(self.now, self.base, self.statistic, run_sd=(run_sd, run_sd), seed=seed)
+        sign = -1.0 if self.higher_is_better else 1.0
+        low, high = sorted(sign * bound for bound in comparison.ci)
+        return sign * comparison.difference, low, high
 
 
 def _trends(measurement: GateMeasurement, baseline: Baseline, cases: Collection[str] | None) -> tuple[list[_Trend], list[Check]]:
@@ -173,7 +170,7 @@ def _trends(measurement: GateMeasurement, baseline: Baseline, cases: Collection[
 
     ids = [o.case.id for o in measurement.outcomes if cases is None or o.case.id in cases]
     shared = _scored_in_both(before["v0"], now["v0"], ids)
-    trends = [_Trend("faithful_v0", _mean, (column(before["v0"], shared),), (column(now["v0"], shared),), True)] if shared else []
+    trends = [_Trend("faithful_v0", mean_statistic, (column(before["v0"], shared),), (column(now["v0"], shared),), True)] if shared else []
     skipped = []
     for variant in (v for v in GRADED_VARIANTS if v in measurement.variants):
         key = f"{variant}_delta_faithful"
@@ -181,7 +178,7 @@ def _trends(measurement: GateMeasurement, baseline: Baseline, cases: Collection[
             skipped.append(Check("trend", key, "skip", f"the baseline has no {variant} values"))
             continue
         both = _scored_in_both(before[variant], now[variant], shared)
-        trend = _Trend(key, _delta_or_nan, (column(before["v0"], both), column(before[variant], both)),
+        trend = _Trend(key, delta_statistic, (column(before["v0"], both), column(before[variant], both)),
                        (column(now["v0"], both), column(now[variant], both)), False)
         if not both or any(math.isnan(v) for v in trend.values(np.arange(len(both)))):
             skipped.append(Check("trend", key, "skip", "Δfaithful undefined on the shared cases (no faithfulness at v0)"))
@@ -197,14 +194,16 @@ def trend_checks(
     history: int = 1,
     seed: int = 0,
     cases: Collection[str] | None = None,
+    run_margins: Mapping[str, float] | None = None,
 ) -> list[Check]:
     """faithful(v0) and each graded variant's Δfaithful vs the baseline, on the measured cases among ``cases``
     (all when None: see :func:`paired_cases`).
 
-    Reference: the baseline's paired per-case values (``history`` = 1) or the mean of the last
-    ``history`` accepted runs' means (``history`` > 1, which needs a noise floor: past means have no
-    cases to pair). Fails when the worsening exceeds ``floors[key]``; with no floor for ``key`` (and
-    ``history`` = 1) when the 95% paired case bootstrap interval of the worsening lies above 0.
+    ``history`` = 1: against the baseline's per-case values, paired (``tuner.stats.paired_comparison`` on the
+    cases both scored); fails when the 95% interval of the worsening lies above 0. Its run-to-run term is each
+    run's sd from ``run_margins`` (``NoiseFloor.run_margins``: z · √2 · run_sd), 0 without. ``history`` > 1:
+    against the mean of the last ``history`` accepted runs' means, which have no cases to pair, so it needs
+    ``floors`` and fails when the worsening exceeds ``floors[key]``.
     """
     trends, checks = _trends(measurement, baseline, cases)
     runs = baseline.runs(history)
@@ -223,16 +222,16 @@ def trend_checks(
             text = f"mean of last {len(past_values)} runs {before:.3f} → {now_value:.3f}"
             checks.append(_floor_check(spec.key, worse, floor, text, now_value, before))
             continue
-        worse = spec.worsening(np.arange(spec.n))
         text = f"{base_value:.3f} → {now_value:.3f} on {spec.n} paired cases"
-        if floor is not None:
-            checks.append(_floor_check(spec.key, worse, floor, text, now_value, base_value))
-            continue
         if spec.n < 2:
-            checks.append(Check("trend", spec.key, "skip", f"{text}: no noise floor and too few cases for an interval"))
+            checks.append(Check("trend", spec.key, "skip", f"{text}: too few cases for an interval"))
             continue
-        low, high = bootstrap_ci(np.arange(spec.n, dtype=float), spec.resampled_worsening, seed=seed)
-        interval = f"worsening {worse:+.3f}, 95% CI [{low:+.3f}, {high:+.3f}] (no noise floor given)"
+        margin = (run_margins or {}).get(spec.key)
+        run_sd = 0.0 if margin is None else margin / (1.96 * math.sqrt(2))
+        worse, low, high = spec.paired(run_sd, seed)
+        source = "case bootstrap only: no run-to-run noise given" if margin is None else (
+            f"case bootstrap plus both runs' run-to-run sd {run_sd:.3f}")
+        interval = f"worsening {worse:+.3f}, paired 95% interval [{low:+.3f}, {high:+.3f}] ({source})"
         status: Status = "fail" if low > 0 else "pass"
         checks.append(Check("trend", spec.key, status, f"{text}: {interval}", now_value, base_value))
     return checks

@@ -104,6 +104,7 @@ def evaluate_gate(
     history: int = 1,
     baseline_source: str = "baseline",
     config_dataset_hash: str | None = None,
+    run_margins: Mapping[str, float] | None = None,
 ) -> GateResult:
     """Every check of docs/gate.md. A judge that fails its self-check leaves faithfulness ungraded
     (its checks are skipped, the verdict is "judge unstable"); retrieval is still gated.
@@ -111,7 +112,8 @@ def evaluate_gate(
     Only cases whose content (question, relevant documents, keypoints) is the one the baseline measured
     are compared; the notes say how many were compared and how many changed. ``config_dataset_hash`` is
     the dataset hash the configuration's provenance names (the study that chose it), noted when it is
-    not the measured dataset's.
+    not the measured dataset's. ``run_margins`` (``NoiseFloor.run_margins``) adds both runs' run-to-run noise to
+    the paired trend intervals.
 
     Raises :class:`UserError` when a measured case is missing from the baseline, or when fewer than
     ``thresholds.min_compared`` of the measured cases still match it (``baseline_source`` names the file):
@@ -134,9 +136,10 @@ def evaluate_gate(
         return GateResult(measurement, tuple(checks), tuple(notes))
     faithfulness = grade_checks(measurement.robustness, thresholds)
     if baseline is not None:
-        if floors is None:
-            notes.append("no noise floor given: trends fail only when the paired bootstrap 95% CI of the worsening is above 0")
-        faithfulness.extend(trend_checks(measurement, baseline, floors, history, cases=compared))
+        if run_margins is None:
+            notes.append("no noise floor given: trends fail when the paired case bootstrap 95% interval of the worsening "
+                         "is above 0, with no run-to-run noise added")
+        faithfulness.extend(trend_checks(measurement, baseline, floors, history, cases=compared, run_margins=run_margins))
     if measurement.judge_agreement is None:
         notes.append("judge self-check not run")
     else:

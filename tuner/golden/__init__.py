@@ -17,7 +17,7 @@ from tuner.golden._keypoints import (
 from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question, shingles
 from tuner.golden._draft import DRAFT, FOUND_BY, STATUSES, draft_case, golden_row, read_draft, write_draft
 from tuner.golden._log import (
-    KNOWN_BAD, STRATA, LogDrafts, LoggedQuestion, Sampling, drafts_from_log, merge_questions, parse_columns, read_log,
+    KNOWN_BAD, STRATA, LogDrafts, LoggedQuestion, LogRows, Sampling, drafts_from_log, merge_questions, parse_columns, read_log,
     sample_questions, sampling_from,
 )
 from tuner.golden._pool import (
@@ -51,6 +51,7 @@ __all__ = [
     "KeypointsReport",
     "KnowledgeSearch",
     "LogDrafts",
+    "LogRows",
     "LoggedQuestion",
     "ReviewStore",
     "Sampling",

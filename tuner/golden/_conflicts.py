@@ -34,6 +34,7 @@ DENSE_NEIGHBOURS = 10
 """Nearest chunks searched per chunk for dense pairs."""
 _SHINGLE = 4
 _NAME = re.compile(r"\b[A-Z][a-z][\w'-]*(?:\s+[A-Z][a-z][\w'-]*)*")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:T[\d:.]+)?|\d{4}-\d{2}")
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,10 @@ def _terms(sentence: str, values: set[str]) -> set[str]:
     """The sentence's context: its BM25 terms without those of its values, so two sentences that differ only in the
     values they assert still match."""
     return set(bm25_tokens(sentence)) - set(bm25_tokens(" ".join(values)))
+
+
+def _is_date(value: str) -> bool:
+    return bool(_ISO_DATE.fullmatch(value))
 
 
 def disagreements(a: str, b: str) -> tuple[list[str], list[str]]:
@@ -192,18 +197,29 @@ def find_conflicts(kb: Dataset, *, near_duplicates: bool = True, dense: float | 
         dated = bool(date_a and date_b and date_a != date_b)
         old, new = (b, a) if dated and date_b < date_a else (a, b)
         wrong, right = disagreements(corpus[old].text, corpus[new].text)
-        if wrong:
+        # outside a version family, two documents whose matched sentences carry different dates tell of different
+        # events (a market report of each day; one article republished on two days), not of one fact that changed
+        dated_events = any(map(_is_date, wrong)) and any(map(_is_date, right))
+        if wrong and (reason == "family" or not dated_events):
             found.append(ConflictCandidate(old, new, tuple(wrong), tuple(right), reason, dated))
     return sorted(found, key=lambda c: (-len(c.wrong_values), c.doc_id, c.conflicts_with))
 
 
 def family_summary(candidates: list[ConflictCandidate], kb: Dataset) -> list[tuple[str, int, int]]:
-    """``(family or doc id, pairs, disagreeing values)`` per family in conflict, worst (most values) first."""
+    """``(label, pairs, disagreeing values)`` per version family in conflict, worst (most values) first; the label is
+    ``family NAME`` for a family of two or more documents, else ``document DOC_ID`` (the older document of the pairs):
+    a family inferred from one file's name is no family."""
     corpus = {doc.doc_id: doc for doc in kb.corpus}
+    sizes: dict[str, int] = {}
+    for doc in kb.corpus:
+        family = doc.metadata.get("family")
+        if isinstance(family, str) and family:
+            sizes[family] = sizes.get(family, 0) + 1
     totals: dict[str, list[int]] = {}
     for candidate in candidates:
-        family = str(corpus[candidate.doc_id].metadata.get("family") or candidate.conflicts_with)
-        entry = totals.setdefault(family, [0, 0])
+        family = str(corpus[candidate.doc_id].metadata.get("family") or "")
+        label = f"family {family}" if sizes.get(family, 0) > 1 else f"document {candidate.doc_id}"
+        entry = totals.setdefault(label, [0, 0])
         entry[0] += 1
         entry[1] += len(candidate.wrong_values)
     return sorted(((f, p, v) for f, (p, v) in totals.items()), key=lambda item: (-item[2], -item[1], item[0]))

@@ -81,13 +81,55 @@ def draft_kind(rows: Sequence[dict[str, Any]], where: str) -> str:
     return kinds.pop()
 
 
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _row_problem(row: dict[str, Any]) -> str | None:
+    """What makes a row (with its review state filled in) unusable, as the line's message; ``None`` when it is fine.
+    A hand-edited review state is refused rather than reset: ``"Accepted"`` is not a status, ``"7"`` not a version."""
+    review = row["review"]
+    if not isinstance(review, dict):
+        return "review must be an object"
+    if review["status"] not in STATUSES:
+        return f"review.status {review['status']!r} is not one of {', '.join(STATUSES)}"
+    if not isinstance(review["version"], int) or isinstance(review["version"], bool) or review["version"] < 0:
+        return f"review.version {review['version']!r} is not a whole number ≥ 0"
+    if not isinstance(review.get("keypoints_reviewed", False), bool):
+        return "review.keypoints_reviewed must be true or false"
+    if {"question", "pool"} <= row.keys():
+        for name in ("id", "question"):
+            if not isinstance(row[name] if name in row else None, str) or not row[name]:
+                return f"'{name}' must be non-empty text"
+        if not isinstance(row["pool"], list):
+            return "'pool' must be a list of chunks"
+        for number, chunk in enumerate(row["pool"], start=1):
+            if not isinstance(chunk, dict) or not all(isinstance(chunk.get(k), str) for k in ("chunk_id", "doc_id", "text")):
+                return f"pool chunk {number} needs chunk_id, doc_id and text (text values)"
+        if not _strings(row.get("relevant_chunk_ids", [])):
+            return "'relevant_chunk_ids' must be a list of chunk ids"
+        if not isinstance(row.get("ground_truth", ""), str):
+            return "'ground_truth' must be text"
+        if not isinstance(row.get("keypoints", []), list) or not all(_strings(k) for k in row.get("keypoints", [])):
+            return "'keypoints' must be a list of lists of aliases"
+    elif {"doc_id", "text", "conflicts_with"} <= row.keys() and not all(
+            isinstance(row[k], str) and row[k] for k in ("doc_id", "text", "conflicts_with")):
+        return "'doc_id', 'text' and 'conflicts_with' must be non-empty text"
+    return None
+
+
 def read_draft(path: Path) -> list[dict[str, Any]]:
     """The rows of a draft file, each with a review state (:func:`new_review` where a row has none yet, as in the
-    candidates ``tuner golden conflicts`` writes); a malformed line is one line naming it."""
+    candidates ``tuner golden conflicts`` writes); a malformed line, or a row the review app could not show or save
+    (:func:`_row_problem`), is one line naming it."""
     if not path.is_file():
         raise UserError(f"{path}: draft file not found")
-    rows = []
-    for number, line in enumerate(path.read_text("utf-8").splitlines(), start=1):
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path}: not UTF-8 (byte {exc.start})") from None
+    numbered = []
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
@@ -96,14 +138,17 @@ def read_draft(path: Path) -> list[dict[str, Any]]:
             raise UserError(f"{path}:{number}: malformed JSON: {exc.msg} (column {exc.colno})") from None
         if not isinstance(row, dict):
             raise UserError(f"{path}:{number}: expected a JSON object")
-        review = row.get("review")
-        if not isinstance(review, dict) or review.get("status") not in STATUSES or not isinstance(review.get("version"), int):
-            row["review"] = {**new_review(), **(review if isinstance(review, dict) and review.get("status") in STATUSES else {})}
-        rows.append(row)
-    if not rows:
+        review = row.get("review") or {}
+        row["review"] = {**new_review(), **review} if isinstance(review, dict) else review
+        numbered.append((number, row))
+    if not numbered:
         raise UserError(f"{path}: empty draft file")
-    draft_kind(rows, str(path))
-    return rows
+    draft_kind([row for _, row in numbered], str(path))
+    for number, row in numbered:
+        problem = _row_problem(row)
+        if problem is not None:
+            raise UserError(f"{path}:{number}: {problem}")
+    return [row for _, row in numbered]
 
 
 def draft_text(rows: Sequence[dict[str, Any]]) -> str:

@@ -3,7 +3,10 @@ counts, and a seeded sample stratified by frequency plus the known bad cases."""
 
 from __future__ import annotations
 
+import math
+import numbers
 import random
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +22,7 @@ from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normaliz
 from tuner.golden._draft import draft_case
 from tuner.golden._pool import DEFAULT_DEPTH, POOL_RETRIEVERS, build_pools
 from tuner.progress import Reporter
+from tuner.text import is_blank
 
 QUERY_COLUMNS = ("query", "question")
 """Columns tried, in order, when the mapping names no query column."""
@@ -107,44 +111,107 @@ def parse_columns(text: str | None) -> dict[str, str]:
     return columns
 
 
+MAX_COUNT = 2**53 - 1
+"""Largest count: above it a JSON number is no longer exact in every reader (the review page's JavaScript)."""
+_DIGITS = re.compile(r"[+-]?\d+")
+
+
+def _whole(value: Any) -> int | None:
+    """``value`` as a whole number when it is one (``3``, ``"3"``, ``3.0``, ``"3.0"``); ``None`` for anything else
+    (``true``, ``1.5``, ``inf``, ``"10**400"``)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if _DIGITS.fullmatch(text):
+            return int(text) if len(text) <= 40 else MAX_COUNT + 1
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+    number = float(value) if isinstance(value, numbers.Real) else math.nan
+    return int(number) if math.isfinite(number) and number.is_integer() else None
+
+
 def _count(where: str, value: Any) -> int:
+    """A row's count: empty is 1, else a whole number from 1 to :data:`MAX_COUNT`."""
     if value is None or value == "":
         return 1
-    try:
-        count = int(float(value))
-    except (TypeError, ValueError):
-        raise UserError(f"{where}: count must be a whole number, got {value!r}") from None
-    if count < 1:
-        raise UserError(f"{where}: count must be at least 1, got {value!r}")
+    count = _whole(value)
+    if count is None:
+        raise UserError(f"{where}: count must be a whole number, got {str(value)[:40]!r}")
+    if not 1 <= count <= MAX_COUNT:
+        raise UserError(f"{where}: count must be from 1 to {MAX_COUNT}, got {str(value)[:40]}")
     return count
 
 
-def read_log(path: Path, columns: Mapping[str, str]) -> list[tuple[str, int, str | None, str | None]]:
-    """``(question, count, timestamp, feedback)`` per non-empty row of a CSV/TSV, JSONL or Parquet log.
+def _question(where: str, value: Any) -> str | None:
+    """A row's query as text, ``None`` when it is blank (empty, whitespace of any script, invisible characters)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise UserError(f"{where}: the query must be text, got {type(value).__name__} {str(value)[:40]}")
+    surrogate = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+    if surrogate is not None:
+        raise UserError(f"{where}: the query holds a lone surrogate (U+{ord(surrogate):04X}), not text")
+    return None if is_blank(value) else value.strip()
 
-    The query column is ``columns["query"]``, else the first of :data:`QUERY_COLUMNS` the first row has; count
-    (default 1), timestamp and feedback come from the columns the mapping names. A missing column is one line
-    naming the file and the row."""
+
+@dataclass(frozen=True)
+class LogRows:
+    """A query log as read: ``(question, count, timestamp, feedback)`` per row, the column used for each field
+    (``None``: not in the log), and how many rows were skipped for a blank query."""
+
+    rows: list[tuple[str, int, str | None, str | None]]
+    columns: dict[str, str | None]
+    blank: int
+
+
+def _log_columns(where: str, first: Mapping[str, Any], mapping: Mapping[str, str]) -> dict[str, str | None]:
+    """The column of each field: the one ``mapping`` names (it must be there), else the field's own name when the
+    first row has it (the query: ``query`` or ``question``)."""
+    columns: dict[str, str | None] = {}
+    for name in LOG_FIELDS:
+        if name in mapping:
+            if mapping[name] not in first:
+                raise UserError(f"{where}: no column {mapping[name]!r} (the {name} column)")
+            columns[name] = mapping[name]
+        else:
+            columns[name] = next((c for c in (QUERY_COLUMNS if name == "query" else (name,)) if c in first), None)
+    if columns["query"] is None:
+        raise UserError(f"{where}: no query column ({' or '.join(QUERY_COLUMNS)}); name it with --map query=COLUMN")
+    return columns
+
+
+def read_log(path: Path, mapping: Mapping[str, str]) -> LogRows:
+    """The rows of a CSV/TSV, JSONL or Parquet query log.
+
+    Each field's column is the one ``mapping`` names, else the column named like the field (the query: ``query``,
+    else ``question``); count (default 1), timestamp and feedback are optional. A query that is not text, a count
+    that is not a whole number from 1 to :data:`MAX_COUNT` or a missing column is one line naming the file and
+    row; a blank query skips its row."""
     rows: list[tuple[str, int, str | None, str | None]] = []
-    query_column = columns.get("query")
+    columns: dict[str, str | None] | None = None
+    blank = 0
     for where, row in table_rows(path):
-        if query_column is None:
-            query_column = next((c for c in QUERY_COLUMNS if c in row), None)
-            if query_column is None:
-                raise UserError(f"{where}: no query column ({' or '.join(QUERY_COLUMNS)}); name it with --map query=COLUMN")
-        for name in ("query", "count", "timestamp", "feedback"):
-            column = query_column if name == "query" else columns.get(name)
-            if column is not None and column not in row:
-                raise UserError(f"{where}: no column {column!r} (the {name} column)")
-        text = row[query_column]
-        if text is None or not str(text).strip():
+        if columns is None:
+            columns = _log_columns(where, row, mapping)
+        used = {name: column for name, column in columns.items() if column is not None}
+        missing = next((name for name, column in used.items() if column not in row), None)
+        if missing is not None:
+            raise UserError(f"{where}: no column {used[missing]!r} (the {missing} column)")
+        text = _question(where, row[used["query"]])
+        if text is None:
+            blank += 1
             continue
-        stamp, feedback = (row.get(columns[name]) if name in columns else None for name in ("timestamp", "feedback"))
-        rows.append((str(text).strip(), _count(where, row.get(columns["count"]) if "count" in columns else None),
+        stamp, feedback = (row.get(used[name]) if name in used else None for name in ("timestamp", "feedback"))
+        rows.append((text, _count(where, row.get(used["count"]) if "count" in used else None),
                      None if stamp in (None, "") else str(stamp), None if feedback in (None, "") else str(feedback)))
     if not rows:
         raise UserError(f"{path}: no questions")
-    return rows
+    return LogRows(rows, columns or {}, blank)
 
 
 def merge_questions(
@@ -226,11 +293,14 @@ def sample_questions(
 
 @dataclass(frozen=True)
 class LogDrafts:
-    """What ``tuner golden from-log`` writes (``rows``) and reports: rows read, questions after exact and after
-    near-duplicate merging, questions per stratum, drawn per stratum, and the pool sizes."""
+    """What ``tuner golden from-log`` writes (``rows``) and reports: rows read, the column of each field, rows skipped
+    as blank, questions after exact and after near-duplicate merging, questions per stratum, drawn per stratum, and
+    the pool sizes."""
 
     rows: list[dict[str, Any]]
     read: int
+    columns: dict[str, str | None]
+    blank: int
     exact: int
     merged: int
     strata: dict[str, int]
@@ -253,7 +323,8 @@ def drafts_from_log(
 ) -> LogDrafts:
     """Read ``log``, merge duplicates, draw the sample and pool each drawn question over ``kb``: one draft case per
     question (``id`` ``log-0001``, ...; stratum, merged count, wordings, timestamps and feedback kept)."""
-    rows = read_log(log, columns or {})
+    log_rows = read_log(log, columns or {})
+    rows = log_rows.rows
     questions = merge_questions(rows, threshold)
     chosen = sample_questions(questions, sampling, known_bad)
     pools = build_pools(kb, [q.question for _, q in chosen], depth, encoder=encoder, reporter=reporter, retrievers=retrievers)
@@ -267,6 +338,8 @@ def drafts_from_log(
     return LogDrafts(
         rows=drafts,
         read=len(rows),
+        columns=log_rows.columns,
+        blank=log_rows.blank,
         exact=len({normalize_question(text) for text, *_ in rows}),
         merged=len(questions),
         strata={name: len(members) for name, members in strata(questions, sampling).items()},

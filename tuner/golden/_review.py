@@ -56,6 +56,9 @@ class ReviewStore:
         self._lock = threading.Lock()
         self._stamp: tuple[int, int] | None = None
         self._rows: list[dict[str, Any]] = []
+        with self._file_lock:  # temporaries of a write killed midway (kill -9); a live writer holds this lock
+            for stale in path.parent.glob(f".{path.name}.*.tmp"):
+                stale.unlink(missing_ok=True)
         self._reload()
         self.kind = draft_kind(self._rows, str(path))
         named = self._rows[0].get("dataset")
@@ -145,6 +148,8 @@ class ReviewStore:
             fields = {**fields, "relevant_chunk_ids": [*fields.get("relevant_chunk_ids", row["relevant_chunk_ids"]),
                                                        *self._add_found(row, fields["found_chunk_ids"], changes)]}
         if "relevant_chunk_ids" in fields:
+            if not isinstance(fields["relevant_chunk_ids"], list) or not all(isinstance(c, str) for c in fields["relevant_chunk_ids"]):
+                raise ValueError("relevant_chunk_ids must be a list of chunk ids")
             wanted = set(fields["relevant_chunk_ids"])
             pool = row["pool"]
             unknown = wanted - {c["chunk_id"] for c in pool}

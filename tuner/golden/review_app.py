@@ -5,7 +5,8 @@ or conflict candidate at a time.
 Pages: ``GET /`` (the first row not yet reviewed), ``GET /case/{id}``, ``GET /step/{id}?dir=next|back`` (the
 neighbour within the status filter). API: ``POST /api/cases/{id}`` (``version`` plus an ``action`` and/or edited
 fields; 409 when the version is stale), ``GET /api/search?q=TEXT&k=N`` (chunks of the whole knowledge base:
-``[{chunk_id, doc_id, title, text}]``), ``GET /api/progress``, ``POST /api/export``.
+``[{chunk_id, doc_id, title, text}]``), ``GET /api/progress``, ``POST /api/export``. Every write needs the run's token
+(the page carries it), JSON and no foreign ``Origin``, and every request a loopback ``Host`` (:mod:`tuner.http_guard`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tuner.golden._draft import CASES, STATUSES
 from tuner.golden._draft import FOUND_BY
 from tuner.golden._pool import SEARCH_DEPTH
 from tuner.golden._review import ReviewStore, highlight
+from tuner.http_guard import LOOPBACK_NAMES, TOKEN_HEADER, WriteGuard, new_token
 from tuner.text import detect_language
 
 FILTERS = ("all", *STATUSES)
@@ -126,13 +128,14 @@ textarea{width:100%;font:inherit;box-sizing:border-box}
 _SCRIPT = """
 const S = JSON.parse(document.getElementById('state').textContent);
 const T = S.texts;
+const HEADERS = {'Content-Type': 'application/json', [S.token_header]: S.token};
 const msg = document.getElementById('message');
 let chain = Promise.resolve();
 function show(text, error) { msg.textContent = text; msg.className = error ? 'error' : ''; }
 function save(body) {
   chain = chain.then(async () => {
     const response = await fetch('/api/cases/' + encodeURIComponent(S.id), {method: 'POST',
-      headers: {'Content-Type': 'application/json'}, body: JSON.stringify({...body, version: S.version})});
+      headers: HEADERS, body: JSON.stringify({...body, version: S.version})});
     const reply = await response.json();
     if (response.status === 409) { show(T.stale, true); throw new Error('stale'); }
     if (!response.ok) { show(T.failed + ': ' + reply.error, true); throw new Error(reply.error); }
@@ -174,11 +177,11 @@ function bindField(id, build) {
   field.addEventListener('change', flush);
   field.addEventListener('blur', flush);
 }
-// leaving the page while typing: the last edit goes out with the page (a beacon survives the unload)
+// leaving the page while typing: the last edit goes out with the page (a keepalive request survives the unload)
 window.addEventListener('pagehide', () => {
   for (const build of unsaved.values()) {
-    navigator.sendBeacon('/api/cases/' + encodeURIComponent(S.id),
-      new Blob([JSON.stringify({...build(), version: S.version})], {type: 'application/json'}));
+    fetch('/api/cases/' + encodeURIComponent(S.id), {method: 'POST', keepalive: true, headers: HEADERS,
+      body: JSON.stringify({...build(), version: S.version})});
   }
   unsaved.clear();
 });
@@ -226,7 +229,7 @@ document.getElementById('lang').addEventListener('click', () => {
   document.cookie = 'lang=' + S.other_language + ';path=/;SameSite=Strict'; location.reload(); });
 const exportButton = document.getElementById('export');
 exportButton.addEventListener('click', async () => {
-  const response = await fetch('/api/export', {method: 'POST'});
+  const response = await fetch('/api/export', {method: 'POST', headers: HEADERS, body: '{}'});
   const reply = await response.json();
   show(response.ok ? T.exported + ': ' + reply.path + ' (' + reply.written + '); ' + reply.labels : T.failed + ': ' + reply.error, !response.ok);
 });
@@ -325,7 +328,17 @@ def _conflict_body(row: dict[str, Any], store: ReviewStore, texts: dict[str, str
     )
 
 
-def _page(store: ReviewStore, row: dict[str, Any] | None, language: str, status_filter: str) -> str:
+def _state_json(state: dict[str, Any]) -> str:
+    """``state`` as the text of a ``<script type="application/json">``: every ``<`` escaped, so no value (a doc id
+    holding ``</script>`` or ``<!--``) can end the element or start a comment in it.
+
+    >>> print(_state_json({"id": "<!--<script>"}))
+    {"id": "\\u003c!--\\u003cscript>"}
+    """
+    return json.dumps(state, ensure_ascii=False).replace("<", "\\u003c")
+
+
+def _page(store: ReviewStore, row: dict[str, Any] | None, language: str, status_filter: str, token: str) -> str:
     texts = TEXTS[language]
     progress = store.progress()
     groups = " · ".join(f"{_label(name, texts)} {c['reviewed']}/{c['total']}" for name, c in progress["by_group"].items())
@@ -343,8 +356,9 @@ def _page(store: ReviewStore, row: dict[str, Any] | None, language: str, status_
     actions = ("accept", "reject", "no_answer", "skip", "reopen") if store.kind == CASES else ("accept", "reject", "skip", "reopen")
     buttons = "".join(f'<button id="{name}" type="button">{texts[name]}</button>' for name in actions)
     state = {"id": key, "version": version, "filter": status_filter, "texts": texts, "search_k": 10,
+             "token": token, "token_header": TOKEN_HEADER,
              "other_language": next(lang for lang in UI_LANGUAGES if lang != language)}
-    payload = json.dumps(state, ensure_ascii=False).replace("</", "<\\/")
+    payload = _state_json(state)
     return (
         f'<!doctype html><html lang="{"zh-CN" if language == "zh" else "en"}"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width"><title>{texts["title"]}</title><style>{_STYLE}</style></head><body>'
@@ -356,12 +370,22 @@ def _page(store: ReviewStore, row: dict[str, Any] | None, language: str, status_
     )
 
 
-def build_review_app(store: ReviewStore, language: str | None = None) -> FastAPI:
+def build_review_app(store: ReviewStore, language: str | None = None, token: str | None = None) -> FastAPI:
     """The review app over ``store``; ``language`` (``en`` or ``zh``) is the UI's default, else the drafts' language.
-    A ``lang`` cookie (the header's language button) overrides it."""
+    A ``lang`` cookie (the header's language button) overrides it. Writes need ``token`` (default: a new one), which
+    the pages carry; it answers to loopback ``Host`` names only."""
     sample = [str(row.get("question") or row.get("text", "")) for row in store.rows()[:50]]
     default = language or detect_language(sample)
     app = FastAPI(title="tuner golden review", docs_url=None, redoc_url=None, openapi_url=None)
+    secret = token or new_token()
+    app.add_middleware(WriteGuard, token=secret, hosts=LOOPBACK_NAMES)
+
+    @app.exception_handler(UserError)
+    async def unusable_draft(request: Request, exc: UserError) -> Response:
+        # the draft file, edited by hand while the app runs, no longer reads: say which line, not a bare 500
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": str(exc)}, status_code=500)
+        return HTMLResponse(f"<p>{_e(exc)}</p>", status_code=500)
 
     def ui_language(request: Request) -> str:
         chosen = request.cookies.get("lang")
@@ -371,7 +395,7 @@ def build_review_app(store: ReviewStore, language: str | None = None) -> FastAPI
         return value if value in FILTERS else "all"
 
     def shown(request: Request, row: dict[str, Any] | None, status_filter: str) -> HTMLResponse:
-        return HTMLResponse(_page(store, row, ui_language(request), status_filter), headers={"Cache-Control": "no-store"})
+        return HTMLResponse(_page(store, row, ui_language(request), status_filter, secret), headers={"Cache-Control": "no-store"})
 
     @app.get("/", response_class=HTMLResponse)
     def first(request: Request) -> HTMLResponse:

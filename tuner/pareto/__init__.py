@@ -17,7 +17,7 @@ from tuner.pareto._hypervolume import (
 )
 from tuner.pareto._pick import PICK_RULES, PickRule, cheapest, knee, min_delta, pick
 from tuner.objectives import CONTEXT_WORDS, DELTA, RECALL, Direction
-from tuner.pareto._types import FrontEntry, Point
+from tuner.pareto._types import FrontEntry, PairedMargins, Point
 
 __all__ = [
     "CONTEXT_WORDS",
@@ -27,6 +27,7 @@ __all__ = [
     "RECALL",
     "Direction",
     "FrontEntry",
+    "PairedMargins",
     "PickRule",
     "PickUnmet",
     "Point",

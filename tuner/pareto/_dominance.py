@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from tuner.objectives import CONTEXT_WORDS, Direction
-from tuner.pareto._types import FrontEntry, Point, epsilon_vector, goodness
+from tuner.pareto._types import FrontEntry, Point, goodness, margin_tensor
 
 P = TypeVar("P", bound=Point)
 
@@ -18,9 +18,12 @@ _ROUNDING = 1e-12
 """Slack for float rounding in ε comparisons, so that 0.80 − 0.75 counts as "within 0.05"."""
 
 
-def _dominance_matrix(good: NDArray[np.float64], eps: NDArray[np.float64]) -> NDArray[np.bool_]:
-    """``m[a, b]`` is True when a ≻_ε b (ε = 0 gives exact dominance)."""
-    diff = good[:, None, :] - good[None, :, :]
+def _dominance_matrix(
+    good: NDArray[np.float64], eps: NDArray[np.float64], columns: NDArray[np.float64] | None = None
+) -> NDArray[np.bool_]:
+    """``m[a, b]`` is True when row a ≻_ε column b (columns: the rows themselves by default); ``eps`` is one ε per
+    objective or one per (a, b, objective) (ε = 0 gives exact dominance)."""
+    diff = good[:, None, :] - (good if columns is None else columns)[None, :, :]
     # numpy's stubs cannot tell that a reduction over axis 2 of a 3-d array is an array: name the type
     dominates: NDArray[np.bool_]
     if not eps.any():
@@ -60,6 +63,7 @@ def epsilon_front(points: Sequence[P], directions: Mapping[str, Direction], eps:
         a ≻_ε b  iff  gᵢ(a) ≥ gᵢ(b) − εᵢ for every i   (a is better than b or within εᵢ of it)
                  and  gᵢ(a) > gᵢ(b) + εᵢ for some i     (a is better than b by more than εᵢ)
 
+    εᵢ is one number per objective, or, with ``PairedMargins``, the paired margin of each pair (a, b).
     With every εᵢ = 0 this is exact dominance. It is neither a subset nor a superset of the exact
     front: a front trial whose only advantage is within the noise is ε-dominated, and a trial that
     is dominated only by a margin within the noise is not.
@@ -70,12 +74,17 @@ def epsilon_front(points: Sequence[P], directions: Mapping[str, Direction], eps:
     [0, 2]
     """
     good = goodness(points, directions)
-    dominated: NDArray[np.bool_] = np.any(_dominance_matrix(good, epsilon_vector(directions, eps)), axis=0)
+    dominated: NDArray[np.bool_] = np.any(_dominance_matrix(good, margin_tensor(points, points, directions, eps)), axis=0)
     return [points[i] for i in _front_order(points, good) if not dominated[i]]
 
 
-def _tie_matrix(good: NDArray[np.float64], eps: NDArray[np.float64], quality: NDArray[np.bool_]) -> NDArray[np.bool_]:
-    diff = np.abs(good[:, None, :] - good[None, :, :])
+def _tie_matrix(
+    good: NDArray[np.float64],
+    eps: NDArray[np.float64],
+    quality: NDArray[np.bool_],
+    columns: NDArray[np.float64] | None = None,
+) -> NDArray[np.bool_]:
+    diff = np.abs(good[:, None, :] - (good if columns is None else columns)[None, :, :])
     tied: NDArray[np.bool_] = np.all((diff <= eps + _ROUNDING) | ~quality, axis=2)
     return tied
 
@@ -89,9 +98,11 @@ def ties_of(
     target: Point, points: Sequence[P], directions: Mapping[str, Direction], eps: Mapping[str, float]
 ) -> list[P]:
     """The points within the noise floor of ``target`` on every quality objective (``target`` included
-    if it is among ``points``): |vᵢ(a) − vᵢ(target)| ≤ εᵢ for every objective except context_words."""
+    if it is among ``points``): |vᵢ(a) − vᵢ(target)| ≤ εᵢ for every objective except context_words (εᵢ of the pair
+    with ``PairedMargins``)."""
     good = goodness([target, *points], directions)
-    tied = _tie_matrix(good, epsilon_vector(directions, eps), _quality_mask(directions))[0, 1:]
+    eps_row = margin_tensor([target], [target, *points], directions, eps)
+    tied = _tie_matrix(good[:1], eps_row, _quality_mask(directions), good)[0, 1:]
     return [p for p, t in zip(points, tied, strict=True) if t]
 
 
@@ -101,7 +112,7 @@ def tie_groups(
     """Groups of trial numbers whose points cannot be told apart by the noise floor.
 
     Two points are tied when |vᵢ(a) − vᵢ(b)| ≤ εᵢ on every quality objective (every objective but
-    context_words). A group is a connected component of that relation with at least two members,
+    context_words); with ``PairedMargins`` εᵢ is the pair's paired margin (z · se of their paired comparison). A group is a connected component of that relation with at least two members,
     so a chain a~b~c is one group even when a and c are further apart than ε. Groups keep the order
     of ``points``, and are ordered by their first member.
 
@@ -111,7 +122,7 @@ def tie_groups(
     [(0, 1)]
     """
     good = goodness(points, directions)
-    tied = _tie_matrix(good, epsilon_vector(directions, eps), _quality_mask(directions))
+    tied = _tie_matrix(good, margin_tensor(points, points, directions, eps), _quality_mask(directions))
     component = list(range(len(points)))
 
     def root(i: int) -> int:
@@ -136,9 +147,11 @@ def front_entries(
     """The exact front (see ``pareto_front``) with each trial's tie group and the trials that ε-dominate it."""
     front = pareto_front(points, directions)
     group_of = {number: index for index, group in enumerate(tie_groups(front, directions, eps)) for number in group}
-    good = goodness(points, directions)
-    beaten = _dominance_matrix(good, epsilon_vector(directions, eps))
-    row = {p.number: i for i, p in enumerate(points)}
+    # only the front's columns are needed: paired margins are worked out per pair, so fewer pairs is less work
+    beaten = _dominance_matrix(
+        goodness(points, directions), margin_tensor(points, front, directions, eps), goodness(front, directions)
+    )
+    column = {p.number: j for j, p in enumerate(front)}
     return [
         FrontEntry(
             number=p.number,
@@ -147,7 +160,7 @@ def front_entries(
             context_words=p.context_words,
             params=p.params,
             tie_group=group_of.get(p.number),
-            epsilon_dominated_by=tuple(sorted(points[int(a)].number for a in np.nonzero(beaten[:, row[p.number]])[0])),
+            epsilon_dominated_by=tuple(sorted(points[int(a)].number for a in np.nonzero(beaten[:, column[p.number]])[0])),
         )
         for p in front
     ]

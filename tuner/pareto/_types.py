@@ -4,7 +4,7 @@ complete trial."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +56,42 @@ def goodness(points: Sequence[Point], directions: Mapping[str, Direction]) -> ND
             raise ValueError(f"trial {point.number} has a non-finite objective value: {dict(point.values)}")
         rows.append(row)
     return np.array(rows, dtype=float).reshape(len(points), len(directions))
+
+
+class PairedMargins(dict[str, float]):
+    """The noise floor of one configuration per objective (the mapping itself: what a reader is shown as ε), and for
+    two trials the margins their paired difference must clear (:meth:`between`).
+
+    ``pair(a, b)`` gives, per objective it can compare, z · se of the paired comparison of trials a and b on the
+    cases both scored (``tuner.stats.paired_comparison``); an objective it leaves out (no per-case scores, or
+    context words) falls back to the floor. Results are cached per pair: a front asks for each pair once.
+    """
+
+    def __init__(self, floor: Mapping[str, float], pair: Callable[[int, int], Mapping[str, float]]) -> None:
+        super().__init__(floor)
+        self._pair = pair
+        self._cache: dict[tuple[int, int], dict[str, float]] = {}
+
+    def between(self, a: int, b: int) -> dict[str, float]:
+        key = (min(a, b), max(a, b))
+        if key not in self._cache:
+            self._cache[key] = {**self, **self._pair(*key)}
+        return self._cache[key]
+
+
+def margin_tensor(
+    rows: Sequence[Point], columns: Sequence[Point], directions: Mapping[str, Direction], eps: Mapping[str, float]
+) -> NDArray[np.float64]:
+    """ε per objective for each (row, column) pair, shape [rows, columns, objectives] (one ε broadcast when ``eps``
+    is not paired); a point compared with itself keeps the floor."""
+    if not isinstance(eps, PairedMargins):
+        return np.broadcast_to(epsilon_vector(directions, eps), (len(rows), len(columns), len(directions)))
+    tensor = np.empty((len(rows), len(columns), len(directions)))
+    for i, row in enumerate(rows):
+        for j, column in enumerate(columns):
+            margins = eps if row.number == column.number else eps.between(row.number, column.number)
+            tensor[i, j] = epsilon_vector(directions, margins)
+    return tensor
 
 
 def epsilon_vector(directions: Mapping[str, Direction], eps: Mapping[str, float]) -> NDArray[np.float64]:

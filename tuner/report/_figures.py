@@ -126,11 +126,15 @@ def front_figure(
     rules_of: dict[int, list[str]] = {}
     for rule, number in picks.items():
         rules_of.setdefault(number, []).append(rule)
-    for number, rules in rules_of.items():
+    # each pick's star is labelled with its trial number only (the legend names the rules), above and below in turn
+    # from left to right, so that picks close together do not print over each other
+    ordered_picks = sorted(rules_of.items(), key=lambda item: (points[item[0]].values[x], points[item[0]].values[y]))
+    for index, (number, rules) in enumerate(ordered_picks):
         fig.add_trace(go.Scatter(
             x=[points[number].values[x]], y=[points[number].values[y]], mode="markers+text",
-            marker={"symbol": "star", "size": 16, "color": "#111111"}, text=[f"{', '.join(rules)} #{number}"],
-            textposition="top center", name=f"pick: {', '.join(rules)}", hoverinfo="skip",
+            marker={"symbol": "star", "size": 16, "color": "#111111"}, text=[f"#{number}"],
+            textposition="top center" if index % 2 == 0 else "bottom center", textfont={"size": 13},
+            name=f"pick: {', '.join(rules)} #{number}", hoverinfo="skip",
         ))
     fig.update_xaxes(title=f"{label(x)} ({summary.directions[x]})")
     fig.update_yaxes(title=f"{label(y)} ({summary.directions[y]})")

@@ -7,6 +7,7 @@ import html
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import optuna
 import plotly.io as pio
@@ -40,7 +41,8 @@ from tuner.report._figures import (
 )
 from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
 from tuner.settings import RetrievalSettings, format_settings
-from tuner.study import TrialRecord, entry_caveat, pick_notes, study_labels
+from tuner.study import StudyRecord, TrialRecord, confirmed_entries, entry_caveat, neighbour_comparisons, pick_notes
+from tuner.study import study_labels
 
 STATE_WORDS = {"complete": "complete", "pruned": "pruned", "repeated": "repeated configurations not evaluated again",
                "fail": "failed", "running": "running", "waiting": "waiting"}
@@ -54,7 +56,7 @@ body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1180px;
 h1 { margin-bottom: 4px; } h2 { margin-top: 36px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
 table { border-collapse: collapse; margin: 10px 0; font-size: 13px; }
 th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: right; white-space: nowrap; } th { background: #f4f4f4; }
-td.text, th.text { white-space: normal; }
+td.text, th { white-space: normal; } .wide { overflow-x: auto; max-width: 100%; }
 td.text, th.text { text-align: left; } .note { color: #555; font-style: italic; }
 code, pre { background: #f4f4f4; padding: 2px 4px; } dl { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; }
 dt { font-weight: 600; }
@@ -75,6 +77,14 @@ def _esc(value: object) -> str:
     return html.escape(str(value))
 
 
+def _empty_front(records: Mapping[int, TrialRecord]) -> str:
+    """Why nothing is on the front: every complete trial unscorable (with the first reason), or none complete."""
+    unscorable = [(n, r.unscorable) for n, r in sorted(records.items()) if r.unscorable]
+    why = (f"every complete trial is unscorable ({len(unscorable)}: trial #{unscorable[0][0]}: {unscorable[0][1]}; "
+           "all are listed under warnings above)" if unscorable else "no trial has completed yet")
+    return f'<p class="note" id="empty-front">Nothing is on the front: {_esc(why)}. Nothing was exported.</p>'
+
+
 def _value(point: Point, name: str) -> str:
     ci = point.ci.get(name)
     text = f"{point.values[name]:.3f}"
@@ -88,7 +98,8 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: S
 
     head = "".join(cell("th", i, h) for i, h in enumerate(header))
     body = "".join("<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # headers wrap, and a table still wider than the page scrolls inside its own box instead of being cut at the edge
+    return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
 
 def _figure_html(figure: Figure, div_id: str) -> str:
@@ -121,7 +132,9 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
     counts = ", ".join(f"{summary.counts[state]} {word}" for state, word in STATE_WORDS.items()
                        if summary.counts[state] or state in ("complete", "pruned", "fail"))
     objectives = ", ".join(f"{label(n)} ({d})" for n, d in summary.directions.items())
-    floor = ", ".join(f"{label(n)} ±{v:g}" for n, v in summary.noise_floor.items()) or "not recorded (ε = 0: exact dominance)"
+    # two significant digits: the floor is itself an estimate (±0.016, not ±0.0155803)
+    floor = ", ".join(f"{label(n)} ±{v:.2g}" for n, v in summary.noise_floor.items()) or "not recorded (ε = 0: exact dominance)"
+    floor += " (one configuration's; two trials are compared paired, on the cases both scored)"
     calls = ", ".join(f"{summary.calls[kind]:,} {CALL_WORDS[kind]}" for kind in CALL_KINDS)
     if summary.cost:
         calls += f"; cost {summary.cost:.4g} (at the backends' pricing)"
@@ -143,13 +156,33 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
     )
 
 
-def _front_table(entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord]) -> str:
+def _confirmed(entry: FrontEntry, names: Sequence[str], confirmed: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The held-out figure of each quality objective with its interval and n, and the optimism (tuning − held out)."""
+    held = confirmed.get(str(entry.number))
+    cells = []
+    for name in names:
+        value = None if held is None else held["values"].get(name)
+        if held is None or value is None:
+            cells += ["—", "—"]
+            continue
+        ci = (held["ci"] or {}).get(name)
+        interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci and None not in ci else ""
+        cells += [f"{value:.3f}{interval} ({held['n']}/{held['n_total']})", f"{entry.values[name] - value:+.3f}"]
+    return cells
+
+
+def _front_table(
+    entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord],
+    confirmed: Mapping[str, Mapping[str, Any]],
+) -> str:
     names = list(summary.directions)
+    quality = [n for n in names if n != CONTEXT_WORDS] if confirmed else []
     rows = [
         [
             f"#{e.number}", *(_value(e, n) for n in names),
             *([] if CONTEXT_WORDS in names else ["—" if e.context_words is None else f"{e.context_words:.0f}"]),
             _n_of_total(records[e.number]),
+            *_confirmed(e, quality, confirmed),
             "" if e.tie_group is None else f"T{e.tie_group + 1}",
             ", ".join(f"#{n}" for n in e.epsilon_dominated_by),
             format_settings(e.params),
@@ -157,8 +190,32 @@ def _front_table(entries: Sequence[FrontEntry], summary: StudySummary, records: 
         for e in entries
     ]
     header = ["trial", *(label(n) for n in names), *([] if CONTEXT_WORDS in names else ["context words"]),
-              "n/N", "ε-tie", "ε-dominated by", "params"]
-    return _table(header, rows, text_columns=[len(header) - 1])
+              "n/N", *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism")),
+              "ε-tie", "ε-dominated by", "params"]
+    note = ('<p class="note">Held out: each front member evaluated when the study ended on the confirmation cases the '
+            "search never saw (confirm: in the study file); optimism = tuning − held out, the part of the search's "
+            "figure that did not hold. Pick rules use the held-out figures.</p>") if quality else ""
+    return _table(header, rows, text_columns=[len(header) - 1]) + note
+
+
+def _neighbour_table(entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord],
+                     run_margins: Mapping[str, float]) -> str:
+    """Each front member against the next by recall@k: the paired 95% interval of their difference per objective."""
+    names = [n for n in summary.directions if n != CONTEXT_WORDS]
+    rows = []
+    for row in neighbour_comparisons(entries, records, names, run_margins):
+        cells = []
+        for name in names:
+            c = row.objectives.get(name)
+            cells.append("—" if c is None else f"{c.difference:+.3f} [{c.ci[0]:+.3f}, {c.ci[1]:+.3f}] "
+                         + ("tied" if c.tied else "apart") + f" ({c.n} cases)")
+        rows.append([f"#{row.trial} − #{row.other}", *cells])
+    if not rows:
+        return ""
+    table = _table(["front neighbours", *(f"{label(n)} difference" for n in names)], rows, text_columns=[0])
+    return ('<p class="note">Neighbouring front members compared paired on the cases both scored: the difference, its '
+            "95% interval (case bootstrap of the per-case differences, plus both trials' run-to-run noise) and whether "
+            "it holds 0. ε-ties and ε-dominance above are decided the same way.</p>" + table)
 
 
 def _labels_section(study: optuna.Study, entries: Sequence[FrontEntry]) -> str:
@@ -270,7 +327,7 @@ def render_report(
     records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
     entries = front_entries(summary.points, summary.directions, summary.noise_floor) if summary.points else []
     groups = tie_groups(entries, summary.directions, summary.noise_floor)
-    chosen = default_picks(entries, summary) if picks is None else dict(picks)
+    chosen = default_picks(confirmed_entries(study, entries), summary) if picks is None else dict(picks)
     complete = {p.number for p in summary.points}
     for rule, number in chosen.items():
         if number not in complete:
@@ -281,7 +338,10 @@ def render_report(
     on_front = {e.number for e in entries}
     sections = [
         ("1. Front", _figure_html(front_figure(summary, entries, groups, chosen), "front")
-         + (_front_table(entries, summary, records) if entries else "") + _labels_section(study, entries) + _pruned_table(summary)),
+         + (_front_table(entries, summary, records, StudyRecord.from_study(study).confirm) if entries else _empty_front(records))
+         + _labels_section(study, entries)
+         + _neighbour_table(entries, summary, records, StudyRecord.from_study(study).pruning_margin)
+         + _pruned_table(summary)),
         ("2. Hypervolume history", _figure_html(
             hypervolume_figure([p.number for p in summary.points], history, reference), "hypervolume")),
         ("3. Sweet spot: top_k", _figure_html(sweet_spot_figure(summary, on_front, names[:2]), "sweet-spot")),

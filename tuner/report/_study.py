@@ -9,8 +9,8 @@ import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from tuner.objectives import Direction
-from tuner.pareto import Point
-from tuner.study import StudyRecord, TrialCalls, TrialRecord, directions_of, points_of
+from tuner.pareto import PairedMargins, Point
+from tuner.study import TrialCalls, TrialRecord, directions_of, points_of, study_margins
 
 CALL_KINDS = ("generator", "judge", "tokens", "cached_tokens")
 
@@ -20,7 +20,8 @@ class StudySummary:
     """A study as the report reads it.
 
     ``directions`` maps each objective name (study user attr ``objectives``) to its direction, in the
-    order of ``trial.values``; ``points`` are the complete trials in trial-number order; ``pruned`` the trials
+    order of ``trial.values``; ``noise_floor`` one configuration's noise floor per objective, which also compares
+    two trials paired (``PairedMargins``); ``points`` are the complete trials in trial-number order; ``pruned`` the trials
     pruned on evidence; ``counts`` has one entry per Optuna state plus ``repeated``, the trials that repeated an
     evaluated configuration (Optuna stores them as pruned; they are counted there and not under ``pruned``, as the
     run's own summary line counts them); ``calls`` sums the ``calls`` user attr over every trial, pruned and failed
@@ -30,7 +31,7 @@ class StudySummary:
 
     name: str
     directions: dict[str, Direction]
-    noise_floor: dict[str, float]
+    noise_floor: PairedMargins
     points: tuple[Point, ...]
     pruned: tuple[FrozenTrial, ...]
     counts: dict[str, int]
@@ -52,7 +53,7 @@ def summarize_study(study: optuna.Study) -> StudySummary:
     return StudySummary(
         name=study.study_name,
         directions=directions,
-        noise_floor=StudyRecord.from_study(study).noise_floor or {},
+        noise_floor=study_margins(study),
         points=tuple(points_of(study)),
         pruned=pruned,
         counts=counts,

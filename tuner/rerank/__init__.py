@@ -11,6 +11,13 @@ passages, chosen by name.
 ``rerank_strength`` s blends the two stages: ``final = (1 − s) · first_stage + s · rerank``.
 """
 
-from tuner.rerank._rerankers import RERANKERS, CrossEncoderReranker, EmbeddingMaxSimReranker, Reranker, build_reranker
+from tuner.rerank._rerankers import (
+    RERANKERS,
+    CrossEncoderReranker,
+    EmbeddingMaxSimReranker,
+    Reranker,
+    build_reranker,
+    check_reranker_spec,
+)
 
-__all__ = ["RERANKERS", "CrossEncoderReranker", "EmbeddingMaxSimReranker", "Reranker", "build_reranker"]
+__all__ = ["RERANKERS", "CrossEncoderReranker", "EmbeddingMaxSimReranker", "Reranker", "build_reranker", "check_reranker_spec"]

@@ -106,12 +106,22 @@ RERANKERS: dict[str, Callable[[str, CachedEncoder, str], Reranker]] = {
 }
 
 
+def check_reranker_spec(spec: str) -> None:
+    """Raise ``ValueError`` unless ``spec`` is ``embedding-maxsim`` or ``cross-encoder:NAME_OR_PATH`` (a registered name,
+    with the model a cross-encoder needs); ``RetrievalSettings`` runs it on every configuration it validates."""
+    name, _, arg = spec.partition(":")
+    if name not in RERANKERS:
+        raise ValueError(f"unknown reranker '{spec}' (known: {', '.join(sorted(RERANKERS))})")
+    if name == "cross-encoder" and not arg:
+        raise ValueError("reranker 'cross-encoder' needs a model: cross-encoder:NAME_OR_PATH")
+
+
 def build_reranker(spec: str, encoder: CachedEncoder, query_prompt: str = "") -> Reranker:
     """``embedding-maxsim`` or ``cross-encoder:NAME_OR_PATH``; ``encoder`` is the pipeline's document
     encoder (model and document prompt) and ``query_prompt`` the prompt its questions are encoded with."""
+    try:
+        check_reranker_spec(spec)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     name, _, arg = spec.partition(":")
-    if name not in RERANKERS:
-        raise UserError(f"unknown reranker '{spec}' (known: {', '.join(sorted(RERANKERS))})")
-    if name == "cross-encoder" and not arg:
-        raise UserError("reranker 'cross-encoder' needs a model: cross-encoder:NAME_OR_PATH")
     return RERANKERS[name](arg, encoder, query_prompt)

@@ -9,10 +9,10 @@ query's attainable score ``Σ idf`` (see ``_bm25``); hybrid = convex combination
 from tuner.retrieval import _hybrid  # noqa: F401  (registers hybrid; bm25 and dense register as imported)
 from tuner.retrieval._base import RETRIEVERS, FirstStage, Hits
 from tuner.retrieval._bm25 import BM25Retriever
-from tuner.retrieval._filter import FILTER_FIELDS, filter_mask
+from tuner.retrieval._filter import FILTER_FIELDS, filter_mask, first_stage_mask
 from tuner.retrieval._dense import DenseRetriever
 from tuner.retrieval._pipeline import Candidates, RetrievalPipeline, RetrievedContext
-from tuner.retrieval._ranking import ChunkVersions, chunk_versions, final_ranking
+from tuner.retrieval._ranking import ChunkVersions, chunk_versions, final_ranking, rerank_row
 from tuner.retrieval._table import ChunkTable, load_chunk_table
 
 __all__ = [
@@ -30,5 +30,7 @@ __all__ = [
     "chunk_versions",
     "filter_mask",
     "final_ranking",
+    "first_stage_mask",
     "load_chunk_table",
+    "rerank_row",
 ]

@@ -4,15 +4,17 @@ derived in one place from the settings and inputs an entry is built from.
 =================  ============================================================================================
 entry              key parts
 =================  ============================================================================================
-chunks             dataset content hash, language, ``chunk_size``, ``chunk_overlap``, ``chunk_unit``, the
-                   tokenizer's model (``embedding_model``, for ``tokens`` only)
+chunks             dataset content hash, language, the chunking stage key (``chunk_size``, ``chunk_overlap``,
+                   ``chunk_unit``, the tokenizer's model: ``embedding_model``, for ``tokens`` only), the chunker's
+                   version (``tuner.chunking.CHUNKER_VERSION``)
 vectors            ``embedding_model``, the prompt (document or query), the inference backend when its vectors
                    differ from torch's, sha256 of the text (:func:`tuner.embedding.vector_id`; rows are
                    checksummed in the store)
 BM25 index         chunks key, text layer, k1, b
 HNSW index         content hash of the chunk vectors, HNSW parameters
 candidates         chunks key, text layer, index view, the first-stage group (``retriever``, ``candidate_depth``
-                   and the settings its ``RETRIEVERS`` entry reads: ``dense_index``, ``hybrid_weight``; the active
+                   and the settings its ``RETRIEVERS`` entry reads that act: ``dense_index``, ``fusion`` unless
+                   ``blend``, ``hybrid_weight`` under blend, ``rrf_k`` under rrf; the active
                    ``metadata_filter``'s definition); for a
                    retriever that needs vectors also the content hash of the chunk and question vectors
 rerank scores      candidates key, the rerank group (``reranker``), ``encoding`` (model and both prompts), the inference backend
@@ -29,20 +31,28 @@ input (vectors encoded again after a damaged store) can never be served an entry
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import numpy as np
 
 from tuner.cache import array_digest, content_key
 from tuner.retrieval._base import RETRIEVERS
-from tuner.settings import RetrievalSettings, Stage
+from tuner.settings import Chunking, RetrievalSettings, Stage
 from tuner.text import TEXT_LAYER_ID
 
 HNSW_NEIGHBORS = 32
 
 
-def chunks_key(content_hash: str, language: str, chunk_size: int, chunk_overlap: float, chunk_unit: str, tokenizer: str) -> str:
-    """The chunks of one dataset (``content_hash``, ``language``) under one chunk configuration; ``tokenizer``
-    is the model whose tokens ``chunk_unit: tokens`` counts ("" for other units)."""
-    return content_key("chunks", content_hash, language, chunk_size, chunk_overlap, chunk_unit, tokenizer)
+def chunks_key(content_hash: str, language: str, chunking: str, chunker_version: str) -> str:
+    """The chunks of one dataset (``content_hash``, ``language``) under one chunking (``chunking``: its stage key,
+    :func:`chunking_key`) by one version of the chunker's rules (``tuner.chunking.CHUNKER_VERSION``)."""
+    return content_key("chunks", content_hash, language, chunking, chunker_version)
+
+
+def chunking_key(chunking: Chunking) -> str:
+    """The key of the chunking stage (``stage_key(settings, "chunking")``): every field of ``chunking``, the tokenizer's
+    model included, so a new chunking setting is in it without an edit here."""
+    return content_key("chunking", asdict(chunking))
 
 
 def bm25_key(table_key: str, k1: float, b: float) -> str:
@@ -60,15 +70,23 @@ def stage_key(settings: RetrievalSettings, stage: Stage) -> str:
     the first stage keeps only what its retriever reads (``RETRIEVERS``: BM25 candidates do not depend on
     ``hybrid_weight``) plus the definition of the active ``metadata_filter``, and chunking adds the tokenizer's model
     when it counts tokens."""
+    if stage == "chunking":
+        return chunking_key(settings.chunking)
     values = settings.stage(stage)
     if stage == "first_stage":
-        reads = {"retriever", "candidate_depth", *RETRIEVERS[settings.retriever].reads}
-        values = {name: value for name, value in values.items() if name in reads}
+        values = first_stage_reads(settings)
         if settings.active_filter:  # the filter's definition, not its name; with none the keys predate filters
             values["metadata_filter"] = settings.active_filter
-    elif stage == "chunking":
-        values["tokenizer"] = settings.chunking[3]
     return content_key(stage, values)
+
+
+def first_stage_reads(settings: RetrievalSettings) -> dict[str, object]:
+    """The first-stage settings ``settings``' retriever reads (``RETRIEVERS``) and that can act under its other
+    settings (:data:`tuner.settings.ACTS_WHEN`: no ``rrf_k`` under ``fusion: blend``, no ``hybrid_weight`` under
+    ``rrf``), with ``retriever`` and ``candidate_depth``. ``fusion: blend`` is left out: the keys predate fusion."""
+    reads = {"retriever", "candidate_depth", *RETRIEVERS[settings.retriever].reads}
+    return {name: value for name, value in settings.stage("first_stage").items()
+            if name in reads and settings.acts(name) and not (name == "fusion" and value == "blend")}
 
 
 def _needs_vectors(settings: RetrievalSettings) -> bool:
@@ -107,7 +125,7 @@ def table_memo(settings: RetrievalSettings) -> tuple[object, ...]:
 def retriever_memo(settings: RetrievalSettings) -> tuple[object, ...]:
     """A first-stage retriever in memory: its table, what the retriever reads and, when it searches vectors, the
     encoder (the depth is a search argument, not part of the retriever)."""
-    reads = tuple(getattr(settings, name) for name in ("retriever", *RETRIEVERS[settings.retriever].reads))
+    reads = tuple(value for name, value in first_stage_reads(settings).items() if name != "candidate_depth")
     return (stage_key(settings, "chunking"), reads, settings.encoding if _needs_vectors(settings) else None)
 
 

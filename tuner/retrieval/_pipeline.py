@@ -14,9 +14,9 @@ from tuner.embedding import CachedEncoder, get_encoder
 from tuner.progress import LoggedTask, Reporter, SilentReporter
 from tuner.rerank import Reranker, build_reranker
 from tuner.retrieval._base import RETRIEVERS, FirstStage
-from tuner.retrieval._filter import filter_mask
+from tuner.retrieval._filter import first_stage_mask
 from tuner.retrieval._keys import candidates_key, candidates_memo, rerank_key, reranker_memo, retriever_memo, table_memo
-from tuner.retrieval._ranking import ChunkVersions, chunk_versions, final_ranking
+from tuner.retrieval._ranking import ChunkVersions, chunk_versions, final_ranking, rerank_row
 from tuner.retrieval._table import ChunkTable, load_chunk_table
 from tuner.settings import RetrievalSettings
 
@@ -104,14 +104,7 @@ class RetrievalPipeline:
         """The chunk table of ``settings``' chunking, with the embeddings of its model and document prompt."""
         key = table_memo(settings)
         if key not in self._tables:
-            self._tables[key] = load_chunk_table(
-                self.dataset,
-                settings.chunk_size,
-                settings.chunk_overlap,
-                self.cache,
-                self.encoder(settings),
-                settings.chunk_unit,
-            )
+            self._tables[key] = load_chunk_table(self.dataset, settings.chunking, self.cache, self.encoder(settings))
         return self._tables[key]
 
     def _embed_table(self, table: ChunkTable) -> None:
@@ -158,14 +151,9 @@ class RetrievalPipeline:
         return self._candidates[key]
 
     def searched(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray | None:
-        """The chunks the first stage searches: those of index ``view`` (``ChunkTable.mask``) that pass ``settings``'
-        ``metadata_filter`` (:func:`tuner.retrieval.filter_mask` over the corpus and conflicting documents' metadata)."""
-        table = self.table(settings)
-        visible = table.mask(view)
-        if not settings.active_filter:
-            return visible
-        passing = filter_mask(table.chunks, self.dataset.metadata_of, settings.active_filter)
-        return passing if visible is None else visible & passing
+        """The chunks the first stage searches in index ``view`` (:func:`first_stage_mask` over the corpus and
+        conflicting documents' metadata)."""
+        return first_stage_mask(self.table(settings), self.dataset.metadata_of, settings, view)
 
     def rerank_scores(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray:
         candidates = self.candidates(settings, view)
@@ -181,9 +169,7 @@ class RetrievalPipeline:
                     reranker.prepare(reached, task)
                 with self.reporter.task(f"reranking with {reranker.model_id}", len(self.queries)) as task:
                     for row, query in enumerate(self.queries):
-                        valid = candidates.indices[row] >= 0
-                        passages = [table.passages[i] for i in candidates.indices[row][valid]]
-                        scores[row, valid] = reranker.score(query, passages)
+                        scores[row] = rerank_row(reranker, query, candidates.indices[row], table.passages)
                         task.advance()
                 _save_arrays(folder, scores=scores)
 
@@ -213,11 +199,11 @@ class RetrievalPipeline:
     def retrieve(self, settings: RetrievalSettings, view: str = "clean") -> list[RetrievedContext]:
         """The final context of every golden case, in dataset order."""
         candidates = self.candidates(settings, view)
-        rerank = self.rerank_scores(settings, view) if settings.rerank_strength > 0 else None
-        table = self.table(settings)
         ranking = settings.ranking
+        rerank = self.rerank_scores(settings, view) if ranking.reranks else None
+        table = self.table(settings)
         versions = self.versions(settings, view) if ranking.reads_versions else None
-        vectors = self.chunk_vectors(settings) if ranking.dedupe < 1.0 else None
+        vectors = self.chunk_vectors(settings) if ranking.reads_vectors else None
         contexts = []
         for row, case in enumerate(self.dataset.golden):
             chosen, scores = final_ranking(

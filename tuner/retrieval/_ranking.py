@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from tuner.dataset import DATE, FAMILY
+from tuner.rerank import Reranker
 from tuner.settings import Ranking
 from tuner.text import day_number, parse_date
 
@@ -102,6 +103,15 @@ def final_ranking(
         order = _distinct(order, vectors[candidates], ranking.dedupe, ranking.top_k)
     order = order[: ranking.top_k]
     return candidates[order], scores[order]
+
+
+def rerank_row(reranker: Reranker, query: str, indices: np.ndarray, passages: Sequence[str]) -> np.ndarray:
+    """The reranker's scores of one query's candidates (``indices`` into ``passages``; an empty slot, −1, scores 0):
+    how a study's pipeline and the deployed Retriever both rerank."""
+    valid = indices >= 0
+    scores = np.zeros(indices.shape, dtype=np.float32)
+    scores[valid] = reranker.score(query, [passages[i] for i in indices[valid]])
+    return scores
 
 
 def _distinct(order: np.ndarray, vectors: np.ndarray, threshold: float, limit: int) -> np.ndarray:

@@ -10,10 +10,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from tuner.cache import DiskCache
-from tuner.chunking import CONFLICT, Chunk, ChunkUnit, chunk_dataset
+from tuner.chunking import CHUNKER_VERSION, CONFLICT, Chunk, chunk_dataset
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder
-from tuner.retrieval._keys import chunks_key
+from tuner.retrieval._keys import chunking_key, chunks_key
+from tuner.settings import Chunking
 
 
 @dataclass
@@ -69,23 +70,16 @@ def _read_chunks(folder: Path) -> list[Chunk]:
     return [Chunk(**json.loads(line)) for line in text.splitlines() if line]
 
 
-def load_chunk_table(
-    dataset: Dataset,
-    chunk_size: int,
-    chunk_overlap: float,
-    cache: DiskCache,
-    encoder: CachedEncoder,
-    chunk_unit: ChunkUnit = "tokens",
-) -> ChunkTable:
-    """The chunks of ``dataset`` (see :mod:`tuner.chunking`); ``tokens`` are those of ``encoder``'s model.
+def load_chunk_table(dataset: Dataset, chunking: Chunking, cache: DiskCache, encoder: CachedEncoder) -> ChunkTable:
+    """The chunks of ``dataset`` cut as ``chunking`` says (see :mod:`tuner.chunking`), embedded by ``encoder``.
 
-    The cache key (:func:`tuner.retrieval._keys.chunks_key`) names the dataset content, its language, size,
-    overlap, unit and, for ``tokens``, the tokenizer's model: chunks of one text under one key are always the same.
+    The cache key (:func:`tuner.retrieval._keys.chunks_key`) names the dataset content, its language, the chunking
+    (every field of ``chunking``, the tokenizer's model included) and the chunker's version: chunks of one text under
+    one key are always the same.
     """
-    tokenizer = encoder.model_id if chunk_unit == "tokens" else ""
-    key = chunks_key(dataset.content_hash, dataset.language, chunk_size, chunk_overlap, chunk_unit, tokenizer)
+    key = chunks_key(dataset.content_hash, dataset.language, chunking_key(chunking), CHUNKER_VERSION)
 
     def build(folder: Path) -> None:
-        _write_chunks(chunk_dataset(dataset, chunk_size, chunk_overlap, chunk_unit, encoder.model_id), folder)
+        _write_chunks(chunk_dataset(dataset, chunking), folder)
 
     return ChunkTable(cache.get_or_build("chunks", key, build, _read_chunks), key, encoder)

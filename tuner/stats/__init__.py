@@ -8,6 +8,13 @@ from __future__ import annotations
 
 from tuner.stats._estimate import CiMethod, Estimate, by_group, mean_estimate
 from tuner.stats._noise import VarianceDecomposition, min_detectable_difference, variance_decomposition
+from tuner.stats._paired import (
+    CaseScores,
+    PairedComparison,
+    delta_statistic,
+    mean_statistic,
+    paired_comparison,
+)
 from tuner.stats._resampling import PairedDifference, bootstrap_ci, bootstrap_sd, paired_bootstrap_diff, ratio_of_means_ci
 from tuner.stats._sequential import (
     SPENDING,
@@ -24,9 +31,11 @@ from tuner.stats._wilson import wilson_interval
 
 __all__ = [
     "SPENDING",
+    "CaseScores",
     "CiMethod",
     "Estimate",
     "LookAlpha",
+    "PairedComparison",
     "PairedDifference",
     "RatioExcess",
     "SpendingKind",
@@ -35,10 +44,13 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_sd",
     "by_group",
+    "delta_statistic",
     "linear_spending",
+    "mean_statistic",
     "mean_estimate",
     "min_detectable_difference",
     "obrien_fleming_spending",
+    "paired_comparison",
     "paired_bootstrap_diff",
     "pocock_spending",
     "ratio_excess_test",

@@ -2,12 +2,14 @@
 noise-floor-aware pruning, the trial and study records, runs, and what a run writes when it ends."""
 
 from tuner.objectives import OBJECTIVES
-from tuner.study._config import LoadedStudy, PruningConfig, StudyConfig, load_study_file
+from tuner.study._config import ConfirmConfig, LoadedStudy, PruningConfig, StudyConfig, load_study_file
+from tuner.study._confirm import MIN_CONFIRM_CASES, confirmation_split, confirmed_entries, split_cases
 from tuner.study._finish import dry_run, finish, trial_document
-from tuner.study._honest import Comparison, compare, pick_notes
+from tuner.study._honest import pick_notes
 from tuner.study._interrupt import InterruptGuard
 from tuner.study._labels import entry_caveat, front_labels, study_labels
-from tuner.study._front import directions_of, entry_json, feasible, points_of, study_front, trial_point
+from tuner.study._front import directions_of, entry_json, feasible, points_of, study_front, study_margins, trial_point
+from tuner.study._paired import NeighbourComparison, compare_trials, neighbour_comparisons
 from tuner.study._objective import trial_profile
 from tuner.study._pruning import Look, PruneEvidence, TrialProfile, plan_looks, should_prune
 from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
@@ -19,11 +21,13 @@ from tuner.study._table import trial_rows
 
 __all__ = [
     "FAULT_RESUME",
+    "MIN_CONFIRM_CASES",
     "OBJECTIVES",
     "SAMPLERS",
-    "Comparison",
+    "ConfirmConfig",
     "InterruptGuard",
     "LoadedStudy",
+    "NeighbourComparison",
     "Look",
     "PruneEvidence",
     "PruningConfig",
@@ -36,7 +40,9 @@ __all__ = [
     "TrialRecord",
     "build_sampler",
     "case_order",
-    "compare",
+    "compare_trials",
+    "confirmation_split",
+    "confirmed_entries",
     "directions_of",
     "dry_run",
     "entry_caveat",
@@ -47,15 +53,18 @@ __all__ = [
     "load_search_space",
     "load_study",
     "load_study_file",
+    "neighbour_comparisons",
     "open_storage",
     "pick_notes",
     "plan_looks",
     "points_of",
     "run_study",
     "should_prune",
+    "split_cases",
     "storage_fault",
     "study_front",
     "study_labels",
+    "study_margins",
     "study_summary",
     "trial_document",
     "trial_point",

@@ -9,14 +9,9 @@ from pydantic import ValidationError
 
 from tuner.dataset import Dataset
 from tuner.errors import UserError, describe_validation_error
-from tuner.settings import RetrievalSettings
+from tuner.settings import ACTS_WHEN, RetrievalSettings, acts, format_settings
 from tuner.study._config import LoadedStudy
-from tuner.study._space import CategoricalParam, FloatParam, IntParam, SearchSpace
-
-
-def _extremes(param: IntParam | FloatParam | CategoricalParam) -> list[Any]:
-    """The values that decide whether a distribution fits a setting: every choice, or its low and high."""
-    return list(param.choices) if isinstance(param, CategoricalParam) else [param.low, param.high]
+from tuner.study._space import BOUNDED_BY, DECIDERS, CategoricalParam, FloatParam, IntParam, SearchSpace, extremes
 
 
 def _in_space(param: IntParam | FloatParam | CategoricalParam, value: Any) -> bool:
@@ -28,26 +23,43 @@ def _in_space(param: IntParam | FloatParam | CategoricalParam, value: Any) -> bo
 def check_study(loaded: LoadedStudy, space: SearchSpace, dataset: Dataset) -> None:
     """Raise a one-line :class:`UserError` for the first problem found:
 
-    - a search-space value the setting does not accept (an unknown retriever, a threshold outside [0, 1], a
-      ``top_k`` above ``candidate_depth``, ...);
+    - a value the sampler can give that the setting does not accept (an unknown retriever, a threshold outside
+      [0, 1], ...), walked as the sampler walks the space (:meth:`SearchSpace.corners`): ``top_k`` is clipped to each
+      ``candidate_depth``, so a space of top_k 1–25 and candidate_depth {10, 30} passes and every trial of it runs,
+      while a ``top_k`` above the largest depth, a fixed ``top_k`` above a searched depth, or a ``top_k`` whose low
+      is, does not;
     - a smallest ``top_k`` larger than the corpus has documents;
-    - an enqueued configuration outside the space, with a setting the space does not search, or one that does not exist;
+    - an enqueued configuration outside the space, with a setting the space does not search, one that does not exist,
+      one its other values do not let act (``hybrid_weight`` on a bm25 trial), or settings that do not validate;
     - a robustness objective on a dataset without keypoints or without conflicting documents.
     """
     base = loaded.base_settings.model_dump()
-    for name, param in space.params.items():
-        for value in _extremes(param):
-            try:
-                RetrievalSettings(**{**base, name: value})
-            except ValidationError as exc:
-                raise UserError(f"{space.source}: {name}: {value!r} is not allowed: {describe_validation_error(exc)}") from None
+    for knob, bound in BOUNDED_BY.items():
+        if knob in space.params:  # values past every bound the space reaches could never be sampled: a mistake
+            highest = max(extremes(space.params[knob]))
+            deepest = max(extremes(space.params[bound])) if bound in space.params else base[bound]
+            if highest > deepest:
+                raise UserError(f"{space.source}: {knob}: {highest!r} is not allowed: {knob} ({highest}) exceeds {bound} "
+                                f"({deepest}), the largest this study gives it")
+    for values, name, value in space.corners(base):
+        try:
+            RetrievalSettings(**values)
+        except ValidationError as exc:
+            field = exc.errors()[0]["loc"][:1]
+            if name is None and field and field[0] in space.params:  # a decider's own value (retriever: splade)
+                name, value = str(field[0]), values[field[0]]
+            deciding = {d: values[d] for d in DECIDERS if d in space.params and d != name}
+            where = f"{name}: {value!r} is not allowed" if name is not None else "not allowed"
+            raise UserError(f"{space.source}: {where}{' with ' + format_settings(deciding) if deciding else ''}: "
+                            f"{describe_validation_error(exc)}") from None
     top_k = space.params.get("top_k")
     if top_k is not None:
-        values = [int(v) for v in _extremes(top_k)]
-        if min(values) > len(dataset.corpus):
-            raise UserError(f"{space.source}: top_k starts at {min(values)}, more than the {len(dataset.corpus)} documents "
+        lowest = min(int(v) for v in extremes(top_k))
+        if lowest > len(dataset.corpus):
+            raise UserError(f"{space.source}: top_k starts at {lowest}, more than the {len(dataset.corpus)} documents "
                             f"of {loaded.dataset}: every trial would retrieve (nearly) the whole corpus")
     for index, params in enumerate(loaded.config.enqueue):
+        merged = {**base, **params}
         for name, value in params.items():
             where = f"{loaded.path}: enqueue[{index}].{name}"
             if name in space.params and not _in_space(space.params[name], value):
@@ -57,6 +69,12 @@ def check_study(loaded: LoadedStudy, space: SearchSpace, dataset: Dataset) -> No
             if name not in space.params:
                 raise UserError(f"{where}: not a parameter of the search space ({space.source}), so no trial would use it: "
                                 "add it to the space, or set it under 'settings:' for every trial")
+            if space.conditional and not acts(name, merged):
+                raise UserError(f"{where}: acts only when {ACTS_WHEN[name].when}, which this configuration is not: leave it out")
+        try:
+            RetrievalSettings(**merged)
+        except ValidationError as exc:
+            raise UserError(f"{loaded.path}: enqueue[{index}]: {describe_validation_error(exc)}") from None
     if dataset.retrieval_only:
         raise UserError(f"{loaded.dataset}: no keypoints: a study needs them for its robustness objective "
                         "(use 'tuner eval' for retrieval metrics)")

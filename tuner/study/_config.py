@@ -49,6 +49,9 @@ class SamplerConfig(_Strict):
     name: Literal["tpe", "nsga2", "gp", "random", "grid"] = "tpe"
     seed: int | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+    conditional: bool = Field(True, description="sample a knob only when the trial's other choices let it act "
+                              "(tuner.settings.ACTS_WHEN) and top_k within candidate_depth; false samples every knob "
+                              "on every trial")
 
 
 class BudgetConfig(_Strict):
@@ -108,6 +111,14 @@ class ConstraintsConfig(_Strict):
     answer_infeasible: bool = False
 
 
+class ConfirmConfig(_Strict):
+    """``confirm``: hold out ``share`` of the golden cases (stratified by category, drawn with ``seed``) that the
+    search never sees; each front member is evaluated on them when the study ends (docs/studies.md)."""
+
+    share: float = Field(gt=0, lt=1, description="share of the golden cases held out for confirmation")
+    seed: int = 0
+
+
 class StudyConfig(_Strict):
     name: str
     dataset: str = Field(min_length=1, description="dataset folder (relative to the study file), demo or demo-zh")
@@ -126,6 +137,7 @@ class StudyConfig(_Strict):
     pruning: PruningConfig = PruningConfig()
     noise_floor: str | dict[str, float] = "auto"
     pick: PickConfig = PickConfig()
+    confirm: ConfirmConfig | None = None
     enqueue: list[dict[str, Any]] = Field(default_factory=list)
     seed: int = 0
     storage: str | None = None

@@ -17,9 +17,10 @@ from tuner.llm import Pricing
 from tuner.redaction import redact
 from tuner.pareto import PickUnmet, pick
 from tuner.progress import Reporter
-from tuner.settings import RetrievalSettings, settings_from_mapping
+from tuner.settings import Chunking, RetrievalSettings, settings_from_mapping
 from tuner.study._config import LoadedStudy
 from tuner.study._check import check_study
+from tuner.study._confirm import confirmation_split, confirmed_entries
 from tuner.study._labels import entry_caveat, study_labels
 from tuner.study._front import directions_of, study_front
 from tuner.study._honest import pick_notes
@@ -53,7 +54,8 @@ def planned_settings(
     planned = []
     for number in range(n_trials):
         trial = study.ask()
-        values = {**loaded.base_settings.model_dump(), **space.suggest(trial)}
+        base = loaded.base_settings.model_dump()
+        values = {**base, **space.suggest(trial, base)}
         planned.append(settings_from_mapping(values, "search space"))
         study.tell(trial, 0.0)
     drawn = f"the {sampler_config.name} sampler's grid order" if grid else (
@@ -62,12 +64,12 @@ def planned_settings(
     return planned, f"{len(enqueued)} enqueued + {n_trials - len(enqueued)} {drawn}"
 
 
-def context_words(settings: RetrievalSettings, dataset: Dataset, chunk_words: dict[tuple[int, float, str, str], list[int]]) -> float:
+def context_words(settings: RetrievalSettings, dataset: Dataset, chunk_words: dict[Chunking, list[int]]) -> float:
     """Words the generator reads per question under ``settings``: ``min(top_k, chunks)`` chunks of the corpus's mean
     chunk length (the corpus chunked as the settings chunk it; ``chunk_words`` caches that per chunking)."""
     key = settings.chunking
     if key not in chunk_words:
-        chunks = chunk_dataset(dataset, settings.chunk_size, settings.chunk_overlap, settings.chunk_unit, settings.embedding_model)
+        chunks = chunk_dataset(dataset, key)
         chunk_words[key] = [word_count(chunk.text) for chunk in chunks if chunk.source == CORPUS]
     words = chunk_words[key]
     return min(settings.top_k, len(words)) * sum(words) / max(len(words), 1)
@@ -111,7 +113,10 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     they would cost on the configurations the run would try first (see :func:`planned_settings`), not on the space's
     largest one, and what they cost at the backends' ``pricing`` (key ``cost``: a range, see :func:`cost_range`)."""
     dataset = load_dataset(resolve_dataset(loaded.dataset))
-    space = load_search_space(loaded.search_space_path)
+    # too few held-out cases fails here as it would in the run; the bounds stay over every case: tuning share plus a
+    # confirmation of every trial on the held-out share is at most that
+    confirmation_split(dataset, loaded.config.confirm)
+    space = load_search_space(loaded.search_space_path, loaded.config.sampler.conditional)
     check_study(loaded, space, dataset)
     space, inert = active_space(space, dataset, loaded.base_settings, reporter)
     cases = [c for c in dataset.golden if c.keypoints]
@@ -123,7 +128,7 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     generator_calls = variants * len(cases)
     batched = bool(getattr(loaded.judge, "batch_keypoints", False))
     judge_calls = variants * 2 * (len(cases) if batched else keypoints)
-    chunk_words: dict[tuple[int, float, str, str], list[int]] = {}
+    chunk_words: dict[Chunking, list[int]] = {}
 
     def trial_tokens(settings: RetrievalSettings) -> dict[str, _Tokens]:
         words = context_words(settings, dataset, chunk_words)
@@ -202,6 +207,7 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
             "values": dict(zip(names, trial.values)),
             "ci": record.ci,
             "noise_floor": study_record.noise_floor,
+            "confirm": study_record.confirm.get(str(number)),
             "notes": pick_notes(study, number),
         },
         {name: d.step for name, d in trial.distributions.items() if isinstance(d, optuna.distributions.FloatDistribution) and d.step},
@@ -228,17 +234,19 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: Report
         f"front of {len(entries)}; calls {summary['calls']['generator']} generator + {summary['calls']['judge']} judge "
         f"in {result.elapsed:.0f}s"
     )
-    if not entries:
-        reporter.stage("no complete trial yet: nothing to export")
-        return paths
-    picks = {name: pick(name, entries, directions, floor).number for name in ("knee", "cheapest")}
-    try:
-        chosen = pick(rule, entries, directions, floor, min_recall=min_recall)
-    except PickUnmet as unmet:
-        # the work is done and the front stands: report it, export nothing, and say what was not met
-        chosen = None
-        paths["pick_unmet"] = str(unmet)
-        reporter.stage(f"pick rule {rule}: {unmet}; no configuration exported (export one with 'tuner export --trial N')")
+    picks: dict[str, int] = {}
+    chosen = None
+    if not entries:  # the report still says what was done, and why nothing is on the front
+        reporter.stage("no complete scorable trial yet: nothing to export")
+    else:
+        entries = confirmed_entries(study, entries)
+        picks = {name: pick(name, entries, directions, floor).number for name in ("knee", "cheapest")}
+        try:
+            chosen = pick(rule, entries, directions, floor, min_recall=min_recall)
+        except PickUnmet as unmet:
+            # the work is done and the front stands: report it, export nothing, and say what was not met
+            paths["pick_unmet"] = str(unmet)
+            reporter.stage(f"pick rule {rule}: {unmet}; no configuration exported (export one with 'tuner export --trial N')")
     if chosen is not None:
         paths["picked"] = chosen.number
         picks = {rule: chosen.number, **picks}

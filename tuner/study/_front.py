@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import optuna
 
 from tuner.errors import UserError
 from tuner.objectives import CONTEXT_WORDS, Direction
-from tuner.pareto import FrontEntry, Point, front_entries
+from tuner.pareto import FrontEntry, PairedMargins, Point, front_entries
+from tuner.study._paired import paired_margins
 from tuner.study._record import StudyRecord, TrialRecord
 
 
@@ -53,14 +55,38 @@ def points_of(study: optuna.Study) -> list[Point]:
     return [trial_point(trial, names) for trial in sorted(trials, key=lambda t: t.number) if feasible(trial)]
 
 
-def study_front(study: optuna.Study) -> tuple[dict[str, Direction], dict[str, float], list[FrontEntry]]:
+def study_margins(study: optuna.Study) -> PairedMargins:
+    """The study's noise floor (one configuration's, what is shown as ε), with the paired margin of any two of its
+    complete trials from the per-case scores they recorded and the study's run-to-run margins."""
+    record = StudyRecord.from_study(study)
     directions = directions_of(study)
-    floor = {k: v for k, v in (StudyRecord.from_study(study).noise_floor or {}).items() if k in directions}
-    return directions, floor, front_entries(points_of(study), directions, floor)
+    floor = {k: v for k, v in (record.noise_floor or {}).items() if k in directions}
+    records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
+    return paired_margins(records, list(directions), floor, record.pruning_margin)
 
 
-def entry_json(entry: FrontEntry, trial: optuna.trial.FrozenTrial) -> dict[str, Any]:
+def study_front(study: optuna.Study) -> tuple[dict[str, Direction], PairedMargins, list[FrontEntry]]:
+    """Directions, the margins two trials are compared with (the noise floor as a mapping; paired per pair of
+    trials) and the front entries with their ε-ties and ε-dominance decided paired."""
+    directions = directions_of(study)
+    margins = study_margins(study)
+    return directions, margins, front_entries(points_of(study), directions, margins)
+
+
+def entry_json(
+    entry: FrontEntry, trial: optuna.trial.FrozenTrial, confirmed: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """A front row as ``tuner pareto --json`` and ``tuner run --json`` print it; with ``confirmed`` (the trial's entry
+    in the study's ``confirm`` record) its figures on the held-out cases, their intervals and the optimism
+    (tuning − confirmation) beside the tuning ones."""
     record = TrialRecord.from_trial(trial)
+    confirm = {} if confirmed is None else {
+        "confirm": dict(confirmed["values"]),
+        "confirm_ci": dict(confirmed["ci"]),
+        "confirm_n": confirmed["n"],
+        "optimism": {name: entry.values[name] - value for name, value in confirmed["values"].items()
+                     if value is not None and name in entry.values},
+    }
     return {
         "trial": entry.number,
         "params": dict(entry.params),
@@ -71,4 +97,5 @@ def entry_json(entry: FrontEntry, trial: optuna.trial.FrozenTrial) -> dict[str, 
         "n_total": record.n_total,
         "tie_group": entry.tie_group,
         "epsilon_dominated_by": list(entry.epsilon_dominated_by),
+        **confirm,
     }

@@ -26,12 +26,19 @@ class InertKnob:
     setting: str
     value: Any
     why: str
+    choice: str | None = None
+    """For a ``metadata_filter`` choice that cannot act: the filter's name (``setting`` is then ``metadata_filter``)."""
+
+    @property
+    def label(self) -> str:
+        """The setting, with the choice when it is one: ``metadata_filter: current``."""
+        return self.setting if self.choice is None else f"{self.setting}: {self.choice}"
 
     def to_json(self) -> dict[str, Any]:
-        return {"setting": self.setting, "value": self.value, "why": self.why}
+        return {"setting": self.label, "value": self.value, "why": self.why}
 
     def line(self) -> str:
-        return f"{self.setting} cannot act on this dataset ({self.why}): fixed at {self.value}, kept out of the search"
+        return f"{self.label} cannot act on this dataset ({self.why}): fixed at {self.value}, kept out of the search"
 
 
 def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings) -> list[InertKnob]:
@@ -60,7 +67,7 @@ def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings) -
                 continue
             missing = sorted(key for key in base.metadata_filters[name] if key not in FILTER_FIELDS and key not in keys)
             if missing:
-                inert.append(InertKnob(f"metadata_filter: {name}", NO_FILTER, f"no document has metadata.{missing[0]}"))
+                inert.append(InertKnob("metadata_filter", NO_FILTER, f"no document has metadata.{missing[0]}", choice=name))
     return inert
 
 
@@ -77,22 +84,22 @@ def without_inert(space: SearchSpace, inert: list[InertKnob]) -> SearchSpace:
     and an enqueued value still fits) and inert ``metadata_filter`` choices removed."""
     params = dict(space.params)
     for knob in inert:
-        if knob.setting in params:
+        if knob.choice is None and knob.setting in params:
             params[knob.setting] = CategoricalParam(type="categorical", choices=[knob.value])
-    dropped = {knob.setting.split(": ", 1)[1] for knob in inert if knob.setting.startswith("metadata_filter: ")}
+    dropped = {knob.choice for knob in inert if knob.choice is not None}
     param = params.get("metadata_filter")
     if dropped and isinstance(param, CategoricalParam):
         params["metadata_filter"] = CategoricalParam(type="categorical", choices=[
             c for c in param.choices if c not in dropped] or [NO_FILTER])
-    return SearchSpace(params, space.source)
+    return SearchSpace(params, space.source, space.conditional)
 
 
 def enqueued_params(params: dict[str, Any], inert: list[InertKnob]) -> dict[str, Any]:
     """An enqueued configuration without the values of inert knobs (they change nothing on this dataset, and a value
     off the fixed one-choice distribution could not be enqueued); a ``metadata_filter`` that cannot act becomes
     ``none``."""
-    fixed = {knob.setting for knob in inert}
+    fixed = {knob.setting for knob in inert if knob.choice is None}
     kept = {name: value for name, value in params.items() if name not in fixed}
-    if f"metadata_filter: {kept.get('metadata_filter')}" in fixed:
+    if kept.get("metadata_filter") in {knob.choice for knob in inert if knob.choice is not None}:
         kept["metadata_filter"] = NO_FILTER
     return kept

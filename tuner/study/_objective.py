@@ -90,14 +90,14 @@ class TrialObjective:
         """Sample ``trial``'s configuration and record it, with the trial that already has it, if any
         (:func:`evaluated_twin`). ``tuner run`` calls this under the study's lock, so of two workers that sample one
         configuration at the same time, the second sees the first's claim."""
-        settings = self.settings_for(self.space.suggest(trial)).model_dump()
+        settings = self.settings_for(self.space.suggest(trial, self.base.model_dump())).model_dump()
         TrialRecord(settings=settings, duplicate_of=evaluated_twin(trial.study, settings, trial.number)).write(trial)
 
     def __call__(self, trial: optuna.Trial) -> tuple[float, ...]:
         TrialRecord(worker=f"{socket.gethostname()}:{os.getpid()}").write(trial)
         if "settings" not in trial.user_attrs:
             self.claim(trial)
-        settings = self.settings_for(self.space.suggest(trial))  # the values claim() sampled: Optuna repeats them
+        settings = self.settings_for(self.space.suggest(trial, self.base.model_dump()))  # claim()'s values: Optuna repeats them
         twin = TrialRecord.from_attrs(trial.user_attrs).duplicate_of
         if twin is not None:
             raise optuna.TrialPruned(f"same configuration as trial {twin}: not evaluated again")
@@ -112,7 +112,9 @@ class TrialObjective:
         retrieval = evaluate_retrieval(self.pipeline, settings, "clean")
         recall = retrieval.overall[RECALL]
         recall_value = float(recall.value or 0.0)
+        per_case = dict(zip(retrieval.case_ids, retrieval.per_case[RECALL], strict=True))
         TrialRecord(settings=settings.model_dump(), context_words=retrieval.mean_context_words,
+                    recall_cases=tuple(per_case[case_id] for case_id in self.case_order),
                     embedding_backend=backend_in_use(settings.embedding_model, self.pipeline.cache.root)).write(trial)
         if self.min_recall is not None:
             # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it

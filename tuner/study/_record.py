@@ -54,6 +54,7 @@ def finite_or_none(value: float | None) -> float | None:
 class TrialRecord:
     """A trial's user attributes. Every field is optional: a running, pruned or failed trial has only some.
 
+    ``recall_cases`` is recall@k per case in the study's case order (what paired comparisons of recall read);
     ``f0``/``f3`` are per-case faithfulness at v0 and v3 in the study's case order (None = missing);
     ``ci`` maps an objective to its 95% interval (a bound is None when undefined); ``n``/``n_total`` are
     the cases scored at both variants and the cases with keypoints; ``partial_values`` are a pruned
@@ -73,6 +74,7 @@ class TrialRecord:
     context_words: float | None = None
     calls: TrialCalls | None = None
     cases_evaluated: int | None = None
+    recall_cases: tuple[float, ...] | None = None
     f0: tuple[float | None, ...] | None = None
     f3: tuple[float | None, ...] | None = None
     ci: dict[str, list[float | None] | None] | None = None
@@ -120,6 +122,7 @@ class TrialRecord:
             context_words=None if words is None else float(words),
             calls=None if calls is None else TrialCalls.from_dict(calls),
             cases_evaluated=attrs.get("cases_evaluated"),
+            recall_cases=None if attrs.get("recall_cases") is None else tuple(attrs["recall_cases"]),
             f0=None if f0 is None else tuple(f0),
             f3=None if f3 is None else tuple(f3),
             ci=attrs.get("ci"),
@@ -157,9 +160,10 @@ class StudyRecord:
     """A study's user attributes, fixed when the first worker creates it: the dataset it ran on, the one
     shuffled case order every trial walks, the objectives in ``trial.values`` order, the noise floor
     and the pruning margins (see ``tuner.calibration``), the study file, the fixed settings, and the worker
-    (``host:pid``) that measured the noise floor (None when the study file gave it), and ``labels``: the golden set's
+    (``host:pid``) that measured the noise floor (None when the study file gave it), ``labels``: the golden set's
     provenance (``golden.provenance.json`` as :meth:`tuner.dataset.LabelProvenance.to_dict` writes it; None: unknown
-    origin)."""
+    origin), the golden cases held out for confirmation (``confirm_cases``, empty without ``confirm:``) and each
+    confirmed front member's figures on them (``confirm``: trial number → ``values``, ``ci``, ``n``, ``n_total``)."""
 
     dataset_hash: str | None = None
     case_order: list[str] = field(default_factory=list)
@@ -169,6 +173,8 @@ class StudyRecord:
     study_file: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     calibrated_by: str | None = None
+    confirm_cases: list[str] = field(default_factory=list)
+    confirm: dict[str, dict[str, Any]] = field(default_factory=dict)
     labels: dict[str, Any] | None = None
 
     @property
@@ -177,8 +183,11 @@ class StudyRecord:
         return self.noise_floor is not None
 
     def write(self, study: optuna.Study) -> None:
+        """Write what the first worker fixes; the confirmation split and results are written where they are made
+        (``tuner.study._confirm``)."""
         for key, value in asdict(self).items():
-            study.set_user_attr(key, value)
+            if key not in ("confirm_cases", "confirm"):
+                study.set_user_attr(key, value)
 
     @classmethod
     def from_study(cls, study: optuna.Study) -> StudyRecord:
@@ -193,6 +202,8 @@ class StudyRecord:
             study_file=attrs.get("study_file"),
             settings=dict(attrs.get("settings") or {}),
             calibrated_by=attrs.get("calibrated_by"),
+            confirm_cases=list(attrs.get("confirm_cases") or []),
+            confirm=dict(attrs.get("confirm") or {}),
             labels=attrs.get("labels"),
         )
 

@@ -29,7 +29,9 @@ from tuner.settings import RetrievalSettings
 from tuner.study._budget import SpendingMeter
 from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
+from tuner.study._confirm import confirm_front, confirmation_split, record_split
 from tuner.study._faults import storage_fault
+from tuner.study._front import study_front
 from tuner.study._inert import InertKnob, active_space, enqueued_params
 from tuner.study._interrupt import InterruptGuard
 from tuner.study._objective import TrialObjective
@@ -183,8 +185,8 @@ def run_study(
     resources = resources or BackendResources(cache_url=loaded.call_cache_url)
     guard = guard or InterruptGuard()
     config = loaded.config
-    dataset = load_dataset(resolve_dataset(loaded.dataset))
-    space = load_search_space(loaded.search_space_path)
+    dataset, held_out = confirmation_split(load_dataset(resolve_dataset(loaded.dataset)), config.confirm)
+    space = load_search_space(loaded.search_space_path, loaded.config.sampler.conditional)
     check_study(loaded, space, dataset)
     space, inert = active_space(space, dataset, loaded.base_settings, reporter)
     build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
@@ -215,9 +217,15 @@ def run_study(
         study.sampler = build_sampler(config.sampler.model_copy(update={"seed": seed}), space)
         if worker:
             reporter.stage(f"worker {worker} of study '{config.name}': sampler seed {seed}")
+        record_split(study, held_out)
         target = trials or config.budget.trials
-        return _optimize(study, storage, objective, loaded, dataset, space, target, reporter, guard, lock, trackers, meter,
-                         asked)
+        run = _optimize(study, storage, objective, loaded, dataset, space, target, reporter, guard, lock, trackers, meter,
+                        asked)
+        if held_out is not None and not run.interrupted:
+            confirm_front(study, study_front(study)[2],
+                          RobustnessEvaluator(RetrievalPipeline(held_out, reporter=reporter), responder, config.noise),
+                          reporter, guard)
+        return run
     except Exception as exc:
         fault = storage_fault(exc, loaded.storage)
         if fault is None:

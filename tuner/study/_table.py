@@ -8,15 +8,19 @@ import optuna
 
 from tuner.objectives import CONTEXT_WORDS
 from tuner.study._front import directions_of, feasible
-from tuner.study._record import TrialRecord
+from tuner.study._record import StudyRecord, TrialRecord
 
 
 def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
     """Every trial of ``study`` as one flat row: number, state, feasibility, each parameter (``param.NAME``),
     each objective value with its 95% interval (``NAME``, ``NAME.low``, ``NAME.high``), ``n``/``n_total``,
     context words, calls, and why a trial was pruned (rival, cases used, p-value), repeated, unscorable,
-    left unanswered (``skipped``) or failed. Missing values are None, so every row has the same columns."""
+    left unanswered (``skipped``) or failed. With ``confirm:``, each objective's figure on the held-out cases and the
+    optimism beside it (``NAME.confirm``, ``NAME.optimism`` = tuning − confirmation; None off the front). Missing values
+    are None, so every row has the same columns."""
     names = list(directions_of(study))
+    study_record = StudyRecord.from_study(study)
+    confirmed = study_record.confirm if study_record.confirm_cases else None
     trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
     params = sorted({name for trial in trials for name in trial.params})
     rows = []
@@ -35,6 +39,10 @@ def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
         for name in names:
             bounds = ci.get(name) or [None, None]
             row.update({name: values.get(name), f"{name}.low": bounds[0], f"{name}.high": bounds[1]})
+            if confirmed is not None:
+                held = (confirmed.get(str(trial.number)) or {}).get("values", {}).get(name)
+                optimism = None if held is None or name not in values else values[name] - held
+                row.update({f"{name}.confirm": held, f"{name}.optimism": optimism})
         row.update({
             "n": record.n,
             "n_total": record.n_total,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import logging
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,11 +20,13 @@ from typing import Any
 import yaml
 
 from tuner.errors import ConversionError
-from tuner.text import cjk_share
+from tuner.text import cjk_share, is_blank
 
-CONVERTER_VERSION = "files-v1"
+CONVERTER_VERSION = "files-v2"
 """Part of each file's state entry: a change to the converters re-converts every file."""
 DOCS_EXTRA = "docs"
+FRONT_MATTER_BYTES = 16 * 1024
+"""Largest front matter read: metadata is a few lines; a file with more is not imported."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,50 @@ def decode_text(data: bytes) -> str:
     return guess
 
 
+class _FrontMatterLoader(yaml.SafeLoader):  # type: ignore[misc]
+    """YAML without aliases (``*a`` expanding ``&a``: a few hundred bytes can stand for gigabytes) and without
+    implicit timestamps (a date stays the text written, checked where it is used: ``2024-02-30`` fails one file)."""
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases are not allowed", self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+
+_FrontMatterLoader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
+def _scalar(value: object) -> bool:
+    return value is None or isinstance(value, str | bool | int) or (isinstance(value, float) and math.isfinite(value))
+
+
+def read_front_matter(text: str) -> dict[str, Any]:
+    """The YAML mapping of a Markdown front matter, keeping scalar values and lists of scalars (``tags: [hr]``);
+    nested mappings, non-finite numbers and the like are left out. :class:`ConversionError` when it is over
+    :data:`FRONT_MATTER_BYTES`, uses aliases, is not valid YAML or not a mapping.
+
+    >>> read_front_matter("title: Leave\\ndate: 2024-02-30\\ntags: [hr, 2024]\\nnested: {a: 1}")
+    {'title': 'Leave', 'date': '2024-02-30', 'tags': ['hr', 2024]}
+    >>> read_front_matter("a: &a [x, x]\\nb: [*a, *a]")
+    Traceback (most recent call last):
+    tuner.errors.ConversionError: front matter is not valid YAML (aliases are not allowed, line 2)
+    """
+    if len(text.encode("utf-8", "surrogatepass")) > FRONT_MATTER_BYTES:
+        raise ConversionError(f"front matter over {FRONT_MATTER_BYTES // 1024} KiB")
+    try:
+        loaded = yaml.load(text, Loader=_FrontMatterLoader)  # a SafeLoader, without aliases
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise ConversionError(f"front matter is not valid YAML ({problem}" + (f", line {mark.line + 1})" if mark else ")")) from None
+    if not isinstance(loaded, dict):
+        raise ConversionError("front matter must be a YAML mapping")
+    return {str(key): value for key, value in loaded.items()
+            if _scalar(value) or (isinstance(value, list) and all(_scalar(item) for item in value))}
+
+
 def _markdown_title(text: str) -> str:
     match = _HEADING.search(text)
     return match["title"].strip() if match else ""
@@ -76,14 +123,7 @@ def _markdown(data: bytes) -> Converted:
     front: dict[str, Any] = {}
     match = _FRONT_MATTER.match(text)
     if match:
-        try:
-            loaded = yaml.safe_load(match["yaml"])
-        except yaml.YAMLError as exc:
-            raise ConversionError(f"front matter is not valid YAML ({type(exc).__name__})") from None
-        if not isinstance(loaded, dict):
-            raise ConversionError("front matter must be a YAML mapping")
-        # dates in front matter load as date objects: kept as ISO strings so metadata stays JSON
-        front = {str(k): (v.isoformat() if hasattr(v, "isoformat") else v) for k, v in loaded.items()}
+        front = read_front_matter(match["yaml"])
         text = text[match.end():]
     title = str(front.get("title") or _markdown_title(text))
     return Converted(text.strip(), title, front)
@@ -189,11 +229,20 @@ CONVERTERS: dict[str, Converter] = {
 
 
 def convert_file(path: Path, data: bytes) -> Converted:
-    """``data`` (the bytes of ``path``) through the converter of its suffix; :class:`ConversionError` says why not."""
+    """``data`` (the bytes of ``path``) through the converter of its suffix; :class:`ConversionError` says why not,
+    also for a file with no text and for whatever a parser raises on a damaged file (one bad file fails alone)."""
     converter = CONVERTERS.get(path.suffix.lower())
     if converter is None:
         raise ConversionError(f"no converter for '{path.suffix}' files")
-    converted = converter(data)
+    try:
+        converted = converter(data)
+    except ConversionError:
+        raise
+    except Exception as exc:  # parsers of damaged files raise anything: XMLSyntaxError, struct.error, ...
+        detail = next(iter(str(exc).splitlines()), "")[:200]
+        raise ConversionError(f"unreadable {path.suffix.lstrip('.').upper()} ({type(exc).__name__}" + (f": {detail})" if detail else ")")) from None
+    if is_blank(converted.text):
+        raise ConversionError("no text to import (the file is empty or holds only front matter or markup)")
     if not converted.title.strip():
         return Converted(converted.text, path.stem, converted.front_matter)
     return converted

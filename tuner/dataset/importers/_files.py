@@ -14,6 +14,7 @@ import csv
 import datetime as dt
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ import yaml
 from tuner.dataset._kb import load_knowledge_base
 from tuner.dataset._load import CORPUS
 from tuner.dataset.importers._converters import CONVERTER_VERSION, CONVERTERS, convert_file
-from tuner.errors import ConversionError, UserError
+from tuner.errors import ConversionError, DatasetError, UserError
 from tuner.io import atomic_directory, atomic_write_json, write_jsonl
 from tuner.progress import Reporter, SilentReporter
 from tuner.text import find_dates, normalize_text
@@ -143,7 +144,8 @@ def read_family_mapping(path: Path) -> dict[str, dict[str, str]]:
 
 @dataclass
 class FilesImport:
-    """What one run did: doc ids added / changed / removed / unchanged, and ``(path, reason)`` per unreadable file."""
+    """What one run did: doc ids added / changed / removed / unchanged, and ``(path, reason)`` per file not imported
+    (unreadable, empty, a bad name or front matter, a link out of the source folder)."""
 
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
@@ -191,26 +193,39 @@ def _metadata(path: Path, doc_id: str, converted_front: dict[str, Any], version:
     return metadata
 
 
-def _sources(source: Path) -> tuple[list[tuple[str, Path]], int]:
-    """``(doc_id, path)`` of every file with a converter under ``source`` (hidden ones left out), and how many others."""
-    files, skipped = [], 0
+def shown_path(path: Path) -> str:
+    """``path`` as it can be printed: bytes of a name that are not UTF-8 as ``\\xff`` escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _sources(source: Path, follow_links: bool) -> tuple[list[tuple[str, Path]], int, list[tuple[str, str]]]:
+    """``(doc_id, path)`` of every file with a converter under ``source`` (hidden ones left out), how many others,
+    and ``(path, reason)`` of those refused: a name that is not UTF-8, a link to a file outside ``source`` (unless
+    ``follow_links``)."""
+    files, skipped, refused = [], 0, []
+    inside = source.resolve()
     for path in sorted(source.rglob("*")):
         relative = path.relative_to(source)
         if not path.is_file() or any(part.startswith(".") for part in relative.parts):
             continue
-        if path.suffix.lower() in CONVERTERS:
-            files.append((relative.as_posix(), path))
-        else:
+        if path.suffix.lower() not in CONVERTERS:
             skipped += 1
-    return files, skipped
+        elif shown_path(relative) != str(relative):
+            refused.append((shown_path(path), "the file name is not valid UTF-8: rename the file"))
+        elif not follow_links and path.is_symlink() and not path.resolve().is_relative_to(inside):
+            refused.append((str(path), "a link to a file outside the source folder: not followed (--follow-links imports it)"))
+        else:
+            files.append((relative.as_posix(), path))
+    return files, skipped, refused
 
 
 def import_files(source: Path, destination: Path, *, families: Path | None = None, strict: bool = False,
-                 force: bool = False, reporter: Reporter | None = None) -> FilesImport:
+                 force: bool = False, follow_links: bool = False, reporter: Reporter | None = None) -> FilesImport:
     """Convert every supported file under ``source`` into ``destination/corpus.jsonl`` (see the module doc).
 
-    Unreadable files are listed in the result and left out; with ``strict`` any of them is a :class:`UserError`
-    and nothing is written. A destination holding a dataset this command did not write is replaced only with ``force``.
+    Files that cannot be imported are listed in the result and left out; with ``strict`` any of them is a
+    :class:`UserError` and nothing is written. Links to files outside ``source`` are such files unless
+    ``follow_links``. A destination holding a dataset this command did not write is replaced only with ``force``.
     """
     reporter = reporter or SilentReporter()
     if not source.is_dir():
@@ -221,8 +236,8 @@ def import_files(source: Path, destination: Path, *, families: Path | None = Non
         raise UserError(f"{destination}: holds a dataset not written by 'tuner import files'; pass --force to replace it")
     mapping = read_family_mapping(families) if families is not None else {}
     previous = _read_state(destination / STATE)
-    files, skipped = _sources(source)
-    result = FilesImport(skipped=skipped)
+    files, skipped, refused = _sources(source, follow_links)
+    result = FilesImport(skipped=skipped, failed=refused)
     state: dict[str, dict[str, Any]] = {}
     records: list[dict[str, Any]] = []
     with reporter.task(f"importing {len(files)} files", len(files)) as task:
@@ -250,16 +265,19 @@ def import_files(source: Path, destination: Path, *, families: Path | None = Non
                 result.failed.append((str(path), str(exc).removeprefix(f"{doc_id}: ")))
                 continue
             records.append({"doc_id": doc_id, "title": entry["title"], "text": entry["text"], "metadata": metadata})
-    failed_ids = {Path(path).relative_to(source).as_posix() for path, _ in result.failed}
+    failed_ids = {Path(path).relative_to(source).as_posix() for path, _ in result.failed if Path(path).is_relative_to(source)}
     # a file that was imported before and fails now is reported as failed, not as removed
     result.removed = sorted(set(previous) - set(state) - failed_ids)
     result.unmapped = sorted(set(mapping) - set(state))
     if strict and result.failed:
-        raise UserError(f"{source}: {len(result.failed)} file(s) could not be read (--strict); nothing written")
+        raise UserError(f"{source}: {len(result.failed)} file(s) could not be imported (--strict); nothing written")
     if not records:
         raise UserError(f"{source}: no importable files ({', '.join(sorted(CONVERTERS))})")
     with atomic_directory(destination) as staging:
         write_jsonl(staging / CORPUS, records)
         atomic_write_json(staging / STATE, {"converter": CONVERTER_VERSION, "files": state})
-        load_knowledge_base(staging)
+        try:
+            load_knowledge_base(staging)
+        except DatasetError as exc:  # said of the destination: the staging folder is gone when the user reads it
+            raise DatasetError([problem.replace(str(staging), str(destination)) for problem in exc.problems]) from None
     return result

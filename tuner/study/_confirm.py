@@ -1,0 +1,136 @@
+"""Front (trial record → **front** → report/export): the confirmation split (``confirm:`` in a study file): golden
+cases the search never sees, on which each front member is evaluated when the study ends, so the winner's curse is
+measured (optimism = tuning − confirmation)."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+import optuna
+
+from tuner.dataset import Dataset
+from tuner.errors import UserError
+from tuner.evaluation import RobustnessEvaluator, evaluate_retrieval, summarize_variant
+from tuner.objectives import CONTEXT_WORDS, DELTA_CORRECT, RECALL
+from tuner.pareto import FrontEntry
+from tuner.progress import Reporter
+from tuner.settings import RetrievalSettings, settings_from_mapping
+from tuner.study._config import ConfirmConfig
+from tuner.study._interrupt import InterruptGuard
+from tuner.study._record import StudyRecord, TrialRecord, finite_or_none
+
+MIN_CONFIRM_CASES = 30
+"""Fewer confirmation cases than this cannot tell a pick's optimism from case-sampling noise."""
+
+
+def split_cases(cases: Sequence[Any], share: float, seed: int) -> tuple[list[str], list[str]]:
+    """(tuning ids, confirmation ids): within each category (sorted by id, shuffled with ``seed``) the first
+    round(share · n_category) cases are held out, the category counts rounded by largest remainder so that the total
+    is round(share · N). It depends only on the case ids, categories, share and seed: every worker and every resume
+    draws the same split."""
+    by_category: dict[str, list[str]] = {}
+    for case in sorted(cases, key=lambda c: c.id):
+        by_category.setdefault(case.category, []).append(case.id)
+    wanted = {name: share * len(ids) for name, ids in by_category.items()}
+    counts = {name: int(value) for name, value in wanted.items()}
+    left = round(share * len(cases)) - sum(counts.values())
+    for name in sorted(wanted, key=lambda n: (-(wanted[n] - counts[n]), n))[:max(left, 0)]:
+        counts[name] += 1
+    rng = random.Random(seed)
+    held: set[str] = set()
+    for name in sorted(by_category):
+        ids = list(by_category[name])
+        rng.shuffle(ids)
+        held.update(ids[: counts[name]])
+    return [c.id for c in cases if c.id not in held], [c.id for c in cases if c.id in held]
+
+
+def _subset(dataset: Dataset, ids: Sequence[str], part: str) -> Dataset:
+    """The dataset with only the golden cases ``ids``; its content hash names the part, so its retrieval caches (one row
+    per golden question) are its own."""
+    keep = set(ids)
+    digest = hashlib.sha256(f"{dataset.content_hash}:{part}:{','.join(sorted(keep))}".encode()).hexdigest()
+    return replace(dataset, golden=tuple(c for c in dataset.golden if c.id in keep), content_hash=digest)
+
+
+def confirmation_split(dataset: Dataset, config: ConfirmConfig | None) -> tuple[Dataset, Dataset | None]:
+    """(the tuning share, the confirmation share) of ``dataset``; without ``confirm:`` the whole dataset and None.
+    Fewer than ``MIN_CONFIRM_CASES`` confirmation cases is a :class:`UserError` naming ``confirm.share``."""
+    if config is None:
+        return dataset, None
+    tuning, held = split_cases(dataset.golden, config.share, config.seed)
+    if len(held) < MIN_CONFIRM_CASES:
+        raise UserError(f"confirm.share {config.share:g}: {len(held)} confirmation case(s) of {len(dataset.golden)}, "
+                        f"fewer than {MIN_CONFIRM_CASES}; raise confirm.share, add cases or remove confirm:")
+    return _subset(dataset, tuning, "tuning"), _subset(dataset, held, "confirm")
+
+
+def _confirm_one(evaluator: RobustnessEvaluator, settings: RetrievalSettings, robustness: str, seed: int) -> dict[str, Any]:
+    """One configuration on the held-out cases: recall@k and the robustness objective with their intervals and n/N."""
+    recall = evaluate_retrieval(evaluator.pipeline, settings, "clean").overall[RECALL]
+    values: dict[str, float | None] = {RECALL: recall.value}
+    ci: dict[str, list[float | None] | None] = {RECALL: list(recall.ci) if recall.ci else None}
+    if not evaluator.pipeline.dataset.retrieval_only:
+        summary = summarize_variant(evaluator.evaluate(settings, ("v0", "v3")), "v3", seed=seed)
+        delta, delta_ci = ((summary.delta_correct, summary.delta_correct_ci) if robustness == DELTA_CORRECT
+                           else (summary.delta_faithful, summary.delta_ci))
+        values[robustness] = finite_or_none(delta)
+        ci[robustness] = None if delta_ci is None else [finite_or_none(c) for c in delta_ci]
+    return {"values": values, "ci": ci, "n": recall.n, "n_total": recall.n_total}
+
+
+def confirm_front(
+    study: optuna.Study, entries: Sequence[FrontEntry], evaluator: RobustnessEvaluator, reporter: Reporter,
+    guard: InterruptGuard,
+) -> dict[str, dict[str, Any]]:
+    """Evaluate each front member not yet confirmed on the confirmation share (``evaluator``'s dataset): recall@k and
+    the robustness objective at v0 and v3 with the study's backends. Each result goes to the study's ``confirm`` user
+    attribute as soon as it is measured, keyed by trial number (a finished trial's attributes cannot change), so an
+    interrupt keeps those done and the next run confirms the rest; returns them all."""
+    record = StudyRecord.from_study(study)
+    robustness = record.objectives[1]
+    results = dict(record.confirm)
+    trials = {t.number: t for t in study.get_trials(deepcopy=False)}
+    pending = [e for e in entries if str(e.number) not in results]
+    cases = len(evaluator.pipeline.dataset.golden)
+    for done, entry in enumerate(pending, 1):
+        reporter.stage(f"confirming front trial {entry.number} on the {cases} held-out cases ({done}/{len(pending)})")
+        settings = settings_from_mapping(TrialRecord.from_trial(trials[entry.number]).settings or {}, "trial settings")
+        try:
+            with guard.interruptible():
+                results[str(entry.number)] = guard.call(_confirm_one, evaluator, settings, robustness, entry.number)
+        except KeyboardInterrupt:
+            reporter.stage(f"interrupted while confirming: {done - 1} of {len(pending)} front trials confirmed and kept; "
+                           "run the same command to confirm the rest")
+            raise
+        study.set_user_attr("confirm", results)
+    return results
+
+
+def confirmed_entries(study: optuna.Study, entries: Sequence[FrontEntry]) -> list[FrontEntry]:
+    """The front with each member's values replaced by its confirmation figures (what pick rules use) when every member
+    has them for every quality objective; else the front as it is (a study without ``confirm:``)."""
+    results = StudyRecord.from_study(study).confirm
+    figures = [results.get(str(e.number), {}).get("values", {}) for e in entries]
+    if not entries or not all(
+        all(f.get(name) is not None for name in e.values if name != CONTEXT_WORDS) for e, f in zip(entries, figures)
+    ):
+        return list(entries)
+    return [replace(e, values={**e.values, **{k: float(v) for k, v in f.items() if k in e.values}})
+            for e, f in zip(entries, figures)]
+
+
+def record_split(study: optuna.Study, held_out: Dataset | None) -> None:
+    """Record the confirmation cases in the study (``confirm_cases``) the first time; a later run or worker whose
+    split differs (another ``confirm:`` or dataset) is a :class:`UserError`: trials must all see one tuning share."""
+    ids = [] if held_out is None else [c.id for c in held_out.golden]
+    recorded = StudyRecord.from_study(study).confirm_cases
+    if "confirm_cases" not in study.user_attrs:
+        study.set_user_attr("confirm_cases", ids)
+    elif recorded != ids:
+        raise UserError(f"study '{study.study_name}' was run with another confirmation split ({len(recorded)} held-out "
+                        f"cases, now {len(ids)}): keep its confirm: as it was, or use a new name or storage")
