@@ -40,3 +40,17 @@ def tiny_dataset_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from tests.tiny_dataset import write_tiny_dataset
 
     return write_tiny_dataset(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.fixture(scope="session")
+def local_model_path(tuner_cache: Path) -> Path:
+    """The local generator's model file (Gemma 3 270M), assembled into this session's cache once; the test is
+    skipped, with the reason, when the ``tuner[local]`` extra is not installed."""
+    from tuner.errors import UserError
+    from tuner.generation import model_file, require_local
+
+    try:
+        require_local()
+    except UserError as exc:
+        pytest.skip(str(exc))
+    return model_file("gemma-3-270m")

@@ -18,8 +18,8 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_until_ready(process: subprocess.Popen[str], url: str, seconds: float = 180) -> None:
-    """Poll ``url``'s ``/healthz`` until it answers 200; fail with the server's stderr if it exits first, or after
+def wait_until_ready(process: subprocess.Popen[str], url: str, seconds: float = 180, path: str = "/healthz") -> None:
+    """Poll ``url``'s ``path`` until it answers 200; fail with the server's stderr if it exits first, or after
     ``seconds``."""
     import httpx
 
@@ -27,7 +27,7 @@ def wait_until_ready(process: subprocess.Popen[str], url: str, seconds: float = 
     while True:
         assert process.poll() is None, process.communicate()[1]
         try:
-            if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
+            if httpx.get(f"{url}{path}", timeout=5).status_code == 200:
                 return
         except httpx.TransportError:
             pass

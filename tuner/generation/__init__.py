@@ -2,7 +2,8 @@
 answer.
 
 ``extractive`` (offline default, a stand-in for an LLM), ``openai`` (any OpenAI-compatible
-endpoint) and ``callable`` (a Python function), chosen by ``backend`` in the configuration.
+endpoint), ``callable`` (a Python function) and ``local`` (a small language model run here by llama.cpp),
+chosen by ``backend`` in the configuration.
 """
 
 from tuner.generation._base import ABSTAIN, Answer, Generator
@@ -12,6 +13,16 @@ from tuner.generation._extractive import (
     ExtractiveGeneratorConfig,
     ScoredSentence,
     position_bonus,
+)
+from tuner.generation._local import (
+    LOCAL_MODELS,
+    LOCAL_PROMPT_TEMPLATES,
+    LocalGenerator,
+    LocalGeneratorConfig,
+    first_line,
+    llama_cpp_runtime,
+    model_file,
+    require_local,
 )
 from tuner.generation._openai import (
     ABSTAIN_ZH,
@@ -39,7 +50,10 @@ __all__ = [
     "DEFAULT_GENERATOR",
     "DEFAULT_PROMPT_TEMPLATE",
     "GENERATORS",
+    "LOCAL_MODELS",
+    "LOCAL_PROMPT_TEMPLATES",
     "PROMPT_TEMPLATES",
+    "ZH_PROMPT_TEMPLATE",
     "Answer",
     "CallableGenerator",
     "CallableGeneratorConfig",
@@ -47,16 +61,21 @@ __all__ = [
     "ExtractiveGeneratorConfig",
     "Generator",
     "GeneratorConfig",
+    "LocalGenerator",
+    "LocalGeneratorConfig",
     "OpenAIGenerator",
     "OpenAIGeneratorConfig",
     "PromptLanguage",
     "ScoredSentence",
-    "ZH_PROMPT_TEMPLATE",
     "build_generator",
+    "first_line",
     "format_contexts",
+    "llama_cpp_runtime",
     "load_callable",
+    "model_file",
     "parse_generator_config",
     "position_bonus",
     "prompt_language",
     "render_prompt",
+    "require_local",
 ]

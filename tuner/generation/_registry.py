@@ -9,6 +9,7 @@ from pydantic import Discriminator, Tag
 from tuner.generation._base import Generator
 from tuner.generation._callable import CallableGeneratorConfig, build_callable
 from tuner.generation._extractive import ExtractiveGeneratorConfig, build_extractive
+from tuner.generation._local import LocalGeneratorConfig, build_local
 from tuner.generation._openai import OpenAIGeneratorConfig, build_openai
 from tuner.llm import BackendRegistry, backend_of
 
@@ -19,13 +20,15 @@ GeneratorConfig = Annotated[
         Annotated[ExtractiveGeneratorConfig, Tag("extractive")],
         Annotated[OpenAIGeneratorConfig, Tag("openai")],
         Annotated[CallableGeneratorConfig, Tag("callable")],
+        Annotated[LocalGeneratorConfig, Tag("local")],
     ],
     Discriminator(lambda value: backend_of(value, DEFAULT_GENERATOR)),
 ]
 """Any generator config; ``backend`` picks the type and defaults to ``extractive``."""
 
 GENERATORS: BackendRegistry[Generator, GeneratorConfig] = BackendRegistry(
-    "generator", DEFAULT_GENERATOR, GeneratorConfig, {"extractive": build_extractive, "openai": build_openai, "callable": build_callable}
+    "generator", DEFAULT_GENERATOR, GeneratorConfig,
+    {"extractive": build_extractive, "openai": build_openai, "callable": build_callable, "local": build_local},
 )
 
 parse_generator_config = GENERATORS.parse

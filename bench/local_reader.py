@@ -1,0 +1,446 @@
+"""Benchmark of the local generator (issue 32): Gemma 3 270M on llama.cpp beside the offline span reader.
+
+Parts (any of them; all by default):
+
+- ``speed``: seconds per call and tokens per second of each runtime that runs here, for a ~120- and a ~500-token
+  prompt (greedy, first line, ``max_tokens`` 32), median of ``--repeats`` calls with the prompt cache defeated
+  (each call's prompt starts differently); llama.cpp at each ``--threads``; transformers' GGUF loader (fp32) once,
+  when ``gguf`` and ``accelerate`` are installed.
+- ``readers``: reading efficiency (v0 faithful / v0 context support), v0 faithful, v3 misled rate and Δfaithful
+  with its paired-bootstrap interval, local model beside the span reader (lexical judge, default noise), on the
+  first ``--cases`` cases of ConflictNQ val, a seeded sample of CMRC 2018 trial (with conflicts made by
+  ``tuner corrupt``, as in bench/cmrc.py), the demo and the Chinese demo.
+- ``agreement``: per-configuration v3 Δfaithful of both readers on :data:`CONFIGS` (8 configurations spanning
+  top_k, relevance threshold and retriever) × ``--cases`` cases of ConflictNQ val and the Chinese demo; Spearman's
+  ρ between the two readers' Δ, with a case-bootstrap 95% interval; the configurations whose ranks differ by more
+  than 2 or whose grades (robust / watch / sensitive) differ.
+- ``position``: v3 Δfaithful of the local model with the conflicting chunks injected (``hard_mode: inject``; in the
+  default ``in_index`` mode they sit where retrieval ranks them, whatever the position) at the front, middle and end.
+
+Answers go through the LLM call cache (``~/.cache/tuner``), so a rerun costs only what changed.
+
+Run: ``HF_HUB_OFFLINE=1 .venv/bin/python bench/local_reader.py [speed] [readers] [agreement] [position]
+[--cases 40] [--threads 1,2] [--append]`` (needs ``tuner[local]``; ConflictNQ and CMRC are read from
+``/work/shared/datasets`` and skipped when absent). ``--append`` appends the tables to bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import numpy as np  # noqa: E402
+from scipy.stats import spearmanr  # noqa: E402
+
+from bench.robustness import results_header  # noqa: E402
+from tuner.cache import DiskCache, default_cache_root  # noqa: E402
+from tuner.dataset import Dataset, load_dataset, resolve_dataset, write_dataset  # noqa: E402
+from tuner.dataset.importers import import_conflictnq  # noqa: E402
+from tuner.embedding import get_encoder  # noqa: E402
+from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, summarize  # noqa: E402
+from tuner.generation import (  # noqa: E402
+    ExtractiveGeneratorConfig,
+    LocalGeneratorConfig,
+    build_generator,
+    llama_cpp_runtime,
+    model_file,
+)
+from tuner.judging import LexicalJudge  # noqa: E402
+from tuner.llm import BackendResources  # noqa: E402
+from tuner.metrics import grade_delta  # noqa: E402
+from tuner.noise import NoiseConfig  # noqa: E402
+from tuner.retrieval import RetrievalPipeline  # noqa: E402
+from tuner.settings import DEFAULT_EMBEDDING_MODEL, RetrievalSettings  # noqa: E402
+
+RESULTS = Path(__file__).with_name("RESULTS.md")
+SHARED = Path("/work/shared/datasets")
+CONFLICTNQ = SHARED / "conflictnq" / "conflict_nq_val.jsonl"
+CMRC = SHARED / "cmrc2018" / "cmrc2018_trial.json"
+ZH_CHUNKS = {"chunk_unit": "chars", "chunk_size": 300}
+CONFIGS: dict[str, dict[str, object]] = {
+    "bm25 k1": {"retriever": "bm25", "top_k": 1},
+    "bm25 k3": {"retriever": "bm25", "top_k": 3},
+    "dense k1": {"retriever": "dense", "top_k": 1},
+    "dense k3": {"retriever": "dense", "top_k": 3},
+    "hybrid k1": {"retriever": "hybrid", "top_k": 1},
+    "hybrid k3": {"retriever": "hybrid", "top_k": 3},
+    "hybrid k3 t0.5": {"retriever": "hybrid", "top_k": 3, "relevance_threshold": 0.5},
+    "hybrid k3 t0.8": {"retriever": "hybrid", "top_k": 3, "relevance_threshold": 0.8},
+}
+"""The configurations of the agreement study (top_k at most 3: prompts of at most ~500 tokens); the readers and
+position parts use ``hybrid k3``, so their answers
+are the agreement study's, from the cache."""
+READING = "hybrid k3"
+PARTS = ("speed", "readers", "agreement", "position")
+READERS: dict[str, ExtractiveGeneratorConfig | LocalGeneratorConfig] = {
+    "span reader": ExtractiveGeneratorConfig(reader="span"),
+    "gemma-3-270m (local)": LocalGeneratorConfig(),
+}
+
+
+class Progress:
+    """Prints ``label done/total`` to stderr every ``every`` steps of an evaluation."""
+
+    def __init__(self, label: str, total: int, every: int = 20) -> None:
+        self.label, self.total, self.every, self.done, self.start = label, total, every, 0, time.perf_counter()
+
+    def advance(self, amount: int = 1) -> None:
+        self.done += amount
+        if self.done % self.every == 0 or self.done == self.total:
+            print(f"  {self.label}: {self.done}/{self.total} ({time.perf_counter() - self.start:.0f} s)", file=sys.stderr, flush=True)
+
+
+def settings_for(name: str, config: str) -> RetrievalSettings:
+    zh = ZH_CHUNKS if name in ("demo-zh", "CMRC 2018 trial") else {}
+    return RetrievalSettings.model_validate({**zh, **CONFIGS[config]})
+
+
+def datasets(folder: Path, cases: int, names: Sequence[str]) -> dict[str, Dataset]:
+    """The benchmark datasets of ``names`` that can run here."""
+    found: dict[str, Dataset] = {}
+    if "ConflictNQ val" in names:
+        if CONFLICTNQ.exists():
+            imported = import_conflictnq(CONFLICTNQ)
+            found["ConflictNQ val"] = write_dataset(folder / "conflictnq", imported.corpus, imported.golden, imported.conflicts)
+        else:
+            print(f"skipping ConflictNQ: {CONFLICTNQ} not found", file=sys.stderr)
+    if "CMRC 2018 trial" in names:
+        if CMRC.exists():
+            from cmrc import sample_golden  # bench/cmrc.py: a seeded sample with conflicts made by `tuner corrupt`
+            from tuner.dataset.importers import import_squad
+
+            imported = import_squad(CMRC)
+            full = write_dataset(folder / "cmrc", imported.corpus, imported.golden, [])
+            found["CMRC 2018 trial"] = sample_golden(full, folder, cases)
+        else:
+            print(f"skipping CMRC 2018: {CMRC} not found", file=sys.stderr)
+    for name, source in (("demo", "demo"), ("demo-zh", "demo-zh")):
+        if name in names:
+            found[name] = load_dataset(resolve_dataset(source))
+    return found
+
+
+class Bench:
+    """Both readers over one dataset, sharing a pipeline, the call cache and the memo of each reader."""
+
+    def __init__(self, name: str, dataset: Dataset, cases: int, resources: BackendResources) -> None:
+        self.name = name
+        self.encoder = get_encoder(DEFAULT_EMBEDDING_MODEL, default_cache_root())
+        self.pipeline = RetrievalPipeline(dataset, cache=DiskCache(default_cache_root()), encoder=self.encoder)
+        self.case_ids = [c.id for c in dataset.golden if c.keypoints][:cases]
+        self.judge = LexicalJudge()
+        resources.encoder = self.encoder
+        self.responders = {reader: Responder(build_generator(config, resources), self.judge) for reader, config in READERS.items()}
+
+    def outcomes(self, reader: str, config: str, noise: NoiseConfig = NoiseConfig()) -> list[CaseOutcome]:
+        evaluator = RobustnessEvaluator(self.pipeline, self.responders[reader], noise)
+        task = Progress(f"{self.name} / {reader} / {config} / noise {noise.position}", 4 * len(self.case_ids))
+        return evaluator.evaluate(settings_for(self.name, config), ("v0", "v3"), self.case_ids, task)
+
+
+def reader_row(name: str, reader: str, outcomes: list[CaseOutcome]) -> str:
+    report = summarize(outcomes, ("v0", "v3"))
+    v0, v3 = report.variants["v0"], report.variants["v3"]
+    support = v0.context_support.value
+    efficiency = "n/a" if not support else f"{v0.faithful.value / support:.3f}"
+    ci = v3.delta_ci
+    delta = "n/a" if v3.delta_faithful is None else f"{v3.delta_faithful:.3f}"
+    interval = "n/a" if ci is None else f"[{ci[0]:.2f}, {ci[1]:.2f}]"
+    misled = "n/a" if v3.misled_rate is None else f"{v3.misled_rate.value:.3f} ({v3.misled_rate.n}/{v3.misled_rate.n_total})"
+    faithful = v0.faithful
+    low, high = faithful.ci if faithful.ci is not None else (float("nan"), float("nan"))
+    return (
+        f"| {name} | {reader} | {efficiency} | {faithful.value:.3f} ({faithful.n}/{faithful.n_total}) [{low:.2f}, {high:.2f}] "
+        f"| {support:.3f} | {misled} | {delta} | {interval} |"
+    )
+
+
+def part_readers(benches: dict[str, Bench]) -> list[str]:
+    lines = [
+        "", f"#### Readers side by side (`{READING}`, v0 and v3, lexical judge, default noise)", "",
+        "| dataset | reader | reading efficiency | v0 faithful (n/N) [95%] | v0 context support | v3 misled (n/N) | v3 Δ | v3 Δ 95% |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, bench in benches.items():
+        for reader in READERS:
+            lines.append(reader_row(name, reader, bench.outcomes(reader, READING)))
+    return lines
+
+
+def delta(pairs: tuple[Sequence[float], Sequence[float]], rows: np.ndarray | None = None) -> float:
+    """Δ = (Σ S(v0) − Σ S(v3)) / Σ S(v0) over the paired cases (``rows``: a bootstrap resample of them); nan when
+    Σ S(v0) = 0."""
+    s0, s3 = np.asarray(pairs[0]), np.asarray(pairs[1])
+    if rows is not None:
+        s0, s3 = s0[rows], s3[rows]
+    total = s0.sum()
+    return float((total - s3.sum()) / total) if total else float("nan")
+
+
+def part_agreement(benches: dict[str, Bench], replicates: int = 2000) -> list[str]:
+    lines = [
+        "", "#### Agreement: per-configuration v3 Δfaithful, span reader vs local model", "",
+        "| dataset | configuration | span Δ (n) | local Δ (n) | span rank | local rank | span grade | local grade |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    summary = ["", "| dataset | configurations × cases | Spearman ρ | 95% case-bootstrap interval (valid replicates) | disagree |",
+               "|---|---|---|---|---|"]
+    for name, bench in benches.items():
+        per_case: dict[str, dict[str, dict[str, tuple[float | None, float | None]]]] = {}
+        for reader in READERS:
+            for config in CONFIGS:
+                outcomes = bench.outcomes(reader, config)
+                per_case.setdefault(reader, {})[config] = {
+                    o.case.id: (o.variants["v0"].faithful, o.variants["v3"].faithful) for o in outcomes
+                }
+        span, local = (
+            np.array([delta(paired_scores_by_id(per_case[r][c], bench.case_ids)) for c in CONFIGS]) for r in READERS
+        )
+        defined = np.isfinite(span) & np.isfinite(local)  # Δ is undefined where a configuration retrieves nothing useful
+        ranks = {r: np.full(len(CONFIGS), np.nan) for r in READERS}
+        for r, values in zip(READERS, (span, local)):
+            ranks[r][defined] = rankdata(values[defined])
+        disagree = []
+        for index, config in enumerate(CONFIGS):
+            grades = [grade_delta(v) if np.isfinite(v) else "n/a" for v in (span[index], local[index])]
+            rank = [ranks[r][index] for r in READERS]
+            if abs(rank[0] - rank[1]) > 2 or grades[0] != grades[1]:
+                disagree.append(config)
+            counts = [len(paired_scores_by_id(per_case[r][config], bench.case_ids)[0]) for r in READERS]
+            lines.append(
+                f"| {name} | {config} | {span[index]:.3f} ({counts[0]}) | {local[index]:.3f} ({counts[1]}) | {rank[0]:g} | {rank[1]:g} "
+                f"| {grades[0]} | {grades[1]} |"
+            )
+        rho = float(spearmanr(span[defined], local[defined]).statistic) if defined.sum() > 2 else float("nan")
+        low, high, valid = bootstrap_spearman(per_case, bench.case_ids, replicates)
+        summary.append(
+            f"| {name} | {len(CONFIGS)} × {len(bench.case_ids)} | {rho:.2f} | [{low:.2f}, {high:.2f}] ({valid}/{replicates}) "
+            f"| {', '.join(disagree) or 'none'} |"
+        )
+    return lines + summary
+
+
+def paired_scores_by_id(scores: dict[str, tuple[float | None, float | None]], case_ids: Sequence[str]) -> tuple[list[float], list[float]]:
+    """(S(v0), S(v3)) of the cases of ``case_ids`` scored at both, in that order."""
+    kept = [scores[cid] for cid in case_ids if cid in scores and None not in scores[cid]]
+    return [float(a) for a, _ in kept], [float(b) for _, b in kept]  # type: ignore[arg-type]
+
+
+def rankdata(values: np.ndarray) -> np.ndarray:
+    from scipy.stats import rankdata as ranks
+
+    return np.asarray(ranks(values))
+
+
+def bootstrap_spearman(
+    per_case: dict[str, dict[str, dict[str, tuple[float | None, float | None]]]], case_ids: Sequence[str], replicates: int
+) -> tuple[float, float, int]:
+    """2.5% and 97.5% percentiles of Spearman's ρ between the readers' per-configuration Δ when the cases are resampled
+    with replacement (the same resample for every configuration and both readers), over the configurations whose Δ
+    is defined for both; replicates with fewer than 3 such configurations or with one reader's Δ all tied are left
+    out and counted."""
+    rng = np.random.default_rng(0)
+    readers = list(per_case)
+    table = {  # reader → config → (S0, S3) per case of case_ids, nan where missing
+        r: {c: np.array([[np.nan if v is None else v for v in per_case[r][c].get(cid, (None, None))] for cid in case_ids])
+            for c in CONFIGS} for r in readers
+    }
+    values = []
+    for _ in range(replicates):
+        rows = rng.integers(0, len(case_ids), len(case_ids))
+        deltas = []
+        for r in readers:
+            row = []
+            for c in CONFIGS:
+                sample = table[r][c][rows]
+                sample = sample[~np.isnan(sample).any(axis=1)]
+                total = sample[:, 0].sum()
+                row.append((total - sample[:, 1].sum()) / total if total else np.nan)
+            deltas.append(np.array(row))
+        kept = np.isfinite(deltas[0]) & np.isfinite(deltas[1])
+        if kept.sum() < 3 or any(np.ptp(d[kept]) == 0 for d in deltas):
+            continue
+        values.append(float(spearmanr(deltas[0][kept], deltas[1][kept]).statistic))
+    if not values:
+        return float("nan"), float("nan"), 0
+    return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5)), len(values)
+
+
+def part_position(benches: dict[str, Bench]) -> list[str]:
+    lines = [
+        "", f"#### Noise position, local model (`{READING}`, v3 `inject`: v0 + the conflicting chunks at the position given)", "",
+        "| dataset | position | v0 faithful (n/N) | v3 faithful | v3 misled (n/N) | v3 Δ | v3 Δ 95% |", "|---|---|---|---|---|---|---|",
+    ]
+    reader = "gemma-3-270m (local)"
+    for name, bench in benches.items():
+        for position in ("front", "middle", "end"):
+            noise = NoiseConfig(position=position, hard_mode="inject")  # in_index conflicts sit where retrieval ranks them
+            report = summarize(bench.outcomes(reader, READING, noise), ("v0", "v3"))
+            v0, v3 = report.variants["v0"], report.variants["v3"]
+            ci = v3.delta_ci
+            misled = "n/a" if v3.misled_rate is None else f"{v3.misled_rate.value:.3f} ({v3.misled_rate.n}/{v3.misled_rate.n_total})"
+            lines.append(
+                f"| {name} | {position} | {v0.faithful.value:.3f} ({v0.faithful.n}/{v0.faithful.n_total}) | {v3.faithful.value:.3f} "
+                f"| {misled} | {'n/a' if v3.delta_faithful is None else f'{v3.delta_faithful:.3f}'} "
+                f"| {'n/a' if ci is None else f'[{ci[0]:.2f}, {ci[1]:.2f}]'} |"
+            )
+    return lines
+
+
+def speed_prompt(tokens: int, salt: int) -> str:
+    """A prompt of about ``tokens`` tokens in the local generator's English template; ``salt`` makes its start differ."""
+    passage = (
+        "The X200 router ships with a warranty of 24 months from the date of purchase, covering hardware faults. "
+        "Its firmware is updated every quarter and the support line answers on weekdays from 9 to 18. "
+    )
+    repeats = max(1, round(tokens / 45))
+    context = "\n\n".join(f"[{i + 1}] Note {salt}-{i}. {passage}" for i in range(repeats))
+    return f"Context:\n{context}\n\nQuestion: How long is the warranty of the X200 router?\nAnswer:"
+
+
+def part_speed(thread_counts: Sequence[int], repeats: int) -> list[str]:
+    lines = [
+        "", "#### Speed: seconds per call (greedy, first line, max_tokens 32; median of "
+        f"{repeats}, prompt cache defeated)", "",
+        "| runtime | threads | load s | prompt tokens | s / call | prompt tokens/s | generated tokens/s | answer |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    start = time.perf_counter()
+    path = model_file("gemma-3-270m")
+    lines.insert(2, f"- model file assembled or found in the cache in {time.perf_counter() - start:.1f} s: `{path.name}` "
+                    f"({path.stat().st_size / 1e6:.0f} MB)")
+    for threads in thread_counts:
+        start = time.perf_counter()
+        runtime = llama_cpp_runtime(LocalGeneratorConfig(threads=threads))
+        load = time.perf_counter() - start
+        for size in (120, 500):
+            timings, generated, read, answer = [], 0, 0, ""
+            for salt in range(repeats):
+                begin = time.perf_counter()
+                reply = runtime.complete(speed_prompt(size, salt + 1000 * threads), 32)
+                timings.append(time.perf_counter() - begin)
+                generated, read, answer = reply.completion_tokens, reply.prompt_tokens, reply.text.strip()
+            per_call = statistics.median(timings)
+            prompt_rate, gen_rate = prefill_and_decode_rates(runtime, speed_prompt(size, 7), 32)
+            lines.append(
+                f"| {runtime.name} | {threads} | {load:.1f} | {read} | {per_call:.2f} | {prompt_rate:.0f} | {gen_rate:.1f} "
+                f"| `{answer[:40]}` ({generated} tokens) |"
+            )
+    lines += transformers_speed(repeats)
+    return lines
+
+
+def prefill_and_decode_rates(runtime: object, prompt: str, max_tokens: int) -> tuple[float, float]:
+    """(prompt tokens/s, generated tokens/s) of llama.cpp: the prompt evaluated alone, then 16 tokens decoded."""
+    llama = runtime.llama  # type: ignore[attr-defined]
+    tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
+    llama.reset()
+    begin = time.perf_counter()
+    llama.eval(tokens)
+    prefill = time.perf_counter() - begin
+    begin = time.perf_counter()
+    count = 0
+    for _ in llama.generate([], temp=0.0, top_k=1, reset=False):
+        count += 1
+        if count >= 16:
+            break
+    decode = time.perf_counter() - begin
+    llama.reset()
+    return len(tokens) / prefill, count / decode
+
+
+def transformers_speed(repeats: int) -> list[str]:
+    """transformers' GGUF loader (dequantized to fp32) on the same prompts, when gguf and accelerate are installed."""
+    import importlib.util
+
+    missing = [m for m in ("gguf", "accelerate", "transformers") if importlib.util.find_spec(m) is None]
+    if missing:
+        return [f"| transformers (GGUF → fp32) | | | | not measured: {', '.join(missing)} not installed | | | |"]
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    path = model_file("gemma-3-270m")
+    start = time.perf_counter()
+    tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+    load = time.perf_counter() - start
+    lines = []
+    for size in (120, 500):
+        timings = []
+        for salt in range(max(1, repeats // 3)):
+            inputs = tokenizer(speed_prompt(size, salt + 5000), return_tensors="pt")
+            begin = time.perf_counter()
+            with torch.inference_mode():
+                output = model.generate(**inputs, max_new_tokens=32, do_sample=False)
+            timings.append(time.perf_counter() - begin)
+        written = int(output.shape[1] - inputs["input_ids"].shape[1])
+        per_call = statistics.median(timings)
+        answer = tokenizer.decode(output[0, inputs["input_ids"].shape[1]:], skip_special_tokens=True).strip().splitlines()
+        lines.append(
+            f"| transformers {__import__('transformers').__version__} (GGUF → fp32) | {torch.get_num_threads()} | {load:.1f} "
+            f"| {inputs['input_ids'].shape[1]} | {per_call:.2f} | | {written / per_call:.1f} (all 32 tokens, no first-line stop) "
+            f"| `{(answer[0] if answer else '')[:40]}` |"
+        )
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("parts", nargs="*", metavar="PART", help="speed, readers, agreement, position (default: all)")
+    parser.add_argument("--cases", type=int, default=40, help="cases per dataset (default 40)")
+    parser.add_argument("--threads", default="1,2", help="llama.cpp thread counts of the speed part (default 1,2)")
+    parser.add_argument("--repeats", type=int, default=5, help="calls per prompt size in the speed part (default 5)")
+    parser.add_argument("--datasets", default="ConflictNQ val,CMRC 2018 trial,demo,demo-zh", help="readers part: datasets")
+    parser.add_argument("--append", action="store_true", help="append the tables to bench/RESULTS.md")
+    args = parser.parse_args()
+    parts = args.parts or list(PARTS)
+    unknown = [part for part in parts if part not in PARTS]
+    if unknown:
+        parser.error(f"unknown part {unknown[0]!r}; choose from {', '.join(PARTS)}")
+    lines = [
+        *results_header("### Issue 32: Gemma 3 270M (local, llama.cpp) beside the span reader"),
+        f"- parts: {', '.join(parts)}; {args.cases} cases per dataset (the first ones with keypoints; CMRC: a seeded sample)",
+    ]
+    resources = BackendResources()
+
+    def report(new: list[str]) -> None:
+        """Print (and with --append, append) each part's lines as soon as it is done."""
+        text = "\n".join([*new, ""])
+        print(text, flush=True)
+        if args.append:
+            with RESULTS.open("a", encoding="utf-8") as handle:
+                handle.write(text)
+
+    report(lines)
+    with tempfile.TemporaryDirectory(prefix="tuner-local-reader-") as folder:
+        if "speed" in parts:
+            report(part_speed([int(t) for t in args.threads.split(",")], args.repeats))
+        wanted = {
+            "readers": args.datasets.split(","), "agreement": ["ConflictNQ val", "demo-zh"], "position": ["ConflictNQ val", "demo-zh"],
+        }
+        names = sorted({n for part in parts if part in wanted for n in wanted[part]})
+        found = datasets(Path(folder), args.cases, names)
+        benches = {name: Bench(name, dataset, args.cases, resources) for name, dataset in found.items()}
+        for part, run in (("agreement", part_agreement), ("readers", part_readers), ("position", part_position)):
+            if part in parts:
+                start = time.perf_counter()
+                report([*run({n: b for n, b in benches.items() if n in wanted[part]}), "",
+                        f"- {part}: {time.perf_counter() - start:.0f} s wall, {usage_line(resources)}"])
+
+
+def usage_line(resources: BackendResources) -> str:
+    usage = resources.usage.snapshot()
+    return (f"local model so far: {usage.calls} calls (cache hits {usage.cache_hits}), {usage.prompt_tokens} prompt tokens, "
+            f"{usage.completion_tokens} generated tokens")
+
+
+if __name__ == "__main__":
+    main()

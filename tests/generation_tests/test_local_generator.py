@@ -1,0 +1,107 @@
+"""The local generator's prompt, answer cut and cache, with a scripted runtime in place of the model (the real model is
+tested in test_local_model.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tuner.errors import UserError
+from tuner.generation import GENERATORS, Answer, LocalGenerator, LocalGeneratorConfig, first_line, require_local
+from tuner.generation import _local
+from tuner.generation._local import Generated
+from tuner.llm import CallCache, Usage
+
+
+class ScriptedRuntime:
+    """Replies with ``reply`` to every prompt and records the prompts it was given."""
+
+    def __init__(self, reply: str, name: str = "scripted 1") -> None:
+        self.reply = reply
+        self.name = name
+        self.prompts: list[str] = []
+
+    def complete(self, prompt: str, max_tokens: int) -> Generated:
+        self.prompts.append(prompt)
+        return Generated(self.reply, prompt_tokens=len(prompt.split()), completion_tokens=3)
+
+
+def generator(runtime: ScriptedRuntime, store: CallCache | None = None, **config: object) -> LocalGenerator:
+    return LocalGenerator(LocalGeneratorConfig.model_validate(config), runtime, store, Usage())
+
+
+def test_prompt_is_a_completion_prompt_in_the_question_language() -> None:
+    runtime = ScriptedRuntime("24 months")
+    generator(runtime).generate("How long is the warranty?", ["The warranty is 24 months.", "Old: 12 months."])
+    generator(runtime).generate("保修期是多久？", ["保修期为二十四个月。"])
+    assert runtime.prompts == [
+        "Context:\nThe warranty is 24 months.\n\nOld: 12 months.\n\nQuestion: How long is the warranty?\nAnswer:",
+        "上下文：\n保修期为二十四个月。\n\n问题：保修期是多久？\n回答：",
+    ]
+
+
+def test_pinned_prompt_language_overrides_the_question() -> None:
+    runtime = ScriptedRuntime("24")
+    generator(runtime, prompt_language="en").generate("保修期是多久？", ["保修期为二十四个月。"])
+    assert runtime.prompts[0].startswith("Context:\n")
+
+
+def test_the_answer_is_the_first_non_blank_line() -> None:
+    runtime = ScriptedRuntime("\n  24 months.\nQuestion: and the price?\nAnswer: $99")
+    assert generator(runtime).generate("How long?", ["x"]) == Answer("24 months.")
+    assert first_line(" \n\t\n") == ""
+
+
+def test_a_blank_continuation_is_a_missing_empty_answer() -> None:
+    assert generator(ScriptedRuntime("\n \n")).generate("How long?", ["x"]) == Answer.missing("empty_answer")
+
+
+def test_answers_are_cached_by_prompt_and_runtime(tmp_path: Path) -> None:
+    cache = CallCache(tmp_path / "calls.sqlite")
+    first = ScriptedRuntime("24 months")
+    generator(first, cache).generate("How long?", ["The warranty is 24 months."])
+    again = ScriptedRuntime("something else")
+    second = generator(again, cache)
+    assert second.generate("How long?", ["The warranty is 24 months."]) == Answer("24 months")
+    assert again.prompts == [] and second.usage.snapshot().cache_hits == 1
+    assert second.requests_made.value == 1
+    assert second.generate("How long?", ["Another passage."]) == Answer("something else")
+    other_runtime = ScriptedRuntime("from another runtime", name="scripted 2")
+    assert generator(other_runtime, cache).generate("How long?", ["The warranty is 24 months."]) == Answer("from another runtime")
+    uncached = ScriptedRuntime("fresh")
+    assert generator(uncached, cache, cache=False).generate("How long?", ["The warranty is 24 months."]) == Answer("fresh")
+
+
+def test_a_call_counts_its_tokens() -> None:
+    runtime = ScriptedRuntime("24 months")
+    local = generator(runtime)
+    local.generate("How long?", ["The warranty is 24 months."])
+    usage = local.usage.snapshot()
+    assert (usage.calls, usage.completion_tokens) == (1, 3) and usage.prompt_tokens > 0
+
+
+def test_config_is_parsed_from_a_generator_mapping() -> None:
+    config = GENERATORS.parse({"backend": "local", "model": "gemma-3-270m", "threads": 2}, "study.yaml")
+    assert isinstance(config, LocalGeneratorConfig) and config.threads == 2 and config.max_tokens == 32
+    with pytest.raises(UserError, match=r"^study.yaml: generator\.model"):
+        GENERATORS.parse({"backend": "local", "model": "gpt-5"}, "study.yaml")
+
+
+def test_without_the_extra_one_line_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_local, "_importable", lambda module: module != "llama_cpp")
+    with pytest.raises(UserError) as caught:
+        require_local()
+    message = str(caught.value)
+    assert "\n" not in message and "tuner[local]" in message and "llama_cpp" in message
+
+
+def test_robustness_names_the_extra_before_any_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from tuner.cli import main
+
+    study = tmp_path / "local.yaml"
+    study.write_text("generator: {backend: local, model: gemma-3-270m}\n")
+    monkeypatch.setattr(_local, "_importable", lambda module: False)
+    assert main(["robustness", "demo", "--generator", str(study)]) == 2
+    error = capsys.readouterr().err.strip()
+    assert len(error.splitlines()) == 1 and "tuner[local]" in error

@@ -1,0 +1,73 @@
+"""The OpenAI-compatible path against a real model: llama-cpp-python's server with Gemma 3 270M on loopback, the
+``openai`` generator and the ``llm`` judge through it on a few demo cases (issue 32 §4); skipped without
+``tuner[local]``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.net import free_port, wait_until_ready
+from tuner.dataset import load_dataset, resolve_dataset
+from tuner.generation import build_generator, parse_generator_config
+from tuner.judging import build_judge, parse_judge_config
+from tuner.llm import BackendResources
+from tuner.verdicts import GENERATION_MISSING, MISSING_REASONS, VERDICTS
+
+pytestmark = pytest.mark.local_model
+CASES = 2
+
+
+@pytest.fixture(scope="module")
+def llama_server(local_model_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``python -m llama_cpp.server`` on a free loopback port, serving the model as ``gemma-3-270m`` with Gemma's chat
+    format; its log goes to a file (llama.cpp logs more than a pipe holds, and a full pipe stops the server)."""
+    port = free_port()
+    command = [
+        sys.executable, "-m", "llama_cpp.server", "--model", str(local_model_path), "--model_alias", "gemma-3-270m",
+        "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+        "--n_threads", str(max(1, len(os.sched_getaffinity(0)) - 1)),
+    ]
+    log = tmp_path_factory.mktemp("llama-server") / "server.log"
+    with log.open("w") as sink:
+        process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_until_ready(process, url, seconds=120, path="/v1/models")
+        yield f"{url}/v1"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_openai_generator_and_llm_judge_get_real_replies(llama_server: str, tmp_path: Path) -> None:
+    endpoint = {"base_url": llama_server, "model": "gemma-3-270m", "api_key_env": None, "seed": 0, "concurrency": 1}
+    resources = BackendResources(cache_path=tmp_path / "calls.sqlite")
+    generator = build_generator(parse_generator_config({"backend": "openai", **endpoint, "max_tokens": 32}, "test"), resources)
+    judge = build_judge(parse_judge_config({"backend": "llm", **endpoint, "max_tokens": 96, "parse_retries": 0, "batch_keypoints": True}, "test"), resources)
+    dataset = load_dataset(resolve_dataset("demo"))
+    texts = {doc.doc_id: doc.text for doc in dataset.corpus}
+    answers, verdicts = [], []
+    for case in [c for c in dataset.golden if c.keypoints][:CASES]:
+        passages = [texts[doc_id] for doc_id in case.relevant_doc_ids]
+        answer = generator.generate(case.question, passages)
+        answers.append(answer)
+        verdicts += judge.judge(case.question, answer.text, passages, case.keypoints, dataset.wrong_answers(case))
+
+    usage = resources.usage.snapshot()
+    assert usage.calls == generator.requests_made.value + judge.requests_made.value  # every request reached the model
+    assert usage.prompt_tokens > 0 and usage.completion_tokens > 0 and usage.failures == 0
+    assert any(answer.text for answer in answers)
+    assert all(answer.text or answer.missing_reason in GENERATION_MISSING for answer in answers)
+    missing = Counter(v.missing_reason for v in verdicts if v.missing_reason is not None)
+    assert set(missing) <= set(MISSING_REASONS)
+    scored = [v for v in verdicts if v.missing_reason is None]
+    assert all(v.answer in VERDICTS and v.context in VERDICTS for v in scored)
+    assert len(scored) + sum(missing.values()) == len(verdicts) > 0
+    print(f"answers {[a.text or a.missing_reason for a in answers]}; verdicts scored {len(scored)}, missing {dict(missing)}")
