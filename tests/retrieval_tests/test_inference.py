@@ -40,8 +40,8 @@ def model_exports(root: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def exports_before(export_root: Path) -> list[str]:
-    """The exports an earlier test of this worker left in the session's cache (a study on ``embedding.backend auto``
-    exports the fp32 model the int8 one is quantized from)."""
+    """The models an earlier test of this worker left in the session's cache (a study on ``embedding.backend auto``
+    exports the fp32 model the int8 one is quantized from; the local generator's tests assemble their GGUF file)."""
     return model_exports(export_root)
 
 
@@ -79,8 +79,9 @@ def test_the_export_is_cached_and_reused_by_a_later_load(int8: SentenceTransform
                                                           exports_before: list[str]) -> None:
     first = int8.encode(TEXTS)
     models = model_exports(export_root)
-    assert len(models) == 2  # the fp32 export, then its int8 quantization
-    assert int8._cache.stats.by_namespace == {"models": 2 - len(exports_before)}  # only what was not there yet
+    built = sorted(set(models) - set(exports_before))
+    # the int8 quantization, and the fp32 export it is made from unless an earlier test of this worker left it
+    assert int8._cache.stats.by_namespace == {"models": len(built)} and 1 <= len(built) <= 2
     again = SentenceTransformerEncoder("all-MiniLM-L6-v2", EmbeddingOptions(backend="onnx-int8"), export_root)
     assert np.array_equal(again.encode(TEXTS), first)
     assert again._cache.stats.builds == 0 and again._cache.stats.hits == 1
