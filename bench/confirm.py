@@ -20,7 +20,6 @@ Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/confirm.py [--trials 40] [--seeds 0
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import subprocess
@@ -37,6 +36,8 @@ from tuner.dataset.importers import import_conflictnq, import_squad
 from tuner.objectives import RECALL
 from tuner.pareto import knee
 from tuner.study import StudyRecord, confirmed_entries, study_front
+
+from paired import run  # one way to run a study and read it back, shared with the paired bench
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = {"conflictnq": Path("shared") / "datasets" / "conflictnq" / "conflict_nq_val.jsonl",
@@ -81,14 +82,6 @@ def study_file(part: str, dataset: Path, seed: int, work: Path) -> Path:
     path = work / f"{part}-seed{seed}.yaml"
     path.write_text(yaml.safe_dump(study, sort_keys=False, allow_unicode=True), "utf-8")
     return path
-
-
-def run(path: Path, out: Path, trials: int) -> optuna.Study:
-    command = [sys.executable, "-m", "tuner.cli", "run", str(path), "--trials", str(trials), "--out", str(out),
-               "--json", "--no-report"]
-    print("$", " ".join(command), file=sys.stderr, flush=True)
-    done = subprocess.run(command, cwd=ROOT, stdout=subprocess.PIPE, check=True, text=True)
-    return optuna.load_study(study_name=json.loads(done.stdout)["study"], storage=f"sqlite:///{out / 'study.db'}")
 
 
 def measure(study: optuna.Study) -> dict[str, Any]:
