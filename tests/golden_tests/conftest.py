@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.golden_tests.drafts import copy_kb, write_case_draft
 from tests.text_tests.zh_fixture import DOCS as ZH_DOCS
 from tests.tiny_dataset import CORPUS
 from tuner.io import write_jsonl
@@ -17,3 +18,16 @@ def kb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     corpus += [{"doc_id": f"zh-{d}", "text": x} for d, x in ZH_DOCS]
     write_jsonl(root / "corpus.jsonl", corpus)
     return root
+
+
+@pytest.fixture
+def kb(kb_dir: Path, tmp_path: Path) -> Path:
+    """A copy of the session's knowledge base this test may change."""
+    return copy_kb(kb_dir, tmp_path / "kb")
+
+
+@pytest.fixture
+def draft(kb: Path, tmp_path: Path) -> Path:
+    """A draft file of review cases over :func:`kb`."""
+    (tmp_path / "drafts").mkdir()
+    return write_case_draft(kb, tmp_path / "drafts")

@@ -8,23 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.golden_tests.drafts import copy_kb, review_client, write_case_draft, write_conflict_candidates
+from tests.golden_tests.drafts import review_client, write_conflict_candidates
 from tuner.cli import main
 from tuner.dataset import load_dataset, load_knowledge_base
 from tuner.dataset.importers import NO_REFERENCE
 from tuner.embedding import CachedEncoder
 from tuner.golden import ReviewStore, Sampling, StaleVersion, drafts_from_log, highlight, read_draft, write_draft
-
-
-@pytest.fixture
-def kb(kb_dir: Path, tmp_path: Path) -> Path:
-    return copy_kb(kb_dir, tmp_path / "kb")
-
-
-@pytest.fixture
-def draft(kb: Path, tmp_path: Path) -> Path:
-    (tmp_path / "drafts").mkdir()
-    return write_case_draft(kb, tmp_path / "drafts")
 
 
 def test_highlight_marks_question_terms_and_aliases_in_both_scripts() -> None:

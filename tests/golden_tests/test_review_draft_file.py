@@ -11,16 +11,9 @@ from typing import Any
 
 import pytest
 
-from tests.golden_tests.drafts import copy_kb, review_client, write_case_draft
+from tests.golden_tests.drafts import review_client
 from tuner.errors import UserError
 from tuner.golden import ReviewStore, read_draft
-
-
-@pytest.fixture
-def draft(kb_dir: Path, tmp_path: Path) -> Path:
-    kb = copy_kb(kb_dir, tmp_path / "kb")
-    (tmp_path / "drafts").mkdir()
-    return write_case_draft(kb, tmp_path / "drafts")
 
 
 def _edit_second_row(draft: Path, change: Callable[[dict[str, Any]], Any]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.golden_tests.drafts import chunk, copy_kb, review_client, write_case_draft
+from tests.golden_tests.drafts import chunk, review_client, write_case_draft
 from tests.text_tests.zh_fixture import DOCS as ZH_DOCS
 from tuner.dataset import PROVENANCE, UNKNOWN_ORIGIN, LabelProvenance, labels_json, labels_line, load_dataset, load_knowledge_base
 from tuner.cli import main
@@ -20,17 +20,6 @@ from tuner.golden import KnowledgeSearch, ReviewStore, build_pools, default_pool
 from tuner.io import write_jsonl
 from tuner.metrics import recall_lower_bound
 from tuner.progress import NullTask
-
-
-@pytest.fixture
-def kb(kb_dir: Path, tmp_path: Path) -> Path:
-    return copy_kb(kb_dir, tmp_path / "kb")
-
-
-@pytest.fixture
-def draft(kb: Path, tmp_path: Path) -> Path:
-    (tmp_path / "drafts").mkdir()
-    return write_case_draft(kb, tmp_path / "drafts")
 
 
 @pytest.fixture

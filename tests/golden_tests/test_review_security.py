@@ -11,19 +11,12 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.golden_tests.drafts import TOKEN, copy_kb, review_client, write_case_draft
+from tests.golden_tests.drafts import TOKEN, review_client
 from tuner.golden import ReviewStore, read_draft
 from tuner.golden.review_app import build_review_app
 from tuner.http_guard import TOKEN_HEADER
 
 FORGED = json.dumps({"version": 0, "action": "accept", "ground_truth": "pwned"})
-
-
-@pytest.fixture
-def draft(kb_dir: Path, tmp_path: Path) -> Path:
-    kb = copy_kb(kb_dir, tmp_path / "kb")
-    (tmp_path / "drafts").mkdir()
-    return write_case_draft(kb, tmp_path / "drafts")
 
 
 @pytest.mark.parametrize("headers,status", [
