@@ -105,3 +105,21 @@ def test_robustness_names_the_extra_before_any_work(tmp_path: Path, monkeypatch:
     assert main(["robustness", "demo", "--generator", str(study)]) == 2
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and "tuner[local]" in error
+
+
+def test_extra_buffers_are_off_when_the_build_has_amx_kernels() -> None:
+    amx = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | "
+    assert not _local.extra_buffers_safe(amx)
+    assert _local.extra_buffers_safe(amx.replace("AMX_INT8 = 1 | ", ""))
+
+
+def test_the_model_defaults_are_patched_only_while_a_model_loads() -> None:
+    pytest.importorskip("llama_cpp")
+    import llama_cpp.llama as binding
+
+    original = binding.llama_cpp.llama_model_default_params
+    with pytest.raises(RuntimeError, match="load failed"), _local._model_defaults(use_extra_bufts=False):
+        assert binding.llama_cpp.llama_model_default_params().use_extra_bufts is False
+        raise RuntimeError("load failed")
+    assert binding.llama_cpp.llama_model_default_params is original
+    assert original().use_extra_bufts is True

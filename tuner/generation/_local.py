@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
@@ -197,18 +198,61 @@ def model_file(name: str, cache: DiskCache | None = None) -> Path:
     return store.get_or_build("models", key, lambda folder: package.assemble(folder / filename), lambda folder: folder / filename)
 
 
+def extra_buffers_safe(system_info: str) -> bool:
+    """Whether llama.cpp may keep the weights in its extra CPU buffer types (repacked layouts, AMX tiles), given its
+    ``llama_print_system_info()``: not when the build has AMX kernels. Their matrix product segfaults in the first
+    decode of a Q4_K_M model on some AMX CPUs (ggml-org/llama.cpp#20824; here, Gemma 3 270M on a 2-core Xeon VM
+    whose llama-cpp-python was built with native flags), which kills the whole process, study and all.
+
+    >>> extra_buffers_safe("CPU : AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | REPACK = 1 |")
+    False
+    >>> extra_buffers_safe("CPU : AVX2 = 1 | AVX512 = 1 | REPACK = 1 |")
+    True
+    """
+    return "AMX_INT8 = 1" not in system_info
+
+
+_PARAMS_LOCK = threading.Lock()
+
+
+@contextmanager
+def _model_defaults(**fields: object) -> Iterator[None]:
+    """While a model loads, llama-cpp-python's ``Llama`` starts from default model parameters with ``fields`` set:
+    it takes no argument for some of them (``use_extra_bufts``). The patch is module-wide, hence the lock."""
+    import llama_cpp.llama as binding
+
+    with _PARAMS_LOCK:
+        original = binding.llama_cpp.llama_model_default_params
+
+        def defaults() -> llama_cpp.llama_model_params:
+            params = original()
+            for name, value in fields.items():
+                setattr(params, name, value)
+            return params
+
+        binding.llama_cpp.llama_model_default_params = defaults
+        try:
+            yield
+        finally:
+            binding.llama_cpp.llama_model_default_params = original
+
+
 class LlamaCpp:
     """llama.cpp through llama-cpp-python: one loaded model; ``complete`` streams the greedy continuation and stops
-    at the end of its first non-blank line (a base model goes on writing the next question, which costs time)."""
+    at the end of its first non-blank line (a base model goes on writing the next question, which costs time).
+    ``name`` says when the weights are kept in plain CPU buffers (:func:`extra_buffers_safe`): the kernels differ, so
+    the answers may too, and they are cached apart."""
 
     def __init__(self, path: Path, threads: int, context_tokens: int, seed: int) -> None:
         import llama_cpp
 
-        self.name = f"llama.cpp {llama_cpp.__version__}"
-        self.llama: llama_cpp.Llama = llama_cpp.Llama(
-            model_path=str(path), n_ctx=context_tokens, n_threads=threads, n_threads_batch=threads,
-            n_batch=512, seed=seed, verbose=False,
-        )
+        self.extra_buffers = extra_buffers_safe(llama_cpp.llama_print_system_info().decode("utf-8", "replace"))
+        self.name = f"llama.cpp {llama_cpp.__version__}" + ("" if self.extra_buffers else " (plain CPU buffers)")
+        with _model_defaults(use_extra_bufts=self.extra_buffers):
+            self.llama: llama_cpp.Llama = llama_cpp.Llama(
+                model_path=str(path), n_ctx=context_tokens, n_threads=threads, n_threads_batch=threads,
+                n_batch=512, seed=seed, verbose=False,
+            )
 
     def complete(self, prompt: str, max_tokens: int) -> Generated:
         tokens = self.llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
