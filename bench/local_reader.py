@@ -19,9 +19,11 @@ Parts (any of them; all by default):
 
 Answers go through the LLM call cache (``~/.cache/tuner``), so a rerun costs only what changed.
 
-Run: ``HF_HUB_OFFLINE=1 .venv/bin/python bench/local_reader.py [speed] [readers] [agreement] [position]
+Run from the repository root: ``PYTHONPATH=. python bench/local_reader.py [speed] [readers] [agreement] [position]
 [--cases 40] [--threads 1,2] [--append]`` (needs ``tuner[local]``; ConflictNQ and CMRC are read from
-``/work/shared/datasets`` and skipped when absent). ``--append`` appends the tables to bench/RESULTS.md.
+``/work/shared/datasets`` and skipped when absent; as a script, not ``-m bench.local_reader``, because the CMRC sample
+comes from bench/cmrc.py, which imports its neighbours as scripts do). ``--append`` appends the tables to
+bench/RESULTS.md.
 """
 
 from __future__ import annotations
