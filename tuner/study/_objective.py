@@ -10,7 +10,6 @@ from typing import Any
 
 import optuna
 
-from tuner.embedding import backend_in_use
 from tuner.errors import BackendFailure, BudgetSpent
 from tuner.evaluation import CaseOutcome, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant
 from tuner.llm import Usage, UsageCounts
@@ -115,7 +114,7 @@ class TrialObjective:
         per_case = dict(zip(retrieval.case_ids, retrieval.per_case[RECALL], strict=True))
         TrialRecord(settings=settings.model_dump(), context_words=retrieval.mean_context_words,
                     recall_cases=tuple(per_case[case_id] for case_id in self.case_order),
-                    embedding_backend=backend_in_use(settings.embedding_model, self.pipeline.cache.root)).write(trial)
+                    embedding_backend=self.pipeline.embeddings.backend_in_use(settings.embedding_model, self.pipeline.cache.root)).write(trial)
         if self.min_recall is not None:
             # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
             trial.set_constraint("min_recall", self.min_recall - recall_value)

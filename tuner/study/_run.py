@@ -15,7 +15,6 @@ from typing import Any
 import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
-from tuner.embedding import configure_embeddings
 from tuner.errors import BackendFailure, BudgetSpent, disk_fault, UserError
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import build_generator
@@ -124,6 +123,8 @@ class StudyRun:
     fault: str | None = None
     """The storage fault that stopped the run, as one line (None: none did); the study was read again after it, so
     what is done can still be reported (:func:`reread_after_fault`)."""
+    texts_embedded: int = 0
+    """Texts this run's encoders embedded (not read from the embedding store)."""
 
 
 class _InterruptibleEvaluator(RobustnessEvaluator):
@@ -190,12 +191,13 @@ def run_study(
     check_study(loaded, space, dataset)
     space, inert = active_space(space, dataset, loaded.base_settings, reporter)
     build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
-    configure_embeddings(config.embedding, loaded.embedding_cache_url)  # an unavailable device fails here, before any output too
+    embeddings = resources.embeddings  # one model load per process: the retrieval's model is the generators' too
+    embeddings.configure(config.embedding, loaded.embedding_cache_url)  # an unavailable device fails here, before any output too
     fixed = {k: v for k, v in loaded.base_settings.model_dump().items() if k not in space.params}
     trackers = tracking_callbacks(config.tracking, config.name, config.objectives, fixed)
     loaded.output.mkdir(parents=True, exist_ok=True)
     storage = open_storage(loaded.storage, config.heartbeat_interval)
-    pipeline = RetrievalPipeline(dataset, reporter=reporter)
+    pipeline = RetrievalPipeline(dataset, reporter=reporter, embeddings=embeddings)
     responder = Responder(build_generator(loaded.generator, resources), build_judge(loaded.judge, resources))
     meter = SpendingMeter(config.budget, resources.usage)
     evaluator = _InterruptibleEvaluator(pipeline, responder, config.noise, guard, meter)
@@ -223,8 +225,9 @@ def run_study(
                         asked)
         if held_out is not None and not run.interrupted:
             confirm_front(study, study_front(study)[2],
-                          RobustnessEvaluator(RetrievalPipeline(held_out, reporter=reporter), responder, config.noise),
+                          RobustnessEvaluator(RetrievalPipeline(held_out, reporter=reporter, embeddings=embeddings), responder, config.noise),
                           reporter, guard)
+        run.texts_embedded = embeddings.texts_encoded()
         return run
     except Exception as exc:
         fault = storage_fault(exc, loaded.storage)
@@ -236,7 +239,8 @@ def run_study(
             loaded, reporter, asked)
         if readable is None:
             raise UserError(f"{fault}; no report could be written ({why}); {FAULT_RESUME}") from exc
-        return StudyRun(readable, loaded, dataset, space, time.monotonic() - started, True, fault=fault)
+        return StudyRun(readable, loaded, dataset, space, time.monotonic() - started, True, fault=fault,
+                        texts_embedded=embeddings.texts_encoded())
     finally:
         lock.close()
 
