@@ -30,8 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from tuner.dataset import load_knowledge_base
     from tuner.errors import UserError, describe_validation_error
     from tuner.golden import (
-        CATEGORIES, DRAFT, PROGRESS, SYNTH_FILTERS, SynthPlan, Synthesizer, estimate_tokens, plan_sources, read_draft, synth_drafts,
-        synth_prompt, write_draft,
+        CATEGORIES, DRAFT, PROGRESS, SYNTH_FILTERS, SynthPlan, Synthesizer, embedding_model, estimate_tokens, plan_sources, read_draft,
+        synth_drafts, synth_prompt, write_draft,
     )
     from tuner.llm import BackendResources
     from tuner.progress import RichReporter
@@ -45,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
     destination = Path(args.destination)
     kb = load_knowledge_base(Path(args.dataset))
     reporter = RichReporter()
-    sources = plan_sources(kb, plan, reporter=reporter)
+    resources = BackendResources()
+    encoder = resources.embeddings.encoder(embedding_model(kb))  # the sources' and the pools' vectors: one model load
+    sources = plan_sources(kb, plan, encoder, reporter)
     if args.dry_run:
         planned = [s for name in CATEGORIES for s in sources[name][: plan.targets()[name]]]
         prompt_tokens = 0
@@ -59,10 +61,10 @@ def run(args: argparse.Namespace) -> int:
               f"~{prompt_tokens} prompt tokens + at most {len(planned) * config.max_tokens} completion tokens "
               f"(max_tokens {config.max_tokens}){closed}; questions the filters drop take further requests; nothing was sent")
         return 0
-    client = BackendResources().chat_client(config)
+    client = resources.chat_client(config)
     destination.mkdir(parents=True, exist_ok=True)
     outcome = Synthesizer(kb, plan, client, destination / PROGRESS).run(sources, reporter)
-    rows = synth_drafts(kb, outcome.cases, plan.depth, reporter=reporter)
+    rows = synth_drafts(kb, outcome.cases, plan.depth, encoder, reporter=reporter)
     target = destination / DRAFT
     if target.is_file():  # keep the reviews already made on an earlier run's drafts
         earlier = read_draft(target)

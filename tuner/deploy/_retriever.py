@@ -101,7 +101,7 @@ class Retriever:
     The questions of concurrent ``retrieve`` calls are embedded together, one forward pass for the questions that
     arrive within ``batch_wait`` seconds of each other (up to ``batch_texts``; see :class:`BatchingEncoder`;
     ``batch_wait`` 0: each alone). ``embeddings`` runs the model (default: a context of its own, torch on the
-    best device).
+    best device); give several retrievers of one process the same context and they load the model once.
     """
 
     def __init__(self, settings: RetrievalSettings, dataset: Dataset, cache: DiskCache | None = None,
