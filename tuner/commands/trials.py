@@ -64,6 +64,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"{args.parquet}: {len(frame)} trials")
     else:
         with pd.option_context("display.max_columns", None, "display.width", 200):
-            print(frame.drop(columns="labels.pooled").to_string(index=False))  # the notes follow, one line per configuration
+            print(frame.drop(columns="labels.pooled", errors="ignore").to_string(index=False))  # the notes follow, one line per configuration
     print("\n".join(labels))
     return 0
