@@ -178,6 +178,15 @@ def test_the_provenance_describes_every_case_of_a_golden_set_made_of_several_dra
     assert labels is not None and [(d.draft, d.case_ids) for d in labels.drafts] == [
         (str(second.path.resolve()), ("synth-0001",)), (str(first.path.resolve()), ("log-0001", "log-0002"))]
     assert (labels.cases, labels.unreviewed, labels.answered) == (3, 1, len(load_dataset(kb).golden))
+    # golden.jsonl edited by hand afterwards (log-0001 removed, hand-2 added): loading describes the set as it is
+    edited = [json.loads(line) for line in (kb / "golden.jsonl").read_text("utf-8").splitlines()]
+    edited = [case for case in edited if case["id"] != "log-0001"] + [{**edited[0], "id": "hand-2"}]
+    write_jsonl(kb / "golden.jsonl", edited)
+    labels = load_dataset(kb).provenance
+    assert labels is not None and [d.case_ids for d in labels.drafts] == [("synth-0001",), ("log-0002",)]
+    assert (labels.cases, labels.unreviewed, labels.cases_found_by_search, labels.no_answer) == (2, 2, 0, 1)
+    write_jsonl(kb / "golden.jsonl", [case for case in edited if case["id"].startswith("hand-")])
+    assert load_dataset(kb).provenance is None  # no case left that a recorded draft made: origin unknown
     # sums that are not the drafts' are refused on load
     written = json.loads((kb / PROVENANCE).read_text("utf-8"))
     (kb / PROVENANCE).write_text(json.dumps({**written, "cases": 4}), "utf-8")

@@ -330,7 +330,8 @@ def load_dataset(path: str | Path) -> Dataset:
     conflicts = _load_conflicts(conflicts_path, doc_ids, problems) if conflicts_path.is_file() else []
     declared, models = _read_manifest(root / MANIFEST, problems)
     try:
-        provenance = read_provenance(root / PROVENANCE)
+        recorded = read_provenance(root / PROVENANCE)
+        provenance = None if recorded is None else recorded.describing([case.id for case in golden])
     except ValueError as exc:
         problems.lines.append(str(exc))
         provenance = None

@@ -129,6 +129,20 @@ class LabelProvenance:
             drafts=tuple(drafts),
         )
 
+    def describing(self, golden_ids: Sequence[str]) -> LabelProvenance | None:
+        """This provenance for the golden set of case ids ``golden_ids`` (as it is now, edited by hand or not): each
+        draft's part with those of its cases still in the set (a part left without any dropped; ``None`` when none is
+        left: no case's origin is known), the set's other cases counted as ``unreviewed``. A provenance without drafts
+        (written before they were recorded) names no case and stays as it is."""
+        if not self.drafts:
+            return self
+        present = set(golden_ids)
+        parts = [kept for part in self.drafts if (kept := part.keeping(present)).case_ids]
+        if not parts:
+            return None
+        covered = {case_id for part in parts for case_id in part.case_ids}
+        return LabelProvenance.of_drafts(parts, unreviewed=sum(case_id not in covered for case_id in golden_ids))
+
     @property
     def answered(self) -> int:
         """The cases of ``golden.jsonl``, reviewed or not: what recall averages over."""
@@ -177,6 +191,9 @@ class LabelProvenance:
         if not isinstance(drafts, list):
             raise ValueError(f"{where}: drafts must be a list")
         parts = [DraftLabels.from_mapping(d, f"{where}: drafts[{i}]") for i, d in enumerate(drafts)]
+        named = [case_id for part in parts for case_id in part.case_ids]
+        if len(set(named)) != len(named):
+            raise ValueError(f"{where}: drafts name a case twice (each case of golden.jsonl comes from one draft)")
         retrievers, depth = _pool(data, where)
         counts = {key: _count(data, key, where) for key in _COUNTS}
         provenance = cls(retrievers, depth, **counts, drafts=tuple(parts))

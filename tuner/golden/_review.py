@@ -282,15 +282,15 @@ def draft_labels(draft: str, rows: Sequence[dict[str, Any]]) -> DraftLabels:
 
 
 def merged_provenance(earlier: LabelProvenance | None, exported: DraftLabels, golden_ids: Sequence[str]) -> LabelProvenance:
-    """The provenance of a golden set (case ids ``golden_ids``) after the export of one draft's part ``exported``: the
-    earlier drafts' parts (from the ``earlier`` provenance) each kept with those of its cases still in the set, a part
-    left without any dropped (a re-export of the same draft replaces all of its own), and the set's other cases counted
-    as ``unreviewed``. A provenance written before drafts were recorded names no case: its cases count as unreviewed."""
+    """The provenance of a golden set (case ids ``golden_ids``) after the export of one draft's part ``exported``: its
+    cases are the exported draft's, whatever earlier draft had the same ids; otherwise the ``earlier`` provenance
+    describing the set (:meth:`LabelProvenance.describing`: a re-export of the same draft replaces its part whole; cases
+    no draft names are ``unreviewed``)."""
     present = set(golden_ids) - set(exported.case_ids)
     parts = [part.keeping(present) for part in (earlier.drafts if earlier is not None else ())]
-    parts = [part for part in parts if part.case_ids] + [exported]
-    covered = {case_id for part in parts for case_id in part.case_ids}
-    return LabelProvenance.of_drafts(parts, unreviewed=sum(case_id not in covered for case_id in golden_ids))
+    merged = LabelProvenance.of_drafts([*parts, exported]).describing(golden_ids)
+    assert merged is not None, "the exported cases are in the golden set"
+    return merged
 
 
 @dataclass(frozen=True)
