@@ -226,7 +226,7 @@ def plain_weight_buffers() -> Iterator[None]:
     defaults = native.llama_model_default_params
 
     def without_extra_buffers() -> native.llama_model_params:
-        params: native.llama_model_params = defaults()
+        params = defaults()
         params.use_extra_bufts = False
         return params
 
