@@ -43,14 +43,3 @@ def test_greedy_answers_repeat_and_the_second_comes_from_the_cache(local_generat
     assert (after.cache_hits - before.cache_hits, after.calls - before.calls) == (1, 0)
     fresh = LocalGenerator(local_generator.config.model_copy(update={"cache": False}), local_generator.runtime, None, local_generator.usage)
     assert fresh.generate(question, passages) == first
-
-
-def test_an_amx_build_loads_the_weights_in_plain_buffers_and_restores_the_defaults(local_generator: LocalGenerator) -> None:
-    import llama_cpp.llama_cpp as native
-
-    from tuner.generation._local import LlamaCpp, amx_compiled
-
-    assert isinstance(local_generator.runtime, LlamaCpp)
-    # llama.cpp's AMX product segfaults on Q4_K (ggml-org/llama.cpp#20824): off on AMX builds, kept elsewhere
-    assert local_generator.runtime.llama.model_params.use_extra_bufts is not amx_compiled()
-    assert native.llama_model_default_params().use_extra_bufts is True

@@ -22,23 +22,15 @@ from tuner.verdicts import GENERATION_MISSING, MISSING_REASONS, VERDICTS
 
 pytestmark = pytest.mark.local_model
 CASES = 2
-SERVE = """
-import runpy
-from tuner.generation._local import plain_weight_buffers
-with plain_weight_buffers():
-    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
-"""
-"""``python -m llama_cpp.server`` with the model's weights kept out of llama.cpp's AMX buffers, as the local generator
-loads them (the AMX product crashes on Q4_K: :func:`tuner.generation._local.plain_weight_buffers`)."""
 
 
 @pytest.fixture(scope="module")
 def llama_server(local_model_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """llama-cpp-python's server on a free loopback port, serving the model as ``gemma-3-270m`` with Gemma's chat
+    """``python -m llama_cpp.server`` on a free loopback port, serving the model as ``gemma-3-270m`` with Gemma's chat
     format; its log goes to a file (llama.cpp logs more than a pipe holds, and a full pipe stops the server)."""
     port = free_port()
     command = [
-        sys.executable, "-c", SERVE, "--model", str(local_model_path), "--model_alias", "gemma-3-270m",
+        sys.executable, "-m", "llama_cpp.server", "--model", str(local_model_path), "--model_alias", "gemma-3-270m",
         "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
         "--n_threads", str(max(1, len(os.sched_getaffinity(0)) - 1)),
     ]

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
@@ -198,46 +197,6 @@ def model_file(name: str, cache: DiskCache | None = None) -> Path:
     return store.get_or_build("models", key, lambda folder: package.assemble(folder / filename), lambda folder: folder / filename)
 
 
-_LOADING = threading.Lock()
-
-
-def amx_compiled() -> bool:
-    """Whether this llama.cpp build runs matrix products on AMX tiles: a native build (what pip makes from the sdist)
-    does on every CPU that has AMX (Xeon Sapphire Rapids and later)."""
-    import llama_cpp
-
-    return b"AMX_INT8 = 1" in llama_cpp.llama_print_system_info()
-
-
-@contextmanager
-def plain_weight_buffers() -> Iterator[None]:
-    """While a model loads in this block, on an AMX build: llama.cpp keeps its weights in plain CPU buffers instead
-    of its extra buffer types (the AMX and repacked layouts).
-
-    llama.cpp's AMX matrix product crashes the process on Q4_K weights, Gemma's quantization
-    (ggml-org/llama.cpp#20824, open; measured here: ``ggml_backend_amx_mul_mat`` segfaults at the first token).
-    ``Llama`` takes no ``use_extra_bufts`` argument, so its default model parameters are replaced while it loads
-    (the lock keeps two loads from interleaving); elsewhere nothing changes."""
-    import llama_cpp.llama_cpp as native
-
-    if not amx_compiled():
-        yield
-        return
-    defaults = native.llama_model_default_params
-
-    def without_extra_buffers() -> native.llama_model_params:
-        params = defaults()
-        params.use_extra_bufts = False
-        return params
-
-    with _LOADING:
-        native.llama_model_default_params = without_extra_buffers
-        try:
-            yield
-        finally:
-            native.llama_model_default_params = defaults
-
-
 class LlamaCpp:
     """llama.cpp through llama-cpp-python: one loaded model; ``complete`` streams the greedy continuation and stops
     at the end of its first non-blank line (a base model goes on writing the next question, which costs time)."""
@@ -246,11 +205,10 @@ class LlamaCpp:
         import llama_cpp
 
         self.name = f"llama.cpp {llama_cpp.__version__}"
-        with plain_weight_buffers():
-            self.llama: llama_cpp.Llama = llama_cpp.Llama(
-                model_path=str(path), n_ctx=context_tokens, n_threads=threads, n_threads_batch=threads,
-                n_batch=512, seed=seed, verbose=False,
-            )
+        self.llama: llama_cpp.Llama = llama_cpp.Llama(
+            model_path=str(path), n_ctx=context_tokens, n_threads=threads, n_threads_batch=threads,
+            n_batch=512, seed=seed, verbose=False,
+        )
 
     def complete(self, prompt: str, max_tokens: int) -> Generated:
         tokens = self.llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
