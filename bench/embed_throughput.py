@@ -9,7 +9,7 @@ Each measurement runs in its own process, so ``ru_maxrss`` is that backend's pea
 
 - ``export``: the one-off ONNX export / int8 quantization into the cache (seconds, per backend);
 - ``sweep``: chunks/s at batch sizes 16/32/64/128 on the first ``--sweep`` chunks (where the per-backend
-  defaults in ``tuner.encoders.DEFAULT_CPU_BATCH_SIZE`` come from), and the vectors at every batch size: torch
+  defaults in ``tuner.embedding._encoders.DEFAULT_CPU_BATCH_SIZE`` come from), and the vectors at every batch size: torch
   against itself across batch sizes is the float noise a backend's max |Δ| is compared with;
 - ``throughput``: chunks/s at the default batch size for each ``--sizes`` (the backends alternate within a
   size, so a change in the machine's load hits all of them alike), and peak memory;
