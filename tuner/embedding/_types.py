@@ -1,5 +1,5 @@
-"""Indexes (chunks → **indexes** → candidates): what an encoder is, as types only, so that a module that takes an
-encoder (``tuner.llm``'s backend resources, a generator) does not import the models behind one."""
+"""Indexes (chunks → **indexes** → candidates): what an encoder is: the two protocols every encoder of the package
+implements, apart from any model, store or option code (the other modules import this one, never the reverse)."""
 
 from __future__ import annotations
 
