@@ -7,7 +7,7 @@ from tuner.study._confirm import MIN_CONFIRM_CASES, confirmation_split, confirme
 from tuner.study._finish import dry_run, finish, trial_document
 from tuner.study._honest import pick_notes
 from tuner.study._interrupt import InterruptGuard
-from tuner.study._labels import entry_caveat, front_labels, study_labels
+from tuner.study._labels import entry_caveat, front_labels, study_labels, trial_caveats
 from tuner.study._front import directions_of, entry_json, feasible, points_of, study_front, study_margins, trial_point
 from tuner.study._paired import NeighbourComparison, compare_trials, neighbour_comparisons
 from tuner.study._objective import trial_profile
@@ -68,6 +68,7 @@ __all__ = [
     "study_labels",
     "study_margins",
     "study_summary",
+    "trial_caveats",
     "trial_document",
     "trial_point",
     "trial_profile",

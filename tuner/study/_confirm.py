@@ -29,24 +29,26 @@ MIN_CONFIRM_CASES = 30
 
 
 def split_cases(cases: Sequence[Any], share: float, seed: int) -> tuple[list[str], list[str]]:
-    """(tuning ids, confirmation ids): within each category (sorted by id, shuffled with ``seed``) the first
-    round(share · n_category) cases are held out, the category counts rounded by largest remainder so that the total
-    is round(share · N). It depends only on the case ids, categories, share and seed: every worker and every resume
-    draws the same split."""
-    by_category: dict[str, list[str]] = {}
+    """(tuning ids, confirmation ids): within each stratum of the split (a case's category, and its drafted stratum
+    where it has one: ``head``, ``tail``, ``known_bad``, ...), sorted by id and shuffled with ``seed``, the first
+    round(share · n_stratum) cases are held out, the counts rounded by largest remainder so that the total is
+    round(share · N). It depends only on the case ids, categories, strata, share and seed: every worker and every
+    resume draws the same split, and a set without strata splits by category alone, as before strata were kept."""
+    by_stratum: dict[tuple[str, ...], list[str]] = {}
     for case in sorted(cases, key=lambda c: c.id):
-        by_category.setdefault(case.category, []).append(case.id)
-    wanted = {name: share * len(ids) for name, ids in by_category.items()}
-    counts = {name: int(value) for name, value in wanted.items()}
+        key: tuple[str, ...] = (case.category,) if case.stratum is None else (case.category, case.stratum)
+        by_stratum.setdefault(key, []).append(case.id)
+    wanted = {key: share * len(ids) for key, ids in by_stratum.items()}
+    counts = {key: int(value) for key, value in wanted.items()}
     left = round(share * len(cases)) - sum(counts.values())
-    for name in sorted(wanted, key=lambda n: (-(wanted[n] - counts[n]), n))[:max(left, 0)]:
-        counts[name] += 1
+    for key in sorted(wanted, key=lambda k: (-(wanted[k] - counts[k]), k))[:max(left, 0)]:
+        counts[key] += 1
     rng = random.Random(seed)
     held: set[str] = set()
-    for name in sorted(by_category):
-        ids = list(by_category[name])
+    for key in sorted(by_stratum):
+        ids = list(by_stratum[key])
         rng.shuffle(ids)
-        held.update(ids[: counts[name]])
+        held.update(ids[: counts[key]])
     return [c.id for c in cases if c.id not in held], [c.id for c in cases if c.id in held]
 
 
