@@ -13,6 +13,7 @@ import yaml
 from tests.study_tests.test_study import write_study
 from tests.tiny_dataset import GOLDEN, write_tiny_dataset
 from tuner.cli import main
+from tuner.dataset import load_dataset
 from tuner.io import write_jsonl
 from tuner.study import MIN_CONFIRM_CASES, StudyRecord, TrialRecord, split_cases
 
@@ -110,6 +111,19 @@ def test_front_members_are_confirmed_on_held_out_cases_and_every_output_shows_bo
     exported = yaml.safe_load((tmp_path / "out" / "tiny" / "config.yaml").read_text())
     held = exported["provenance"]["confirm"]
     assert held["values"] == record.confirm[str(exported["provenance"]["trial"])]["values"]
+    # the per-case held-out scores the pick notes compare stay in the study; the export keeps the figures
+    assert all(len(record.confirm[str(row["trial"])][key]) == 32 for row in front for key in ("recall_cases", "f0", "f3"))
+    assert set(held) == {"values", "ci", "n", "n_total"}
+    # the export names the whole golden set (the one the gate is given) and the split the study made of it
+    assert exported["provenance"]["dataset_hash"] == load_dataset(dataset).content_hash != record.dataset_hash
+    assert exported["provenance"]["confirm_split"] == {"tuning_dataset_hash": record.dataset_hash, "held_out_cases": 32}
+    capsys.readouterr()
+    assert main(["gate", "--config", str(tmp_path / "out" / "tiny" / "config.yaml"), "--dataset", str(dataset),
+                 "--out", str(tmp_path / "gate")]) in (0, 1)
+    gated = " ".join(capsys.readouterr().out.split())
+    assert "another dataset" not in gated
+    assert ("note: the configuration was chosen on this dataset's tuning share and confirmed on its 32 held-out cases "
+            "(its study's confirm:): the gate measures every case") in gated
     # a resume keeps the split and confirms nothing twice
     confirmed = dict(record.confirm)
     assert main(["run", str(study_file), "--no-report"]) == 0

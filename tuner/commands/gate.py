@@ -117,9 +117,12 @@ def run(args: argparse.Namespace) -> int:
               f"{', '.join(measurement.variants) or 'none'}); history of {len(written.history)} earlier run(s)")
         return 0
     provenance_hash = exported.provenance.get("dataset_hash")
+    split = exported.provenance.get("confirm_split")
+    held_out = split.get("held_out_cases") if isinstance(split, dict) else None
     result = evaluate_gate(measurement, thresholds, previous, floors, args.history, str(baseline_path or "baseline"),
                            provenance_hash if isinstance(provenance_hash, str) else None,
-                           None if noise_floor is None else noise_floor.run_margins())
+                           None if noise_floor is None else noise_floor.run_margins(),
+                           held_out if isinstance(held_out, int) else None)
     header = [f"config: `{args.config}`", f"dataset: `{args.dataset}`", f"baseline: `{baseline_path or 'none'}`"]
     recall = measurement.retrieval.overall["recall_at_k"]
     caveat = None if recall.value is None else label_caveat(dataset.provenance, settings.retriever, settings.top_k, recall.value, recall.ci)

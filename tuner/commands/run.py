@@ -104,7 +104,7 @@ def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[st
     trials = {t.number: t for t in result.study.get_trials(deepcopy=False)}
     return {
         "study": result.study.study_name,
-        "summary": study_summary(result.study),
+        "summary": study_summary(result.study).to_json(),
         "elapsed_s": round(result.elapsed, 3),
         "texts_embedded": result.texts_embedded,
         "interrupted": result.interrupted,

@@ -14,9 +14,10 @@ from tuner.study._objective import trial_profile
 from tuner.study._pruning import Look, PruneEvidence, TrialProfile, plan_looks, should_prune
 from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
 from tuner.study._faults import storage_fault
-from tuner.study._run import FAULT_RESUME, StudyRun, case_order, load_study, open_storage, run_study, study_summary
+from tuner.study._run import FAULT_RESUME, StudyRun, case_order, load_study, open_storage, run_study
 from tuner.study._samplers import SAMPLERS, build_sampler
 from tuner.study._space import SearchSpace, load_search_space
+from tuner.study._summary import StudySummary, study_summary
 from tuner.study._table import trial_rows
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "StudyConfig",
     "StudyRecord",
     "StudyRun",
+    "StudySummary",
     "TrialCalls",
     "TrialProfile",
     "TrialRecord",

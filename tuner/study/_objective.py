@@ -44,6 +44,18 @@ def evaluated_twin(study: optuna.Study, settings: dict[str, Any], number: int) -
     return None
 
 
+def robustness_scores(
+    outcomes: Sequence[CaseOutcome], robustness: str
+) -> tuple[tuple[float | None, ...], tuple[float | None, ...]]:
+    """Per-case scores at v0 and v3, in the order of ``outcomes``, of the measure the robustness objective is the
+    relative drop of (faithful, or correct for ``v3_delta_correct``; None = missing)."""
+    measure = "correct" if robustness == DELTA_CORRECT else "faithful"
+    return (
+        tuple(getattr(o.variants["v0"], measure) for o in outcomes),
+        tuple(getattr(o.variants["v3"], measure) for o in outcomes),
+    )
+
+
 def trial_profile(trial: optuna.trial.FrozenTrial) -> TrialProfile | None:
     """A completed trial as pruning compares it (recall@k is always the first objective)."""
     record = TrialRecord.from_trial(trial)
@@ -205,12 +217,7 @@ class TrialObjective:
         return summary.delta_faithful, summary.delta_ci
 
     def _scores(self, outcomes: list[CaseOutcome]) -> tuple[tuple[float | None, ...], tuple[float | None, ...]]:
-        """Per-case scores at v0 and v3 of the measure the robustness objective is the relative drop of."""
-        measure = "correct" if self.robustness == DELTA_CORRECT else "faithful"
-        return (
-            tuple(getattr(o.variants["v0"], measure) for o in outcomes),
-            tuple(getattr(o.variants["v3"], measure) for o in outcomes),
-        )
+        return robustness_scores(outcomes, self.robustness)
 
     def _spent(self, outcomes: list[CaseOutcome], calls_before: dict[str, int], usage_before: UsageCounts) -> TrialRecord:
         """What the trial cost and the per-case scores pruning compares."""
