@@ -62,8 +62,7 @@ from tuner.chunking import chunk_dataset
 from tuner.corruption import CORRUPTORS, corrupt_dataset, conflict_record
 from tuner.dataset import Dataset, load_dataset, write_dataset
 from tuner.dataset.importers import import_conflictnq, import_squad
-from tuner.embedding import configure_embeddings, get_encoder
-from tuner.encoders import EmbeddingOptions
+from tuner.embedding import EmbeddingContext, EmbeddingOptions
 from tuner.progress import SilentReporter
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
@@ -243,8 +242,8 @@ def texts_embedded(run: dict[str, Any], dataset: Dataset, grid: list[RetrievalSe
     """Texts in the variant's embedding store (one row per text embedded), by kind: chunk passages of the grid,
     sentences of those passages, golden questions, other. A text that is both is counted once, as the first."""
     settings = grid[0]
-    configure_embeddings(EmbeddingOptions(backend=run["backend"] or "torch"))  # int8 vectors are stored under their own id
-    encoder = get_encoder(settings.embedding_model, run["cache"])
+    embeddings = EmbeddingContext(EmbeddingOptions(backend=run["backend"] or "torch"))  # int8 vectors are stored under their own id
+    encoder = embeddings.encoder(settings.embedding_model, run["cache"])
     texts = grid_texts(dataset, grid)
     kinds = {
         "chunks": (set().union(*texts["chunks"]), settings.document_prompt),
@@ -431,10 +430,9 @@ def recall_check(dataset: Dataset, folder: Path, reference: Path, backends: list
     configurations = [settings_from_mapping({**base, **t.params}, "trial") for t in trials]
     recalls: dict[str, list[float]] = {}
     for backend in backends:
-        configure_embeddings(EmbeddingOptions(backend=backend))
         variant = folder / f"after-{backend}"  # the cache of that backend's own study, when there is one
         own = variant / "cache" if variant.is_dir() and read_backend(variant) == backend else folder / f"recall-{backend}"
-        pipeline = RetrievalPipeline(dataset, DiskCache(own))
+        pipeline = RetrievalPipeline(dataset, DiskCache(own), embeddings=EmbeddingContext(EmbeddingOptions(backend=backend)))
         recalls[backend] = [float(evaluate_retrieval(pipeline, settings, ci=False).overall["recall_at_k"].value or 0.0)
                             for settings in configurations]
         print(f"  recall under {backend}: {len(configurations)} configurations", file=sys.stderr, flush=True)

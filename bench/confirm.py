@@ -3,8 +3,9 @@
 For each part and sampler seed it runs one study with ``confirm: {share: 0.3, seed: 0}`` (TPE, ``--trials`` trials,
 the offline extractive generator and lexical judge, ``pick: knee``) and prints, from the stored study:
 
-- the best-recall front trial and the knee (picked on the tuning figures): tuning and held-out recall@k and Δ, and
-  the optimism (tuning − held out; a positive recall optimism and a negative Δ optimism are the curse);
+- the best-recall front trial and the knee (picked on the tuning figures): tuning and held-out recall@k and Δ with
+  their 95% intervals, and the optimism (tuning − held out; a positive recall optimism and a negative Δ optimism are
+  the curse) with its interval (:func:`difference_interval`);
 - the knee picked on the held-out figures (what ``tuner run`` exports with ``confirm:``), and whether it differs.
 
 Parts: ``conflictnq`` (ConflictNQ val through ``tuner import conflictnq``'s importer with studies/demo.yaml's
@@ -20,6 +21,7 @@ Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/confirm.py [--trials 40] [--seeds 0
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import subprocess
@@ -35,7 +37,7 @@ from tuner.dataset import write_dataset
 from tuner.dataset.importers import import_conflictnq, import_squad
 from tuner.objectives import RECALL
 from tuner.pareto import knee
-from tuner.study import StudyRecord, confirmed_entries, study_front
+from tuner.study import StudyRecord, TrialRecord, confirmed_entries, study_front
 
 from paired import run  # one way to run a study and read it back, shared with the paired bench
 
@@ -73,6 +75,13 @@ def dataset_folder(part: str, work: Path, cases: int) -> Path | None:
     return target
 
 
+def interval(bounds: Any) -> str:
+    """``[low, high]`` of a 95% interval, ``[—]`` when it or a bound is undefined."""
+    if not bounds or None in bounds:
+        return "[—]"
+    return f"[{bounds[0]:.3f}, {bounds[1]:.3f}]"
+
+
 def study_file(part: str, dataset: Path, seed: int, work: Path) -> Path:
     base = "demo_zh.yaml" if part == "cmrc" else "demo.yaml"
     space = "zh.yaml" if part == "cmrc" else "default.yaml"
@@ -84,21 +93,37 @@ def study_file(part: str, dataset: Path, seed: int, work: Path) -> Path:
     return path
 
 
+def difference_interval(a: float, a_ci: tuple[float, float], b: float, b_ci: tuple[float, float]) -> tuple[float, float]:
+    """The 95% interval of a − b for estimates on disjoint case sets (tuning and held-out shares are independent):
+    a − b ± hypot(h_a, h_b), h the half-width (high − low)/2 of each interval (a normal approximation). Example:
+    0.9 [0.86, 0.94] − 0.8 [0.77, 0.83] = 0.1 ± hypot(0.04, 0.03) = [0.05, 0.15]."""
+    half = math.hypot((a_ci[1] - a_ci[0]) / 2, (b_ci[1] - b_ci[0]) / 2)
+    return a - b - half, a - b + half
+
+
 def measure(study: optuna.Study) -> dict[str, Any]:
     directions, _, entries = study_front(study)
     delta = list(directions)[1]
     held = StudyRecord.from_study(study).confirm
+    trials = {t.number: t for t in study.get_trials(deepcopy=False)}
 
     def row(number: int) -> str:
         tuning = next(e for e in entries if e.number == number).values
+        tuning_ci = TrialRecord.from_trial(trials[number]).intervals()
         confirmed = held[str(number)]
-        values = confirmed["values"]
+        values, held_ci = confirmed["values"], confirmed.get("ci") or {}
         parts = []
         for name in (RECALL, delta):
             if values.get(name) is None:
                 parts.append(f"{name} {tuning[name]:.3f} / —")
                 continue
-            parts.append(f"{name} {tuning[name]:.3f} / {values[name]:.3f} (optimism {tuning[name] - values[name]:+.3f})")
+            text = (f"{name} {tuning[name]:.3f} {interval(tuning_ci.get(name))} / {values[name]:.3f} "
+                    f"{interval(held_ci.get(name))} (optimism {tuning[name] - values[name]:+.3f}")
+            bounds = held_ci.get(name)
+            if name in tuning_ci and bounds and None not in bounds:
+                low, high = difference_interval(tuning[name], tuning_ci[name], values[name], (bounds[0], bounds[1]))
+                text += f" [{low:+.3f}, {high:+.3f}]"
+            parts.append(text + ")")
         return f"trial {number} (held out {confirmed['n']}/{confirmed['n_total']}): " + "; ".join(parts)
 
     best = max(entries, key=lambda e: (e.values[RECALL], -e.number)).number

@@ -9,7 +9,7 @@ Each measurement runs in its own process, so ``ru_maxrss`` is that backend's pea
 
 - ``export``: the one-off ONNX export / int8 quantization into the cache (seconds, per backend);
 - ``sweep``: chunks/s at batch sizes 16/32/64/128 on the first ``--sweep`` chunks (where the per-backend
-  defaults in ``tuner.encoders.DEFAULT_CPU_BATCH_SIZE`` come from), and the vectors at every batch size: torch
+  defaults in ``tuner.embedding._encoders.DEFAULT_CPU_BATCH_SIZE`` come from), and the vectors at every batch size: torch
   against itself across batch sizes is the float noise a backend's max |Δ| is compared with;
 - ``throughput``: chunks/s at the default batch size for each ``--sizes`` (the backends alternate within a
   size, so a change in the machine's load hits all of them alike), and peak memory;
@@ -43,10 +43,8 @@ from tuner.chunking import chunk_dataset
 from tuner.settings import Chunking
 from tuner.dataset import generate_demo, load_dataset, write_dataset
 from tuner.dataset.importers import import_conflictnq, import_squad
-from tuner.embedding import SentenceTransformerEncoder, configure_embeddings, get_encoder
-from tuner.encoders import EmbeddingOptions
+from tuner.embedding import BACKENDS, EmbeddingContext, EmbeddingOptions, SentenceTransformerEncoder
 from tuner.evaluation import evaluate_retrieval
-from tuner.inference import BACKENDS
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 
@@ -111,13 +109,13 @@ def worker(args: argparse.Namespace) -> dict[str, Any]:
         inner = encoder(backend, work / "cache")
         return {"seconds": time.perf_counter() - started, "exports": inner._cache.stats.builds}
     if args.worker == "quality":
-        configure_embeddings(EmbeddingOptions(device="cpu", backend=backend))  # type: ignore[arg-type]
+        embeddings = EmbeddingContext(EmbeddingOptions(device="cpu", backend=backend))  # type: ignore[arg-type]
         out: dict[str, Any] = {}
         for name in ("demo", "conflictnq"):
             if not (work / name).exists():
                 continue
             root = work / f"cache-quality-{backend}"
-            pipeline = RetrievalPipeline(load_dataset(work / name), cache=DiskCache(root), encoder=get_encoder(MODEL, root))
+            pipeline = RetrievalPipeline(load_dataset(work / name), cache=DiskCache(root), encoder=embeddings.encoder(MODEL, root))
             out[name] = {}
             for k in TOP_K:
                 estimate = evaluate_retrieval(pipeline, RetrievalSettings(retriever="dense", top_k=k), ci=False).overall["recall_at_k"]

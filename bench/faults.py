@@ -192,7 +192,7 @@ def storage_fault_round(work: Path, dataset: Path, budget: int, fault: str, post
         return {"fault": fault, "exit": code, "line": line, "traceback": any("Traceback" in l for l in said),
                 "stopped_with_report": "the report of what is done written" in line,
                 "resume_exit": resumed_code, "finished_after_resume": finished_trials(summary), "budget": budget,
-                "running_left": summary["n_running"]}
+                "running_left": summary.n_running}
     finally:
         if fault.startswith("PostgreSQL"):
             with psycopg.connect(postgres, autocommit=True) as connection:
@@ -202,7 +202,7 @@ def storage_fault_round(work: Path, dataset: Path, budget: int, fault: str, post
 
 
 def finished_trials(summary: dict[str, Any]) -> int:
-    return int(summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"])
+    return int(summary.n_complete + summary.n_pruned - summary.n_duplicates)
 
 
 def storage_faults(work: Path, budget: int, cases: int, postgres: str) -> None:
@@ -271,7 +271,7 @@ def main() -> None:
         "tracebacks": sum(r["traceback"] for r in rounds) + sum("Traceback" in err for _, err in finals),
         "final_workers_exit": [code for code, _ in finals],
         "trials": len(study.trials),
-        "finished": summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"],
+        "finished": summary.n_complete + summary.n_pruned - summary.n_duplicates,
         "budget": args.budget,
         "failed_by_faults": len(stopped),
         "failure_reasons": sorted({(TrialRecord.from_trial(t).failure or "heartbeat stale").split(":")[0] for t in stopped}),

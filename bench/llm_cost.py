@@ -49,12 +49,12 @@ def run(folder: Path, name: str, trials: int, **overrides: Any) -> dict[str, Any
     _, _, entries = study_front(result.study)
     return {
         "seconds": elapsed,
-        "generator": summary["calls"]["generator"],
-        "judge": summary["calls"]["judge"],
-        "tokens": summary["calls"]["tokens"],
-        "cached_tokens": summary["calls"]["cached_tokens"],
-        "skipped": summary["n_skipped"],
-        "complete": summary["n_complete"],
+        "generator": summary.calls.generator,
+        "judge": summary.calls.judge,
+        "tokens": summary.calls.tokens,
+        "cached_tokens": summary.calls.cached_tokens,
+        "skipped": summary.n_skipped,
+        "complete": summary.n_complete,
         "front": sorted((e.number, tuple(round(v, 6) for v in e.values.values())) for e in entries),
         "params": {t.number: t.params for t in result.study.trials},
         "values": {t.number: t.values for t in result.study.trials},

@@ -46,7 +46,6 @@ from bench.robustness import results_header  # noqa: E402
 from tuner.cache import DiskCache, default_cache_root  # noqa: E402
 from tuner.dataset import Dataset, load_dataset, resolve_dataset, write_dataset  # noqa: E402
 from tuner.dataset.importers import import_conflictnq  # noqa: E402
-from tuner.embedding import get_encoder  # noqa: E402
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, summarize  # noqa: E402
 from tuner.generation import (  # noqa: E402
     ExtractiveGeneratorConfig,
@@ -135,7 +134,7 @@ class Bench:
 
     def __init__(self, name: str, dataset: Dataset, cases: int, resources: BackendResources) -> None:
         self.name = name
-        self.encoder = get_encoder(DEFAULT_EMBEDDING_MODEL, default_cache_root())
+        self.encoder = resources.embeddings.encoder(DEFAULT_EMBEDDING_MODEL, default_cache_root())
         self.pipeline = RetrievalPipeline(dataset, cache=DiskCache(default_cache_root()), encoder=self.encoder)
         self.case_ids = [c.id for c in dataset.golden if c.keypoints][:cases]
         self.judge = LexicalJudge()

@@ -35,7 +35,7 @@ import numpy as np
 
 from tuner.dataset import load_dataset
 from tuner.evaluation import evaluate_retrieval
-from tuner.golden import KnowledgeSearch, build_pools, default_pool, parse_pool
+from tuner.golden import KnowledgeSearch, build_pools, choose_pool
 from tuner.metrics import recall_lower_bound
 from tuner.progress import RichReporter
 from tuner.retrieval import RetrievalPipeline
@@ -101,7 +101,7 @@ def main() -> int:
     parser.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "datasets", help="folder holding cmrc2018/")
     parser.add_argument("--depth", type=int, default=10, help="pool depth (default 10)")
     parser.add_argument("--top-k", default="3,5,9", help="BM25 top_k values to score (default 3,5,9)")
-    parser.add_argument("--pool", help="pool retrievers (default: from-log's default on this knowledge base)")
+    parser.add_argument("--pool", help="pool retrievers (default: from-log's and synth's default on this knowledge base)")
     parser.add_argument("--search-with", choices=("answer", "question"), default="answer",
                         help="what the simulated reviewer types into the search box (default: the answer text)")
     args = parser.parse_args()
@@ -114,7 +114,9 @@ def main() -> int:
         kb_path = Path(tmp) / "cmrc"
         subprocess.run([sys.executable, "-m", "tuner", "-q", "import", "squad", str(source), str(kb_path)], check=True)
         dataset = load_dataset(kb_path)
-        retrievers = parse_pool(args.pool) if args.pool else default_pool(dataset)
+        retrievers, left_out = choose_pool(dataset, args.pool)
+        if left_out is not None:
+            reporter.stage(left_out)
         started = time.perf_counter()
         review = simulate(kb_path, args.depth, retrievers, args.search_with, reporter)
         seconds = time.perf_counter() - started

@@ -33,7 +33,7 @@ from bench.robustness import results_header  # noqa: E402
 from tuner.cache import DiskCache, default_cache_root  # noqa: E402
 from tuner.dataset import Dataset, GoldenCase, load_dataset, resolve_dataset, write_dataset  # noqa: E402
 from tuner.dataset.importers import import_conflictnq  # noqa: E402
-from tuner.embedding import get_encoder  # noqa: E402
+from tuner.embedding import EmbeddingContext  # noqa: E402
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, summarize  # noqa: E402
 from tuner.generation import ExtractiveGenerator, ExtractiveGeneratorConfig  # noqa: E402
 from tuner.judging import LexicalJudge, normalize  # noqa: E402
@@ -117,10 +117,10 @@ def row(name: str, reader: str, outcomes: list[CaseOutcome]) -> tuple[str, float
     ), support
 
 
-def measure(name: str, dataset: Dataset, settings: RetrievalSettings, root: Path) -> list[str]:
+def measure(name: str, dataset: Dataset, settings: RetrievalSettings, root: Path, embeddings: EmbeddingContext) -> list[str]:
     """Markdown rows per reader and the oracle bound on ``dataset`` at ``settings``; for a dataset with
     long keypoints, the same again on its cases with short keypoints only."""
-    encoder = get_encoder(DEFAULT_EMBEDDING_MODEL, root)
+    encoder = embeddings.encoder(DEFAULT_EMBEDDING_MODEL, root)
     pipeline = RetrievalPipeline(dataset, cache=DiskCache(root), encoder=encoder)
     judge = LexicalJudge()
     short = {c.id for c in dataset.golden if short_keypoints(c, judge)}
@@ -176,9 +176,10 @@ def main() -> None:
         "| dataset | reader | reading efficiency | v0 faithful (n/N) | v0 context support | v3 misled | v3 Δ | v3 Δ 95% interval |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    embeddings = EmbeddingContext()  # one model load for every dataset
     with tempfile.TemporaryDirectory(prefix="tuner-reader-") as folder:
         for name, dataset, settings in datasets(conflictnq, Path(folder)):
-            lines += measure(name, dataset, settings, default_cache_root())
+            lines += measure(name, dataset, settings, default_cache_root(), embeddings)
     text = "\n".join([*lines, ""])
     print(text)
     if "--append" in sys.argv:

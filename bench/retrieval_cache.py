@@ -24,7 +24,7 @@ import numpy as np
 
 from tuner.cache import DiskCache
 from tuner.dataset import Dataset, Document, GoldenCase, load_dataset, resolve_dataset
-from tuner.embedding import get_encoder
+from tuner.embedding import EmbeddingContext
 from tuner.evaluation import evaluate_retrieval
 from tuner.retrieval import BM25Retriever, DenseRetriever, RetrievalPipeline, load_chunk_table
 from tuner.settings import Chunking, RetrievalSettings
@@ -48,7 +48,7 @@ def demo_section() -> list[str]:
     settings = RetrievalSettings(retriever="hybrid", top_k=5, chunk_size=240, rerank_strength=0.5, candidate_depth=30)
     lines = [f"demo dataset: {dataset.summary()}"]
     with tempfile.TemporaryDirectory() as root:
-        encoder = get_encoder(settings.embedding_model, root)
+        encoder = EmbeddingContext().encoder(settings.embedding_model, root)
         encoder.encode(["warm up the model"])  # model load is not part of the build
         cold_pipeline = RetrievalPipeline(dataset, cache=DiskCache(root), encoder=encoder)
         _, cold = timed(lambda: evaluate_retrieval(cold_pipeline, settings, ci=False))
@@ -92,7 +92,7 @@ def synthetic_section() -> list[str]:
     lines = []
     with tempfile.TemporaryDirectory() as root:
         cache = DiskCache(root)
-        encoder = get_encoder("all-MiniLM-L6-v2", root)
+        encoder = EmbeddingContext().encoder("all-MiniLM-L6-v2", root)
         table, chunk_s = timed(lambda: load_chunk_table(dataset, Chunking(60, "tokens", 0.0, encoder.model_id), cache, encoder))
         lines.append(f"synthetic corpus: {len(table)} chunks of 60 words; chunking {chunk_s:.1f} s")
         bm25, bm25_s = timed(lambda: BM25Retriever.build(table, cache))

@@ -27,7 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from tuner.cache import DiskCache  # noqa: E402
 from tuner.dataset import Dataset, load_dataset, resolve_dataset  # noqa: E402
-from tuner.embedding import get_encoder  # noqa: E402
+from tuner.embedding import EmbeddingContext  # noqa: E402
 from tuner.evaluation import Responder, RobustnessEvaluator, summarize  # noqa: E402
 from tuner.generation import ExtractiveGenerator, ExtractiveGeneratorConfig  # noqa: E402
 from tuner.judging import LexicalJudge  # noqa: E402
@@ -41,8 +41,8 @@ GRID = {"top_k": [3, 5, 8], "relevance_threshold": [0.0, 0.3, 0.5], "rerank_stre
 TRIALS = 10
 
 
-def evaluator_for(dataset: Dataset, root: Path) -> RobustnessEvaluator:
-    encoder = get_encoder(DEFAULT_EMBEDDING_MODEL, root)
+def evaluator_for(dataset: Dataset, root: Path, embeddings: EmbeddingContext) -> RobustnessEvaluator:
+    encoder = embeddings.encoder(DEFAULT_EMBEDDING_MODEL, root)
     pipeline = RetrievalPipeline(dataset, cache=DiskCache(root), encoder=encoder)
     generator = ExtractiveGenerator(ExtractiveGeneratorConfig(), encoder)
     return RobustnessEvaluator(pipeline, Responder(generator, LexicalJudge()), NoiseConfig())
@@ -62,13 +62,13 @@ def sample_trials() -> list[RetrievalSettings]:
     return [RetrievalSettings(**{name: rng.choice(values) for name, values in GRID.items()}) for _ in range(TRIALS)]
 
 
-def calls_per_trial(dataset: Dataset, root: Path, shared: bool) -> tuple[list[int], float]:
-    evaluator = evaluator_for(dataset, root)
+def calls_per_trial(dataset: Dataset, root: Path, shared: bool, embeddings: EmbeddingContext) -> tuple[list[int], float]:
+    evaluator = evaluator_for(dataset, root, embeddings)
     per_trial = []
     start = time.perf_counter()
     for settings in sample_trials():
         if not shared:
-            evaluator = evaluator_for(dataset, root)
+            evaluator = evaluator_for(dataset, root, embeddings)
         before = evaluator.responder.calls()["total"]
         evaluator.evaluate(settings, VARIANTS)
         per_trial.append(evaluator.responder.calls()["total"] - before)
@@ -100,21 +100,22 @@ def machine() -> str:
 def main() -> None:
     dataset = load_dataset(resolve_dataset("demo"))
     start = time.perf_counter()
-    get_encoder(DEFAULT_EMBEDDING_MODEL).inner.encode(["warm up"])
+    embeddings = EmbeddingContext()  # one model load for every measurement below
+    embeddings.encoder(DEFAULT_EMBEDDING_MODEL).inner.encode(["warm up"])
     model_load = time.perf_counter() - start
     settings = RetrievalSettings()
     with tempfile.TemporaryDirectory(prefix="tuner-bench-") as folder:
         root = Path(folder)
-        cold, cold_info = timed_matrix(evaluator_for(dataset, root), settings)
-        warm, warm_info = timed_matrix(evaluator_for(dataset, root), settings)
-        memo = evaluator_for(dataset, root)
+        cold, cold_info = timed_matrix(evaluator_for(dataset, root, embeddings), settings)
+        warm, warm_info = timed_matrix(evaluator_for(dataset, root, embeddings), settings)
+        memo = evaluator_for(dataset, root, embeddings)
         memo.evaluate(settings, VARIANTS)
         memo_hit, _ = timed_matrix(memo, settings)
         # One untimed pass fills the disk caches (reranker scores, sentence embeddings) for every trial,
         # so the two timed passes below differ only in the call memo, not in which one ran first.
-        calls_per_trial(dataset, root, shared=True)
-        shared, shared_time = calls_per_trial(dataset, root, shared=True)
-        fresh, fresh_time = calls_per_trial(dataset, root, shared=False)
+        calls_per_trial(dataset, root, True, embeddings)
+        shared, shared_time = calls_per_trial(dataset, root, True, embeddings)
+        fresh, fresh_time = calls_per_trial(dataset, root, False, embeddings)
     shared_mean, fresh_mean = sum(shared) / TRIALS, sum(fresh) / TRIALS
     trials = ", ".join(
         f"({s.top_k}, {s.relevance_threshold}, {s.rerank_strength})" for s in sample_trials()

@@ -152,13 +152,14 @@ def profile_start(config: Path, cache: Path) -> None:
     """Where a cold start's time goes: the Retriever built under cProfile on the empty ``cache``."""
     os.environ["TUNER_CACHE"] = str(cache)
     from tuner.deploy import Retriever
-    from tuner.embedding import texts_encoded
+    from tuner.embedding import EmbeddingContext
 
+    embeddings = EmbeddingContext()
     profiler = cProfile.Profile()
     started = time.perf_counter()
-    retriever = profiler.runcall(Retriever.from_config, config, "demo")
+    retriever = profiler.runcall(Retriever.from_config, config, "demo", embeddings=embeddings)
     print(f"cold Retriever build: {time.perf_counter() - started:.1f} s, {retriever.chunk_count} returnable chunks, "
-          f"{texts_encoded()} texts embedded, load average {os.getloadavg()[0]:.1f}")
+          f"{embeddings.texts_encoded()} texts embedded, load average {os.getloadavg()[0]:.1f}")
     print_profile(profiler)
 
 
@@ -173,12 +174,11 @@ def profile_requests(config: Path, cache: Path, questions: list[str], backend: s
     ``backend``, each question alone: batch wait 0): ``n`` questions timed, then ``n`` more under cProfile."""
     os.environ["TUNER_CACHE"] = str(cache)
     from tuner.deploy import Retriever
-    from tuner.embedding import configure_embeddings
-    from tuner.encoders import EmbeddingOptions
+    from tuner.embedding import EmbeddingContext, EmbeddingOptions
     from tuner.export import read_export
 
-    configure_embeddings(EmbeddingOptions(device="cpu", backend=backend))
-    retriever = Retriever.from_export(read_export(config), "demo", batch_wait=0)
+    embeddings = EmbeddingContext(EmbeddingOptions(device="cpu", backend=backend))
+    retriever = Retriever.from_export(read_export(config), "demo", batch_wait=0, embeddings=embeddings)
     stream = unseen(questions, backend)
     retriever.retrieve(next(stream))
     times = []
@@ -195,8 +195,7 @@ def profile_requests(config: Path, cache: Path, questions: list[str], backend: s
 
 def forward(backends: list[str], cache: Path, questions: list[str]) -> None:
     """Median wall ms of one forward pass over 1, 8 and 32 unseen questions, per backend, model loaded and warm."""
-    from tuner.embedding import SentenceTransformerEncoder
-    from tuner.encoders import EmbeddingOptions
+    from tuner.embedding import EmbeddingOptions, SentenceTransformerEncoder
 
     print("| backend | questions per pass | passes | median ms per pass | ms per question | × one question alone |")
     print("|---|---|---|---|---|---|")

@@ -74,8 +74,8 @@ def walltime(folder: Path) -> list[str]:
     if done.returncode != 0:
         raise SystemExit(done.stderr[-2000:])
     summary = study_summary(optuna.load_study(study_name="demo", storage=f"sqlite:///{folder / 'demo' / 'study.db'}"))
-    return [f"demo study, cold cache, end to end: {seconds:.0f} s wall ({summary['n_complete']} complete, "
-            f"{summary['n_pruned']} pruned, calls {summary['calls']})"]
+    return [f"demo study, cold cache, end to end: {seconds:.0f} s wall ({summary.n_complete} complete, "
+            f"{summary.n_pruned} pruned, calls {summary.to_json()['calls']})"]
 
 
 def samplers(folder: Path) -> list[str]:
@@ -187,8 +187,7 @@ def compare_runs(label: str, runs: dict[str, tuple[optuna.Study, float]]) -> lis
 
 
 def _llm_calls(study: optuna.Study) -> int:
-    calls = study_summary(study)["calls"]
-    return int(calls["generator"] + calls["judge"])
+    return study_summary(study).calls.llm
 
 
 def _pruned_records(study: optuna.Study) -> list[TrialRecord]:

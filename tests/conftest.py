@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tuner.embedding import CachedEncoder, configure_embeddings, get_encoder
-from tuner.encoders import EmbeddingOptions
+from tuner.embedding import CachedEncoder, EmbeddingContext, EmbeddingOptions
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -21,18 +20,24 @@ def tuner_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def embeddings() -> EmbeddingContext:
+    """The embedding context of the test session: its models load once per session."""
+    return EmbeddingContext()
+
+
 @pytest.fixture(autouse=True)
-def default_embeddings() -> Iterator[None]:
-    """After each test, the process's encoders are back on the default device and batch size and their store on the
-    local SQLite file (a test that runs a PostgreSQL study in this process points them at its database)."""
+def default_embeddings(embeddings: EmbeddingContext) -> Iterator[None]:
+    """After each test, the session's encoders are back on the default device and batch size and their store on the
+    local SQLite file (a test may point them elsewhere)."""
     yield
-    configure_embeddings(EmbeddingOptions())
+    embeddings.configure(EmbeddingOptions())
 
 
 @pytest.fixture(scope="session")
-def encoder(tuner_cache: Path) -> CachedEncoder:
+def encoder(embeddings: EmbeddingContext, tuner_cache: Path) -> CachedEncoder:
     """The default embedding model, loaded once per test session."""
-    return get_encoder("all-MiniLM-L6-v2", tuner_cache)
+    return embeddings.encoder("all-MiniLM-L6-v2", tuner_cache)
 
 
 @pytest.fixture(scope="session")

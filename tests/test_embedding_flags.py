@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from tuner.cli import build_parser, main
-from tuner.embedding import CachedEncoder
-from tuner.encoders import available_devices
+from tuner.embedding import CachedEncoder, EmbeddingContext, EmbeddingOptions, available_devices
 
 COMMANDS = {
     "eval": ["DATASET"],
@@ -29,23 +28,36 @@ def test_every_command_that_embeds_takes_the_flags(command: str) -> None:
     assert (args.device, args.embedding_batch_size, args.embedding_backend) == ("cpu", 8, "onnx")
 
 
-def test_the_flags_reach_the_encoder_that_embeds(
-    tiny_dataset_dir: Path, encoder: CachedEncoder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    model: Any = encoder.inner._loaded()  # type: ignore[union-attr]
+def test_the_flags_reach_the_encoder_that_embeds(tiny_dataset_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    made = _made_encoders(monkeypatch)
     batches: list[int] = []
-    original = model.encode
+    original = SentenceTransformer.encode
 
-    def spy(*args: Any, **kwargs: Any) -> Any:
+    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
         batches.append(kwargs["batch_size"])
-        return original(*args, **kwargs)
+        return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(model, "encode", spy)
+    monkeypatch.setattr(SentenceTransformer, "encode", spy)
     # a prompt no other test uses: every text is new to the store, so it is encoded here
     assert main(["eval", str(tiny_dataset_dir), "--retriever", "dense", "--query-prompt", "flags: ",
                  "--device", "cpu", "--embedding-batch-size", "3", "--json"]) == 0
     assert batches and set(batches) == {3}
-    assert (encoder.inner.device, encoder.inner.batch_size) == ("cpu", 3)  # type: ignore[union-attr]
+    assert made and {(e.inner.device, e.inner.batch_size) for e in made} == {("cpu", 3)}  # type: ignore[attr-defined]
+
+
+def _made_encoders(monkeypatch: pytest.MonkeyPatch) -> list[CachedEncoder]:
+    """The encoders every :class:`EmbeddingContext` makes from now on (a command's context is its own)."""
+    made: list[CachedEncoder] = []
+    make = EmbeddingContext.encoder
+
+    def recording(self: EmbeddingContext, name: str, cache_root: Any = None) -> CachedEncoder:
+        made.append(make(self, name, cache_root))
+        return made[-1]
+
+    monkeypatch.setattr(EmbeddingContext, "encoder", recording)
+    return made
 
 
 @pytest.mark.parametrize(
@@ -80,13 +92,21 @@ def test_an_absent_accelerator_is_one_line_before_any_work(
 
 
 def test_serve_embeds_with_the_backend_the_exported_trial_was_measured_with(
-    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("onnxruntime", reason="the onnx backends need tuner[fast]")
     import socket
 
-    from tuner.embedding import embedding_options
     from tuner.export import export_document, write_export
+
+    configured: list[EmbeddingOptions] = []
+    configure = EmbeddingContext.configure
+
+    def recording(self: EmbeddingContext, options: EmbeddingOptions, store_url: str | None = None) -> None:
+        configure(self, options, store_url)
+        configured.append(options)
+
+    monkeypatch.setattr(EmbeddingContext, "configure", recording)
 
     config = write_export(tmp_path / "deploy.yaml", export_document({"top_k": 2}, {"embedding_backend": "onnx-int8"}))
     with socket.socket() as taken:  # a port in use stops serve after its configuration, before it loads anything
@@ -94,7 +114,7 @@ def test_serve_embeds_with_the_backend_the_exported_trial_was_measured_with(
         port = str(taken.getsockname()[1])
         serve = ["serve", "--config", str(config), "--dataset", str(tiny_dataset_dir), "--port", port]
         assert main(serve) == 2
-        assert embedding_options().backend == "onnx-int8"
+        assert configured[-1].backend == "onnx-int8"
         assert main([*serve, "--embedding-backend", "torch"]) == 2
-        assert embedding_options().backend == "torch"
+        assert configured[-1].backend == "torch"
     assert "cannot listen there" in capsys.readouterr().err

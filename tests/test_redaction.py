@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import doctest
 
 import pytest
 
-import tuner.redaction
 from tuner.redaction import redact, redact_data
 
 
@@ -37,7 +35,3 @@ def test_a_web_url_token_user_is_redacted_inside_data_too() -> None:
     assert redact_data({"base_url": "https://sk-abc@host/v1", "urls": ["http://tok@h"]}) == {
         "base_url": "https://***@host/v1", "urls": ["http://***@h"],
     }
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(tuner.redaction).failed == 0

@@ -32,8 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tuner.dataset import Dataset
-from tuner.embedding import resolve_model_path
-from tuner.encoders import parse_endpoint
+from tuner.embedding import parse_endpoint, resolve_model_path
 from tuner.errors import UserError
 from tuner.settings import Chunking, ChunkUnit
 from tuner.text import sentence_spans

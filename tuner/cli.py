@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from tuner.errors import DatasetError, UserError, disk_fault
+from tuner.errors import BackendError, DatasetError, UserError, disk_fault
 from tuner.redaction import redact
 
 COMMANDS: dict[str, str] = {
@@ -121,7 +121,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(line, file=sys.stderr)
         print(f"tuner: {len(exc.problems)} problem(s) in the dataset; nothing was written", file=sys.stderr)
         return EXIT_USER_ERROR
-    except UserError as exc:
+    except (UserError, BackendError) as exc:  # a backend that kept failing past its retries stops a command as one line too
         print(redact(f"tuner: error: {exc}"), file=sys.stderr)
         return EXIT_USER_ERROR
     except KeyboardInterrupt:

@@ -2,9 +2,12 @@
 ``optuna/exceptions.py``).
 
 - Errors a user can cause (:class:`UserError` and its subclasses): the CLI prints them as one line each and exits 2.
-- Failures of a model backend: :class:`BackendError` (a request failed; ``fatal`` kinds are the user's to fix: an
-  unreachable endpoint, a rejected key, an unknown model; the others are transient and concern one request) and
-  :class:`BackendFailure` (a generator or judge raised on one item: the trial fails, the study goes on).
+- Failures of a model backend: :class:`BackendError` (a request failed) in two branches besides itself:
+  :class:`TransientBackendError` (a timeout, a rate limit, a server error, a failed connection: retried, and once the
+  retries run out the item is recorded as missing) and :class:`FatalBackendError`, also a :class:`UserError` (an
+  unreachable endpoint, a rejected key, an unknown model: the user's to fix, so the run stops); and
+  :class:`BackendFailure` (a generator or judge raised on one item: the trial fails, the study goes on). The CLI
+  prints every one of them that reaches it as one line.
 - Signals between tuner's own modules: :class:`BudgetSpent`, :class:`CorruptionFailed`, :class:`ReplyParseError`,
   :class:`ConversionError`, :class:`StaleVersion`.
 
@@ -24,8 +27,10 @@ if TYPE_CHECKING:
     from tuner.pareto import FrontEntry
 
 ErrorKind = Literal["timeout", "rate_limit", "server", "connection", "auth", "not_found", "request", "bad_response"]
+TRANSIENT_KINDS: frozenset[ErrorKind] = frozenset({"timeout", "rate_limit", "server", "connection"})
+"""Backend error kinds another attempt may not meet: what clients retry."""
 FATAL_KINDS: frozenset[ErrorKind] = frozenset({"connection", "auth", "not_found"})
-"""Backend error kinds no later request can recover from: the user's to fix."""
+"""Backend error kinds no later request can recover from once the retries are spent: the user's to fix."""
 
 
 class UserError(Exception):
@@ -39,21 +44,55 @@ class BackendFailure(Exception):
     """
 
 
-class BackendError(UserError):
+class BackendError(Exception):
     """A model request failed; ``kind`` says why, the message is one line and never holds the API key.
 
-    ``fatal`` kinds (unreachable endpoint, rejected key, unknown model or path) mean no later request
-    can succeed either, so callers stop; the others (timeout, rate limit, server error, a rejected
-    request) are transient: they concern one request, and callers record that item as missing.
+    Raised as this class, the failure concerns one request (a rejected request, an unusable reply) and callers
+    record that item as missing. :class:`TransientBackendError` and :class:`FatalBackendError` say more; build one
+    with :func:`backend_error`. ``fatal``: callers stop, since no later request can succeed either.
     """
+
+    fatal = False
 
     def __init__(self, kind: ErrorKind, message: str) -> None:
         self.kind = kind
         super().__init__(message)
 
-    @property
-    def fatal(self) -> bool:
-        return self.kind in FATAL_KINDS
+
+class TransientBackendError(BackendError):
+    """A failure another attempt may not meet (``TRANSIENT_KINDS``: a timeout, a rate limit, a server error, a failed
+    connection). Clients retry these and nothing else, waiting at least ``retry_after`` seconds (what the server asked
+    for; 0: nothing). Once the retries run out the last one reaches the caller, which records the item as missing;
+    a connection that never succeeded is a :class:`FatalBackendError` by then."""
+
+    def __init__(self, kind: ErrorKind, message: str, retry_after: float = 0.0) -> None:
+        super().__init__(kind, message)
+        self.retry_after = retry_after
+
+
+class FatalBackendError(BackendError, UserError):
+    """No later request can succeed either (``FATAL_KINDS``: an unreachable endpoint, a rejected key, an unknown model
+    or path): the user's to fix, so callers stop, and the CLI prints it as one line like any user error."""
+
+    fatal = True
+
+
+def backend_error(kind: ErrorKind, message: str, retry_after: float = 0.0, retries_spent: bool = False) -> BackendError:
+    """The exception of a request that failed for ``kind``: transient while a retry may still help, fatal for a
+    kind no retry helps (a failed connection too once ``retries_spent``), else the plain :class:`BackendError`.
+
+    >>> type(backend_error("server", "HTTP 502")).__name__, type(backend_error("connection", "refused")).__name__
+    ('TransientBackendError', 'TransientBackendError')
+    >>> type(backend_error("connection", "refused", retries_spent=True)).__name__, backend_error("auth", "401").fatal
+    ('FatalBackendError', True)
+    >>> type(backend_error("request", "HTTP 400")).__name__
+    'BackendError'
+    """
+    if kind in FATAL_KINDS and (kind not in TRANSIENT_KINDS or retries_spent):
+        return FatalBackendError(kind, message)
+    if kind in TRANSIENT_KINDS:
+        return TransientBackendError(kind, message, retry_after)
+    return BackendError(kind, message)
 
 
 class ReplyParseError(Exception):

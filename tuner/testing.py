@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
-from tuner.embedding import CachedEncoder
+from tuner.embedding import CachedEncoder, EmbeddingContext
 from tuner.gate import (
     GateResult,
     RobustnessSetup,
@@ -48,9 +48,10 @@ def _settings(config: Config) -> RetrievalSettings:
     return load_settings_file(str(config))
 
 
-def _pipeline(dataset: Dataset | str | Path, encoder: CachedEncoder | None) -> RetrievalPipeline:
+def _pipeline(dataset: Dataset | str | Path, encoder: CachedEncoder | None,
+              embeddings: EmbeddingContext | None = None) -> RetrievalPipeline:
     loaded = dataset if isinstance(dataset, Dataset) else load_dataset(resolve_dataset(dataset))
-    return RetrievalPipeline(loaded, encoder=encoder)
+    return RetrievalPipeline(loaded, encoder=encoder, embeddings=embeddings)
 
 
 def _raise_on_failure(result: GateResult, what: str) -> GateResult:
@@ -119,8 +120,8 @@ def assert_robustness(
         },
         "assert_robustness",
     )
-    pipeline = _pipeline(dataset, encoder)
     resources = BackendResources(encoder=encoder)
+    pipeline = _pipeline(dataset, encoder, resources.embeddings)  # the generator's model is the retrieval's: one load
     setup = RobustnessSetup(
         generator=generator or build_generator(parse_generator_config(None, "default"), resources),
         judge=judge or build_judge(parse_judge_config(None, "default"), resources),

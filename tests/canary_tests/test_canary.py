@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-import tuner.canary
 from tuner.canary import Retrieval, canary_report, parse_window, read_log, split_windows, trend_slope
 from tuner.cli import main
 from tuner.errors import UserError
@@ -96,7 +94,3 @@ def test_cli_exit_code_is_the_alarm(tmp_path: Path, capsys: pytest.CaptureFixtur
     empty = tmp_path / "empty.jsonl"
     empty.write_text("\n", "utf-8")
     assert main(["canary", str(empty), "--threshold", "0.5"]) == 2
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(tuner.canary).failed == 0

@@ -13,7 +13,7 @@ import yaml
 import tuner
 from tuner.cli import main
 from tuner.dataset import Document, load_dataset
-from tuner.embedding import get_encoder
+from tuner.embedding import EmbeddingContext
 from tuner.deploy import Retriever
 from tuner.evaluation import evaluate_retrieval
 from tuner.export import export_document, read_export, write_export
@@ -138,8 +138,9 @@ def test_retrieved_chunks_carry_text_span_score_and_metadata(tmp_path: Path) -> 
 
 
 def test_an_unseen_question_embeds_only_itself_and_writes_nothing_to_the_store(tmp_path: Path) -> None:
-    retriever = Retriever.from_config(_config(tmp_path), corpus=_shop())
-    encoder = get_encoder(retriever.settings.embedding_model)
+    embeddings = EmbeddingContext()
+    retriever = Retriever.from_config(_config(tmp_path), corpus=_shop(), embeddings=embeddings)
+    encoder = embeddings.encoder(retriever.settings.embedding_model)
     sentences = [s for doc in _shop() for s in split_sentences(doc.text)]
     assert encoder.missing(sentences) == []  # the reranker's sentence vectors were stored when the index was built
     question = "Is accidental damage covered by the laptop warranty, ticket 7413?"

@@ -160,7 +160,7 @@ def resume_to_budget(folder: Path, study_file: Path, target: int) -> optuna.Stud
     states = [t.state for t in study.trials]
     assert RUNNING not in states and WAITING not in states, worker.output
     summary = study_summary(study)
-    assert summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"] == target
+    assert summary.n_complete + summary.n_pruned - summary.n_duplicates == target
     return study
 
 
@@ -183,7 +183,7 @@ def test_first_interrupt_during_a_trial_fails_it_cleanly_writes_the_report_and_e
     retry = [t for t in study.trials if t.state == WAITING]
     assert len(retry) == 1 and retry[0].params == interrupted[0].params
     assert optuna.storages.RetryHeartbeatStaleTrialCallback.retried_trial_number(retry[0]) == interrupted[0].number
-    done = study_summary(study)["n_complete"]
+    done = study_summary(study).n_complete
     # the progress line says what happened, and the report of what is done was written
     assert f"study 'tiny': {done} of 3 done" in output
     assert (tmp_path / "out" / "tiny" / "report.html").exists()
@@ -435,4 +435,4 @@ def test_first_interrupt_stops_at_once_even_inside_a_long_call_into_c(
     else:
         assert "interrupted after 0 trial(s) in this run: the study is saved" in worker.output
         study = load(tmp_path)
-        assert study is not None and study_summary(study)["n_running"] == 0  # failed and queued again
+        assert study is not None and study_summary(study).n_running == 0  # failed and queued again

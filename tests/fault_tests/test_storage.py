@@ -56,14 +56,14 @@ def test_storage_faults_are_one_line_naming_storage_and_cause(tmp_path: Path) ->
 
 def _finished(study: optuna.Study) -> int:
     summary = study_summary(study)
-    return int(summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"])
+    return int(summary.n_complete + summary.n_pruned - summary.n_duplicates)
 
 
 def _resume(folder: Path, study_file: Path, storage: str, target: int) -> None:
     worker = tuner_run(folder, study_file, "--no-report", SLOW_ANSWER="0")
     assert_clean_exit(worker, 0, timeout=600)
     study = optuna.load_study(study_name="tiny", storage=open_storage(storage))
-    assert _finished(study) == target and study_summary(study)["n_running"] == 0, worker.output
+    assert _finished(study) == target and study_summary(study).n_running == 0, worker.output
 
 
 def _one_error_line(worker: Worker) -> str:
@@ -131,7 +131,7 @@ def test_postgres_back_within_the_retries_gets_the_report_written(
     report = tmp_path / "out" / "tiny" / "report.html"
     assert report.is_file() and str(report) in line, line
     study = optuna.load_study(study_name="tiny", storage=open_storage(storage))
-    assert study_summary(study)["n_running"] == 0  # the trial it hit was failed and queued again
+    assert study_summary(study).n_running == 0  # the trial it hit was failed and queued again
     _resume(tmp_path, study_file, storage, 4)
 
 

@@ -32,8 +32,8 @@ def test_two_workers_on_a_fresh_sqlite_file_share_one_study(tiny_dataset_dir: Pa
     study = load(tmp_path)
     assert study is not None
     summary = study_summary(study)
-    assert summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"] == BUDGET  # not one more
-    assert summary["n_running"] == 0 and summary["n_failed"] == 0
+    assert summary.n_complete + summary.n_pruned - summary.n_duplicates == BUDGET  # not one more
+    assert summary.n_running == 0 and summary.n_failed == 0
 
     # one worker measured the noise floor; the other waited for it and reused it
     calibrated = [w for w in workers if "calibrating the noise floor" in w.output]

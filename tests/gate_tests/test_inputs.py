@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import doctest
 from pathlib import Path
 
 import pytest
 
-import tuner.gate._checks
 from tuner.errors import UserError
 from tuner.gate import GateThresholds, load_baseline, load_thresholds, read_case_list, select_cases
 
@@ -87,7 +85,3 @@ def test_sample_is_fixed_by_seed_keeps_dataset_order_and_adds_always_included() 
     with_extra = select_cases(ids, 5, seed=3, always=[extra])
     assert set(with_extra) == {*first, extra}
     assert select_cases(ids, None) == ids and select_cases(ids, 50) == ids
-
-
-def test_doctests() -> None:
-    assert doctest.testmod(tuner.gate._checks).failed == 0

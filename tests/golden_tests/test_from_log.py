@@ -20,16 +20,6 @@ from tuner.golden import (
 from tuner.golden._log import strata
 
 
-def test_doctests() -> None:
-    import doctest
-
-    from tuner.golden import _dedupe, _review, _synth
-
-    for module in (_dedupe, _review, _synth):
-        failed, tried = doctest.testmod(module)
-        assert tried > 0 and failed == 0, module.__name__
-
-
 def test_normalizing_folds_width_case_spaces_and_edge_punctuation() -> None:
     assert normalize_question("  ＨＯＷ much is the  X200？ ") == "how much is the x200"
     assert normalize_question("退货运费谁出？") == normalize_question("退货运费谁出")

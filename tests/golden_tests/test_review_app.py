@@ -13,7 +13,9 @@ from tuner.cli import main
 from tuner.dataset import load_dataset, load_knowledge_base
 from tuner.dataset.importers import NO_REFERENCE
 from tuner.embedding import CachedEncoder
+from tuner.errors import DatasetError
 from tuner.golden import ReviewStore, Sampling, StaleVersion, drafts_from_log, highlight, read_draft, write_draft
+from tuner.io import write_jsonl
 
 
 def test_highlight_marks_question_terms_and_aliases_in_both_scripts() -> None:
@@ -103,11 +105,26 @@ def test_export_writes_accepted_cases_only_and_validates(draft: Path, kb: Path) 
     assert golden[0]["keypoints"] == [["$1,299"]] and golden[0]["keypoints_reviewed"] is True
     assert golden[1]["ground_truth"] == NO_REFERENCE and golden[1]["keypoints"] == [] and "keypoints_reviewed" not in golden[1]
     assert [c.relevant_doc_ids for c in load_dataset(kb).golden] == [("aurora-x200",), ("warranty",)]
+    # each case keeps the stratum it was drawn from, for the confirmation split
+    assert [case["stratum"] for case in golden] == ["head", "tail"]
+    assert [c.stratum for c in load_dataset(kb).golden] == ["head", "tail"]
     # a second export replaces this draft's cases and keeps the others
     (kb / "golden.jsonl").write_text((kb / "golden.jsonl").read_text("utf-8").replace('"log-0003"', '"hand-1"'), "utf-8")
     assert client.post("/api/export", json={}).json()["kept"] == 1
     assert [c.id for c in load_dataset(kb).golden] == ["hand-1", "log-0001", "log-0003"]
     assert (kb / "golden.jsonl.bak").is_file()
+
+
+def test_a_golden_stratum_is_validated_on_load(kb: Path) -> None:
+    case = {"id": "q1", "question": "Price?", "ground_truth": "$1,299", "keypoints": [["$1,299"]], "relevant_doc_ids": ["aurora-x200"]}
+    write_jsonl(kb / "golden.jsonl", [case])
+    assert load_dataset(kb).golden[0].stratum is None
+    for stratum, problem in ((" ", "field 'stratum' is empty (leave it out for a case not drafted)"),
+                             (3, "field 'stratum' must be a string, got int")):
+        write_jsonl(kb / "golden.jsonl", [{**case, "stratum": stratum}])
+        with pytest.raises(DatasetError) as error:
+            load_dataset(kb)
+        assert error.value.problems == [f"{kb / 'golden.jsonl'}:1: {problem}"]
 
 
 def test_conflict_candidates_are_reviewed_and_exported(kb: Path) -> None:

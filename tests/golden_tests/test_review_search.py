@@ -12,10 +12,13 @@ import pytest
 
 from tests.golden_tests.drafts import chunk, review_client, write_case_draft
 from tests.text_tests.zh_fixture import DOCS as ZH_DOCS
-from tuner.dataset import PROVENANCE, UNKNOWN_ORIGIN, LabelProvenance, labels_json, labels_line, load_dataset, load_knowledge_base
+from tuner.dataset import (
+    PROVENANCE, UNKNOWN_ORIGIN, DraftLabels, LabelProvenance, labels_json, labels_line, load_dataset, load_knowledge_base,
+)
 from tuner.cli import main
 from tuner.embedding import CachedEncoder
 from tuner.errors import DatasetError
+from tuner.evaluation import label_caveat
 from tuner.golden import KnowledgeSearch, ReviewStore, build_pools, default_pool, draft_case, embedding_covers, parse_pool, read_draft, write_draft
 from tuner.io import write_jsonl
 from tuner.metrics import recall_lower_bound
@@ -100,8 +103,11 @@ def test_no_answer_is_a_third_outcome_counted_in_the_provenance(draft: Path, kb:
     assert [c.id for c in load_dataset(kb).golden] == ["log-0001"]
     written = json.loads((kb / PROVENANCE).read_text("utf-8"))
     assert written == {"pool_retrievers": ["bm25", "dense", "hybrid"], "pool_depth": None, "cases": 1, "cases_found_by_search": 0,
-                       "labels_found_by_search": 0, "no_answer": 1, "rejected": 1}
-    assert load_dataset(kb).provenance == LabelProvenance(("bm25", "dense", "hybrid"), None, 1, no_answer=1, rejected=1)
+                       "labels_found_by_search": 0, "no_answer": 1, "rejected": 1, "unreviewed": 0,
+                       "drafts": [{"draft": str(draft.resolve()), "pool_retrievers": ["bm25", "dense", "hybrid"], "pool_depth": None,
+                                   "case_ids": ["log-0001"], "found_by_search": {}, "no_answer": 1, "rejected": 1}]}
+    assert load_dataset(kb).provenance == LabelProvenance.of_drafts(
+        [DraftLabels(str(draft.resolve()), ("bm25", "dense", "hybrid"), None, ("log-0001",), no_answer=1, rejected=1)])
     assert main(["validate", str(kb)]) == 0
     assert (f"{kb}: labels from a review of a bm25+dense+hybrid pool (depth ?): 1 cases, 0 with labels found by search outside "
             "the pool (0 chunks), 1 marked no answer in the knowledge base, 1 rejected") in capsys.readouterr().out
@@ -122,6 +128,70 @@ def test_provenance_is_validated_on_load_and_said_when_absent(kb: Path, tiny_dat
     assert not provenance.pooled("dense", 5) and provenance.pool_note("dense", 5) is None
     assert "bm25 at top_k 5 is measured on questions bm25 helped label (pool depth 10)" in str(provenance.pool_note("bm25", 5))
     assert labels_json(provenance)["no_answer"] == 2 and "2 marked no answer in the knowledge base" in labels_line(provenance)
+
+
+def _reviewed(kb: Path, folder: Path, cases: list[tuple[str, str, str]], pool: list[str], depth: int) -> ReviewStore:
+    """A draft in ``folder`` of ``cases`` (id, relevant document, status), its pool ``pool`` at ``depth``; a case id ending
+    in ``*`` has its relevant chunk found by search."""
+    rows = []
+    for case_id, doc_id, status in cases:
+        found = case_id.endswith("*")
+        row = draft_case(case_id.rstrip("*"), f"Question {case_id}?", [{**chunk(doc_id, 1, 1, 1), **({"found_by": "search"} if found else {})}],
+                         kb, source="log", stratum="head", relevant_doc_ids=[doc_id], pool_spec={"retrievers": pool, "depth": depth})
+        row["review"]["status"] = status
+        rows.append(row)
+    folder.mkdir()
+    write_draft(folder / "review.jsonl", rows)
+    return ReviewStore(folder / "review.jsonl")
+
+
+def test_the_provenance_describes_every_case_of_a_golden_set_made_of_several_drafts(kb: Path, tmp_path: Path) -> None:
+    # a hand-written case, under a provenance file written before drafts were recorded: it names no case
+    write_jsonl(kb / "golden.jsonl", [{"id": "hand-1", "question": "Price?", "ground_truth": "$1,299", "keypoints": [["$1,299"]],
+                                       "relevant_doc_ids": ["aurora-x200"]}])
+    (kb / PROVENANCE).write_text('{"pool_retrievers": ["bm25"], "pool_depth": 3, "cases": 1}', "utf-8")
+    first = _reviewed(kb, tmp_path / "a", [("log-0001*", "warranty", "accepted"), ("log-0002", "returns", "accepted"),
+                                           ("log-0003", "returns", "no_answer")], ["bm25", "hybrid"], 5)
+    second = _reviewed(kb, tmp_path / "b", [("synth-0001", "aurora-x210", "accepted"), ("synth-0002", "warranty", "rejected"),
+                                            ("log-0002", "aurora-x200", "accepted")], ["bm25", "dense", "hybrid"], 10)
+    first.export()
+    second.export()  # its log-0002 replaces the first draft's
+    dataset = load_dataset(kb)
+    assert [c.id for c in dataset.golden] == ["hand-1", "log-0001", "synth-0001", "log-0002"]
+    labels = dataset.provenance
+    assert labels is not None and [(d.draft, d.case_ids) for d in labels.drafts] == [
+        (str(first.path.resolve()), ("log-0001",)), (str(second.path.resolve()), ("synth-0001", "log-0002"))]
+    assert (labels.cases, labels.unreviewed, labels.cases_found_by_search, labels.no_answer, labels.rejected) == (3, 1, 1, 1, 1)
+    assert labels.summary() == (
+        "labels from reviews of 2 drafts: a bm25+hybrid pool (depth 5) for 1 cases, a bm25+dense+hybrid pool (depth 10) for 2 cases: "
+        "3 cases, 1 with labels found by search outside the pool (1 chunks), 1 marked no answer in the knowledge base, 1 rejected, "
+        "and 1 cases no review made (origin unknown)")
+    # each draft's pool: dense labelled only the second draft's cases (depth 10); bm25 both, at depth 5 and 10
+    assert labels.pooled("dense", 10) and not labels.pooled("dense", 11) and labels.pooled("hybrid", 8)
+    assert "(pool depth 10)" in str(labels.pool_note("hybrid", 8)) and "(pool depth 5/10)" in str(labels.pool_note("bm25", 3))
+    # recall over the 4 cases of golden.jsonl, the 1 no-answer case as a miss: 0.8 · 4 / 5
+    caveat = label_caveat(labels, "bm25", 3, 0.8)
+    assert caveat is not None and caveat.lower_bound == pytest.approx(0.64)
+    # the first draft exported again: its part replaced whole (log-0002 is its own again), the second keeps synth-0001
+    first.export()
+    labels = load_dataset(kb).provenance
+    assert labels is not None and [(d.draft, d.case_ids) for d in labels.drafts] == [
+        (str(second.path.resolve()), ("synth-0001",)), (str(first.path.resolve()), ("log-0001", "log-0002"))]
+    assert (labels.cases, labels.unreviewed, labels.answered) == (3, 1, len(load_dataset(kb).golden))
+    # golden.jsonl edited by hand afterwards (log-0001 removed, hand-2 added): loading describes the set as it is
+    edited = [json.loads(line) for line in (kb / "golden.jsonl").read_text("utf-8").splitlines()]
+    edited = [case for case in edited if case["id"] != "log-0001"] + [{**edited[0], "id": "hand-2"}]
+    write_jsonl(kb / "golden.jsonl", edited)
+    labels = load_dataset(kb).provenance
+    assert labels is not None and [d.case_ids for d in labels.drafts] == [("synth-0001",), ("log-0002",)]
+    assert (labels.cases, labels.unreviewed, labels.cases_found_by_search, labels.no_answer) == (2, 2, 0, 1)
+    write_jsonl(kb / "golden.jsonl", [case for case in edited if case["id"].startswith("hand-")])
+    assert load_dataset(kb).provenance is None  # no case left that a recorded draft made: origin unknown
+    # sums that are not the drafts' are refused on load
+    written = json.loads((kb / PROVENANCE).read_text("utf-8"))
+    (kb / PROVENANCE).write_text(json.dumps({**written, "cases": 4}), "utf-8")
+    with pytest.raises(DatasetError, match="the pool and counts are not those of its drafts"):
+        load_dataset(kb)
 
 
 def test_search_with_dense_when_the_model_covers_the_language(kb: Path, tmp_path: Path, tiny_dataset_dir: Path, encoder: CachedEncoder) -> None:

@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 
 from tuner.errors import UserError
-from tuner.llm import BackendError, BackendResources, CallCache, ChatClient, LLMConfig, Usage, map_concurrent
+from tuner.llm import (
+    BackendError, BackendResources, CallCache, ChatClient, FatalBackendError, LLMConfig, TransientBackendError, Usage,
+    map_concurrent,
+)
 from tuner.llm.testing import FakeChatServer, Failure, Reply, echo_reply
 
 
@@ -61,6 +64,7 @@ def test_retries_run_out(chat_server: FakeChatServer) -> None:
     with pytest.raises(BackendError, match="HTTP 502 .* after 3 attempts") as info:
         ask(client, "[[down]]")
     assert info.value.kind == "server" and not info.value.fatal
+    assert isinstance(info.value, TransientBackendError) and not isinstance(info.value, UserError)
     assert chat_server.count("[[down]]") == 3
     assert client.usage.snapshot().failures == 1
 
@@ -80,6 +84,7 @@ def test_client_error_is_not_retried_and_key_is_redacted(chat_server: FakeChatSe
     with pytest.raises(BackendError) as info:
         ask(client, "[[bad]]")
     assert info.value.kind == "request" and chat_server.count("[[bad]]") == 1
+    assert type(info.value) is BackendError  # neither transient (not retried) nor the user's to fix
     assert api_key not in str(info.value) and "***" in str(info.value)
     assert "\n" not in str(info.value)
     assert info.value.__cause__ is None and info.value.__context__ is None  # the raw error is not chained
@@ -99,6 +104,7 @@ def test_unreachable_endpoint_is_a_clear_fatal_error(chat_server: FakeChatServer
     with pytest.raises(BackendError, match=r"connection failed .* after 3 attempts") as info:
         ask(client, "anyone there?")
     assert info.value.fatal and url in str(info.value)
+    assert isinstance(info.value, FatalBackendError) and isinstance(info.value, UserError)  # retried while transient
     assert api_key not in str(info.value)
 
 

@@ -116,3 +116,34 @@ def test_a_study_records_the_provenance_of_its_golden_set(tmp_path: Path, tiny_d
     trials = output["labels"]["trials"]
     assert trials and all(t["pooled"] and t["recall_lower_bound"] == pytest.approx(row["values"]["recall_at_k"] * 0.9)
                           for t, row in zip(trials.values(), output["front"]))
+
+
+def test_trials_show_the_labels_and_each_trials_lower_bound(tmp_path: Path, tiny_dataset_dir: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    args = _study_file(tmp_path, tiny_dataset_dir)
+    _study(args[-1], PROVENANCE)
+    assert main(["trials", *args, "--json"]) == 0
+    captured = capsys.readouterr()
+    rows = {row["trial"]: row for row in json.loads(captured.out)}
+    # recall 0.9 [0.8, 1.0] on 90 answered cases, 10 no answer: × 90/100 → 0.81 [0.72, 0.90]; dense 0.8 → 0.72
+    assert rows[0]["recall_at_k.lower_bound"] == pytest.approx(0.81)
+    assert [rows[0]["recall_at_k.lower_bound.low"], rows[0]["recall_at_k.lower_bound.high"]] == pytest.approx([0.72, 0.90])
+    assert rows[0]["labels.pooled"].startswith("bm25 at top_k 5 is measured on questions bm25 helped label (pool depth 10)")
+    assert rows[1]["recall_at_k.lower_bound"] == pytest.approx(0.72) and rows[1]["labels.pooled"] is None
+    assert "labels: labels from a review of a bm25+hybrid pool (depth 10): 90 cases" in captured.err
+    assert main(["trials", *args]) == 0
+    out = capsys.readouterr().out
+    assert "labels: labels from a review of a bm25+hybrid pool (depth 10): 90 cases" in out
+    assert "  trials 0: bm25 at top_k 5 is measured on questions bm25 helped label" in out
+    assert "trials 1" not in out
+    assert main(["trials", *args, "--csv", str(tmp_path / "trials.csv")]) == 0
+    assert "labels: labels from a review of a bm25+hybrid pool" in capsys.readouterr().out
+
+
+def test_trials_of_a_study_without_provenance_say_so(tmp_path: Path, tiny_dataset_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = _study_file(tmp_path, tiny_dataset_dir)
+    _study(args[-1], None)
+    assert main(["trials", *args, "--json"]) == 0
+    captured = capsys.readouterr()
+    assert all(row["recall_at_k.lower_bound"] is None and row["labels.pooled"] is None for row in json.loads(captured.out))
+    assert f"labels: {UNKNOWN_ORIGIN}" in captured.err

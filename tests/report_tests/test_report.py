@@ -97,7 +97,7 @@ def test_header_counts_repeated_configurations_as_the_run_does() -> None:
     assert "2 complete, 1 pruned, 2 repeated configurations not evaluated again, 0 failed" in page
     assert "1 pruned trial(s)" in page
     run = study_summary(study)
-    assert (run["n_pruned"] - run["n_duplicates"], run["n_duplicates"]) == (1, 2)
+    assert (run.n_pruned - run.n_duplicates, run.n_duplicates) == (1, 2)
 
 
 def test_three_objective_study(tmp_path: Path) -> None:

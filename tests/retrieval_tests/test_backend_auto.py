@@ -12,12 +12,11 @@ import pytest
 import yaml
 
 from tests.study_tests.test_study import write_study
-from tuner import inference
 from tuner.cache import DiskCache
 from tuner.cli import main
-from tuner.embedding import CachedEncoder, SentenceTransformerEncoder, configure_embeddings, resolve_model_path
-from tuner.encoders import EmbeddingOptions, select_device
-from tuner.inference import AUTO_AGREEMENT, BACKENDS, choose_backend, fastest_agreeing
+from tuner.embedding import BACKENDS, CachedEncoder, EmbeddingOptions, SentenceTransformerEncoder, resolve_model_path, select_device
+from tuner.embedding import _inference as inference
+from tuner.embedding._inference import AUTO_AGREEMENT, choose_backend, fastest_agreeing
 
 pytest.importorskip("onnxruntime", reason="embedding.backend needs the optional packages: pip install 'tuner[fast]'")
 pytest.importorskip("onnx", reason="embedding.backend needs the optional packages: pip install 'tuner[fast]'")
@@ -90,10 +89,7 @@ def test_an_auto_encoder_runs_the_chosen_backend_with_vectors_that_agree(measure
 
 def test_a_study_with_auto_records_the_backend_it_ran(measurements: list[str], tiny_dataset_dir: Path, tmp_path: Path) -> None:
     study_file = write_study(tmp_path, tiny_dataset_dir, embedding={"backend": "auto"})
-    try:
-        assert main(["run", str(study_file), "--trials", "1", "--no-report"]) == 0
-    finally:
-        configure_embeddings(EmbeddingOptions())
+    assert main(["run", str(study_file), "--trials", "1", "--no-report"]) == 0
     exported = yaml.safe_load((tmp_path / "out" / "tiny" / "config.yaml").read_text("utf-8"))
     assert exported["provenance"]["embedding_backend"] in ("torch", "onnx")
     assert len(measurements) <= 1  # measured at most once in the process, whatever ran before

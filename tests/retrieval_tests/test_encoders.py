@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tuner.embedding import CachedEncoder, EmbeddingStore, configure_embeddings, get_encoder, preset_prompts, vector_id
-from tuner.encoders import API_KEY_ENV, EmbeddingOptions, EndpointEncoder, parse_endpoint, select_device
+from tuner.embedding import (
+    API_KEY_ENV, CachedEncoder, EmbeddingContext, EmbeddingOptions, EmbeddingStore, EndpointEncoder, parse_endpoint,
+    preset_prompts, select_device, vector_id,
+)
 from tuner.errors import UserError
 from tuner.llm import BackendError
 from tuner.llm.testing import FakeChatServer, Failure, Reply
@@ -39,17 +41,19 @@ def test_a_named_accelerator_that_is_absent_is_a_user_error() -> None:
         select_device("cuda", {"cuda": False, "mps": True})
 
 
-def test_batch_size_and_device_apply_to_a_loaded_model_and_do_not_change_vectors(encoder: CachedEncoder) -> None:
+def test_batch_size_and_device_apply_to_a_loaded_model_and_do_not_change_vectors(
+    embeddings: EmbeddingContext, encoder: CachedEncoder
+) -> None:
     inner = encoder.inner
     before = inner.encode(TEXTS)
     try:
-        configure_embeddings(EmbeddingOptions(device="cpu", batch_size=2))
+        embeddings.configure(EmbeddingOptions(device="cpu", batch_size=2))
         assert (inner.device, inner.batch_size) == ("cpu", 2)  # type: ignore[union-attr]
         assert np.allclose(inner.encode(TEXTS), before, atol=1e-5)
-        configure_embeddings(EmbeddingOptions(device="cpu"))
+        embeddings.configure(EmbeddingOptions(device="cpu"))
         assert inner.batch_size == 64  # the CPU default
     finally:
-        configure_embeddings(EmbeddingOptions())
+        embeddings.configure(EmbeddingOptions())
 
 
 @pytest.fixture
@@ -98,11 +102,12 @@ def test_endpoint_vectors_are_stored_per_backend_model_and_url_and_the_key_never
     key = "sk-embed-SECRET-77"
     monkeypatch.setenv(API_KEY_ENV, key)
     name = f"openai:all-MiniLM-L6-v2@{embedding_server.url}"
-    cached = get_encoder(name, tmp_path)
+    embeddings = EmbeddingContext()
+    cached = embeddings.encoder(name, tmp_path)
     cached.encode(TEXTS)
     assert embedding_server.requests[0].headers["authorization"] == f"Bearer {key}"
     sent = len(embedding_server.requests)
-    again = get_encoder(name + "/", tmp_path)  # the same endpoint written with a trailing slash
+    again = embeddings.encoder(name + "/", tmp_path)  # the same endpoint written with a trailing slash
     assert again is cached
     again.encode(TEXTS)
     assert len(embedding_server.requests) == sent  # answered from the store

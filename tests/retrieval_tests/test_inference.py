@@ -13,10 +13,12 @@ import yaml
 
 from tests.study_tests.test_study import write_study
 from tuner.cli import main
-from tuner.embedding import CachedEncoder, EmbeddingStore, SentenceTransformerEncoder, configure_embeddings, vector_id
-from tuner.encoders import EmbeddingOptions, default_batch_size, select_device
+from tuner.embedding import (
+    CachedEncoder, EmbeddingOptions, EmbeddingStore, InferenceBackend, SentenceTransformerEncoder, default_batch_size,
+    select_device, vector_id,
+)
 from tuner.errors import UserError
-from tuner.inference import InferenceBackend, require_packages
+from tuner.embedding._inference import require_packages
 from tuner.retrieval._keys import rerank_key
 from tuner.settings import RetrievalSettings
 
@@ -133,9 +135,6 @@ def test_rerank_keys_follow_a_backend_whose_vectors_differ() -> None:
 def test_a_study_records_its_backend_in_the_exported_provenance(int8: SentenceTransformerEncoder, tiny_dataset_dir: Path,
                                                                 tmp_path: Path) -> None:
     study_file = write_study(tmp_path, tiny_dataset_dir, embedding={"backend": "onnx-int8"})
-    try:
-        assert main(["run", str(study_file), "--trials", "2", "--no-report"]) == 0
-    finally:
-        configure_embeddings(EmbeddingOptions())
+    assert main(["run", str(study_file), "--trials", "2", "--no-report"]) == 0
     exported = yaml.safe_load((tmp_path / "out" / "tiny" / "config.yaml").read_text("utf-8"))
     assert exported["provenance"]["embedding_backend"] == "onnx-int8"

@@ -11,7 +11,8 @@ import pytest
 from tuner.cache import DiskCache
 from tuner.cli import main
 from tuner.dataset import load_dataset
-from tuner.embedding import CachedEncoder, _text_hash, preset_prompts, vector_id
+from tuner.embedding import CachedEncoder, preset_prompts, vector_id
+from tuner.embedding._stores import text_hash
 from tuner.errors import UserError
 from tuner.rerank import build_reranker
 from tuner.retrieval import RetrievalPipeline
@@ -35,8 +36,8 @@ def test_same_text_under_another_prompt_is_another_stored_vector(encoder: Cached
     query.encode([text])
     passage.encode([text])
     assert (query.vector_id, passage.vector_id) == ("all-MiniLM-L6-v2|prompt=query: ", "all-MiniLM-L6-v2|prompt=passage: ")
-    stored_query = encoder.store.get_many(query.vector_id, [_text_hash(text)])[_text_hash(text)]
-    stored_passage = encoder.store.get_many(passage.vector_id, [_text_hash(text)])[_text_hash(text)]
+    stored_query = encoder.store.get_many(query.vector_id, [text_hash(text)])[text_hash(text)]
+    stored_passage = encoder.store.get_many(passage.vector_id, [text_hash(text)])[text_hash(text)]
     assert not np.allclose(stored_query, stored_passage, atol=1e-3)
     assert query.missing([text]) == [] and encoder.with_prompt("search: ").missing([text]) == [text]
 
@@ -46,7 +47,7 @@ def test_no_prompt_keeps_the_key_vectors_had_before_prompts(encoder: CachedEncod
     assert encoder.prompt == "" and encoder.vector_id == vector_id("all-MiniLM-L6-v2", "") == "all-MiniLM-L6-v2"
     assert encoder.with_prompt("") is encoder
     vector = encoder.encode([text])[0]
-    np.testing.assert_array_equal(encoder.store.get_many("all-MiniLM-L6-v2", [_text_hash(text)])[_text_hash(text)], vector)
+    np.testing.assert_array_equal(encoder.store.get_many("all-MiniLM-L6-v2", [text_hash(text)])[text_hash(text)], vector)
 
 
 def test_presets_follow_the_model_cards() -> None:

@@ -13,12 +13,13 @@ import yaml
 from tests.study_tests.test_study import write_study
 from tests.tiny_dataset import GOLDEN, write_tiny_dataset
 from tuner.cli import main
+from tuner.dataset import load_dataset
 from tuner.io import write_jsonl
 from tuner.study import MIN_CONFIRM_CASES, StudyRecord, TrialRecord, split_cases
 
 
 def _cases(counts: dict[str, int]) -> list[SimpleNamespace]:
-    return [SimpleNamespace(id=f"{category}-{i:02d}", category=category)
+    return [SimpleNamespace(id=f"{category}-{i:02d}", category=category, stratum=None)
             for category, n in counts.items() for i in range(n)]
 
 
@@ -32,6 +33,22 @@ def test_the_split_is_stratified_by_category_and_depends_only_on_ids_share_and_s
     # another order of the same cases (another worker, a resume) draws the same split; another seed another one
     assert split_cases(list(reversed(cases)), 0.75, seed=0)[1] == sorted(held, key=[c.id for c in reversed(cases)].index)
     assert set(split_cases(cases, 0.75, seed=1)[1]) != set(held)
+
+
+def test_a_set_without_strata_splits_exactly_as_before_strata_were_kept() -> None:
+    """Studies already recorded keep their split: the held-out ids the category-only split drew (pinned from it)."""
+    cases = _cases({"single_hop": 5, "multi_hop": 4, "long_tail": 3})
+    assert split_cases(cases, 0.5, seed=7)[1] == ["single_hop-02", "single_hop-03", "multi_hop-00", "multi_hop-01", "long_tail-00",
+                                                   "long_tail-02"]
+
+
+def test_a_drafted_set_is_split_within_each_category_and_stratum() -> None:
+    strata = ["head"] * 20 + ["tail"] * 4 + ["known_bad"] * 2
+    cases = [SimpleNamespace(id=f"log-{i:04d}", category="uncategorized", stratum=s) for i, s in enumerate(strata)]
+    held = split_cases(cases, 0.5, seed=0)[1]
+    # half of each stratum: 10 of 20 head, 2 of 4 tail, 1 of 2 known_bad (category alone drew 9, 4 and 0 with this seed)
+    stratum_of = {c.id: c.stratum for c in cases}
+    assert {name: sum(stratum_of[h] == name for h in held) for name in ("head", "tail", "known_bad")} == {"head": 10, "tail": 2, "known_bad": 1}
 
 
 def _forty_two_cases(root: Path) -> Path:
@@ -94,6 +111,19 @@ def test_front_members_are_confirmed_on_held_out_cases_and_every_output_shows_bo
     exported = yaml.safe_load((tmp_path / "out" / "tiny" / "config.yaml").read_text())
     held = exported["provenance"]["confirm"]
     assert held["values"] == record.confirm[str(exported["provenance"]["trial"])]["values"]
+    # the per-case held-out scores the pick notes compare stay in the study; the export keeps the figures
+    assert all(len(record.confirm[str(row["trial"])][key]) == 32 for row in front for key in ("recall_cases", "f0", "f3"))
+    assert set(held) == {"values", "ci", "n", "n_total"}
+    # the export names the whole golden set (the one the gate is given) and the split the study made of it
+    assert exported["provenance"]["dataset_hash"] == load_dataset(dataset).content_hash != record.dataset_hash
+    assert exported["provenance"]["confirm_split"] == {"tuning_dataset_hash": record.dataset_hash, "held_out_cases": 32}
+    capsys.readouterr()
+    assert main(["gate", "--config", str(tmp_path / "out" / "tiny" / "config.yaml"), "--dataset", str(dataset),
+                 "--out", str(tmp_path / "gate")]) in (0, 1)
+    gated = " ".join(capsys.readouterr().out.split())
+    assert "another dataset" not in gated
+    assert ("note: the configuration was chosen on this dataset's tuning share and confirmed on its 32 held-out cases "
+            "(its study's confirm:): the gate measures every case") in gated
     # a resume keeps the split and confirms nothing twice
     confirmed = dict(record.confirm)
     assert main(["run", str(study_file), "--no-report"]) == 0

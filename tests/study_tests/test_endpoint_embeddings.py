@@ -14,7 +14,7 @@ import torch
 from tests.study_tests.test_study import write_study
 from tuner.cli import main
 from tuner.embedding import CachedEncoder
-from tuner.llm.testing import FakeChatServer
+from tuner.llm.testing import FakeChatServer, Failure
 
 CONFIGS = [
     {"top_k": 2, "retriever": "dense", "chunk_size": 40},
@@ -75,3 +75,17 @@ def test_an_unavailable_device_stops_the_study_before_any_output(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "embedding.device: cuda is not available" in err[0]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("failure", "message"), [(Failure(400), "HTTP 400 request rejected"), (Failure(503), "HTTP 503")])
+def test_an_embeddings_endpoint_that_keeps_failing_stops_a_command_as_one_line(
+    tiny_dataset_dir: Path, capsys: pytest.CaptureFixture[str], failure: Failure, message: str
+) -> None:
+    # a rejected request is a BackendError of its own and a 503 a TransientBackendError (once its 3 retries are spent),
+    # neither of them a user error: the CLI prints them as one line all the same
+    with FakeChatServer(embedder=lambda texts: [[1.0, 0.0]] * len(texts)) as server:
+        server.script("", failure)
+        model = f"openai:all-MiniLM-L6-v2@{server.url}"
+        assert main(["eval", str(tiny_dataset_dir), "--retriever", "dense", "--embedding-model", model]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("tuner: error: all-MiniLM-L6-v2 at http://127.0.0.1:") and message in err[0], err

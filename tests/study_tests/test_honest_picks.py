@@ -99,3 +99,37 @@ def test_run_closing_lines_json_and_export_carry_the_notes(
     assert f"note: {notes[0]}" in captured.err
     exported = yaml.safe_load((tmp_path / "out" / "tiny" / "config.yaml").read_text())
     assert exported["provenance"]["notes"] == notes
+
+
+def _confirmed(study: optuna.Study, held_out: dict[int, dict[str, Any]]) -> optuna.Study:
+    """``study`` with 4 held-out cases and, for each trial in ``held_out``, its confirmation: figures and per-case
+    scores (``per_case: False`` leaves the scores out, as a study confirmed before they were kept)."""
+    study.set_user_attr("confirm_cases", ["h1", "h2", "h3", "h4"])
+    confirm = {}
+    for number, trial in held_out.items():
+        scores = {"recall_cases": [1.0] * 4, "f0": trial["f0"], "f3": trial["f3"]} if trial.get("per_case", True) else {}
+        confirm[str(number)] = {"values": trial["values"], "ci": {}, "n": 4, "n_total": 4, **scores}
+    study.set_user_attr("confirm", confirm)
+    return study
+
+
+def test_with_a_confirmation_split_the_notes_compare_the_held_out_figures_and_say_so() -> None:
+    # tuning: trial 0 loses 0.1 on every case, #1 nothing: told apart, a note only for the 3/4 subset. Held out: trial 0
+    # loses nothing (Δ 0, no spread: [0, 0] holds zero), #1 loses 0.2 on one case of 4 (Δ 0.05): per-case differences
+    # (0, 0, 0, −0.2), bootstrap sd of their mean √(0.0075/4) = 0.0433, so −0.050 ± 0.085 holds 0
+    held_out = {0: {"values": {"recall_at_k": 0.9, "v3_delta_faithful": 0.0}, "f0": [1.0] * 4, "f3": [1.0] * 4},
+                1: {"values": {"recall_at_k": 0.8, "v3_delta_faithful": 0.05}, "f0": [1.0] * 4,
+                    "f3": [1.0, 1.0, 1.0, 0.8]}}
+    notes = pick_notes(_confirmed(_study(0.5, APART), held_out), 0)
+    assert len(notes) == 2
+    assert notes[0] == ("trial #0: v3_delta_faithful on the held-out cases 0.000 [0.000, 0.000] holds zero: it cannot be "
+                        "told from no effect")
+    assert notes[1].startswith("trial #0: v3_delta_faithful on the held-out cases cannot be told from front neighbour "
+                               "#1's: paired difference -0.050 [-0.1")
+    assert "scored in both" not in notes[1]  # every held-out case was scored by both
+    # a study confirmed before the per-case scores were kept: the tuning figures, said as such
+    old = {number: {**trial, "per_case": False} for number, trial in held_out.items()}
+    assert pick_notes(_confirmed(_study(0.5, APART), old), 0) == [
+        "trial #0 vs front neighbour #1: v3_delta_faithful on the tuning cases paired difference +0.100 [0.100, 0.100] "
+        "on the 3/4 cases scored in both",
+    ]

@@ -47,7 +47,7 @@ def test_a_trial_below_min_recall_completes_infeasible_with_its_exact_recall_and
         # every request the server saw came from the feasible trial
         assert answered is not None and answered.generator == len(server.requests) > 0
     assert not feasible(low) and 0 not in {p.number for p in points_of(study)}
-    assert study_summary(study)["n_skipped"] == 1
+    assert study_summary(study).n_skipped == 1
     rows = trial_rows(study)
     assert rows[0]["skipped"] == record.skipped and rows[0]["calls.generator"] == 0 and rows[1]["skipped"] is None
 
@@ -147,7 +147,7 @@ def test_a_spent_budget_stops_the_study_like_an_interrupt_and_a_larger_one_resum
         record = TrialRecord.from_trial(stopped)
         assert record.failure is not None and record.failure.startswith(f"stopped: budget.max_tokens {limit:,} reached")
         assert record.calls is not None and 0 < record.calls.judge < spent.judge and record.calls.cost > 0  # paid for
-        assert study_summary(study)["calls"]["tokens"] >= limit
+        assert study_summary(study).calls.tokens >= limit
 
         # the same budget ends a resumed run before it asks for anything
         trials_before = len(study.trials)

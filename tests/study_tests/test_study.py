@@ -43,7 +43,7 @@ def write_study(folder: Path, dataset: Path, **overrides: object) -> Path:
 
 def _evaluated(study: optuna.Study) -> int:
     summary = study_summary(study)
-    return int(summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"])
+    return int(summary.n_complete + summary.n_pruned - summary.n_duplicates)
 
 
 def test_study_runs_resumes_and_exports_a_config_that_reproduces_its_recall(

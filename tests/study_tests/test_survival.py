@@ -41,8 +41,8 @@ def test_an_unscorable_region_is_recorded_and_the_study_finishes(tiny_dataset_di
     result = run_study(loaded)
     assert result.study.metric_names == ["recall_at_k", "v3_delta_faithful"]  # what optuna-dashboard shows
     summary = study_summary(result.study)
-    assert summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"] == 5
-    assert summary["n_failed"] == 0 and summary["n_unscorable"] >= 1
+    assert summary.n_complete + summary.n_pruned - summary.n_duplicates == 5
+    assert summary.n_failed == 0 and summary.n_unscorable >= 1
     unscorable = result.study.trials[0]
     record = TrialRecord.from_trial(unscorable)
     assert record.unscorable == "retrieval returned nothing for every case"
@@ -83,8 +83,8 @@ def test_a_backend_exception_fails_that_trial_only(
     summary = study_summary(result.study)
     # only top_k 1 and 2 can be evaluated: the budget of 3 cannot be met, so the run stops once it has
     # wasted max(10, budget) trials on failures and repeats, instead of looping
-    assert summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"] == 2
-    assert summary["n_failed"] + summary["n_duplicates"] == 10
+    assert summary.n_complete + summary.n_pruned - summary.n_duplicates == 2
+    assert summary.n_failed + summary.n_duplicates == 10
 
 
 def test_an_unmet_pick_rule_still_writes_the_report_and_export_says_why(
@@ -257,5 +257,5 @@ def test_a_repeated_configuration_whose_ending_a_storage_fault_cut_off_counts_as
         study.add_trial(optuna.trial.create_trial(params={"top_k": 1}, distributions=distributions, state=state,
                                                   user_attrs=TrialRecord(duplicate_of=0).to_attrs()))
     summary = study_summary(study)
-    assert (summary["n_complete"], summary["n_pruned"], summary["n_failed"], summary["n_duplicates"]) == (1, 1, 1, 1)
-    assert summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"] == 1  # finished: never below 0 pruned
+    assert (summary.n_complete, summary.n_pruned, summary.n_failed, summary.n_duplicates) == (1, 1, 1, 1)
+    assert summary.n_complete + summary.n_pruned - summary.n_duplicates == 1  # finished: never below 0 pruned

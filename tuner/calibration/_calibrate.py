@@ -23,7 +23,6 @@ from numpy.typing import NDArray
 from tuner.calibration._floor import NoiseComponent, NoiseFloor
 from tuner.errors import UserError
 from tuner.evaluation.retrieval import score_contexts
-from tuner.embedding import texts_encoded
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, evaluation_steps
 from tuner.generation import Answer, build_generator
 from tuner.judging import build_judge
@@ -167,11 +166,13 @@ def _retrieval_components(runs: Sequence[dict[str, list[float]]]) -> dict[str, N
 
 
 def _each_run(
-    runs: int, description: str, n_cases: int, reporter: Reporter, body: Callable[[int, Task], list[CaseOutcome]]
+    runs: int, description: str, n_cases: int, reporter: Reporter, body: Callable[[int, Task], list[CaseOutcome]],
+    texts_encoded: Callable[[], int],
 ) -> list[list[CaseOutcome]]:
     """``body(run, task)`` for each run, as the trials show their progress: a bar per run advanced per answer and
-    verdict, a line every few seconds of work (cases answered and judged, texts embedded) and one per run done; a
-    calibration over a large knowledge base takes minutes per run, and a bar alone does not show in a log."""
+    verdict, a line every few seconds of work (cases answered and judged, texts embedded as ``texts_encoded()``
+    counts them) and one per run done; a calibration over a large knowledge base takes minutes per run, and a bar
+    alone does not show in a log."""
     steps = evaluation_steps(n_cases, _VARIANTS)
     half = steps // 2  # every answer comes before the first verdict (RobustnessEvaluator.evaluate)
     per_case = steps // max(2 * n_cases, 1)
@@ -241,7 +242,8 @@ def calibrate(
             return outcomes
 
         answered = sum(1 for case in dataset.golden if case.keypoints)
-        regenerated = _each_run(runs, "regenerating answers", answered, reporter, regenerate)
+        regenerated = _each_run(runs, "regenerating answers", answered, reporter, regenerate,
+                                pipeline.embeddings.texts_encoded)
         saved = _SavedAnswers(_saved_answers(regenerated[0]))
 
         def rejudge(run: int, task: Task) -> list[CaseOutcome]:
@@ -250,7 +252,8 @@ def calibrate(
             calls.update(judge=responder.calls()["judge"])
             return outcomes
 
-        rejudged = _each_run(runs, "re-judging the answers of run 0", answered, reporter, rejudge)
+        rejudged = _each_run(runs, "re-judging the answers of run 0", answered, reporter, rejudge,
+                              pipeline.embeddings.texts_encoded)
         faithfulness, undefined = _faithfulness_components(regenerated, rejudged)
         components.update(faithfulness)
         n_cases = len(regenerated[0])

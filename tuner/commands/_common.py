@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from tuner.encoders import EmbeddingOptions
+    from tuner.embedding import EmbeddingContext, EmbeddingOptions
     from tuner.evaluation import CaseOutcome, RobustnessEvaluator
     from tuner.generation import Generator, GeneratorConfig
     from tuner.judging import Judge, JudgeConfig
@@ -141,14 +141,14 @@ def add_embedding_arguments(parser: argparse.ArgumentParser) -> None:
                             "(pip install 'tuner[fast]'); tuner serve defaults to the backend the exported trial was measured with")
 
 
-def configure_embeddings_from_args(args: argparse.Namespace, base: EmbeddingOptions | None = None, store_url: str | None = None) -> None:
-    """Apply ``--device`` / ``--embedding-batch-size`` / ``--embedding-backend`` (over ``base``, a study file's ``embedding:``) to every encoder of
-    this process, with vectors kept in ``store_url`` (see :func:`tuner.embedding.configure_embeddings`). A bad value,
-    or a device this machine lacks, is one line naming the flag, before any work starts."""
+def embeddings_from_args(args: argparse.Namespace, base: EmbeddingOptions | None = None, store_url: str | None = None) -> EmbeddingContext:
+    """The embedding context of a command: ``--device`` / ``--embedding-batch-size`` / ``--embedding-backend`` over
+    ``base`` (a study file's ``embedding:``), with vectors kept in ``store_url`` (see
+    :meth:`tuner.embedding.EmbeddingContext.configure`). A bad value, or a device this machine lacks, is one line
+    naming the flag, before any work starts."""
     from pydantic import ValidationError
 
-    from tuner.embedding import configure_embeddings
-    from tuner.encoders import EmbeddingOptions, available_devices, select_device
+    from tuner.embedding import EmbeddingContext, EmbeddingOptions, available_devices, select_device
     from tuner.errors import UserError
 
     given = {"device": args.device, "batch_size": args.embedding_batch_size, "backend": args.embedding_backend}
@@ -161,7 +161,7 @@ def configure_embeddings_from_args(args: argparse.Namespace, base: EmbeddingOpti
     if options.device not in ("auto", "cpu"):  # a named accelerator this machine lacks fails now, not deep inside torch
         select_device(options.device, available_devices(), options.backend,
                       "--device" if "device" in overrides else "embedding.device")
-    configure_embeddings(options, store_url)
+    return EmbeddingContext(options, store_url)
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:

@@ -13,7 +13,7 @@ from tuner.commands._common import (
     add_noise_arguments,
     add_settings_arguments,
     backend_configs_from_args,
-    configure_embeddings_from_args,
+    embeddings_from_args,
     noise_from_args,
     settings_from_args,
 )
@@ -54,26 +54,26 @@ def run(args: argparse.Namespace) -> int:
         settings, noise = loaded.baseline_settings(), loaded.config.noise
         generator_config, judge_config = loaded.generator, loaded.judge
         dataset_spec, out = loaded.dataset, args.out or str(loaded.output / "noise_floor.json")
-        configure_embeddings_from_args(args, loaded.config.embedding, loaded.embedding_cache_url)
+        embeddings = embeddings_from_args(args, loaded.config.embedding, loaded.embedding_cache_url)
     elif args.dataset:
         settings, noise = settings_from_args(args), noise_from_args(args)
         generator_config, judge_config = backend_configs_from_args(args)
         dataset_spec, out = args.dataset, args.out or "noise_floor.json"
-        configure_embeddings_from_args(args)
+        embeddings = embeddings_from_args(args)
     else:
         raise UserError("give a DATASET (with settings flags) or --study STUDY.yaml")
     dataset = load_dataset(resolve_dataset(dataset_spec))
     reporter = RichReporter()
     if dataset.retrieval_only:
         reporter.stage("dataset has no keypoints: noise floor of the retrieval metrics only")
-    pipeline = RetrievalPipeline(dataset, reporter=reporter)
+    pipeline = RetrievalPipeline(dataset, reporter=reporter, embeddings=embeddings)
     # the Ctrl-C rules of tuner run: the first stops the calibration at once (nothing is written), the second exits
     # even while the first waits for answers in flight
     with InterruptGuard() as guard:
         try:
             with guard.interruptible():
                 floor = guard.call(calibrate, pipeline, settings, generator_config, judge_config, noise, args.runs,
-                                   BackendResources(), reporter)
+                                   BackendResources(embeddings=embeddings), reporter)
         except KeyboardInterrupt:
             reporter.stage(f"interrupted: no noise floor was written to {out}")
             # worker threads may still be inside an answer; waiting for them at exit is where a second Ctrl-C lands

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from tuner.commands._common import (
-    add_dataset_argument, add_embedding_arguments, add_settings_arguments, configure_embeddings_from_args, settings_from_args,
+    add_dataset_argument, add_embedding_arguments, add_settings_arguments, embeddings_from_args, settings_from_args,
 )
 
 HELP = "Evaluate retrieval for one configuration: hit@k, MRR, recall@k, context precision (no LLM)."
@@ -27,12 +27,12 @@ def run(args: argparse.Namespace) -> int:
     from tuner.retrieval import RetrievalPipeline
 
     settings = settings_from_args(args)
-    configure_embeddings_from_args(args)
+    embeddings = embeddings_from_args(args)
     dataset = load_dataset(resolve_dataset(args.dataset))
     reporter = RichReporter()
     if dataset.retrieval_only:
         reporter.stage("dataset has no keypoints: retrieval-only (no faithfulness metrics)")
-    report = evaluate_retrieval(RetrievalPipeline(dataset, reporter=reporter), settings)
+    report = evaluate_retrieval(RetrievalPipeline(dataset, reporter=reporter, embeddings=embeddings), settings)
     recall = report.overall["recall_at_k"]
     caveat = None if recall.value is None else label_caveat(dataset.provenance, settings.retriever, settings.top_k, recall.value, recall.ci)
     if args.json:

@@ -58,7 +58,7 @@ def _without_cache(config: JudgeConfig) -> JudgeConfig:
 
 def run(args: argparse.Namespace) -> int:
     from tuner.calibration import NoiseFloor
-    from tuner.commands._common import backend_configs_from_args, configure_embeddings_from_args, noise_from_args
+    from tuner.commands._common import backend_configs_from_args, embeddings_from_args, noise_from_args
     from tuner.dataset import labels_line, load_dataset, resolve_dataset
     from tuner.evaluation import label_caveat
     from tuner.export import read_export
@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError("--history N > 1 needs --noise-floor: past means have no cases to pair for an interval")
     exported = read_export(args.config)
     settings = exported.settings
-    configure_embeddings_from_args(args)
+    embeddings = embeddings_from_args(args)
     dataset = load_dataset(resolve_dataset(args.dataset))
     thresholds = load_thresholds(args.thresholds) if args.thresholds else GateThresholds()
     noise_floor = NoiseFloor.from_file(args.noise_floor) if args.noise_floor else None
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     always = read_case_list(args.always_include, known) if args.always_include else []
     case_ids = select_cases(known, args.sample, args.sample_seed, always)
     generator_config, judge_config = backend_configs_from_args(args)
-    resources = BackendResources()
+    resources = BackendResources(embeddings=embeddings)
     setup = RobustnessSetup(
         generator=build_generator(generator_config, resources),
         judge=build_judge(judge_config, resources),
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         judge_cases=thresholds.judge_check.cases,
     )
     reporter = RichReporter()
-    measurement = measure(RetrievalPipeline(dataset, reporter=reporter), settings, case_ids, setup)
+    measurement = measure(RetrievalPipeline(dataset, reporter=reporter, embeddings=embeddings), settings, case_ids, setup)
     if args.write_baseline:
         baseline_path = Path(args.baseline)
         written = write_baseline(baseline_path, measurement.to_baseline(), previous)
@@ -117,9 +117,12 @@ def run(args: argparse.Namespace) -> int:
               f"{', '.join(measurement.variants) or 'none'}); history of {len(written.history)} earlier run(s)")
         return 0
     provenance_hash = exported.provenance.get("dataset_hash")
+    split = exported.provenance.get("confirm_split")
+    held_out = split.get("held_out_cases") if isinstance(split, dict) else None
     result = evaluate_gate(measurement, thresholds, previous, floors, args.history, str(baseline_path or "baseline"),
                            provenance_hash if isinstance(provenance_hash, str) else None,
-                           None if noise_floor is None else noise_floor.run_margins())
+                           None if noise_floor is None else noise_floor.run_margins(),
+                           held_out if isinstance(held_out, int) else None)
     header = [f"config: `{args.config}`", f"dataset: `{args.dataset}`", f"baseline: `{baseline_path or 'none'}`"]
     recall = measurement.retrieval.overall["recall_at_k"]
     caveat = None if recall.value is None else label_caveat(dataset.provenance, settings.retriever, settings.top_k, recall.value, recall.ci)

@@ -24,14 +24,19 @@ def _sizes(text: str | None) -> dict[str, int] | None:
     return sizes
 
 
+def add_pool_argument(parser: argparse.ArgumentParser) -> None:
+    """``--pool``, shared with ``tuner golden synth`` (:func:`tuner.golden.choose_pool`)."""
+    parser.add_argument("--pool", metavar="NAMES", help="pool retrievers, comma-separated among bm25,dense,hybrid (default: all three, "
+                        "without dense when the embedding model does not cover the knowledge base's language)")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("log", metavar="LOG", help="query log: .csv, .tsv, .jsonl or .parquet with a query (or question) column")
     parser.add_argument("destination", metavar="DST", help="folder to write review.jsonl into")
     parser.add_argument("--dataset", metavar="KB", required=True, help="knowledge base folder (corpus.jsonl; golden.jsonl not needed)")
     parser.add_argument("--n", type=int, default=100, help="questions to draw, split over head/torso/tail (default 100)")
     parser.add_argument("--depth", type=int, default=10, help="pool depth: top chunks taken from each pool retriever (default 10)")
-    parser.add_argument("--pool", metavar="NAMES", help="pool retrievers, comma-separated among bm25,dense,hybrid (default: all three, "
-                        "without dense when the embedding model does not cover the knowledge base's language)")
+    add_pool_argument(parser)
     parser.add_argument("--strata", metavar="head=N,torso=N,tail=N", help="questions per frequency stratum (overrides --n)")
     parser.add_argument("--include", metavar="FILE", help="known bad cases, always drawn: one question per line")
     parser.add_argument("--map", metavar="FIELD=COLUMN,...", help="log columns: query, count, timestamp, feedback (e.g. query=q,count=hits)")
@@ -43,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tuner.dataset import load_knowledge_base
     from tuner.errors import UserError
-    from tuner.golden import DRAFT, default_pool, drafts_from_log, embedding_model, parse_columns, parse_pool, sampling_from, write_draft
+    from tuner.golden import DRAFT, choose_pool, drafts_from_log, parse_columns, sampling_from, write_draft
     from tuner.progress import RichReporter
 
     target = Path(args.destination) / DRAFT
@@ -53,10 +58,6 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--near: must be in (0, 1], got {args.near}")
     if args.depth < 1:
         raise UserError(f"--depth: must be at least 1, got {args.depth}")
-    try:
-        chosen_pool = parse_pool(args.pool) if args.pool is not None else None
-    except ValueError as exc:
-        raise UserError(str(exc)) from None
     sampling = sampling_from({"n": args.n, "sizes": _sizes(args.strata), "seed": args.seed}, "command line")
     known_bad: list[str] = []
     if args.include:
@@ -65,13 +66,15 @@ def run(args: argparse.Namespace) -> int:
         except (OSError, UnicodeDecodeError) as exc:
             raise UserError(f"{args.include}: cannot read the known bad cases: {exc}") from None
     kb = load_knowledge_base(Path(args.dataset))
+    try:
+        pool, left_out = choose_pool(kb, args.pool)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     reporter = RichReporter()
-    pool = chosen_pool or default_pool(kb)
     drafts = drafts_from_log(Path(args.log), kb, sampling, columns=parse_columns(args.map), known_bad=known_bad,
                              depth=args.depth, threshold=args.near, reporter=reporter, retrievers=pool)
-    if chosen_pool is None and "dense" not in pool:
-        reporter.stage(f"pool: {', '.join(pool)}; dense left out: {embedding_model(kb)} does not cover this knowledge base's language "
-                       f"({kb.language}); --pool bm25,dense,hybrid puts it back")
+    if left_out is not None:
+        reporter.stage(left_out)
     write_draft(target, drafts.rows)
     strata = ", ".join(f"{name} {count}" for name, count in drafts.strata.items())
     drawn = ", ".join(f"{name} {count}" for name, count in drafts.drawn.items() if count)

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from tuner.commands._chat import add_chat_arguments, chat_config
+from tuner.commands.golden_from_log import add_pool_argument
 
 HELP = "Synthesize questions, short answers and verbatim keypoints from the corpus with a chat model: writes DST/review.jsonl."
 
@@ -20,6 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--multi-hop-share", type=float, default=0.3, help="share of multi-hop questions (default 0.3)")
     parser.add_argument("--long-tail-share", type=float, default=0.2, help="share of long-tail questions (default 0.2)")
     parser.add_argument("--depth", type=int, default=10, help="pool depth of each question for review (default 10)")
+    add_pool_argument(parser)
     parser.add_argument("--near", type=float, default=0.7, help="MinHash similarity from which a question duplicates an earlier one")
     parser.add_argument("--seed", type=int, default=0, help="seed of the chunk sampling (default 0)")
 
@@ -30,8 +32,8 @@ def run(args: argparse.Namespace) -> int:
     from tuner.dataset import load_knowledge_base
     from tuner.errors import UserError, describe_validation_error
     from tuner.golden import (
-        CATEGORIES, DRAFT, PROGRESS, SYNTH_FILTERS, SynthPlan, Synthesizer, estimate_tokens, plan_sources, read_draft, synth_drafts,
-        synth_prompt, write_draft,
+        CATEGORIES, DRAFT, PROGRESS, SYNTH_FILTERS, SynthPlan, Synthesizer, choose_pool, embedding_model, estimate_tokens, plan_sources,
+        read_draft, synth_drafts, synth_prompt, write_draft,
     )
     from tuner.llm import BackendResources
     from tuner.progress import RichReporter
@@ -44,8 +46,14 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"command line: {describe_validation_error(exc)}") from None
     destination = Path(args.destination)
     kb = load_knowledge_base(Path(args.dataset))
+    try:
+        pool, left_out = choose_pool(kb, args.pool)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
     reporter = RichReporter()
-    sources = plan_sources(kb, plan, reporter=reporter)
+    resources = BackendResources()
+    encoder = resources.embeddings.encoder(embedding_model(kb))  # the sources' and the pools' vectors: one model load
+    sources = plan_sources(kb, plan, encoder, reporter)
     if args.dry_run:
         planned = [s for name in CATEGORIES for s in sources[name][: plan.targets()[name]]]
         prompt_tokens = 0
@@ -59,10 +67,12 @@ def run(args: argparse.Namespace) -> int:
               f"~{prompt_tokens} prompt tokens + at most {len(planned) * config.max_tokens} completion tokens "
               f"(max_tokens {config.max_tokens}){closed}; questions the filters drop take further requests; nothing was sent")
         return 0
-    client = BackendResources().chat_client(config)
+    client = resources.chat_client(config)
     destination.mkdir(parents=True, exist_ok=True)
     outcome = Synthesizer(kb, plan, client, destination / PROGRESS).run(sources, reporter)
-    rows = synth_drafts(kb, outcome.cases, plan.depth, reporter=reporter)
+    if left_out is not None:
+        reporter.stage(left_out)
+    rows = synth_drafts(kb, outcome.cases, plan.depth, encoder, reporter=reporter, retrievers=pool)
     target = destination / DRAFT
     if target.is_file():  # keep the reviews already made on an earlier run's drafts
         earlier = read_draft(target)

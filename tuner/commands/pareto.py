@@ -33,14 +33,14 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
         paired = neighbour_comparisons(entries, records, list(directions), StudyRecord.from_study(study).pruning_margin)
-        print(json.dumps({"front": front, **study_summary(study), "noise_floor": floor, "labels": front_labels(study, entries),
+        print(json.dumps({"front": front, **study_summary(study).to_json(), "noise_floor": floor, "labels": front_labels(study, entries),
                           "neighbours": [row.to_json() for row in paired]}, indent=2))
         return 0
     summary = study_summary(study)
     floor_text = ", ".join(f"{name} ±{value:.3f}" for name, value in floor.items())
     table = Table(title=f"study '{study.study_name}': front of {len(front)} "
-                  f"({summary['n_complete']} complete, {summary['n_pruned'] - summary['n_duplicates']} pruned, "
-                  f"{summary['n_duplicates']} repeated configurations not evaluated again); noise floor {floor_text}")
+                  f"({summary.n_complete} complete, {summary.pruned_on_evidence} pruned, "
+                  f"{summary.n_duplicates} repeated configurations not evaluated again); noise floor {floor_text}")
     held_out = [name for name in directions if any(name in row.get("confirm", {}) for row in front)]
     for column in ("trial", *directions, *(f"{name} held out (optimism)" for name in held_out), "context words", "n/N",
                    "tie", "params"):

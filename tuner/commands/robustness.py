@@ -13,7 +13,7 @@ from tuner.commands._common import (
     add_noise_arguments,
     add_settings_arguments,
     backends_from_args,
-    configure_embeddings_from_args,
+    embeddings_from_args,
     evaluate_with_progress,
     noise_from_args,
     settings_from_args,
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
 
     settings = settings_from_args(args)
     noise = noise_from_args(args)
-    configure_embeddings_from_args(args)
+    embeddings = embeddings_from_args(args)
     variants = parse_variants(args.variants)
     ragas_config = _ragas_config(args.ragas)
     dataset = load_dataset(resolve_dataset(args.dataset))
@@ -77,10 +77,10 @@ def run(args: argparse.Namespace) -> int:
             f"{args.dataset}: robustness needs keypoints in golden.jsonl to judge answers; "
             "this dataset has none (use 'tuner eval' for retrieval metrics)"
         )
-    resources = BackendResources()
+    resources = BackendResources(embeddings=embeddings)
     generator, judge = backends_from_args(args, resources)
     reporter = RichReporter()
-    pipeline = RetrievalPipeline(dataset, reporter=reporter)
+    pipeline = RetrievalPipeline(dataset, reporter=reporter, embeddings=embeddings)
     retrieval = evaluate_retrieval(pipeline, settings)
     responder = Responder(generator, judge)
     outcomes = evaluate_with_progress(RobustnessEvaluator(pipeline, responder, noise), settings, variants, reporter)

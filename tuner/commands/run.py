@@ -97,7 +97,6 @@ def _exit_interrupted() -> NoReturn:
 def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[str, Any]:
     """What ``tuner run --json`` prints: counts, calls, time, the texts this worker embedded (not read from the
     embedding store), the front with intervals, the pick and the files."""
-    from tuner.embedding import texts_encoded
     from tuner.study import StudyRecord, entry_json, study_front, study_summary
 
     _, _, entries = study_front(result.study)
@@ -105,9 +104,9 @@ def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[st
     trials = {t.number: t for t in result.study.get_trials(deepcopy=False)}
     return {
         "study": result.study.study_name,
-        "summary": study_summary(result.study),
+        "summary": study_summary(result.study).to_json(),
         "elapsed_s": round(result.elapsed, 3),
-        "texts_embedded": texts_encoded(),
+        "texts_embedded": result.texts_embedded,
         "interrupted": result.interrupted,
         "budget_ended": result.budget_ended,
         "fault": result.fault,

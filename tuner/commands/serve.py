@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from tuner.commands._common import add_embedding_arguments, configure_embeddings_from_args
+from tuner.commands._common import add_embedding_arguments, embeddings_from_args
 
 HELP = "Serve an exported configuration over HTTP: POST /retrieve, GET /healthz, GET /config, POST /documents."
 TOKEN_VARIABLE = "TUNER_SERVE_TOKEN"
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     import signal
 
     from tuner.dataset import load_dataset, resolve_dataset
-    from tuner.encoders import EmbeddingOptions
+    from tuner.embedding import EmbeddingOptions
     from tuner.errors import UserError
     from tuner.export import read_export
     from tuner.http_guard import TOKEN_HEADER, answered_hosts, check_port, new_token
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     exported = read_export(args.config)
     # the vectors the trial was measured with: an int8 trial is served with int8 vectors unless told otherwise
     measured = EmbeddingOptions(backend=exported.provenance.get("embedding_backend", "torch"))
-    configure_embeddings_from_args(args, measured)
+    embeddings = embeddings_from_args(args, measured)
     dataset = load_dataset(resolve_dataset(args.dataset))
     check_port(args.host, args.port, f"--host {args.host} --port {args.port}")
     if args.max_body_mb <= 0:
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         token = new_token()
         print(f"tuner serve: writes (POST /documents, /documents/delete) need the header {TOKEN_HEADER}: {token} "
               f"(new each run; set {TOKEN_VARIABLE} to choose it)", flush=True)
-    app = build_app(lambda: Retriever.from_export(exported, dataset, batch_wait=args.batch_wait_ms / 1000), token,
+    app = build_app(lambda: Retriever.from_export(exported, dataset, batch_wait=args.batch_wait_ms / 1000, embeddings=embeddings), token,
                     int(args.max_body_mb * 1024 * 1024), answered_hosts(args.host))
     # uvicorn answers SIGTERM by finishing the requests in flight, then raises the signal again at the handler it
     # found when it started: this one, so a stop asked for by SIGTERM ends with exit 0 rather than death by signal

@@ -46,7 +46,7 @@ def output_folder(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from tuner.commands._common import configure_embeddings_from_args, load_backend_config
+    from tuner.commands._common import embeddings_from_args, load_backend_config
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.errors import UserError
     from tuner.evaluation import Responder
@@ -71,12 +71,12 @@ def run(args: argparse.Namespace) -> int:
     generator_files = args.compare_generators or [args.generator]
     generator_configs = [load_backend_config(path, GENERATORS) for path in generator_files]
     judge_config = load_backend_config(args.judge, JUDGES)
-    configure_embeddings_from_args(args)
+    embeddings = embeddings_from_args(args)
     dataset = load_dataset(resolve_dataset(args.dataset))
 
-    resources = BackendResources()
+    resources = BackendResources(embeddings=embeddings)
     judge = build_judge(judge_config, resources)
-    pipeline = RetrievalPipeline(dataset, reporter=RichReporter())
+    pipeline = RetrievalPipeline(dataset, reporter=RichReporter(), embeddings=embeddings)
     if args.compare:
         labels = _labels(*args.compare)
         runs = [(label, s, generator_configs[0]) for label, s in zip(labels, settings)]

@@ -6,7 +6,7 @@ from tuner.dataset.demo import generate_demo
 from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, MANIFEST, MODEL_KEYS, document_metadata, load_dataset, manifest_model_defaults
 from tuner.dataset._kb import load_knowledge_base
 from tuner.dataset._model import DATE, FAMILY, Conflict, Dataset, Document, GoldenCase, Keypoint, MetadataCounts
-from tuner.dataset._provenance import PROVENANCE, UNKNOWN_ORIGIN, LabelProvenance, labels_json, labels_line
+from tuner.dataset._provenance import PROVENANCE, UNKNOWN_ORIGIN, DraftLabels, LabelProvenance, labels_json, labels_line, read_provenance
 from tuner.dataset._write import write_dataset
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "Conflict",
     "Dataset",
     "Document",
+    "DraftLabels",
     "GoldenCase",
     "Keypoint",
     "LabelProvenance",
@@ -34,6 +35,7 @@ __all__ = [
     "load_dataset",
     "load_knowledge_base",
     "manifest_model_defaults",
+    "read_provenance",
     "resolve_dataset",
     "write_dataset",
 ]

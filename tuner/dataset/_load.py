@@ -36,6 +36,7 @@ _GOLDEN_FIELDS: dict[str, type] = {
     "difficulty": str,
     "wrong_answers": list,
     "keypoints_reviewed": bool,
+    "stratum": str,
 }
 _CONFLICT_FIELDS: dict[str, type] = {
     "doc_id": str,
@@ -203,6 +204,9 @@ def _load_golden(path: Path, doc_ids: set[str], problems: _Problems) -> list[Gol
         if not relevant:
             problems.add(where, "field 'relevant_doc_ids' is empty")
             continue
+        if "stratum" in record and is_blank(record["stratum"]):
+            problems.add(where, "field 'stratum' is empty (leave it out for a case not drafted)")
+            continue
         unknown = [doc_id for doc_id in relevant if doc_id not in doc_ids]
         if unknown:
             problems.add(where, f"relevant_doc_ids name unknown documents: {', '.join(unknown)}")
@@ -217,6 +221,7 @@ def _load_golden(path: Path, doc_ids: set[str], problems: _Problems) -> list[Gol
                 category=record.get("category") or "uncategorized",
                 difficulty=record.get("difficulty") or "unspecified",
                 wrong_answers=wrong,
+                stratum=record.get("stratum"),
             )
         )
     if not cases and not problems.lines:
@@ -325,7 +330,8 @@ def load_dataset(path: str | Path) -> Dataset:
     conflicts = _load_conflicts(conflicts_path, doc_ids, problems) if conflicts_path.is_file() else []
     declared, models = _read_manifest(root / MANIFEST, problems)
     try:
-        provenance = read_provenance(root / PROVENANCE)
+        recorded = read_provenance(root / PROVENANCE)
+        provenance = None if recorded is None else recorded.describing([case.id for case in golden])
     except ValueError as exc:
         problems.lines.append(str(exc))
         provenance = None

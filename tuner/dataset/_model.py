@@ -57,6 +57,10 @@ class MetadataCounts:
 
 @dataclass(frozen=True)
 class GoldenCase:
+    """One golden question. ``stratum``: the draw it came from when a person reviewed it from a drafted set (a query
+    log's ``head``/``torso``/``tail``/``known_bad``, a synthesized set's kind), which the confirmation split
+    stratifies on beside ``category``; ``None`` for a case not drafted."""
+
     id: str
     question: str
     ground_truth: str
@@ -65,6 +69,7 @@ class GoldenCase:
     category: str = "uncategorized"
     difficulty: str = "unspecified"
     wrong_answers: tuple[str, ...] = ()
+    stratum: str | None = None
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 from tuner.cache import DiskCache
 from tuner.chunking import CONFLICT, Chunk, chunk_dataset
 from tuner.dataset import Dataset, Document, load_dataset, resolve_dataset
-from tuner.embedding import BatchingEncoder, CachedEncoder, ServingStore, get_encoder
+from tuner.embedding import BatchingEncoder, CachedEncoder, EmbeddingContext, ServingStore
 from tuner.text import Language, detect_language
 from tuner.export import ExportedConfig, read_export
 from tuner.rerank import Reranker
@@ -100,15 +100,17 @@ class Retriever:
 
     The questions of concurrent ``retrieve`` calls are embedded together, one forward pass for the questions that
     arrive within ``batch_wait`` seconds of each other (up to ``batch_texts``; see :class:`BatchingEncoder`;
-    ``batch_wait`` 0: each alone).
+    ``batch_wait`` 0: each alone). ``embeddings`` runs the model (default: a context of its own, torch on the
+    best device); give several retrievers of one process the same context and they load the model once.
     """
 
     def __init__(self, settings: RetrievalSettings, dataset: Dataset, cache: DiskCache | None = None,
-                 provenance: Mapping[str, Any] | None = None, batch_wait: float = 0.003, batch_texts: int = 32) -> None:
+                 provenance: Mapping[str, Any] | None = None, batch_wait: float = 0.003, batch_texts: int = 32,
+                 embeddings: EmbeddingContext | None = None) -> None:
         self.settings = settings
         self.provenance = dict(provenance or {})
         cache = cache or DiskCache()
-        stored = get_encoder(settings.embedding_model, cache.root)
+        stored = (embeddings or EmbeddingContext()).encoder(settings.embedding_model, cache.root)
         self._store = ServingStore(stored.store)
         self.batcher = BatchingEncoder(stored.inner, batch_wait, batch_texts)
         self._pipeline = RetrievalPipeline(dataset, cache, encoder=CachedEncoder(self.batcher, self._store))
@@ -131,15 +133,16 @@ class Retriever:
             self._reranker.prepare([chunk.passage for chunk in chunks if chunk.source != CONFLICT])
 
     @classmethod
-    def from_config(cls, path: str | Path, corpus: Corpus, cache: DiskCache | None = None) -> Retriever:
+    def from_config(cls, path: str | Path, corpus: Corpus, cache: DiskCache | None = None,
+                    embeddings: EmbeddingContext | None = None) -> Retriever:
         """The retriever an export of ``tuner export`` (``.yaml``, ``.json`` or ``.env``) describes, over ``corpus``:
         a dataset folder (or ``demo``), a loaded :class:`Dataset`, or a sequence of :class:`Document`."""
         exported = read_export(path)
-        return cls.from_export(exported, corpus, cache)
+        return cls.from_export(exported, corpus, cache, embeddings=embeddings)
 
     @classmethod
     def from_export(cls, exported: ExportedConfig, corpus: Corpus, cache: DiskCache | None = None,
-                    batch_wait: float = 0.003, batch_texts: int = 32) -> Retriever:
+                    batch_wait: float = 0.003, batch_texts: int = 32, embeddings: EmbeddingContext | None = None) -> Retriever:
         if isinstance(corpus, Dataset):
             dataset = corpus
         elif isinstance(corpus, (str, Path)):
@@ -147,7 +150,7 @@ class Retriever:
         else:
             documents = list(corpus)
             dataset = _in_memory_dataset(documents, detect_language(t for doc in documents for t in (doc.title, doc.text)))
-        return cls(exported.settings, dataset, cache, exported.provenance, batch_wait, batch_texts)
+        return cls(exported.settings, dataset, cache, exported.provenance, batch_wait, batch_texts, embeddings)
 
     @property
     def document_count(self) -> int:

@@ -15,7 +15,7 @@ from tuner.metrics import recall_lower_bound
 class LabelCaveat:
     """``pooled``: the note of a configuration the pool favours (:meth:`LabelProvenance.pool_note`), else ``None``;
     ``lower_bound`` and ``lower_bound_ci``: :func:`tuner.metrics.recall_lower_bound` of the recall and of its interval's
-    bounds, with the provenance's accepted and no-answer counts; ``no_answer``: how many cases that counts as misses."""
+    bounds, with the golden set's cases (:attr:`LabelProvenance.answered`) and the no-answer count; ``no_answer``: how many cases that counts as misses."""
 
     pooled: str | None
     lower_bound: float
@@ -35,12 +35,12 @@ class LabelCaveat:
 def label_caveat(provenance: LabelProvenance | None, retriever: str, top_k: int, recall: float,
                  ci: tuple[float, float] | None = None) -> LabelCaveat | None:
     """The caveat on ``recall`` (and its interval ``ci``) of a configuration retrieving with ``retriever`` at ``top_k``;
-    ``None`` for labels of unknown origin or a provenance without accepted cases."""
-    if provenance is None or provenance.cases == 0:
+    ``None`` for labels of unknown origin or a provenance without cases."""
+    if provenance is None or provenance.answered == 0:
         return None
 
     def bound(value: float) -> float:
-        return recall_lower_bound(value, provenance.cases, provenance.no_answer)
+        return recall_lower_bound(value, provenance.answered, provenance.no_answer)
 
     return LabelCaveat(provenance.pool_note(retriever, top_k), bound(recall), None if ci is None else (bound(ci[0]), bound(ci[1])),
                        provenance.no_answer)

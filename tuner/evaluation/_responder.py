@@ -47,8 +47,9 @@ class Memo(Generic[K, V]):
 
 
 def _isolated(backend: str, call: Callable[..., R], *args: Any) -> R:
-    """``call(*args)``; an exception other than a user error (bad configuration, an unreachable endpoint)
-    becomes a :class:`BackendFailure` naming the backend, which a study isolates to one trial."""
+    """``call(*args)``; an exception other than a user error (bad configuration, an unreachable endpoint: a
+    :class:`~tuner.errors.FatalBackendError`) becomes a :class:`BackendFailure` naming the backend, which a study
+    isolates to one trial (a :class:`~tuner.errors.TransientBackendError` past its retries among them)."""
     try:
         return call(*args)
     except UserError:

@@ -105,6 +105,7 @@ def evaluate_gate(
     baseline_source: str = "baseline",
     config_dataset_hash: str | None = None,
     run_margins: Mapping[str, float] | None = None,
+    config_held_out: int | None = None,
 ) -> GateResult:
     """Every check of docs/gate.md. A judge that fails its self-check leaves faithfulness ungraded
     (its checks are skipped, the verdict is "judge unstable"); retrieval is still gated.
@@ -112,7 +113,8 @@ def evaluate_gate(
     Only cases whose content (question, relevant documents, keypoints) is the one the baseline measured
     are compared; the notes say how many were compared and how many changed. ``config_dataset_hash`` is
     the dataset hash the configuration's provenance names (the study that chose it), noted when it is
-    not the measured dataset's. ``run_margins`` (``NoiseFloor.run_margins``) adds both runs' run-to-run noise to
+    not the measured dataset's; ``config_held_out`` the cases its study held out for confirmation (provenance
+    ``confirm_split``; None without ``confirm:``), noted when the measured dataset is that study's. ``run_margins`` (``NoiseFloor.run_margins``) adds both runs' run-to-run noise to
     the paired trend intervals.
 
     Raises :class:`UserError` when a measured case is missing from the baseline, or when fewer than
@@ -126,6 +128,10 @@ def evaluate_gate(
     if config_dataset_hash is not None and config_dataset_hash != measurement.dataset_hash:
         notes.append(f"the configuration was chosen on another dataset (provenance dataset_hash {config_dataset_hash[:12]}, "
                      f"measured {measurement.dataset_hash[:12]}): its study's figures do not describe this one")
+    elif config_dataset_hash is not None and config_held_out is not None:
+        notes.append(f"the configuration was chosen on this dataset's tuning share and confirmed on its {config_held_out} "
+                     "held-out cases (its study's confirm:): the gate measures every case, the ones the search saw among "
+                     "them; the figures on the held-out cases alone are in the config's provenance (confirm)")
     compared: list[str] | None = None
     if baseline is None:
         notes.append("no baseline given: retrieval metrics and trends are not compared")

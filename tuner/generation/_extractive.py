@@ -23,7 +23,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from tuner.cache import content_key
-from tuner.embedding import Encoder, get_encoder
+from tuner.embedding import Encoder
 from tuner.generation._base import ABSTAIN, Answer
 from tuner.generation._span import answer_type, extract_span, question_parts
 from tuner.llm import BackendResources, RequestCount
@@ -191,5 +191,5 @@ class ExtractiveGenerator:
 
 
 def build_extractive(config: ExtractiveGeneratorConfig, resources: BackendResources) -> ExtractiveGenerator:
-    encoder = resources.encoder if resources.encoder is not None else get_encoder(config.embedding_model)
+    encoder = resources.encoder if resources.encoder is not None else resources.embeddings.encoder(config.embedding_model)
     return ExtractiveGenerator(config, encoder)

@@ -21,11 +21,11 @@ from tuner.golden._log import (
     sample_questions, sampling_from,
 )
 from tuner.golden._pool import (
-    DEFAULT_DEPTH, POOL_RETRIEVERS, SEARCH_DEPTH, KnowledgeSearch, build_pools, default_pool, embedding_covers, embedding_model, parse_pool,
+    DEFAULT_DEPTH, POOL_RETRIEVERS, SEARCH_DEPTH, KnowledgeSearch, build_pools, choose_pool, default_pool, embedding_covers, embedding_model, parse_pool,
 )
 from tuner.golden._synth import CATEGORIES, PROGRESS, SynthPlan, SynthRun, Synthesizer, estimate_tokens, plan_sources, synth_drafts, synth_prompt
 from tuner.golden._synth import FILTERS as SYNTH_FILTERS
-from tuner.golden._review import ACTIONS, Export, ReviewStore, highlight, provenance
+from tuner.golden._review import ACTIONS, Export, ReviewStore, draft_labels, highlight, merged_provenance
 
 __all__ = [
     "ACTIONS",
@@ -63,10 +63,12 @@ __all__ = [
     "Synthesizer",
     "aliases_found",
     "build_pools",
+    "choose_pool",
     "default_pool",
     "dense_pairs",
     "disagreements",
     "draft_case",
+    "draft_labels",
     "drafts_from_log",
     "embedding_covers",
     "embedding_model",
@@ -78,6 +80,7 @@ __all__ = [
     "highlight",
     "keypoint_prompt",
     "merge_questions",
+    "merged_provenance",
     "near_duplicate_groups",
     "near_duplicate_pairs",
     "normalize_question",
@@ -86,7 +89,6 @@ __all__ = [
     "parse_pool",
     "pending_cases",
     "plan_sources",
-    "provenance",
     "read_draft",
     "read_log",
     "rule_keypoints",

@@ -162,8 +162,8 @@ def write_draft(path: Path, rows: Sequence[dict[str, Any]]) -> None:
 
 def golden_row(row: dict[str, Any]) -> dict[str, Any]:
     """The ``golden.jsonl`` case of an accepted draft case: the reviewed fields only (no pool, no review state);
-    ``keypoints_reviewed`` is true when a person edited or accepted its keypoints. A case without a reference answer
-    is a retrieval-only case."""
+    ``keypoints_reviewed`` is true when a person edited or accepted its keypoints; ``stratum`` is the draw the draft
+    came from (the confirmation split stratifies on it). A case without a reference answer is a retrieval-only case."""
     case: dict[str, Any] = {
         "id": row["id"],
         "question": row["question"],
@@ -175,6 +175,8 @@ def golden_row(row: dict[str, Any]) -> dict[str, Any]:
     }
     if row["review"].get("keypoints_reviewed") and case["keypoints"]:
         case["keypoints_reviewed"] = True
+    if isinstance(row.get("stratum"), str) and row["stratum"].strip():
+        case["stratum"] = row["stratum"]
     return case
 
 

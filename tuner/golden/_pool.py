@@ -56,6 +56,19 @@ def parse_pool(text: str) -> tuple[str, ...]:
     return tuple(name for name in POOL_RETRIEVERS if name in names)
 
 
+def choose_pool(kb: Dataset, names: str | None) -> tuple[tuple[str, ...], str | None]:
+    """The pool retrievers of the drafts ``tuner golden from-log`` and ``synth`` write on ``kb``: ``names`` (``--pool``,
+    :func:`parse_pool`: ``ValueError`` on a bad name) when given, else :func:`default_pool`; and, when the default left
+    dense out, the one line that says so (else ``None``)."""
+    if names is not None:
+        return parse_pool(names), None
+    pool = default_pool(kb)
+    if "dense" in pool:
+        return pool, None
+    return pool, (f"pool: {', '.join(pool)}; dense left out: {embedding_model(kb)} does not cover this knowledge base's language "
+                  f"({kb.language}); --pool bm25,dense,hybrid puts it back")
+
+
 def pool_order(ranks: dict[str, int | None]) -> tuple[int, int]:
     """Sort key of a candidate: its best rank in any run, then the sum of its ranks (a missing rank counts as one
     past the pool depth, 10 000 here), so what every retriever agrees on comes first."""

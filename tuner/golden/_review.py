@@ -16,7 +16,9 @@ from typing import Any
 
 from filelock import FileLock
 
-from tuner.dataset import CONFLICTS, CORPUS, GOLDEN, MANIFEST, PROVENANCE, Dataset, LabelProvenance, labels_line, load_knowledge_base
+from tuner.dataset import (
+    CONFLICTS, CORPUS, GOLDEN, MANIFEST, PROVENANCE, Dataset, DraftLabels, LabelProvenance, labels_line, load_knowledge_base, read_provenance,
+)
 from tuner.embedding import CachedEncoder
 from tuner.errors import DatasetError, StaleVersion, UserError
 from tuner.golden._draft import CASES, FOUND_BY, REVIEWED, STATUSES, conflict_row, draft_kind, draft_text, golden_row, read_draft
@@ -215,7 +217,8 @@ class ReviewStore:
 
     def export(self) -> Export:
         """Write the accepted rows into the knowledge base: draft cases into ``golden.jsonl``, conflict candidates into
-        ``conflicts.jsonl``, replacing the entries of this draft's rows already there and keeping the others. The
+        ``conflicts.jsonl``, replacing the entries of this draft's rows already there and keeping the others;
+        ``golden.provenance.json`` then describes every case kept and written (:func:`merged_provenance`). The
         result is validated as a dataset folder first (:func:`tuner.dataset.load_knowledge_base`, which is
         :func:`tuner.dataset.load_dataset` once a golden set exists); a problem writes nothing. The previous file
         is kept beside it as ``.bak``."""
@@ -237,7 +240,12 @@ class ReviewStore:
             if any(doc.get("doc_id") in moved for doc in corpus):
                 files[CORPUS] = _jsonl_text([doc for doc in corpus if doc.get("doc_id") not in moved])
         if self.kind == CASES:
-            files[PROVENANCE] = json.dumps(provenance(rows).to_dict(), indent=2) + "\n"
+            try:
+                earlier = read_provenance(self.dataset / PROVENANCE)
+            except ValueError as exc:
+                raise UserError(f"{exc}; fix or remove it to export") from None
+            labels = merged_provenance(earlier, draft_labels(str(self.path.resolve()), rows), [entry[key] for entry in entries])
+            files[PROVENANCE] = json.dumps(labels.to_dict(), indent=2, ensure_ascii=False) + "\n"
         dataset = _validated(self.dataset, files)
         for written in sorted(files, key=lambda n: n == CORPUS):  # conflicts first: an interrupted export re-runs
             path = self.dataset / written
@@ -247,10 +255,10 @@ class ReviewStore:
         return Export(target, len(accepted), len(kept), dataset.summary(), labels_line(dataset.provenance))
 
 
-def provenance(rows: Sequence[dict[str, Any]]) -> LabelProvenance:
-    """How the draft cases ``rows`` were labelled: the pool (retrievers and depth from each row's ``pool_spec``, else
-    the retrievers its ranks name, depth unknown), the accepted cases and their labels found by search outside the
-    pool, the cases marked no answer and the rejected ones."""
+def draft_labels(draft: str, rows: Sequence[dict[str, Any]]) -> DraftLabels:
+    """How the draft cases ``rows`` of the draft file ``draft`` were labelled: the pool (retrievers and depth from each
+    row's ``pool_spec``, else the retrievers its ranks name, depth unknown), the accepted cases and their labels found
+    by search outside the pool, the cases marked no answer and the rejected ones."""
     retrievers: dict[str, None] = {}
     depths: set[int | None] = set()
     for row in rows:
@@ -259,18 +267,30 @@ def provenance(rows: Sequence[dict[str, Any]]) -> LabelProvenance:
         retrievers.update(dict.fromkeys(names))
         depths.add(spec.get("depth"))
     accepted = [row for row in rows if row["review"]["status"] == "accepted"]
-    found = [[c for c in row["pool"] if c.get(FOUND_BY) == "search" and c["chunk_id"] in row["relevant_chunk_ids"]]
-             for row in accepted]
+    found = {row["id"]: sum(c.get(FOUND_BY) == "search" and c["chunk_id"] in row["relevant_chunk_ids"] for c in row["pool"])
+             for row in accepted}
     status = [row["review"]["status"] for row in rows]
-    return LabelProvenance(
+    return DraftLabels(
+        draft=draft,
         pool_retrievers=tuple(retrievers) or ("unknown",),
         pool_depth=max(d for d in depths if d is not None) if depths and None not in depths else None,
-        cases=len(accepted),
-        cases_found_by_search=sum(bool(f) for f in found),
-        labels_found_by_search=sum(len(f) for f in found),
+        case_ids=tuple(row["id"] for row in accepted),
+        found_by_search={case_id: n for case_id, n in found.items() if n},
         no_answer=status.count("no_answer"),
         rejected=status.count("rejected"),
     )
+
+
+def merged_provenance(earlier: LabelProvenance | None, exported: DraftLabels, golden_ids: Sequence[str]) -> LabelProvenance:
+    """The provenance of a golden set (case ids ``golden_ids``) after the export of one draft's part ``exported``: its
+    cases are the exported draft's, whatever earlier draft had the same ids; otherwise the ``earlier`` provenance
+    describing the set (:meth:`LabelProvenance.describing`: a re-export of the same draft replaces its part whole; cases
+    no draft names are ``unreviewed``)."""
+    present = set(golden_ids) - set(exported.case_ids)
+    parts = [part.keeping(present) for part in (earlier.drafts if earlier is not None else ())]
+    merged = LabelProvenance.of_drafts([*parts, exported]).describing(golden_ids)
+    assert merged is not None, "the exported cases are in the golden set"
+    return merged
 
 
 @dataclass(frozen=True)

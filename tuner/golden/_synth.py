@@ -425,10 +425,10 @@ def _read_progress(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def synth_drafts(kb: Dataset, cases: list[dict[str, Any]], depth: int, encoder: CachedEncoder | None = None,
-                 reporter: Reporter | None = None) -> list[dict[str, Any]]:
-    """Draft rows of the kept cases (ids ``synth-0001``, ...): each question's pool (:func:`build_pools`) with its source
-    chunks added when retrieval missed them, and those pre-checked."""
-    pools = build_pools(kb, [c["question"] for c in cases], depth, encoder=encoder, reporter=reporter)
+                 reporter: Reporter | None = None, retrievers: Sequence[str] = POOL_RETRIEVERS) -> list[dict[str, Any]]:
+    """Draft rows of the kept cases (ids ``synth-0001``, ...): each question's pool (:func:`build_pools` with
+    ``retrievers``) with its source chunks added when retrieval missed them, and those pre-checked."""
+    pools = build_pools(kb, [c["question"] for c in cases], depth, encoder=encoder, reporter=reporter, retrievers=retrievers)
     chunks = {c.chunk_id: c for c in _source_chunks(kb, cases, encoder)}
     rows = []
     for number, (case, pool) in enumerate(zip(cases, pools), start=1):
@@ -437,13 +437,13 @@ def synth_drafts(kb: Dataset, cases: list[dict[str, Any]], depth: int, encoder: 
             if chunk_id not in present and chunk_id in chunks:
                 chunk = chunks[chunk_id]
                 pool.append({"doc_id": chunk.doc_id, "chunk_id": chunk.chunk_id, "title": chunk.title, "text": chunk.text,
-                             "ranks": {"bm25": None, "dense": None, "hybrid": None}})
+                             "ranks": dict.fromkeys(retrievers)})
         rows.append(draft_case(
             f"synth-{number:04d}", case["question"], pool, kb.path, source="synth", stratum=case["category"],
             ground_truth=case["ground_truth"], keypoints=case["keypoints"], relevant_doc_ids=case["relevant_doc_ids"],
             category=case["category"], difficulty=case["difficulty"],
             extra={"source_chunks": case["source_chunks"], "link": case["link"], "language": case["language"]},
-            pool_spec={"retrievers": list(POOL_RETRIEVERS), "depth": depth}))
+            pool_spec={"retrievers": list(retrievers), "depth": depth}))
     return rows
 
 

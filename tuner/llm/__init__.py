@@ -1,7 +1,7 @@
 """LLM plumbing (answers, verdicts → **chat endpoint**): what generators, judges, LLM corruption and ragas scoring
 share: the backend registry, endpoint config, chat and embeddings clients, call cache, reply parsing, usage counters and concurrency."""
 
-from tuner.errors import BackendError, ErrorKind, ReplyParseError
+from tuner.errors import BackendError, ErrorKind, FatalBackendError, ReplyParseError, TransientBackendError
 from tuner.llm._backends import BackendRegistry, backend_of
 from tuner.llm._cache import CACHE_FILE, CachedReply, CallCache, CallStore, PostgresCallCache, request_key
 from tuner.llm._client import ChatClient, Completion, EndpointClient, Message
@@ -27,12 +27,14 @@ __all__ = [
     "EmbeddingClient",
     "EndpointClient",
     "ErrorKind",
+    "FatalBackendError",
     "LLMConfig",
     "Message",
     "PostgresCallCache",
     "Pricing",
     "ReplyParseError",
     "RequestCount",
+    "TransientBackendError",
     "Usage",
     "UsageCounts",
     "backend_of",

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tuner.errors import BackendError, ErrorKind, UserError
+from tuner.errors import BackendError, ErrorKind, TransientBackendError, UserError, backend_error
 from tuner.llm._cache import CachedReply, CallStore, request_key
 from tuner.llm._config import LLMConfig
 from tuner.llm._usage import Usage
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     import openai
 
 Message = Mapping[str, str]
-_RETRYABLE: frozenset[ErrorKind] = frozenset({"timeout", "rate_limit", "server", "connection"})
 _MAX_BACKOFF = 60.0
 _NO_KEY = "no-key"
 T = TypeVar("T")
@@ -100,9 +99,10 @@ def _classify(exc: Exception) -> tuple[ErrorKind, str, float]:
 
 class EndpointClient:
     """What every client of one OpenAI-compatible endpoint shares: the key (read from the environment, never
-    stored), the ``openai`` client, at most ``config.concurrency`` requests in flight, and retries: retryable
-    failures (429, 5xx, timeouts, connection errors) are retried with exponential backoff; anything else, or the
-    last failed attempt, raises :class:`BackendError` (one line, key redacted)."""
+    stored), the ``openai`` client, at most ``config.concurrency`` requests in flight, and retries: a
+    :class:`TransientBackendError` (429, 5xx, timeouts, connection errors) is retried with exponential backoff;
+    anything else, or the last failed attempt, raises the :class:`BackendError` of its kind (one line, key
+    redacted; :func:`tuner.errors.backend_error`)."""
 
     def __init__(self, config: LLMConfig, usage: Usage | None = None) -> None:
         self.config = config
@@ -120,24 +120,34 @@ class EndpointClient:
         return f"{type(self).__name__}(base_url={redact(self.config.base_url)!r}, model={self.config.model!r})"
 
     def _send_with_retries(self, send: Callable[[], T]) -> T:
-        import openai
-
         attempt = 0
         while True:
-            try:
-                with self._slots:
-                    return send()
-            except openai.OpenAIError as exc:
-                kind, reason, wait = _classify(exc)
             attempt += 1
-            if kind not in _RETRYABLE or attempt > self.config.max_retries:
+            try:
+                return self._send_once(send)
+            except TransientBackendError as exc:
+                failed = exc
+            except BackendError:
                 self.usage.add(failures=1)
-                tried = f" after {attempt} attempts" if kind in _RETRYABLE else ""
-                where = f"{self.config.model} at {self.config.base_url}"
-                raise BackendError(kind, self._redact(f"{where}: {reason}{tried}"))
+                raise
+            if attempt > self.config.max_retries:
+                self.usage.add(failures=1)
+                raise backend_error(failed.kind, f"{failed} after {attempt} attempts", retries_spent=True)
             self.usage.add(retries=1)
             backoff = self.config.backoff_base * 2 ** (attempt - 1) * random.uniform(1.0, 1.25)
-            time.sleep(min(max(backoff, wait), _MAX_BACKOFF))
+            time.sleep(min(max(backoff, failed.retry_after), _MAX_BACKOFF))
+
+    def _send_once(self, send: Callable[[], T]) -> T:
+        """``send()``; an ``openai`` failure becomes the :class:`BackendError` of its kind, not chained to it (its
+        message may hold the key)."""
+        import openai
+
+        try:
+            with self._slots:
+                return send()
+        except openai.OpenAIError as exc:
+            kind, reason, wait = _classify(exc)
+        raise backend_error(kind, self._redact(f"{self.config.model} at {self.config.base_url}: {reason}"), wait)
 
     def _redact(self, text: str) -> str:
         text = text.replace(self._key, MASK) if self._key != _NO_KEY else text

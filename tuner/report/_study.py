@@ -10,7 +10,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from tuner.objectives import Direction
 from tuner.pareto import PairedMargins, Point
-from tuner.study import TrialCalls, TrialRecord, directions_of, points_of, study_margins
+from tuner.study import TrialRecord, directions_of, points_of, study_margins, study_summary
 
 CALL_KINDS = ("generator", "judge", "tokens", "cached_tokens")
 
@@ -48,8 +48,7 @@ def summarize_study(study: optuna.Study) -> StudySummary:
     pruned = tuple(t for t in trials if t.state == TrialState.PRUNED and t.number not in repeated)
     counts = {state.name.lower(): sum(t.state == state for t in trials) for state in TrialState}
     counts.update(pruned=len(pruned), repeated=len(repeated))
-    spent = [r.calls or TrialCalls() for r in records]
-    calls = {kind: sum(getattr(c, kind) for c in spent) for kind in CALL_KINDS}
+    spent = study_summary(study).calls
     return StudySummary(
         name=study.study_name,
         directions=directions,
@@ -57,6 +56,6 @@ def summarize_study(study: optuna.Study) -> StudySummary:
         points=tuple(points_of(study)),
         pruned=pruned,
         counts=counts,
-        calls=calls,
-        cost=sum(c.cost for c in spent),
+        calls={kind: getattr(spent, kind) for kind in CALL_KINDS},
+        cost=spent.cost,
     )

@@ -10,7 +10,7 @@ import numpy as np
 from tuner.cache import DiskCache
 from tuner.chunking import Chunk
 from tuner.dataset import Dataset
-from tuner.embedding import CachedEncoder, get_encoder
+from tuner.embedding import CachedEncoder, EmbeddingContext
 from tuner.progress import LoggedTask, Reporter, SilentReporter
 from tuner.rerank import Reranker, build_reranker
 from tuner.retrieval._base import RETRIEVERS, FirstStage
@@ -64,7 +64,8 @@ class RetrievalPipeline:
     (chunk configuration, retriever, index view) the candidates of every golden question are computed
     once at ``candidate_depth``; per reranker their rerank scores once. A settings change that only
     touches ``top_k``, ``relevance_threshold`` or ``rerank_strength`` is then pure array work. Every key is
-    derived in :mod:`tuner.retrieval._keys`.
+    derived in :mod:`tuner.retrieval._keys`. ``embeddings`` runs and stores the vectors of every model the settings
+    name (default: a context of its own); ``encoder``, when given, is used for its model instead.
 
     >>> pipeline = RetrievalPipeline(load_dataset("data/demo"))  # doctest: +SKIP
     >>> contexts = pipeline.retrieve(RetrievalSettings(top_k=4))  # doctest: +SKIP
@@ -76,8 +77,10 @@ class RetrievalPipeline:
         cache: DiskCache | None = None,
         reporter: Reporter | None = None,
         encoder: CachedEncoder | None = None,
+        embeddings: EmbeddingContext | None = None,
     ) -> None:
         self.dataset = dataset
+        self.embeddings = embeddings or EmbeddingContext()
         self.cache = cache or DiskCache()
         self.reporter = reporter or SilentReporter()
         self.queries = [case.question for case in dataset.golden]
@@ -93,7 +96,7 @@ class RetrievalPipeline:
     def encoder(self, settings: RetrievalSettings) -> CachedEncoder:
         """The encoder of chunks and sentences: ``settings``' embedding model with its document prompt."""
         if self._encoder is None or self._encoder.model_id != settings.embedding_model:
-            self._encoder = get_encoder(settings.embedding_model, self.cache.root)
+            self._encoder = self.embeddings.encoder(settings.embedding_model, self.cache.root)
         return self._encoder.with_prompt(settings.document_prompt)
 
     def query_vectors(self, settings: RetrievalSettings) -> np.ndarray:

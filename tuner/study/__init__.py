@@ -7,16 +7,17 @@ from tuner.study._confirm import MIN_CONFIRM_CASES, confirmation_split, confirme
 from tuner.study._finish import dry_run, finish, trial_document
 from tuner.study._honest import pick_notes
 from tuner.study._interrupt import InterruptGuard
-from tuner.study._labels import entry_caveat, front_labels, study_labels
+from tuner.study._labels import entry_caveat, front_labels, study_labels, trial_caveats
 from tuner.study._front import directions_of, entry_json, feasible, points_of, study_front, study_margins, trial_point
 from tuner.study._paired import NeighbourComparison, compare_trials, neighbour_comparisons
 from tuner.study._objective import trial_profile
 from tuner.study._pruning import Look, PruneEvidence, TrialProfile, plan_looks, should_prune
 from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
 from tuner.study._faults import storage_fault
-from tuner.study._run import FAULT_RESUME, StudyRun, case_order, load_study, open_storage, run_study, study_summary
+from tuner.study._run import FAULT_RESUME, StudyRun, case_order, load_study, open_storage, run_study
 from tuner.study._samplers import SAMPLERS, build_sampler
 from tuner.study._space import SearchSpace, load_search_space
+from tuner.study._summary import StudySummary, study_summary
 from tuner.study._table import trial_rows
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "StudyConfig",
     "StudyRecord",
     "StudyRun",
+    "StudySummary",
     "TrialCalls",
     "TrialProfile",
     "TrialRecord",
@@ -66,6 +68,7 @@ __all__ = [
     "study_labels",
     "study_margins",
     "study_summary",
+    "trial_caveats",
     "trial_document",
     "trial_point",
     "trial_profile",

@@ -4,11 +4,10 @@ queued again, the report and export are written, and a larger budget resumes it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from tuner.errors import BudgetSpent
 from tuner.llm import Usage, UsageCounts
 from tuner.study._config import BudgetConfig
+from tuner.study._record import TrialCalls
 
 
 class SpendingMeter:
@@ -27,9 +26,9 @@ class SpendingMeter:
     def limited(self) -> bool:
         return self.budget.max_cost is not None or self.budget.max_tokens is not None
 
-    def restart(self, stored: Mapping[str, float]) -> None:
-        """Count from the stored trials' totals (``study_summary(study)["calls"]``) and this moment's counters."""
-        self._stored_cost, self._stored_tokens = float(stored["cost"]), int(stored["tokens"])
+    def restart(self, stored: TrialCalls) -> None:
+        """Count from the stored trials' totals (``study_summary(study).calls``) and this moment's counters."""
+        self._stored_cost, self._stored_tokens = stored.cost, stored.tokens
         self._start = self.usage.snapshot()
 
     def spent(self) -> tuple[float, int]:

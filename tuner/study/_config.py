@@ -18,7 +18,7 @@ from tuner.noise import NoiseConfig
 from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUSTNESS_OBJECTIVES, Direction
 from tuner.settings import MetadataFilter, RetrievalSettings, settings_from_mapping
 from tuner.study._tracking import TrackingConfig
-from tuner.encoders import EmbeddingOptions
+from tuner.embedding import EmbeddingOptions
 from tuner.stats import SpendingKind
 
 

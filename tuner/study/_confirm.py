@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -21,6 +21,7 @@ from tuner.progress import Reporter
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import ConfirmConfig
 from tuner.study._interrupt import InterruptGuard
+from tuner.study._objective import robustness_scores
 from tuner.study._record import StudyRecord, TrialRecord, finite_or_none
 
 MIN_CONFIRM_CASES = 30
@@ -28,24 +29,26 @@ MIN_CONFIRM_CASES = 30
 
 
 def split_cases(cases: Sequence[Any], share: float, seed: int) -> tuple[list[str], list[str]]:
-    """(tuning ids, confirmation ids): within each category (sorted by id, shuffled with ``seed``) the first
-    round(share · n_category) cases are held out, the category counts rounded by largest remainder so that the total
-    is round(share · N). It depends only on the case ids, categories, share and seed: every worker and every resume
-    draws the same split."""
-    by_category: dict[str, list[str]] = {}
+    """(tuning ids, confirmation ids): within each stratum of the split (a case's category, and its drafted stratum
+    where it has one: ``head``, ``tail``, ``known_bad``, ...), sorted by id and shuffled with ``seed``, the first
+    round(share · n_stratum) cases are held out, the counts rounded by largest remainder so that the total is
+    round(share · N). It depends only on the case ids, categories, strata, share and seed: every worker and every
+    resume draws the same split, and a set without strata splits by category alone, as before strata were kept."""
+    by_stratum: dict[tuple[str, ...], list[str]] = {}
     for case in sorted(cases, key=lambda c: c.id):
-        by_category.setdefault(case.category, []).append(case.id)
-    wanted = {name: share * len(ids) for name, ids in by_category.items()}
-    counts = {name: int(value) for name, value in wanted.items()}
+        key: tuple[str, ...] = (case.category,) if case.stratum is None else (case.category, case.stratum)
+        by_stratum.setdefault(key, []).append(case.id)
+    wanted = {key: share * len(ids) for key, ids in by_stratum.items()}
+    counts = {key: int(value) for key, value in wanted.items()}
     left = round(share * len(cases)) - sum(counts.values())
-    for name in sorted(wanted, key=lambda n: (-(wanted[n] - counts[n]), n))[:max(left, 0)]:
-        counts[name] += 1
+    for key in sorted(wanted, key=lambda k: (-(wanted[k] - counts[k]), k))[:max(left, 0)]:
+        counts[key] += 1
     rng = random.Random(seed)
     held: set[str] = set()
-    for name in sorted(by_category):
-        ids = list(by_category[name])
+    for key in sorted(by_stratum):
+        ids = list(by_stratum[key])
         rng.shuffle(ids)
-        held.update(ids[: counts[name]])
+        held.update(ids[: counts[key]])
     return [c.id for c in cases if c.id not in held], [c.id for c in cases if c.id in held]
 
 
@@ -70,17 +73,24 @@ def confirmation_split(dataset: Dataset, config: ConfirmConfig | None) -> tuple[
 
 
 def _confirm_one(evaluator: RobustnessEvaluator, settings: RetrievalSettings, robustness: str, seed: int) -> dict[str, Any]:
-    """One configuration on the held-out cases: recall@k and the robustness objective with their intervals and n/N."""
-    recall = evaluate_retrieval(evaluator.pipeline, settings, "clean").overall[RECALL]
+    """One configuration on the held-out cases: recall@k and the robustness objective with their intervals and n/N,
+    and the per-case scores they come from (``recall_cases`` over the held-out cases, ``f0``/``f3`` over those with
+    keypoints, both in the golden set's order), which the pick notes compare paired."""
+    retrieval = evaluate_retrieval(evaluator.pipeline, settings, "clean")
+    recall = retrieval.overall[RECALL]
     values: dict[str, float | None] = {RECALL: recall.value}
     ci: dict[str, list[float | None] | None] = {RECALL: list(recall.ci) if recall.ci else None}
+    scores: dict[str, list[float | None]] = {"recall_cases": list(retrieval.per_case[RECALL])}
     if not evaluator.pipeline.dataset.retrieval_only:
-        summary = summarize_variant(evaluator.evaluate(settings, ("v0", "v3")), "v3", seed=seed)
+        outcomes = evaluator.evaluate(settings, ("v0", "v3"))
+        summary = summarize_variant(outcomes, "v3", seed=seed)
         delta, delta_ci = ((summary.delta_correct, summary.delta_correct_ci) if robustness == DELTA_CORRECT
                            else (summary.delta_faithful, summary.delta_ci))
         values[robustness] = finite_or_none(delta)
         ci[robustness] = None if delta_ci is None else [finite_or_none(c) for c in delta_ci]
-    return {"values": values, "ci": ci, "n": recall.n, "n_total": recall.n_total}
+        f0, f3 = robustness_scores(outcomes, robustness)
+        scores.update(f0=list(f0), f3=list(f3))
+    return {"values": values, "ci": ci, "n": recall.n, "n_total": recall.n_total, **scores}
 
 
 def confirm_front(
@@ -124,9 +134,24 @@ def confirmed_entries(study: optuna.Study, entries: Sequence[FrontEntry]) -> lis
             for e, f in zip(entries, figures)]
 
 
-def record_split(study: optuna.Study, held_out: Dataset | None) -> None:
-    """Record the confirmation cases in the study (``confirm_cases``) the first time; a later run or worker whose
-    split differs (another ``confirm:`` or dataset) is a :class:`UserError`: trials must all see one tuning share."""
+def held_out_record(confirmed: Mapping[str, Any]) -> TrialRecord | None:
+    """A front member's per-case scores on the held-out cases (its entry in the study's ``confirm`` record) as a
+    trial record that :func:`tuner.study._paired.compare_trials` reads; None for an entry written before they were
+    kept."""
+    if "recall_cases" not in confirmed:
+        return None
+    f0, f3 = confirmed.get("f0"), confirmed.get("f3")
+    return TrialRecord(
+        recall_cases=tuple(confirmed["recall_cases"]), f0=None if f0 is None else tuple(f0),
+        f3=None if f3 is None else tuple(f3), n_total=None if f0 is None else len(f0),
+    )
+
+
+def record_split(study: optuna.Study, golden_hash: str, held_out: Dataset | None) -> None:
+    """Record the confirmation cases in the study (``confirm_cases``) the first time, and the whole golden set's hash
+    (``golden_hash``: what an export names, so that the gate knows the set it measures as the one the configuration
+    was chosen on); a later run or worker whose split differs (another ``confirm:`` or dataset) is a
+    :class:`UserError`: trials must all see one tuning share."""
     ids = [] if held_out is None else [c.id for c in held_out.golden]
     recorded = StudyRecord.from_study(study).confirm_cases
     if "confirm_cases" not in study.user_attrs:
@@ -134,3 +159,5 @@ def record_split(study: optuna.Study, held_out: Dataset | None) -> None:
     elif recorded != ids:
         raise UserError(f"study '{study.study_name}' was run with another confirmation split ({len(recorded)} held-out "
                         f"cases, now {len(ids)}): keep its confirm: as it was, or use a new name or storage")
+    if "golden_hash" not in study.user_attrs:
+        study.set_user_attr("golden_hash", golden_hash)

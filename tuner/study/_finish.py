@@ -26,9 +26,10 @@ from tuner.study._front import directions_of, study_front
 from tuner.study._honest import pick_notes
 from tuner.study._inert import InertKnob, active_space, enqueued_params
 from tuner.study._record import StudyRecord, TrialRecord
-from tuner.study._run import StudyRun, study_summary
+from tuner.study._run import StudyRun
 from tuner.study._samplers import build_sampler
 from tuner.study._space import SearchSpace, load_search_space
+from tuner.study._summary import study_summary
 from tuner.text import word_count
 
 TOKENS_PER_WORD = 1.3
@@ -36,6 +37,8 @@ ANSWER_WORDS = 40
 VERDICT_WORDS = 20
 """A verdict reply: the JSON object with its label and a short quoted evidence."""
 CALIBRATION_RUNS = 3
+CONFIRM_FIGURES = ("values", "ci", "n", "n_total")
+"""What an export keeps of a trial's confirmation (its per-case scores stay in the study)."""
 
 
 def planned_settings(
@@ -195,6 +198,7 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
     trial = study.trials[number]
     names = list(directions_of(study))
     record, study_record = TrialRecord.from_trial(trial), StudyRecord.from_study(study)
+    confirmed = study_record.confirm.get(str(number))
     return export_document(
         record.settings or {},
         {
@@ -203,11 +207,15 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
             "trial": number,
             "embedding_backend": record.embedding_backend or "torch",
             "pick": rule,
-            "dataset_hash": study_record.dataset_hash,
+            # the golden set the study file names, which the gate measures (the tuning share's is in confirm_split)
+            "dataset_hash": study_record.golden_hash or study_record.dataset_hash,
             "values": dict(zip(names, trial.values)),
             "ci": record.ci,
             "noise_floor": study_record.noise_floor,
-            "confirm": study_record.confirm.get(str(number)),
+            "confirm": None if confirmed is None else {k: v for k, v in confirmed.items() if k in CONFIRM_FIGURES},
+            **({} if not study_record.confirm_cases else {"confirm_split": {
+                "tuning_dataset_hash": study_record.dataset_hash, "held_out_cases": len(study_record.confirm_cases),
+            }}),
             "notes": pick_notes(study, number),
         },
         {name: d.step for name, d in trial.distributions.items() if isinstance(d, optuna.distributions.FloatDistribution) and d.step},
@@ -229,9 +237,10 @@ def finish(result: StudyRun, rule: str, min_recall: float | None, report: Report
     out = result.loaded.output
     paths: dict[str, Any] = {"storage": redact(result.loaded.storage)}
     reporter.stage(
-        f"{summary['n_complete']} complete ({summary['n_unscorable']} unscorable, {summary['n_skipped']} not answered), {summary['n_pruned'] - summary['n_duplicates']} pruned, "
-        f"{summary['n_duplicates']} repeated configurations not evaluated again, {summary['n_failed']} failed; "
-        f"front of {len(entries)}; calls {summary['calls']['generator']} generator + {summary['calls']['judge']} judge "
+        f"{summary.n_complete} complete ({summary.n_unscorable} unscorable, {summary.n_skipped} not answered), "
+        f"{summary.pruned_on_evidence} pruned, {summary.n_duplicates} repeated configurations not evaluated again, "
+        f"{summary.n_failed} failed; front of {len(entries)}; calls {summary.calls.generator} generator + "
+        f"{summary.calls.judge} judge "
         f"in {result.elapsed:.0f}s"
     )
     picks: dict[str, int] = {}

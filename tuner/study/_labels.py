@@ -1,5 +1,5 @@
-"""Front (trial record → **front** → report/export): what the golden set's provenance says about a front's recall:
-the labels block of ``tuner pareto --json`` and the report, and per front member the caveat on its recall
+"""Front (trial record → **front** → report/export): what the golden set's provenance says about a study's recall:
+the labels block of ``tuner pareto --json`` and the report, and per front member or trial the caveat on its recall
 (:func:`tuner.evaluation.label_caveat`)."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from tuner.dataset import LabelProvenance, labels_json
 from tuner.evaluation import LabelCaveat, label_caveat
 from tuner.objectives import RECALL
 from tuner.pareto import FrontEntry
+from tuner.study._front import directions_of
 from tuner.study._record import StudyRecord, TrialRecord
 
 
@@ -20,13 +21,34 @@ def study_labels(study: optuna.Study) -> LabelProvenance | None:
     return StudyRecord.from_study(study).provenance()
 
 
-def entry_caveat(provenance: LabelProvenance | None, entry: FrontEntry, trial: optuna.trial.FrozenTrial) -> LabelCaveat | None:
-    """The caveat on a front member's recall: its retriever and top_k (from the trial's settings) against the pool."""
+def _caveat(provenance: LabelProvenance | None, trial: optuna.trial.FrozenTrial, recall: float | None,
+            ci: tuple[float, float] | None) -> LabelCaveat | None:
+    """The caveat on ``recall`` (interval ``ci``) of ``trial``'s configuration: its retriever and top_k against the pool."""
     settings = TrialRecord.from_trial(trial).settings or {}
-    recall = entry.values.get(RECALL)
     if recall is None or "retriever" not in settings or "top_k" not in settings:
         return None
-    return label_caveat(provenance, str(settings["retriever"]), int(settings["top_k"]), recall, entry.ci.get(RECALL))
+    return label_caveat(provenance, str(settings["retriever"]), int(settings["top_k"]), recall, ci)
+
+
+def entry_caveat(provenance: LabelProvenance | None, entry: FrontEntry, trial: optuna.trial.FrozenTrial) -> LabelCaveat | None:
+    """The caveat on a front member's recall (the entry's figures: held-out ones where picks use them)."""
+    return _caveat(provenance, trial, entry.values.get(RECALL), entry.ci.get(RECALL))
+
+
+def trial_caveats(study: optuna.Study, provenance: LabelProvenance | None) -> dict[int, LabelCaveat]:
+    """Per trial number, the caveat on the recall the trial recorded (trials without recall, settings or a known
+    provenance have none)."""
+    names = list(directions_of(study))
+    caveats = {}
+    for trial in study.get_trials(deepcopy=False):
+        if trial.values is None or RECALL not in names:
+            continue
+        low, high = (TrialRecord.from_trial(trial).ci or {}).get(RECALL) or [None, None]
+        ci = (low, high) if low is not None and high is not None else None
+        caveat = _caveat(provenance, trial, trial.values[names.index(RECALL)], ci)
+        if caveat is not None:
+            caveats[trial.number] = caveat
+    return caveats
 
 
 def front_labels(study: optuna.Study, entries: list[FrontEntry]) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from typing import Any
 
 import optuna
 
-from tuner.embedding import backend_in_use
 from tuner.errors import BackendFailure, BudgetSpent
 from tuner.evaluation import CaseOutcome, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant
 from tuner.llm import Usage, UsageCounts
@@ -43,6 +42,18 @@ def evaluated_twin(study: optuna.Study, settings: dict[str, Any], number: int) -
         if other.number != number and record.duplicate_of is None and record.settings == settings:
             return other.number
     return None
+
+
+def robustness_scores(
+    outcomes: Sequence[CaseOutcome], robustness: str
+) -> tuple[tuple[float | None, ...], tuple[float | None, ...]]:
+    """Per-case scores at v0 and v3, in the order of ``outcomes``, of the measure the robustness objective is the
+    relative drop of (faithful, or correct for ``v3_delta_correct``; None = missing)."""
+    measure = "correct" if robustness == DELTA_CORRECT else "faithful"
+    return (
+        tuple(getattr(o.variants["v0"], measure) for o in outcomes),
+        tuple(getattr(o.variants["v3"], measure) for o in outcomes),
+    )
 
 
 def trial_profile(trial: optuna.trial.FrozenTrial) -> TrialProfile | None:
@@ -115,7 +126,7 @@ class TrialObjective:
         per_case = dict(zip(retrieval.case_ids, retrieval.per_case[RECALL], strict=True))
         TrialRecord(settings=settings.model_dump(), context_words=retrieval.mean_context_words,
                     recall_cases=tuple(per_case[case_id] for case_id in self.case_order),
-                    embedding_backend=backend_in_use(settings.embedding_model, self.pipeline.cache.root)).write(trial)
+                    embedding_backend=self.pipeline.embeddings.backend_in_use(settings.embedding_model, self.pipeline.cache.root)).write(trial)
         if self.min_recall is not None:
             # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
             trial.set_constraint("min_recall", self.min_recall - recall_value)
@@ -206,12 +217,7 @@ class TrialObjective:
         return summary.delta_faithful, summary.delta_ci
 
     def _scores(self, outcomes: list[CaseOutcome]) -> tuple[tuple[float | None, ...], tuple[float | None, ...]]:
-        """Per-case scores at v0 and v3 of the measure the robustness objective is the relative drop of."""
-        measure = "correct" if self.robustness == DELTA_CORRECT else "faithful"
-        return (
-            tuple(getattr(o.variants["v0"], measure) for o in outcomes),
-            tuple(getattr(o.variants["v3"], measure) for o in outcomes),
-        )
+        return robustness_scores(outcomes, self.robustness)
 
     def _spent(self, outcomes: list[CaseOutcome], calls_before: dict[str, int], usage_before: UsageCounts) -> TrialRecord:
         """What the trial cost and the per-case scores pruning compares."""

@@ -3,9 +3,12 @@ from the per-case scores their records keep (nothing is evaluated again)."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from tuner.objectives import RECALL, ROBUSTNESS_OBJECTIVES
 from tuner.pareto import FrontEntry, PairedMargins
@@ -32,19 +35,43 @@ def run_sd(run_margin: float) -> float:
     return run_margin / (Z * math.sqrt(2))
 
 
+MEMO_SIZE = 100_000
+"""Paired comparisons a process keeps (a few hundred bytes each): both objectives of every pair of a 300-trial study.
+When full it starts again empty."""
+
+_MEMO: dict[tuple[bytes, bytes | None, str, float], PairedComparison] = {}
+
+
+def _digest(scores: CaseScores) -> bytes:
+    """A digest of per-case lists (None read as NaN, as ``paired_comparison`` reads it), length and values: two
+    records hold the same scores exactly when their digests are equal."""
+    array = np.array(scores, dtype=np.float64)
+    return hashlib.blake2b(repr(array.shape).encode() + array.tobytes(), digest_size=16).digest()
+
+
 def compare_trials(
     a: TrialRecord, b: TrialRecord | None, objective: str, run_margins: Mapping[str, float]
 ) -> PairedComparison | None:
     """``objective`` of trial a minus that of trial b (of 0 when b is None), paired on the cases both scored, with
     both trials' run-to-run sd (the study's calibrated one; 0 with deterministic backends); None without per-case
-    scores."""
+    scores.
+
+    The paired bootstrap is seeded, so its result depends only on the two trials' per-case scores, the objective and
+    the run-to-run sd: it is kept under exactly those (the scores by their digest), and the front, the pick notes,
+    the report and the export of one run compute each pair once. A trial whose scores differ is another key: nothing
+    computed from other scores is returned."""
     first = case_scores(a, objective)
     second = None if b is None else case_scores(b, objective)
     if first is None or (b is not None and second is None):
         return None
     sd = run_sd(run_margins.get(objective, 0.0))
-    statistic = mean_statistic if objective == RECALL else delta_statistic
-    return paired_comparison(first, second, statistic, run_sd=(sd, sd), z=Z)
+    key = (_digest(first), None if second is None else _digest(second), objective, sd)
+    if key not in _MEMO:
+        if len(_MEMO) >= MEMO_SIZE:
+            _MEMO.clear()
+        statistic = mean_statistic if objective == RECALL else delta_statistic
+        _MEMO[key] = paired_comparison(first, second, statistic, run_sd=(sd, sd), z=Z)
+    return _MEMO[key]
 
 
 def paired_margins(

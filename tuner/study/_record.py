@@ -40,6 +40,10 @@ class TrialCalls:
         counts = {name: int(stored.get(name, 0)) for name in cls.__dataclass_fields__ if name != "cost"}
         return cls(**counts, cost=float(stored.get("cost", 0.0)))
 
+    def __add__(self, other: TrialCalls) -> TrialCalls:
+        """Field by field: what two trials spent together."""
+        return TrialCalls(**{name: getattr(self, name) + getattr(other, name) for name in self.__dataclass_fields__})
+
     @property
     def llm(self) -> int:
         """Generator plus judge requests: what ``budget.max_llm_calls`` counts."""
@@ -163,7 +167,10 @@ class StudyRecord:
     (``host:pid``) that measured the noise floor (None when the study file gave it), ``labels``: the golden set's
     provenance (``golden.provenance.json`` as :meth:`tuner.dataset.LabelProvenance.to_dict` writes it; None: unknown
     origin), the golden cases held out for confirmation (``confirm_cases``, empty without ``confirm:``) and each
-    confirmed front member's figures on them (``confirm``: trial number → ``values``, ``ci``, ``n``, ``n_total``)."""
+    confirmed front member's figures on them (``confirm``: trial number → ``values``, ``ci``, ``n``, ``n_total``, and
+    the per-case ``recall_cases``, ``f0``, ``f3``), and ``golden_hash``, the content hash of the whole golden set the
+    study file names (``dataset_hash`` is that of the tuning share with ``confirm:``; None in a study written before
+    tuner recorded it)."""
 
     dataset_hash: str | None = None
     case_order: list[str] = field(default_factory=list)
@@ -176,6 +183,7 @@ class StudyRecord:
     confirm_cases: list[str] = field(default_factory=list)
     confirm: dict[str, dict[str, Any]] = field(default_factory=dict)
     labels: dict[str, Any] | None = None
+    golden_hash: str | None = None
 
     @property
     def created(self) -> bool:
@@ -186,7 +194,7 @@ class StudyRecord:
         """Write what the first worker fixes; the confirmation split and results are written where they are made
         (``tuner.study._confirm``)."""
         for key, value in asdict(self).items():
-            if key not in ("confirm_cases", "confirm"):
+            if key not in ("confirm_cases", "confirm", "golden_hash"):
                 study.set_user_attr(key, value)
 
     @classmethod
@@ -205,6 +213,7 @@ class StudyRecord:
             confirm_cases=list(attrs.get("confirm_cases") or []),
             confirm=dict(attrs.get("confirm") or {}),
             labels=attrs.get("labels"),
+            golden_hash=attrs.get("golden_hash"),
         )
 
     def provenance(self) -> LabelProvenance | None:

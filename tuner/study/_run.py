@@ -7,15 +7,14 @@ import contextlib
 import random
 import time
 import warnings
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
-from tuner.embedding import configure_embeddings
 from tuner.errors import BackendFailure, BudgetSpent, disk_fault, UserError
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import build_generator
@@ -35,9 +34,10 @@ from tuner.study._front import study_front
 from tuner.study._inert import InertKnob, active_space, enqueued_params
 from tuner.study._interrupt import InterruptGuard
 from tuner.study._objective import TrialObjective
-from tuner.study._record import StudyRecord, TrialCalls, TrialRecord
+from tuner.study._record import StudyRecord, TrialRecord
 from tuner.study._samplers import build_sampler
 from tuner.study._space import SearchSpace, load_search_space
+from tuner.study._summary import SummaryTracker
 from tuner.study._tracking import TrialCallback, tracking_callbacks
 from tuner.study._workers import (
     INTERRUPTED, Heartbeat, StudyLock, claim_worker_index, repair_orphans, requeue, retry_stale, sqlite_path, worker_name,
@@ -124,6 +124,8 @@ class StudyRun:
     fault: str | None = None
     """The storage fault that stopped the run, as one line (None: none did); the study was read again after it, so
     what is done can still be reported (:func:`reread_after_fault`)."""
+    texts_embedded: int = 0
+    """Texts this run's encoders embedded (not read from the embedding store)."""
 
 
 class _InterruptibleEvaluator(RobustnessEvaluator):
@@ -185,17 +187,19 @@ def run_study(
     resources = resources or BackendResources(cache_url=loaded.call_cache_url)
     guard = guard or InterruptGuard()
     config = loaded.config
-    dataset, held_out = confirmation_split(load_dataset(resolve_dataset(loaded.dataset)), config.confirm)
+    golden = load_dataset(resolve_dataset(loaded.dataset))
+    dataset, held_out = confirmation_split(golden, config.confirm)
     space = load_search_space(loaded.search_space_path, loaded.config.sampler.conditional)
     check_study(loaded, space, dataset)
     space, inert = active_space(space, dataset, loaded.base_settings, reporter)
     build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
-    configure_embeddings(config.embedding, loaded.embedding_cache_url)  # an unavailable device fails here, before any output too
+    embeddings = resources.embeddings  # one model load per process: the retrieval's model is the generators' too
+    embeddings.configure(config.embedding, loaded.embedding_cache_url)  # an unavailable device fails here, before any output too
     fixed = {k: v for k, v in loaded.base_settings.model_dump().items() if k not in space.params}
     trackers = tracking_callbacks(config.tracking, config.name, config.objectives, fixed)
     loaded.output.mkdir(parents=True, exist_ok=True)
     storage = open_storage(loaded.storage, config.heartbeat_interval)
-    pipeline = RetrievalPipeline(dataset, reporter=reporter)
+    pipeline = RetrievalPipeline(dataset, reporter=reporter, embeddings=embeddings)
     responder = Responder(build_generator(loaded.generator, resources), build_judge(loaded.judge, resources))
     meter = SpendingMeter(config.budget, resources.usage)
     evaluator = _InterruptibleEvaluator(pipeline, responder, config.noise, guard, meter)
@@ -217,14 +221,15 @@ def run_study(
         study.sampler = build_sampler(config.sampler.model_copy(update={"seed": seed}), space)
         if worker:
             reporter.stage(f"worker {worker} of study '{config.name}': sampler seed {seed}")
-        record_split(study, held_out)
+        record_split(study, golden.content_hash, held_out)
         target = trials or config.budget.trials
-        run = _optimize(study, storage, objective, loaded, dataset, space, target, reporter, guard, lock, trackers, meter,
-                        asked)
+        loop = _TrialLoop(study, storage, objective, loaded, target, reporter, guard, lock, trackers, meter, asked)
+        run = _optimize(loop, dataset, space)
         if held_out is not None and not run.interrupted:
             confirm_front(study, study_front(study)[2],
-                          RobustnessEvaluator(RetrievalPipeline(held_out, reporter=reporter), responder, config.noise),
+                          RobustnessEvaluator(RetrievalPipeline(held_out, reporter=reporter, embeddings=embeddings), responder, config.noise),
                           reporter, guard)
+        run.texts_embedded = embeddings.texts_encoded()
         return run
     except Exception as exc:
         fault = storage_fault(exc, loaded.storage)
@@ -236,7 +241,8 @@ def run_study(
             loaded, reporter, asked)
         if readable is None:
             raise UserError(f"{fault}; no report could be written ({why}); {FAULT_RESUME}") from exc
-        return StudyRun(readable, loaded, dataset, space, time.monotonic() - started, True, fault=fault)
+        return StudyRun(readable, loaded, dataset, space, time.monotonic() - started, True, fault=fault,
+                        texts_embedded=embeddings.texts_encoded())
     finally:
         lock.close()
 
@@ -316,11 +322,6 @@ def _join(
     return study, objective, worker
 
 
-def finished(summary: dict[str, Any]) -> int:
-    """Configurations evaluated: complete and pruned trials, not the repeats of an evaluated one."""
-    return int(summary["n_complete"] + summary["n_pruned"] - summary["n_duplicates"])
-
-
 def _run_trial(
     study: optuna.Study, trial: optuna.Trial, objective: TrialObjective, heartbeat: Heartbeat, guard: InterruptGuard,
     lock: StudyLock, storage_url: str,
@@ -361,105 +362,135 @@ def _run_trial(
     return study.tell(trial, list(values))
 
 
-def _optimize(
-    study: optuna.Study, storage: optuna.storages.RDBStorage, objective: TrialObjective, loaded: LoadedStudy,
-    dataset: Dataset, space: SearchSpace, target: int, reporter: Reporter, guard: InterruptGuard, lock: StudyLock,
-    trackers: list[TrialCallback], meter: SpendingMeter, asked: set[int],
-) -> StudyRun:
-    """Run trials until the study (all workers together) has ``target`` finished ones: under the lock, stale trials
-    are failed, the finished and running trials counted, and the next trial asked, so no two workers claim the
-    last slot. ``asked`` collects the numbers of the trials it asks for (for :func:`reread_after_fault`)."""
-    budget = loaded.config.budget
-    start = time.monotonic()
-    interrupted = False
+@dataclass
+class _TrialLoop:
+    """One run's trial loop: asks for trials until the study (all workers together) has ``target`` finished ones, runs
+    each and says when to stop. ``asked`` collects the numbers of the trials it asks for (for
+    :func:`reread_after_fault`); ``budget_ended`` says why ``budget.max_cost`` / ``budget.max_tokens`` stopped it."""
+
+    study: optuna.Study
+    storage: optuna.storages.RDBStorage
+    objective: TrialObjective
+    loaded: LoadedStudy
+    target: int
+    reporter: Reporter
+    guard: InterruptGuard
+    lock: StudyLock
+    trackers: list[TrialCallback]
+    meter: SpendingMeter
+    asked: set[int]
+    start: float = field(default_factory=time.monotonic)
+    summary: SummaryTracker = field(default_factory=SummaryTracker)
     budget_ended: str | None = None
-    study_id = storage.get_study_id_from_name(study.study_name)
-    first = study_summary(study)
-    # A sampler that keeps proposing evaluated configurations (a small or exhausted space), or a backend
-    # that fails every trial, must not loop forever: stop after this many such trials in one run.
-    wasted_limit = max(10, target)
-    wasted_before = first["n_duplicates"] + first["n_failed"]
-    ran = 0
-    with reporter.task(f"study '{loaded.config.name}'", max(target - finished(first), 0)) as task:
+    ran: int = 0
+    wasted_before: int = 0
+    study_id: int = field(init=False)
 
-        def progress(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> str | None:
-            """The trial's progress line; why the run stops now, if it does."""
-            if trial.state != optuna.trial.TrialState.FAIL and TrialRecord.from_trial(trial).duplicate_of is None:
-                task.advance()
-            summary = study_summary(study)
-            calls = summary["calls"]["generator"] + summary["calls"]["judge"]
-            spent = f", spent {summary['calls']['cost']:.4g}" if loaded.priced else ""
-            reporter.stage(
-                f"trial {trial.number} {_outcome(trial)}: {finished(summary)}/{target} finished, "
-                f"{summary['n_pruned'] - summary['n_duplicates']} pruned, front {len(study.best_trials)}, calls {calls}{spent}"
-            )
-            wasted = summary["n_duplicates"] + summary["n_failed"] - wasted_before
-            if wasted >= wasted_limit:
-                return (f"stopping: {wasted} trials in this run repeated an evaluated configuration or failed "
-                        "(the search space may be exhausted; see the failed trials' 'failure' attribute)")
+    def __post_init__(self) -> None:
+        self.study_id = self.storage.get_study_id_from_name(self.study.study_name)
+
+    def ask(self) -> optuna.Trial | None:
+        """Under the study's lock: fail stale trials, count the finished and running ones, and ask for the next trial,
+        so no two workers claim the last slot; None when the run stops here (target, timeout or budget reached)."""
+        budget = self.loaded.config.budget
+        if budget.timeout is not None and time.monotonic() - self.start >= budget.timeout:
             return None
+        with self.lock.held(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            optuna.storages.fail_stale_trials(self.study)
+            summary = self.summary.update(self.study)
+            if summary.finished + summary.n_running >= self.target:
+                return None
+            if budget.max_llm_calls is not None and summary.calls.llm >= budget.max_llm_calls:
+                return None
+            self.meter.restart(summary.calls)
+            self.budget_ended = self.meter.exhausted()
+            if self.budget_ended is not None:
+                return None
+            # this loop is the optimize loop: it keeps each asked trial's heartbeat (Heartbeat below)
+            warnings.filterwarnings("ignore", "Heartbeat of storage is supposed to be used with Study.optimize")
+            # the number ask() takes (the first waiting trial, else a new one), known before it: a fault between the
+            # trial's creation and ask's return still leaves it this run's to requeue
+            waiting = self.study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
+            self.asked.add(min((t.number for t in waiting), default=summary.n_trials))
+            trial = self.study.ask()
+            self.asked.add(trial.number)
+            return trial
 
-        callbacks = [progress]
-        retries = 0
+    def step(self, task: Task) -> bool:
+        """Ask for one trial and run it; False when the run stops."""
+        trial = self.ask()
+        if trial is None:
+            return False
+        frozen = _run_trial(self.study, trial, self.objective, Heartbeat(self.storage, self.study_id, trial.number),
+                            self.guard, self.lock, self.loaded.storage)
+        self.ran += 1
+        for tracker in self.trackers:
+            tracker(self.study, frozen)
+        stop = self.progress(frozen, task)
+        if stop is not None:
+            self.reporter.stage(stop)
+        return stop is None
+
+    def progress(self, trial: optuna.trial.FrozenTrial, task: Task) -> str | None:
+        """The trial's progress line; why the run stops now, if it does. A sampler that keeps proposing evaluated
+        configurations (a small or exhausted space), or a backend that fails every trial, must not loop forever: the
+        run stops after ``max(10, target)`` such trials."""
+        if trial.state != optuna.trial.TrialState.FAIL and TrialRecord.from_trial(trial).duplicate_of is None:
+            task.advance()
+        summary = self.summary.update(self.study)
+        spent = f", spent {summary.calls.cost:.4g}" if self.loaded.priced else ""
+        self.reporter.stage(
+            f"trial {trial.number} {_outcome(trial)}: {summary.finished}/{self.target} finished, "
+            f"{summary.pruned_on_evidence} pruned, front {len(self.study.best_trials)}, calls {summary.calls.llm}{spent}"
+        )
+        wasted = summary.n_duplicates + summary.n_failed - self.wasted_before
+        if wasted >= max(10, self.target):
+            return (f"stopping: {wasted} trials in this run repeated an evaluated configuration or failed "
+                    "(the search space may be exhausted; see the failed trials' 'failure' attribute)")
+        return None
+
+
+def _reconnecting(step: Callable[[], bool], storage_url: str, reporter: Reporter, guard: InterruptGuard) -> None:
+    """Call ``step`` until it returns False or an interrupt is requested. A transient disconnect (a server restart, a
+    killed backend) gets ``STORAGE_RETRIES`` fresh starts in a row (waits 1, then 2 s): the trial it hit was failed and
+    queued again (:func:`_run_trial`); any other fault, or one more, stops the run (:func:`run_study`)."""
+    retries = 0
+    while not guard.requested:
         try:
-            while not guard.requested:
-                try:
-                    if budget.timeout is not None and time.monotonic() - start >= budget.timeout:
-                        break
-                    with lock.held():
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                            optuna.storages.fail_stale_trials(study)
-                            summary = study_summary(study)
-                            calls = summary["calls"]["generator"] + summary["calls"]["judge"]
-                            if finished(summary) + summary["n_running"] >= target:
-                                break
-                            if budget.max_llm_calls is not None and calls >= budget.max_llm_calls:
-                                break
-                            meter.restart(summary["calls"])
-                            budget_ended = meter.exhausted()
-                            if budget_ended is not None:
-                                break
-                            # this loop is the optimize loop: it keeps each asked trial's heartbeat (Heartbeat below)
-                            warnings.filterwarnings("ignore", "Heartbeat of storage is supposed to be used with Study.optimize")
-                            # the number ask() takes (the first waiting trial, else a new one), known before it: a
-                            # fault between the trial's creation and ask's return still leaves it this run's to requeue
-                            waiting = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
-                            asked.add(min((t.number for t in waiting), default=summary["n_trials"]))
-                            trial = study.ask()
-                            asked.add(trial.number)
-                    frozen = _run_trial(study, trial, objective, Heartbeat(storage, study_id, trial.number), guard, lock,
-                                        loaded.storage)
-                    ran += 1
-                    for tracker in trackers:
-                        tracker(study, frozen)
-                    stops = [why for callback in callbacks if (why := callback(study, frozen)) is not None]
-                    if stops:
-                        reporter.stage(stops[0])
-                        break
-                except Exception as exc:
-                    lost = storage_fault(exc, loaded.storage) or ""
-                    if "connection lost" not in lost or retries >= STORAGE_RETRIES:
-                        raise
-                    # a transient disconnect (a server restart, a killed backend): the trial it hit was failed and
-                    # queued again (_run_trial); a bounded number of fresh starts, then the run stops (run_study)
-                    retries += 1
-                    reporter.stage(f"{lost}: retrying ({retries}/{STORAGE_RETRIES})")
-                    time.sleep(retries)
-                    continue
-                retries = 0
+            if not step():
+                return
+        except Exception as exc:
+            lost = storage_fault(exc, storage_url) or ""
+            if "connection lost" not in lost or retries >= STORAGE_RETRIES:
+                raise
+            retries += 1
+            reporter.stage(f"{lost}: retrying ({retries}/{STORAGE_RETRIES})")
+            time.sleep(retries)
+            continue
+        retries = 0
+
+
+def _optimize(loop: _TrialLoop, dataset: Dataset, space: SearchSpace) -> StudyRun:
+    """Run ``loop`` to its end: the target reached, an interrupt, the budget or the timeout."""
+    interrupted = False
+    first = loop.summary.update(loop.study)
+    loop.wasted_before = first.n_duplicates + first.n_failed
+    with loop.reporter.task(f"study '{loop.loaded.config.name}'", max(loop.target - first.finished, 0)) as task:
+        try:
+            _reconnecting(lambda: loop.step(task), loop.loaded.storage, loop.reporter, loop.guard)
         except KeyboardInterrupt:
             interrupted = True
         except BudgetSpent as spent:
-            budget_ended = str(spent)
-        interrupted = interrupted or guard.requested
-    if budget_ended is not None and not interrupted:
-        reporter.stage(f"the budget ended the study: {budget_ended}; the study is saved, a running trial queued "
-                       "again; raise the budget and run the same command to resume")
+            loop.budget_ended = str(spent)
+        interrupted = interrupted or loop.guard.requested
+    if loop.budget_ended is not None and not interrupted:
+        loop.reporter.stage(f"the budget ended the study: {loop.budget_ended}; the study is saved, a running trial "
+                            "queued again; raise the budget and run the same command to resume")
     if interrupted:
-        reporter.stage(f"interrupted after {ran} trial(s) in this run: the study is saved; "
-                       "run the same command again to resume")
-    return StudyRun(study, loaded, dataset, space, time.monotonic() - start, interrupted, budget_ended)
+        loop.reporter.stage(f"interrupted after {loop.ran} trial(s) in this run: the study is saved; "
+                            "run the same command again to resume")
+    return StudyRun(loop.study, loop.loaded, dataset, space, time.monotonic() - loop.start, interrupted, loop.budget_ended)
 
 
 def _outcome(trial: optuna.trial.FrozenTrial) -> str:
@@ -479,27 +510,3 @@ def _outcome(trial: optuna.trial.FrozenTrial) -> str:
         return trial.state.name.lower()
     return (f"pruned after {evidence.cases_used}/{evidence.n_total} cases "
             f"(beaten by #{evidence.dominated_by}, p={evidence.p_value:.2g})")
-
-
-def study_summary(study: optuna.Study) -> dict[str, Any]:
-    trials = study.get_trials(deepcopy=False)
-    states = [t.state for t in trials]
-    records = [TrialRecord.from_trial(t) for t in trials]
-    calls: dict[str, float] = {"generator": 0, "judge": 0, "tokens": 0, "cached_tokens": 0, "cost": 0.0}
-    for record in records:
-        spent = record.calls or TrialCalls()
-        for key in calls:
-            calls[key] += getattr(spent, key)
-    return {
-        "n_trials": len(states),
-        "n_complete": states.count(optuna.trial.TrialState.COMPLETE),
-        "n_pruned": states.count(optuna.trial.TrialState.PRUNED),
-        "n_failed": states.count(optuna.trial.TrialState.FAIL),
-        "n_running": states.count(optuna.trial.TrialState.RUNNING),
-        # a repeated configuration ends PRUNED; one whose ending a storage fault cut off is counted as failed only
-        "n_duplicates": sum(r.duplicate_of is not None and state == optuna.trial.TrialState.PRUNED
-                            for r, state in zip(records, states, strict=True)),
-        "n_unscorable": sum(r.unscorable is not None for r in records),
-        "n_skipped": sum(r.skipped is not None for r in records),
-        "calls": calls,
-    }

@@ -1,6 +1,7 @@
 """Indexes (chunks → **indexes** → candidates): where embeddings are computed: the device, batch size and inference
-backend of local models (``embedding:`` in a study file, see :mod:`tuner.inference`), and OpenAI-compatible
-embeddings endpoints as a backend.
+backend of local models (``embedding:`` in a study file, see :mod:`tuner.embedding._inference`), OpenAI-compatible
+embeddings endpoints as a backend, and the two encoders every model runs behind: :class:`BatchingEncoder` (a
+service's concurrent questions in one forward pass) and :class:`CachedEncoder` (only texts no store holds are encoded).
 
 An endpoint is named in ``embedding_model`` like any model, as ``openai:MODEL@BASE_URL``, e.g.
 ``openai:BAAI/bge-small-en-v1.5@http://127.0.0.1:8080/v1`` (TEI), ``openai:nomic-embed-text@http://127.0.0.1:11434/v1``
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -21,9 +24,11 @@ from urllib.parse import urlsplit
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from tuner.embedding._inference import BACKENDS, Backend
+from tuner.embedding._stores import VectorStore, text_hash, vector_id
+from tuner.embedding._types import ModelEncoder
 from tuner.errors import UserError
-from tuner.inference import BACKENDS, Backend
-from tuner.llm import EmbeddingClient, LLMConfig
+from tuner.progress import Task
 
 Device = Literal["auto", "cpu", "cuda", "mps"]
 
@@ -142,6 +147,10 @@ class EndpointEncoder:
         self.vector_backend = ""  # an endpoint's vectors are its model's, whatever serves them
         self._dim: int | None = None
         self.configure(options)
+        # tuner.llm imports this package (its backend resources own an EmbeddingContext): its client is imported
+        # when an endpoint is first used, not with the package
+        from tuner.llm import EmbeddingClient, LLMConfig
+
         key_env = API_KEY_ENV if os.environ.get(API_KEY_ENV, "").strip() else None
         config = LLMConfig(
             base_url=spec.base_url, model=spec.model, api_key_env=key_env, timeout=timeout, max_retries=max_retries,
@@ -175,3 +184,153 @@ class EndpointEncoder:
             raise UserError(f"embedding endpoint {self.spec.name}: returned an empty or zero vector")
         self._dim = int(vectors.shape[1])
         return np.asarray(vectors / norms, dtype=np.float32)
+
+
+_CLAIM_POLL = 0.05
+"""Seconds a :class:`CachedEncoder` waits before looking again for vectors only other workers are encoding."""
+
+
+@dataclass
+class _Pending:
+    """One caller's texts waiting in a :class:`BatchingEncoder`, and its vectors (or error) once run."""
+
+    texts: list[str]
+    prompt: str
+    vectors: np.ndarray | None = None
+    error: BaseException | None = None
+
+
+class BatchingEncoder:
+    """Joins the encode calls of concurrent threads into one forward pass of ``inner`` (a service's questions).
+
+    A call of fewer than ``max_texts`` texts waits up to ``max_wait`` seconds for others, or until ``max_texts`` texts
+    are queued; then the first caller to take the model encodes every queued text with its prompt in one
+    ``inner.encode`` and each caller gets its own rows. A larger call, or any call with ``max_wait`` 0, runs alone at
+    once. The vectors are ``inner``'s: a batch pads its texts to the longest, which moves a vector by float rounding
+    only (under 1e-6), as sentence-transformers' own batching does. ``forward_passes`` counts calls of ``inner``."""
+
+    def __init__(self, inner: ModelEncoder, max_wait: float = 0.003, max_texts: int = 32) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.max_wait = max_wait
+        self.max_texts = max_texts
+        self.forward_passes = 0
+        self._queue: list[_Pending] = []
+        self._queued = threading.Condition()
+        self._model = threading.Lock()
+
+    @property
+    def vector_backend(self) -> str:
+        return self.inner.vector_backend
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    @property
+    def batch_size(self) -> int:
+        return self.inner.batch_size
+
+    @property
+    def texts_encoded(self) -> int:
+        return self.inner.texts_encoded
+
+    def configure(self, options: EmbeddingOptions) -> None:
+        self.inner.configure(options)
+
+    def encode(self, texts: Sequence[str], prompt: str = "") -> np.ndarray:
+        if not texts or len(texts) >= self.max_texts or self.max_wait <= 0:
+            with self._model:
+                self.forward_passes += 1
+                return self.inner.encode(texts, prompt)
+        pending = _Pending(list(texts), prompt)
+        deadline = time.monotonic() + self.max_wait
+        with self._queued:
+            self._queue.append(pending)
+            self._queued.notify_all()
+            while sum(len(p.texts) for p in self._queue) < self.max_texts and (left := deadline - time.monotonic()) > 0:
+                self._queued.wait(left)
+        with self._model:  # whoever held it ran its whole batch, so ours is either done or still queued
+            if pending.vectors is None and pending.error is None:
+                with self._queued:
+                    batch = [p for p in self._queue if p.prompt == prompt]
+                    self._queue = [p for p in self._queue if p.prompt != prompt]
+                self._run(batch, prompt)
+        if pending.error is not None:
+            raise pending.error
+        assert pending.vectors is not None
+        return pending.vectors
+
+    def _run(self, batch: list[_Pending], prompt: str) -> None:
+        self.forward_passes += 1
+        try:
+            vectors = self.inner.encode([text for p in batch for text in p.texts], prompt)
+        except BaseException as exc:  # every caller of the batch sees the failure, in its own thread
+            for p in batch:
+                p.error = exc
+            return
+        start = 0
+        for p in batch:
+            p.vectors, start = vectors[start : start + len(p.texts)], start + len(p.texts)
+
+
+class CachedEncoder:
+    """Wraps an encoder with a :class:`VectorStore`: only texts never seen with this model and prompt
+    are encoded. ``prompt`` is put before every text this encoder encodes (see the module docs)."""
+
+    def __init__(self, encoder: ModelEncoder, store: VectorStore, prompt: str = "") -> None:
+        self.inner = encoder
+        self.store = store
+        self.model_id = encoder.model_id
+        self.prompt = prompt
+
+    @property
+    def vector_id(self) -> str:
+        """The id this encoder's vectors are stored under: model, prompt, and the backend when its vectors differ."""
+        return vector_id(self.model_id, self.prompt, self.inner.vector_backend)
+
+    def with_prompt(self, prompt: str) -> CachedEncoder:
+        """This encoder with ``prompt`` instead of its own (same model, same store); itself when they agree."""
+        return self if prompt == self.prompt else CachedEncoder(self.inner, self.store, prompt)
+
+    @property
+    def texts_encoded(self) -> int:
+        return self.inner.texts_encoded
+
+    def missing(self, texts: Sequence[str]) -> list[str]:
+        """The distinct texts of ``texts`` that have no stored vector for this model and prompt yet."""
+        distinct = {text_hash(t): t for t in texts}
+        found = self.store.get_many(self.vector_id, sorted(distinct))
+        return [t for h, t in distinct.items() if h not in found]
+
+    def encode(self, texts: Sequence[str], task: Task | None = None, batch: int | None = None) -> np.ndarray:
+        """Vectors for ``texts``; unseen texts are encoded and stored ``batch`` at a time (default: the encoder's
+        batch size), ``task`` advancing per text.
+
+        Each batch is claimed in the store first (:meth:`VectorStore.claim`): texts another worker is encoding at
+        that moment are not encoded here; they are read once that worker has stored them, or claimed again later
+        (and encoded here) if it stopped without storing them."""
+        if not texts:
+            return np.zeros((0, self.inner.dim), dtype=np.float32)
+        batch = batch or self.inner.batch_size
+        hashes = [text_hash(t) for t in texts]
+        text_of = dict(zip(hashes, texts))
+        found = self.store.get_many(self.vector_id, sorted(text_of))
+        pending = [h for h in text_of if h not in found]
+        while pending:
+            part, pending = pending[:batch], pending[batch:]
+            with self.store.claim(self.vector_id, part) as mine:
+                stored = self.store.get_many(self.vector_id, part)  # what another worker stored since the first read
+                todo = [h for h in part if h in mine and h not in stored]
+                fresh = dict(zip(todo, self.inner.encode([text_of[h] for h in todo], self.prompt))) if todo else {}
+                self.store.put_many(self.vector_id, fresh)
+            found.update(stored)
+            found.update(fresh)
+            waiting = [h for h in part if h not in found]
+            if task is not None:
+                task.advance(len(part) - len(waiting))
+            if len(waiting) == len(part) and not pending:
+                time.sleep(_CLAIM_POLL)  # only other workers' texts are left: give them time to store them
+            pending += waiting
+        return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
+
