@@ -115,11 +115,11 @@ def test_extra_buffers_are_off_when_the_build_has_amx_kernels() -> None:
 
 def test_the_model_defaults_are_patched_only_while_a_model_loads() -> None:
     pytest.importorskip("llama_cpp")
-    import llama_cpp.llama as binding
+    import llama_cpp.llama_cpp as api
 
-    original = binding.llama_cpp.llama_model_default_params
+    original = api.llama_model_default_params
     with pytest.raises(RuntimeError, match="load failed"), _local._model_defaults(use_extra_bufts=False):
-        assert binding.llama_cpp.llama_model_default_params().use_extra_bufts is False
+        assert api.llama_model_default_params().use_extra_bufts is False
         raise RuntimeError("load failed")
-    assert binding.llama_cpp.llama_model_default_params is original
+    assert api.llama_model_default_params is original
     assert original().use_extra_bufts is True

@@ -219,22 +219,22 @@ _PARAMS_LOCK = threading.Lock()
 def _model_defaults(**fields: object) -> Iterator[None]:
     """While a model loads, llama-cpp-python's ``Llama`` starts from default model parameters with ``fields`` set:
     it takes no argument for some of them (``use_extra_bufts``). The patch is module-wide, hence the lock."""
-    import llama_cpp.llama as binding
+    import llama_cpp.llama_cpp as api  # the module whose defaults ``Llama`` reads at load time
 
     with _PARAMS_LOCK:
-        original = binding.llama_cpp.llama_model_default_params
+        original = api.llama_model_default_params
 
         def defaults() -> llama_cpp.llama_model_params:
-            params = original()
+            params: llama_cpp.llama_model_params = original()
             for name, value in fields.items():
                 setattr(params, name, value)
             return params
 
-        binding.llama_cpp.llama_model_default_params = defaults
+        setattr(api, "llama_model_default_params", defaults)
         try:
             yield
         finally:
-            binding.llama_cpp.llama_model_default_params = original
+            setattr(api, "llama_model_default_params", original)
 
 
 class LlamaCpp:
