@@ -24,13 +24,24 @@ pytestmark = pytest.mark.local_model
 CASES = 2
 
 
+SERVER = """
+import runpy, llama_cpp
+from tuner.generation._local import _model_defaults, extra_buffers_safe
+with _model_defaults(use_extra_bufts=extra_buffers_safe(llama_cpp.llama_print_system_info().decode())):
+    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+"""
+"""``python -m llama_cpp.server`` with the model loaded as the local generator loads it: llama.cpp's AMX kernels
+segfault in the first decode on some AMX CPUs (:func:`tuner.generation._local.extra_buffers_safe`)."""
+
+
 @pytest.fixture(scope="module")
 def llama_server(local_model_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``python -m llama_cpp.server`` on a free loopback port, serving the model as ``gemma-3-270m`` with Gemma's chat
-    format; its log goes to a file (llama.cpp logs more than a pipe holds, and a full pipe stops the server)."""
+    format, loaded with extra buffers only where they are safe (:data:`SERVER`); its log goes to a file (llama.cpp logs
+    more than a pipe holds, and a full pipe stops the server)."""
     port = free_port()
     command = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(local_model_path), "--model_alias", "gemma-3-270m",
+        sys.executable, "-c", SERVER, "--model", str(local_model_path), "--model_alias", "gemma-3-270m",
         "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
         "--n_threads", str(max(1, len(os.sched_getaffinity(0)) - 1)),
     ]
