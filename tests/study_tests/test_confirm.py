@@ -15,6 +15,7 @@ from tests.tiny_dataset import GOLDEN, write_tiny_dataset
 from tuner.cli import main
 from tuner.dataset import load_dataset
 from tuner.io import write_jsonl
+from tuner.report import render_report
 from tuner.study import MIN_CONFIRM_CASES, StudyRecord, TrialRecord, split_cases
 
 
@@ -124,6 +125,11 @@ def test_front_members_are_confirmed_on_held_out_cases_and_every_output_shows_bo
     assert "another dataset" not in gated
     assert ("note: the configuration was chosen on this dataset's tuning share and confirmed on its 32 held-out cases "
             "(its study's confirm:): the gate measures every case") in gated
+    # the report's picks table shows the held-out figures the pick rule used beside the tuning ones
+    picks_section = render_report(study).split("5. Picked configurations by category", 1)[1]
+    picked = exported["provenance"]["trial"]
+    assert "recall@k held out" in picks_section and "recall@k optimism" in picks_section
+    assert f"{record.confirm[str(picked)]['values']['recall_at_k']:.3f}" in picks_section
     # a resume keeps the split and confirms nothing twice
     confirmed = dict(record.confirm)
     assert main(["run", str(study_file), "--no-report"]) == 0

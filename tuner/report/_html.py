@@ -156,7 +156,7 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
     )
 
 
-def _confirmed(entry: FrontEntry, names: Sequence[str], confirmed: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def _confirmed(entry: Point, names: Sequence[str], confirmed: Mapping[str, Mapping[str, Any]]) -> list[str]:
     """The held-out figure of each quality objective with its interval and n, and the optimism (tuning − held out)."""
     held = confirmed.get(str(entry.number))
     cells = []
@@ -254,11 +254,17 @@ def _picks_section(
         return '<p class="note">No configuration picked.</p>'
     points = {p.number: p for p in summary.points}
     names = list(summary.directions)
+    # beside the tuning figures, the held-out ones the pick rules and notes use (a study with confirm:)
+    confirmed = StudyRecord.from_study(study).confirm
+    quality = [n for n in names if n != CONTEXT_WORDS] if confirmed else []
+    header = ["rule", "trial", *(label(n) for n in names), "n/N",
+              *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism")), "params"]
     overview = _table(
-        ["rule", "trial", *(label(n) for n in names), "n/N", "params"],
-        [[rule, f"#{n}", *(_value(points[n], m) for m in names), _n_of_total(records[n]), format_settings(points[n].params)]
+        header,
+        [[rule, f"#{n}", *(_value(points[n], m) for m in names), _n_of_total(records[n]),
+          *_confirmed(points[n], quality, confirmed), format_settings(points[n].params)]
          for rule, n in picks.items()],
-        text_columns=[0, len(names) + 3],
+        text_columns=[0, len(header) - 1],
     )
     # what the noise floor says about each pick: indistinguishable from zero or from a front neighbour
     overview += "".join(f'<p class="note">{html.escape(note)}</p>'
