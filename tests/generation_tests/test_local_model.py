@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tuner.generation import LocalGenerator, LocalGeneratorConfig, build_generator
-from tuner.generation._local import LlamaCpp, extra_buffers_safe
+from tuner.generation._local import LlamaCpp, extra_buffers_here
 from tuner.llm import BackendResources
 
 pytestmark = pytest.mark.local_model
@@ -47,10 +47,8 @@ def test_greedy_answers_repeat_and_the_second_comes_from_the_cache(local_generat
 
 
 def test_the_model_loads_with_extra_buffers_only_where_they_are_safe(local_generator: LocalGenerator) -> None:
-    import llama_cpp
-
     runtime = local_generator.runtime
     assert isinstance(runtime, LlamaCpp)
-    safe = extra_buffers_safe(llama_cpp.llama_print_system_info().decode())
+    safe = extra_buffers_here()
     assert runtime.llama.model_params.use_extra_bufts is safe
     assert runtime.name.endswith("(plain CPU buffers)") is not safe

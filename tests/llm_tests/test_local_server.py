@@ -25,13 +25,13 @@ CASES = 2
 
 
 SERVER = """
-import runpy, llama_cpp
-from tuner.generation._local import _model_defaults, extra_buffers_safe
-with _model_defaults(use_extra_bufts=extra_buffers_safe(llama_cpp.llama_print_system_info().decode())):
+import runpy
+from tuner.generation._local import safe_model_loading
+with safe_model_loading():
     runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 """
 """``python -m llama_cpp.server`` with the model loaded as the local generator loads it: llama.cpp's AMX kernels
-segfault in the first decode on some AMX CPUs (:func:`tuner.generation._local.extra_buffers_safe`)."""
+segfault in the first decode on some AMX CPUs (:func:`tuner.generation._local.safe_model_loading`)."""
 
 
 @pytest.fixture(scope="module")

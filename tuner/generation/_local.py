@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import metadata
@@ -212,6 +212,19 @@ def extra_buffers_safe(system_info: str) -> bool:
     return "AMX_INT8 = 1" not in system_info
 
 
+def extra_buffers_here() -> bool:
+    """:func:`extra_buffers_safe` for the llama.cpp build installed here."""
+    import llama_cpp
+
+    return extra_buffers_safe(llama_cpp.llama_print_system_info().decode("utf-8", "replace"))
+
+
+def safe_model_loading() -> AbstractContextManager[None]:
+    """While a model loads in this block, llama.cpp keeps its weights as the local generator keeps them: in its extra
+    buffer types only where :func:`extra_buffers_here` says they are safe (e.g. around llama-cpp-python's server)."""
+    return _model_defaults(use_extra_bufts=extra_buffers_here())
+
+
 _PARAMS_LOCK = threading.Lock()
 
 
@@ -246,7 +259,7 @@ class LlamaCpp:
     def __init__(self, path: Path, threads: int, context_tokens: int, seed: int) -> None:
         import llama_cpp
 
-        self.extra_buffers = extra_buffers_safe(llama_cpp.llama_print_system_info().decode("utf-8", "replace"))
+        self.extra_buffers = extra_buffers_here()
         self.name = f"llama.cpp {llama_cpp.__version__}" + ("" if self.extra_buffers else " (plain CPU buffers)")
         with _model_defaults(use_extra_bufts=self.extra_buffers):
             self.llama: llama_cpp.Llama = llama_cpp.Llama(
