@@ -21,10 +21,11 @@ def study_labels(study: optuna.Study) -> LabelProvenance | None:
     return StudyRecord.from_study(study).provenance()
 
 
-def _caveat(provenance: LabelProvenance | None, trial: optuna.trial.FrozenTrial, recall: float | None,
+def _caveat(provenance: LabelProvenance | None, record: TrialRecord, recall: float | None,
             ci: tuple[float, float] | None) -> LabelCaveat | None:
-    """The caveat on ``recall`` (interval ``ci``) of ``trial``'s configuration: its retriever and top_k against the pool."""
-    settings = TrialRecord.from_trial(trial).settings or {}
+    """The caveat on ``recall`` (interval ``ci``) of a trial's configuration (from its ``record``): its retriever and
+    top_k against the pool."""
+    settings = record.settings or {}
     if recall is None or "retriever" not in settings or "top_k" not in settings:
         return None
     return label_caveat(provenance, str(settings["retriever"]), int(settings["top_k"]), recall, ci)
@@ -32,7 +33,7 @@ def _caveat(provenance: LabelProvenance | None, trial: optuna.trial.FrozenTrial,
 
 def entry_caveat(provenance: LabelProvenance | None, entry: FrontEntry, trial: optuna.trial.FrozenTrial) -> LabelCaveat | None:
     """The caveat on a front member's recall (the entry's figures: held-out ones where picks use them)."""
-    return _caveat(provenance, trial, entry.values.get(RECALL), entry.ci.get(RECALL))
+    return _caveat(provenance, TrialRecord.from_trial(trial), entry.values.get(RECALL), entry.ci.get(RECALL))
 
 
 def trial_caveats(study: optuna.Study, provenance: LabelProvenance | None) -> dict[int, LabelCaveat]:
@@ -43,9 +44,8 @@ def trial_caveats(study: optuna.Study, provenance: LabelProvenance | None) -> di
     for trial in study.get_trials(deepcopy=False):
         if trial.values is None or RECALL not in names:
             continue
-        low, high = (TrialRecord.from_trial(trial).ci or {}).get(RECALL) or [None, None]
-        ci = (low, high) if low is not None and high is not None else None
-        caveat = _caveat(provenance, trial, trial.values[names.index(RECALL)], ci)
+        record = TrialRecord.from_trial(trial)
+        caveat = _caveat(provenance, record, trial.values[names.index(RECALL)], record.intervals().get(RECALL))
         if caveat is not None:
             caveats[trial.number] = caveat
     return caveats
