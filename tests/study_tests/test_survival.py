@@ -16,7 +16,8 @@ from tests.study_tests.test_study import write_study
 from tuner.cli import main
 from tuner.errors import UserError
 from tuner.generation import GENERATORS, Answer
-from tuner.llm import BackendResources, RequestCount
+from tuner.llm import RequestCount
+from tuner.backends import BackendResources
 from tuner.study import TrialRecord, load_study_file, points_of, run_study, study_summary
 
 UNSCORABLE_SPACE = {
