@@ -16,9 +16,10 @@ from tests.study_tests.test_study import write_study
 from tuner.cli import main
 from tuner.errors import UserError
 from tuner.generation import GENERATORS, Answer
-from tuner.llm import RequestCount
 from tuner.backends import BackendResources
-from tuner.study import TrialRecord, load_study_file, points_of, run_study, study_summary
+from tuner.front import TrialRecord, points_of, study_summary
+from tuner.llm import RequestCount
+from tuner.study import load_study_file, run_study
 
 UNSCORABLE_SPACE = {
     "top_k": {"type": "int", "low": 1, "high": 3},
