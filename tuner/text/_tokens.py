@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 from tuner.text._language import CJK_CHARS
-from tuner.text._segment import segment
+from tuner.text._segment import segment, segment_many
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
 
 _LATIN_RUN = "[a-z0-9]+(?:[.,][0-9]+)*"
@@ -48,16 +49,43 @@ def bm25_tokens(text: str) -> list[str]:
     >>> bm25_tokens("ＩＰｈｏｎｅ 15的售价是5999元")
     ['iphone', '15', '售价', '5999', '元']
     """
-    normalized = normalize_text(text)
-    if not _CJK_RUN.search(normalized):  # the common case, all in C: BM25 tokenizes every chunk of a corpus
-        return [word for word in _LATIN.findall(normalized) if word not in STOPWORDS_LATIN]
-    tokens: list[str] = []
-    for cjk, latin in _RUN.findall(normalized):
-        if cjk:
-            tokens.extend(word for word in segment(cjk) if word not in STOPWORDS_ZH)
-        elif latin not in STOPWORDS_LATIN:
-            tokens.append(latin)
-    return tokens
+    return next(bm25_token_lists([text]))
+
+
+BM25_BATCH = 512
+"""Texts whose CJK runs :func:`bm25_token_lists` hands the segmenter in one call."""
+
+
+def bm25_token_lists(texts: Sequence[str]) -> Iterator[list[str]]:
+    """:func:`bm25_tokens` of each of ``texts``, in order, with the CJK runs of :data:`BM25_BATCH` texts at a time
+    segmented in one call (:func:`tuner.text.segment_many`): the same tokens, for a corpus at a fraction of the
+    cost of one segmenter call per run."""
+    for first in range(0, len(texts), BM25_BATCH):
+        latin_only: list[list[str] | None] = []  # a text without CJK: its tokens already
+        mixed: list[list[tuple[str, str]]] = []  # else its (CJK run, Latin run) matches
+        runs: list[str] = []
+        for text in texts[first : first + BM25_BATCH]:
+            normalized = normalize_text(text)
+            if not _CJK_RUN.search(normalized):  # the common case, all in C
+                latin_only.append([word for word in _LATIN.findall(normalized) if word not in STOPWORDS_LATIN])
+                mixed.append([])
+                continue
+            found = _RUN.findall(normalized)
+            runs.extend(cjk for cjk, _ in found if cjk)
+            latin_only.append(None)
+            mixed.append(found)
+        words = iter(segment_many(runs) if runs else [])
+        for ready, found in zip(latin_only, mixed):
+            if ready is not None:
+                yield ready
+                continue
+            tokens: list[str] = []
+            for cjk, latin in found:
+                if cjk:
+                    tokens.extend(word for word in next(words) if word not in STOPWORDS_ZH)
+                elif latin not in STOPWORDS_LATIN:
+                    tokens.append(latin)
+            yield tokens
 
 
 @lru_cache(maxsize=65536)  # every trial counts the words of its contexts, which repeat across trials
