@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -38,7 +39,7 @@ from tuner.settings import Chunking, ChunkUnit
 from tuner.text import sentence_spans
 
 if TYPE_CHECKING:
-    from tokenizers import Tokenizer
+    from tokenizers import Encoding, Tokenizer
 
 SNAP_MIN_FILL = 0.5
 """A sentence end is used as a chunk end only if the chunk keeps more than this share of ``chunk_size``:
@@ -114,12 +115,22 @@ class TokenUnits:
         return [(start, end) for start, end in offsets if end > start]
 
     def many(self, texts: Sequence[str]) -> Iterator[list[Span]]:
-        """The spans of each of ``texts``, in order."""
-        for first in range(0, len(texts), ENCODE_BATCH):
-            with self._calls:
-                encodings = self.tokenizer.encode_batch(list(texts[first : first + ENCODE_BATCH]), add_special_tokens=False)
-            for encoding in encodings:
-                yield [(start, end) for start, end in encoding.offsets if end > start]
+        """The spans of each of ``texts``, in order. The next batch is encoded on a thread of its own while the caller
+        works on this one: ``encode_batch`` releases the GIL, so the tokenizer's threads and the caller's Python
+        share the cores."""
+        batches = [list(texts[first : first + ENCODE_BATCH]) for first in range(0, len(texts), ENCODE_BATCH)]
+        with ThreadPoolExecutor(1, thread_name_prefix="tokenizer") as ahead:
+            pending = ahead.submit(self._encode, batches[0]) if batches else None
+            for index in range(len(batches)):
+                assert pending is not None
+                encodings = pending.result()
+                pending = ahead.submit(self._encode, batches[index + 1]) if index + 1 < len(batches) else None
+                for encoding in encodings:
+                    yield [(start, end) for start, end in encoding.offsets if end > start]
+
+    def _encode(self, batch: list[str]) -> list[Encoding]:
+        with self._calls:
+            return self.tokenizer.encode_batch(batch, add_special_tokens=False)
 
 
 def token_units(embedding_model: str) -> TokenUnits:

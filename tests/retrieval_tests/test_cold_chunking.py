@@ -16,7 +16,9 @@ from tuner.dataset import Dataset, load_dataset
 from tuner.io import write_jsonl
 from tuner.retrieval._table import _write_chunks
 from tuner.settings import RetrievalSettings
-from tuner.text import bm25_token_lists, segment, segment_many
+from tuner.text import STOPWORDS_LATIN, STOPWORDS_ZH, bm25_token_lists, normalize_text
+from tuner.text import _segment, _tokens
+from tuner.text._segment import SEGMENTERS
 
 SENTENCES = [
     "Nimbus X2的保修期是两年，电池续航14小时。", "售价为5999元（含税），２０２３年５月起上市！", "它支持Wi-Fi 6与蓝牙5.3；",
@@ -69,11 +71,20 @@ def test_the_chunk_table_is_byte_identical_to_the_one_before_batching(
 BM25_BEFORE = "fa06bfdd35f5173c4cf0f2835a9e6392565a68a512487111ee8276699e921235"
 
 
-def test_bm25_terms_of_a_batch_are_those_one_segmenter_call_per_run_gave(tmp_path: Path) -> None:
+def test_bm25_terms_of_a_batch_are_those_one_segmenter_call_per_run_gave(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dataset = _mixed_corpus(tmp_path / "data")
     passages = [chunk.passage for chunk in chunk_dataset(dataset, RetrievalSettings(chunk_size=24, chunk_overlap=0.25).chunking)]
     terms = "\n".join(json.dumps(tokens, ensure_ascii=False) for tokens in bm25_token_lists(passages))
     assert _digest(terms.encode("utf-8")) == BM25_BEFORE
     assert list(bm25_token_lists(["", "only english words here", "纯中文"])) == [[], ["only", "english", "words", "here"], ["纯中文"]]
-    runs = ["保修期是两年", "电池", "㐀㐁", "𠀀在扩展", "售价"]
-    assert segment_many(runs) == [segment(run) for run in runs]
+    # one text at a time, with the segmenter jieba instead of rjieba: the same words as one call per run
+    texts = ["保修期是两年，电池14小时", "㐀㐁与𠀀在扩展区 and more", "iPhone 15的售价是5999元"]
+    for name in SEGMENTERS:
+        with monkeypatch.context() as patched:
+            patched.setattr(_segment, "SEGMENTER", name)
+            patched.setattr(_tokens, "SEGMENTER", name)
+            batched = list(bm25_token_lists(texts))
+            alone = [[w for cjk, latin in _tokens._RUN.findall(normalize_text(text))
+                      for w in (_segment.segmenter(name)(cjk) if cjk else [latin])
+                      if w not in STOPWORDS_ZH and w not in STOPWORDS_LATIN] for text in texts]
+            assert batched == alone

@@ -41,7 +41,7 @@ from tuner.text._numerals import (
     parse_number,
 )
 from tuner.text._dates import DateMention, day_number, find_dates, parse_date
-from tuner.text._segment import SEGMENTER, segment, segment_many, tag
+from tuner.text._segment import SEGMENTER, segment, tag
 from tuner.text._sentences import SENTENCE_BREAK, sentence_spans, split_sentences
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
 from tuner.text._tokens import bm25_token_lists, bm25_tokens, is_blank, normalize_text, word_count
@@ -80,7 +80,6 @@ __all__ = [
     "parse_date",
     "parse_number",
     "segment",
-    "segment_many",
     "sentence_spans",
     "split_sentences",
     "tag",

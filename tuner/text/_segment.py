@@ -9,7 +9,7 @@ gives the same BM25 recall as jieba and segments several times faster (``bench/t
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import lru_cache
 
 SEGMENTERS = ("rjieba", "jieba")
@@ -42,22 +42,6 @@ def segmenter(name: str) -> Callable[[str], list[str]]:
 def segment(run: str) -> list[str]:
     """The words of a run of CJK ideographs, in order."""
     return segmenter(SEGMENTER)(run)
-
-
-def segment_many(runs: Sequence[str]) -> list[list[str]]:
-    """:func:`segment` of each of ``runs`` (runs of CJK ideographs), from one call of the segmenter: the runs joined
-    by line breaks, which both segmenters pass through as a word of their own and never segment across (they cut
-    a text into blocks of ideographs and letters at anything else first), so each run's words are the ones it gets
-    alone. A corpus has millions of runs; one call per run costs more than the segmenting."""
-    words = segmenter(SEGMENTER)("\n".join(runs))
-    out: list[list[str]] = []
-    start = 0
-    for _ in range(len(runs) - 1):
-        end = words.index("\n", start)
-        out.append(words[start:end])
-        start = end + 1
-    out.append(words[start:])
-    return out
 
 
 def tag(text: str) -> list[tuple[str, str]]:
