@@ -119,9 +119,9 @@ def test_not_ready_until_the_indexes_are_loaded_and_a_failed_load_says_why(confi
 
     release = threading.Event()
 
-    def slow_load() -> Retriever:
+    def slow_load() -> dict[str, Retriever]:
         release.wait(60)
-        return Retriever.from_config(config, corpus=tiny_dataset_dir)
+        return {"tiny": Retriever.from_config(config, corpus=tiny_dataset_dir)}
 
     with TestClient(build_app(slow_load, SERVE_TOKEN), base_url="http://127.0.0.1:8000") as client:
         assert client.get("/healthz").status_code == 503 and client.get("/healthz").json() == {"error": "loading indexes"}
@@ -133,7 +133,7 @@ def test_not_ready_until_the_indexes_are_loaded_and_a_failed_load_says_why(confi
             time.sleep(0.05)
         assert client.post("/retrieve", json={"query": "warranty"}).json()["chunks"]
 
-    def broken() -> Retriever:
+    def broken() -> dict[str, Retriever]:
         raise FileNotFoundError("no such dataset")
 
     with TestClient(build_app(broken, SERVE_TOKEN), base_url="http://127.0.0.1:8000") as client:
