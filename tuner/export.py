@@ -389,11 +389,11 @@ def _ragflow(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untransl
 
 
 FRAMEWORKS = {"langchain": _langchain, "llamaindex": _llamaindex, "dify": _dify, "ragflow": _ragflow}
-ADAPTERS = {"langchain": "tuner.deploy.langchain.TunerLangChainRetriever.from_config(...)",
-            "llamaindex": "tuner.deploy.llamaindex.TunerLlamaIndexRetriever.from_config(...)",
-            "dify": "tuner serve registered as a Dify external knowledge base (docs/deploy.md)",
-            "ragflow": "tuner serve registered as a Dify external knowledge base, or measure RAGFlow's own with "
-                       "tuner eval --external (docs/deploy.md)"}
+ADAPTERS = {"langchain": "tuner.deploy.langchain.TunerLangChainRetriever",
+            "llamaindex": "tuner.deploy.llamaindex.TunerLlamaIndexRetriever",
+            "dify": "tuner serve (POST /retrieval) registered as a Dify external knowledge base (docs/deploy.md)",
+            "ragflow": "tuner serve (POST /retrieval) registered as a Dify external knowledge base (docs/deploy.md); "
+                       "measure RAGFlow's own knowledge base with tuner eval --external"}
 
 
 def write_framework_export(path: str | Path, document: dict[str, Any], framework: str) -> Path:
@@ -402,7 +402,8 @@ def write_framework_export(path: str | Path, document: dict[str, Any], framework
     headed by a table of the settings that do not translate; the adapter reproduces the measured retrieval instead."""
     native, untranslated = FRAMEWORKS[framework](settings_from_mapping(document["settings"], "export settings"))
     header = [f"# {framework} settings nearest to the measured configuration, written by tuner export --format {framework}.",
-              f"# For the retrieval the study measured, use {ADAPTERS[framework]} instead.",
+              f"# For the retrieval the study measured, use {ADAPTERS[framework]}"
+              + (".from_config(...) instead." if framework in ("langchain", "llamaindex") else " instead."),
               "# What does not translate:", "#", "# | setting | value | why |", "# |---|---|---|"]
     header += [f"# | {name} | {value} | {why} |" for name, value, why in untranslated]
     body = {"framework": framework, "native": native, "adapter": ADAPTERS[framework],
