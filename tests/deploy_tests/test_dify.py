@@ -238,3 +238,41 @@ def test_calls_are_cached_retried_and_an_unreachable_service_is_one_fatal_line(
     with pytest.raises(FatalBackendError, match="HTTP 403") as refused:
         rejected.records("warranty", 3, 0.0)
     assert "not-the-key" not in str(refused.value) and rejected.usage.snapshot().retries == 0  # a rejected key is not retried
+
+
+def test_a_study_tunes_the_served_configuration_through_the_contract(
+        server: str, exported: Path, tiny_dataset_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        embeddings: Any) -> None:
+    import optuna
+
+    from tuner.study import StudyRecord, TrialRecord
+
+    monkeypatch.setenv("SERVED_KEY", API_KEY)
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump({
+        "top_k": {"type": "int", "low": 1, "high": 4}, "relevance_threshold": {"type": "float", "low": 0.0, "high": 0.5,
+                                                                              "step": 0.25},
+        "chunk_size": {"type": "categorical", "choices": [20, 40]}}))  # acts on no service: left out of the search
+    study = {"name": "served", "dataset": str(tiny_dataset_dir), "search_space": "space.yaml",
+             "retriever": {"backend": "external", "url": server, "knowledge_id": "tiny", "api_key_env": "SERVED_KEY"},
+             "budget": {"trials": 3}, "noise_floor": {"recall_at_k": 0.0, "v3_delta_faithful": 0.0},
+             "sampler": {"name": "random", "seed": 3}, "enqueue": [{"top_k": 2}], "output": "out"}
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
+    assert main(["run", str(tmp_path / "study.yaml"), "--no-report"]) == 0
+    stored = optuna.load_study(study_name="served", storage=f"sqlite:///{tmp_path / 'out' / 'served' / 'study.db'}")
+    record = StudyRecord.from_study(stored)
+    assert record.retrieval is not None and "hard_mode: inject" in record.retrieval["v3"] and API_KEY not in str(record)
+    dataset = load_dataset(tiny_dataset_dir)
+    local = RetrievalPipeline(dataset, embeddings=embeddings)
+    tuned = read_export(exported).settings
+    complete = [t for t in stored.trials if t.state == optuna.trial.TrialState.COMPLETE]
+    assert complete
+    for trial in complete:
+        assert trial.params["chunk_size"] == 256  # fixed at the study's value: one choice, never searched
+        trial_record = TrialRecord.from_trial(trial)
+        asked = RetrievalSettings(**trial_record.settings)
+        # what the service ran: the served configuration, top_k capped by the tuned one, its threshold raised
+        served = tuned.model_copy(update={"top_k": min(asked.top_k, tuned.top_k),
+                                          "relevance_threshold": max(asked.relevance_threshold, tuned.relevance_threshold)})
+        expected = evaluate_retrieval(local, served).per_case["recall_at_k"]
+        assert trial_record.recall_cases == tuple(expected[[c.id for c in dataset.golden].index(case)]
+                                                  for case in stored.user_attrs["case_order"])

@@ -43,6 +43,12 @@ class ExternalConfig(BaseModel):
     backoff_base: float = Field(0.5, ge=0.0)
     cache: bool = True
 
+    def described(self) -> dict[str, Any]:
+        """What a study records and its report shows of the service: no key, credentials in the URL redacted."""
+        return {"backend": self.backend, "url": redact(self.url), "knowledge_id": self.knowledge_id, "match": self.match,
+                "searched": "top_k, score_threshold",
+                "v3": "conflicts injected into the context the service returned (hard_mode: inject)"}
+
     @field_validator("url")
     @classmethod
     def _http(cls, url: str) -> str:
