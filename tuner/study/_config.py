@@ -226,7 +226,8 @@ def load_study_file(path: str | Path, storage: str | None = None, out: str | Non
             "judge": parse_judge_config(data.get("judge"), str(file))}
     if isinstance(data.get("retriever"), dict):
         # a service's index cannot be given the conflicts: v3 injects them into the context it returns
-        noise = data.get("noise") if isinstance(data.get("noise"), dict) else {}
+        given = data.get("noise")
+        noise: dict[str, Any] = given if isinstance(given, dict) else {}
         if noise.get("hard_mode", "inject") != "inject":
             raise UserError(f"{file}: noise.hard_mode: an external retriever needs inject (the conflicts cannot be put "
                             f"into the service's index), got {noise['hard_mode']!r}")
