@@ -5,9 +5,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.net import SERVE_TOKEN, TcpProxy, free_port, wait_until_ready
+from tests.net import TcpProxy, serving
 from tuner.cli import main
 from tuner.dataset import Document, load_dataset
 from tuner.deploy import Retriever
@@ -31,7 +28,6 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
-REPO = Path(__file__).resolve().parents[2]
 API_KEY = "test-dify-key"
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
 
@@ -53,20 +49,9 @@ def exported(tiny_dataset_dir: Path, tmp_path_factory: pytest.TempPathFactory) -
 
 @pytest.fixture(scope="module")
 def server(exported: Path, tiny_dataset_dir: Path) -> Iterator[str]:
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TUNER_SERVE_TOKEN": SERVE_TOKEN,
-           "TUNER_SERVE_API_KEY": API_KEY}
-    process = subprocess.Popen([sys.executable, "-m", "tuner", "serve", "--knowledge", f"tiny={exported}:{tiny_dataset_dir}",
-                                "--port", str(port)], env=env, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_ready(process, url)
+    with serving(["--knowledge", f"tiny={exported}:{tiny_dataset_dir}"], TUNER_SERVE_API_KEY=API_KEY) as (url, output):
         yield url
-    finally:
-        process.terminate()
-        out, err = process.communicate(timeout=30)
-        assert API_KEY not in out + err  # the key chosen by the environment is never printed or logged
+    assert API_KEY not in output[0]  # the key chosen by the environment is never printed or logged
 
 
 def test_the_knowledge_id_of_config_and_dataset_is_the_dataset_folders_name() -> None:
