@@ -87,7 +87,7 @@ class ExternalPipeline(RetrievalPipeline):
         ignore it), in the service's order."""
         if view != "clean":
             raise UserError(f"external retrieval ({self.client.config.url}) has only the service's own index: v3 needs "
-                            "noise.hard_mode: inject, not in_index")
+                            "variants.hard_mode: inject, not in_index")
         k, threshold = settings.top_k, settings.relevance_threshold
         replies = self.client.many(self.queries, k, threshold)
         contexts, total, unmatched = [], 0, 0

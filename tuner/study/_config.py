@@ -1,5 +1,5 @@
 """Study (**study file** → trials → trial record): study files: one YAML naming the dataset, search space, objectives,
-backends, noise, sampler, budget, storage."""
+backends, variants, sampler, budget, storage."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from tuner.dataset import is_builtin, manifest_model_defaults
 from tuner.errors import UserError, describe_validation_error
-from tuner.io import read_yaml_mapping
+from tuner.io import read_yaml_mapping, renamed_key
 from tuner.generation import ExtractiveGeneratorConfig, GeneratorConfig, parse_generator_config
 from tuner.judging import JudgeConfig, LexicalJudgeConfig, parse_judge_config
 from tuner.llm import LLMConfig
-from tuner.variants import NoiseConfig
+from tuner.variants import VariantsConfig
 from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUSTNESS_OBJECTIVES, Direction
 from tuner.settings import MetadataFilter, RetrievalSettings, settings_from_mapping
 from tuner.study._tracking import TrackingConfig
@@ -132,7 +132,7 @@ class StudyConfig(_Strict):
     )
     generator: GeneratorConfig = Field(default_factory=ExtractiveGeneratorConfig)
     judge: JudgeConfig = Field(default_factory=LexicalJudgeConfig)
-    noise: NoiseConfig = NoiseConfig()
+    variants: VariantsConfig = VariantsConfig()
     sampler: SamplerConfig = SamplerConfig()
     budget: BudgetConfig = BudgetConfig()
     pruning: PruningConfig = PruningConfig()
@@ -151,6 +151,12 @@ class StudyConfig(_Strict):
     retriever: ExternalConfig | None = Field(
         None, description="a retrieval service speaking Dify's External Knowledge API to tune instead of tuner's own "
         "retrieval: {backend: external, url, knowledge_id, api_key_env}")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_spellings(cls, data: Any) -> Any:
+        # study files written before issue 39 call the variants' configuration "noise"
+        return renamed_key(data, "noise", "variants")
 
 
 class LoadedStudy:
@@ -226,12 +232,13 @@ def load_study_file(path: str | Path, storage: str | None = None, out: str | Non
             "judge": parse_judge_config(data.get("judge"), str(file))}
     if isinstance(data.get("retriever"), dict):
         # a service's index cannot be given the conflicts: v3 injects them into the context it returns
-        given = data.get("noise")
-        noise: dict[str, Any] = given if isinstance(given, dict) else {}
-        if noise.get("hard_mode", "inject") != "inject":
-            raise UserError(f"{file}: noise.hard_mode: an external retriever needs inject (the conflicts cannot be put "
-                            f"into the service's index), got {noise['hard_mode']!r}")
-        data["noise"] = {**noise, "hard_mode": "inject"}
+        key = "noise" if "noise" in data and "variants" not in data else "variants"  # the spelling before issue 39
+        given = data.get(key)
+        variants: dict[str, Any] = given if isinstance(given, dict) else {}
+        if variants.get("hard_mode", "inject") != "inject":
+            raise UserError(f"{file}: {key}.hard_mode: an external retriever needs inject (the conflicts cannot be put "
+                            f"into the service's index), got {variants['hard_mode']!r}")
+        data[key] = {**variants, "hard_mode": "inject"}
     try:
         config = StudyConfig(**data)
     except ValidationError as exc:
