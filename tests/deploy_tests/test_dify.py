@@ -261,3 +261,20 @@ def test_a_study_tunes_the_served_configuration_through_the_contract(
         expected = evaluate_retrieval(local, served).per_case["recall_at_k"]
         assert trial_record.recall_cases == tuple(expected[[c.id for c in dataset.golden].index(case)]
                                                   for case in stored.user_attrs["case_order"])
+
+
+@pytest.mark.parametrize("key", ["variants", "noise"])
+def test_an_external_study_injects_v3_and_refuses_in_index(tmp_path: Path, tiny_dataset_dir: Path, key: str) -> None:
+    from tuner.errors import UserError
+    from tuner.study import load_study_file
+
+    study = {"name": "s", "dataset": str(tiny_dataset_dir),
+             "retriever": {"backend": "external", "url": "http://127.0.0.1:9/api/v1/dify", "knowledge_id": "kb"}}
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
+    assert load_study_file(tmp_path / "study.yaml").config.variants.hard_mode == "inject"
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump({**study, key: {"hard_mode": "in_index"}}))
+    with pytest.raises(UserError, match=f"study.yaml: {key}.hard_mode: an external retriever needs inject"):
+        load_study_file(tmp_path / "study.yaml")
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump({**study, "retriever": {**study["retriever"], "match": "body"}}))
+    with pytest.raises(UserError, match="retriever.match: must be metadata.<key>, title or content"):
+        load_study_file(tmp_path / "study.yaml")
