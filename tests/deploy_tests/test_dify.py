@@ -278,3 +278,26 @@ def test_an_external_study_injects_v3_and_refuses_in_index(tmp_path: Path, tiny_
     (tmp_path / "study.yaml").write_text(yaml.safe_dump({**study, "retriever": {**study["retriever"], "match": "body"}}))
     with pytest.raises(UserError, match="retriever.match: must be metadata.<key>, title or content"):
         load_study_file(tmp_path / "study.yaml")
+
+
+def test_without_a_key_in_the_environment_serve_prints_a_new_one_once(exported: Path, tiny_dataset_dir: Path) -> None:
+    import re
+
+    from tests.net import free_port, start_serve, wait_until_ready
+
+    port = free_port()
+    process = start_serve(["--config", str(exported), "--dataset", str(tiny_dataset_dir), "--port", str(port)],
+                          TUNER_SERVE_API_KEY="")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        assert process.stdout is not None
+        lines = [process.stdout.readline() for _ in range(3)]
+        key = next(m.group(1) for line in lines if (m := re.search(r"'Authorization: Bearer (\S+)'", line)))
+        wait_until_ready(process, url)
+        knowledge_id = tiny_dataset_dir.name  # --config with --dataset: the dataset folder's name
+        reply = _ask(url, _body(knowledge_id=knowledge_id), {"Authorization": f"Bearer {key}"})
+        assert reply.status_code == 200 and reply.json()["records"]
+    finally:
+        process.terminate()
+        out, err = process.communicate(timeout=30)
+    assert ("".join(lines) + out + err).count(key) == 1 and len(key) >= 32
