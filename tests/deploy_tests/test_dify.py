@@ -301,3 +301,16 @@ def test_without_a_key_in_the_environment_serve_prints_a_new_one_once(exported: 
         process.terminate()
         out, err = process.communicate(timeout=30)
     assert ("".join(lines) + out + err).count(key) == 1 and len(key) >= 32
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--external", "http://127.0.0.1:9"], "--external and --knowledge-id go together"),
+    (["--external", "ftp://x", "--knowledge-id", "kb"], "--external must start with http:// or https://"),
+    (["--external", "http://127.0.0.1:9", "--knowledge-id", "kb", "--chunk-size", "64"], "--chunk-size: a service is asked only"),
+    (["--external", "http://127.0.0.1:9", "--knowledge-id", "kb", "--match", "body"], "--match must be metadata.<key>"),
+])
+def test_eval_external_flags_are_checked_before_any_request(tiny_dataset_dir: Path, flags: list[str], message: str,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", str(tiny_dataset_dir), *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1

@@ -87,6 +87,13 @@ def _external(args: argparse.Namespace, dataset: Dataset, reporter: Reporter,
 
     if not (args.external and args.knowledge_id):
         raise UserError("command line: --external and --knowledge-id go together")
+    from tuner.commands._common import settings_flags
+
+    ignored = [name for name, _, _ in settings_flags() if name not in ("top_k", "relevance_threshold")
+               and getattr(args, name) is not None] + (["config"] if args.config else [])
+    if ignored:
+        raise UserError(f"command line: --{ignored[0].replace('_', '-')}: a service is asked only --top-k and "
+                        "--score-threshold; its other settings are its own")
     if args.score_threshold is not None and args.relevance_threshold is not None:
         raise UserError("command line: --score-threshold: give it or --relevance-threshold, not both")
     try:
