@@ -27,7 +27,9 @@ from tuner.text import is_blank
 INVALID_AUTH_HEADER = 1001
 AUTH_FAILED = 1002
 UNKNOWN_KNOWLEDGE = 2001
-"""The contract's error codes; an error it has no code for carries its HTTP status as ``error_code`` (400, 413, 503)."""
+"""The contract's error codes; an error it has no code for carries its HTTP status as ``error_code`` (400, 503). The
+service's own guards answer before the contract is read, in the service's shape: 413 (body too large), 421 (a Host it
+does not answer to)."""
 
 
 class _Contract(BaseModel):
