@@ -230,7 +230,7 @@ def test_a_study_tunes_the_served_configuration_through_the_contract(
         embeddings: Any) -> None:
     import optuna
 
-    from tuner.study import StudyRecord, TrialRecord
+    from tuner.front import StudyRecord, TrialRecord
 
     monkeypatch.setenv("SERVED_KEY", API_KEY)
     (tmp_path / "space.yaml").write_text(yaml.safe_dump({
