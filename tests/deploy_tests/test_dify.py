@@ -246,6 +246,10 @@ def test_a_study_tunes_the_served_configuration_through_the_contract(
     stored = optuna.load_study(study_name="served", storage=f"sqlite:///{tmp_path / 'out' / 'served' / 'study.db'}")
     record = StudyRecord.from_study(stored)
     assert record.retrieval is not None and "hard_mode: inject" in record.retrieval["v3"] and API_KEY not in str(record)
+    from tuner.report import render_report
+
+    page = render_report(stored)  # the report says what was measured and how v3 was made
+    assert "only top_k, score_threshold searched" in page and "injected into the context the service returned" in page
     dataset = load_dataset(tiny_dataset_dir)
     local = RetrievalPipeline(dataset, embeddings=embeddings)
     tuned = read_export(exported).settings
@@ -314,3 +318,27 @@ def test_eval_external_flags_are_checked_before_any_request(tiny_dataset_dir: Pa
     assert main(["eval", str(tiny_dataset_dir), *flags]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_records_are_matched_by_metadata_title_or_content(tiny_dataset_dir: Path) -> None:
+    from tuner.external import UNMATCHED, Record, RecordMatcher
+
+    dataset = load_dataset(tiny_dataset_dir)
+    doc = dataset.corpus[0]
+    by_id, by_key = RecordMatcher(dataset, "metadata.doc_id"), RecordMatcher(dataset, "metadata.source_id")
+    assert by_id.doc_id(Record(content="x", metadata={"doc_id": doc.doc_id})) == doc.doc_id
+    assert by_id.doc_id(Record(content="x", metadata={"doc_id": "not-in-the-golden-set"})) == UNMATCHED
+    assert by_id.doc_id(Record.model_validate({"content": "x", "metadata": None})) == UNMATCHED  # null metadata: {}
+    assert by_key.doc_id(Record(content="x", metadata={"source_id": doc.doc_id})) == doc.doc_id
+    assert RecordMatcher(dataset, "title").doc_id(Record(content="x", title=doc.title)) == doc.doc_id
+    # content: the document whose text holds the record's, whitespace and full-width forms normalized
+    middle = doc.text[5:40]
+    spaced = "  " + middle.replace(" ", "\n ") + " "
+    content = RecordMatcher(dataset, "content")
+    assert content.doc_id(Record(content=spaced)) == doc.doc_id
+    assert content.doc_id(Record(content=middle.translate({ord(c): ord(c) + 0xFEE0 for c in "0123456789"}))) == doc.doc_id
+    assert content.doc_id(Record(content="nothing like any document")) == UNMATCHED
+    from dataclasses import replace
+
+    twins = replace(dataset, corpus=(*dataset.corpus, Document("twin", "Another text.", doc.title, {})))
+    assert RecordMatcher(twins, "title").doc_id(Record(content="x", title=doc.title)) == UNMATCHED  # ambiguous: neither
