@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tuner.errors import UserError
     from tuner.golden import estimate_tokens, fill_keypoints, pending_cases
-    from tuner.llm import BackendResources
+    from tuner.backends import BackendResources
 
     if args.mode == "rules":
         if args.llm_config or args.dry_run or args.budget is not None:
