@@ -57,7 +57,7 @@ def test_embedding_coverage_decides_the_pool_and_pool_names_are_checked() -> Non
 
 def test_search_api_returns_chunks_of_the_whole_knowledge_base_and_refuses_bad_input(zh_draft: Path) -> None:
     store = ReviewStore(zh_draft)
-    assert default_pool(store.knowledge_base()) == ("bm25", "hybrid") and store.searcher().retrievers == ("bm25",)
+    assert default_pool(store.knowledge_base()) == ("bm25",) and store.searcher().retrievers == ("bm25",)
     client = review_client(store, "zh")
     page = client.get("/")
     assert 'id="search"' in page.text and "搜索：仅 BM25（嵌入模型不支持该语言）" in page.text and ">知识库中无答案<" in page.text

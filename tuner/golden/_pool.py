@@ -38,12 +38,17 @@ def embedding_model(kb: Dataset) -> str:
     return kb.model_defaults.get("embedding_model", DEFAULT_EMBEDDING_MODEL)
 
 
+_EMBEDDING_RETRIEVERS = ("dense", "hybrid")
+"""Pool retrievers that embed the corpus: the language rule of :func:`default_pool` leaves them out together."""
+
+
 def default_pool(kb: Dataset) -> tuple[str, ...]:
-    """The pool's retrievers on ``kb``: :data:`POOL_RETRIEVERS`, without ``dense`` when the embedding model does not cover
-    the knowledge base's language (hybrid stays: its BM25 half still ranks)."""
+    """The pool's retrievers on ``kb``: :data:`POOL_RETRIEVERS`, without the ones that embed (``dense`` and ``hybrid``)
+    when the embedding model does not cover the knowledge base's language: hybrid's dense half would rank at random
+    and embedding the corpus costs most of the run, for nothing BM25 alone does not find."""
     if embedding_covers(embedding_model(kb), kb.language):
         return POOL_RETRIEVERS
-    return tuple(name for name in POOL_RETRIEVERS if name != "dense")
+    return tuple(name for name in POOL_RETRIEVERS if name not in _EMBEDDING_RETRIEVERS)
 
 
 def parse_pool(text: str) -> tuple[str, ...]:
@@ -59,14 +64,15 @@ def parse_pool(text: str) -> tuple[str, ...]:
 def choose_pool(kb: Dataset, names: str | None) -> tuple[tuple[str, ...], str | None]:
     """The pool retrievers of the drafts ``tuner golden from-log`` and ``synth`` write on ``kb``: ``names`` (``--pool``,
     :func:`parse_pool`: ``ValueError`` on a bad name) when given, else :func:`default_pool`; and, when the default left
-    dense out, the one line that says so (else ``None``)."""
+    retrievers out, the one line that says so (else ``None``)."""
     if names is not None:
         return parse_pool(names), None
     pool = default_pool(kb)
-    if "dense" in pool:
+    if pool == POOL_RETRIEVERS:
         return pool, None
-    return pool, (f"pool: {', '.join(pool)}; dense left out: {embedding_model(kb)} does not cover this knowledge base's language "
-                  f"({kb.language}); --pool bm25,dense,hybrid puts it back")
+    left_out = " and ".join(name for name in POOL_RETRIEVERS if name not in pool)
+    return pool, (f"pool: {', '.join(pool)}; {left_out} left out: {embedding_model(kb)} does not cover this knowledge base's "
+                  f"language ({kb.language}); --pool bm25,dense,hybrid puts them back")
 
 
 def pool_order(ranks: dict[str, int | None]) -> tuple[int, int]:
