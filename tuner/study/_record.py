@@ -68,7 +68,7 @@ class TrialRecord:
     case was answered at all (a check known from retrieval alone: recall@k below ``constraints.min_recall``, or
     nothing retrieved), so the trial made no generator or judge request;
     ``failure`` what a backend raised when the trial failed; ``warnings`` what the reader of its figures must
-    know (a noise variant short of its slots, so its Δ understates the noise effect); ``embedding_backend``
+    know (a variant short of its injection slots, so its Δ understates the effect); ``embedding_backend``
     what ran the embedding model (``embedding.backend``: torch is the fp32 reference).
     """
 
@@ -163,7 +163,7 @@ class TrialRecord:
 class StudyRecord:
     """A study's user attributes, fixed when the first worker creates it: the dataset it ran on, the one
     shuffled case order every trial walks, the objectives in ``trial.values`` order, the noise floor
-    and the pruning margins (see ``tuner.calibration``), the study file, the fixed settings, and the worker
+    and the pruning margins (see ``tuner.noisefloor``), the study file, the fixed settings, and the worker
     (``host:pid``) that measured the noise floor (None when the study file gave it), ``labels``: the golden set's
     provenance (``golden.provenance.json`` as :meth:`tuner.dataset.LabelProvenance.to_dict` writes it; None: unknown
     origin), the golden cases held out for confirmation (``confirm_cases``, empty without ``confirm:``) and each
