@@ -28,6 +28,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -178,7 +179,7 @@ def _part_of_word(answer: str, start: int) -> bool:
     return start > 0 and answer[start - 1].isascii() and answer[start - 1].isalpha()
 
 
-def _quantity(answer: str, start: int, end: int, numeral: str, value: float) -> tuple[int, int, tuple[str, ...]] | None:
+def _quantity(answer: str, start: int, end: int, numeral: str, value: Fraction) -> tuple[int, int, tuple[str, ...]] | None:
     """The fact a number at ``answer[start:end]`` states, as ``(start, end, aliases)``, else ``None``: with its unit
     (``18小时``, ``2.2 kg``, ``46 pages per minute``; a Chinese measure word takes its noun: ``20个字符``), a
     ``每天``-style rate before it (``每天12小时``), a currency sign (``$2,009``), a time of day (``上午7点``: ``7:00``),
