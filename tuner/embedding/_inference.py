@@ -316,7 +316,7 @@ def installed_backends() -> list[InferenceBackend]:
 def quiet_model_loading() -> None:
     """Turn off the progress bars transformers and the Hugging Face hub draw while a model loads ("Loading weights"):
     tuner reports its own progress, and a bar per load buries it."""
-    from huggingface_hub import disable_progress_bars
+    from huggingface_hub.utils.tqdm import disable_progress_bars
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()
