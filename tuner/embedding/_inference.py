@@ -381,10 +381,10 @@ def _measure(model_path: str, cache: DiskCache) -> dict[str, tuple[float, float]
     reference: np.ndarray | None = None
     measured: dict[str, tuple[float, float]] = {}
     backends = installed_backends()
-    started = time.perf_counter()
+    began = time.perf_counter()
     for number, backend in enumerate(backends, start=1):
         log.info("embedding.backend auto: measuring %s (%d of %d, %.0f s so far)", backend.name, number, len(backends),
-                 time.perf_counter() - started)
+                 time.perf_counter() - began)
         model = SentenceTransformer(model_path, device="cpu")
         use_backend(model, model_path, backend, cache)
 
