@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tuner.errors import UserError
     from tuner.golden import estimate_tokens, fill_keypoints, pending_cases
-    from tuner.llm import BackendResources
+    from tuner.backends import BackendResources
     from tuner.text import plural
 
     if args.mode == "rules":

@@ -20,7 +20,7 @@ from tuner.front import StudyRecord, SummaryTracker, TrialRecord, study_front
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import build_generator
 from tuner.judging import build_judge
-from tuner.llm import BackendResources
+from tuner.backends import BackendResources
 from tuner.variants import VARIANTS, VariantsConfig
 from tuner.progress import Reporter, SilentReporter, Task
 from tuner.redaction import redact
