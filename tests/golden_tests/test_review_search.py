@@ -66,6 +66,10 @@ def test_search_api_returns_chunks_of_the_whole_knowledge_base_and_refuses_bad_i
     assert hits.json()[0] == {"rank": 1, "chunk_id": "zh-gift-card#0-27", "doc_id": "zh-gift-card", "title": "",
                               "text": "礼品卡有效期三年，余额可以分多次使用，但不能兑换现金。"}
     assert len(hits.json()) <= 3
+    # only chunks sharing a term: BM25's zero-score padding (arbitrary chunks of the corpus) is not a search result
+    everything = client.get("/api/search", params={"q": "礼品卡 现金", "k": 50}).json()
+    assert everything and all("礼品卡" in hit["text"] or "现金" in hit["text"] for hit in everything)
+    assert client.get("/api/search", params={"q": "潜水艇"}).json() == []
     # nothing to read once normalized (a zero-width space, NUL characters, an ideographic space) is blank too (issue 38 §1)
     blank = [({"q": q, "k": 3}, "q: give the text to search for") for q in ("  ", "\u200b", "\x00\x00", "\u3000\ufeff")]
     for params, error in (({"k": 3}, "q: give the text to search for"), *blank,

@@ -106,19 +106,20 @@ def build_pools(
 
 
 def _pools(pipeline: RetrievalPipeline, questions: Sequence[str], depth: int, retrievers: Sequence[str],
-           reporter: Reporter | None = None) -> list[list[dict[str, Any]]]:
+           reporter: Reporter | None = None, scored_only: bool = False) -> list[list[dict[str, Any]]]:
     pools: list[dict[int, dict[str, int | None]]] = [{} for _ in questions]
     table = None
     for name in retrievers:
         settings = settings_from_mapping({"retriever": name, "candidate_depth": depth, "top_k": depth}, "pool settings",
                                          pipeline.dataset.model_defaults)
         table = pipeline.table(settings)
-        indices = pipeline.retriever(settings).search(list(questions), depth, table.mask("clean")).indices
+        hits = pipeline.retriever(settings).search(list(questions), depth, table.mask("clean"))
         if reporter is not None:
             reporter.stage(f"pool: {name} top {depth} of {len(questions)} questions over {len(table.chunks)} chunks")
         for row, pool in enumerate(pools):
-            for rank, index in enumerate(indices[row][:depth], start=1):
-                if index >= 0:
+            for rank, (index, score) in enumerate(zip(hits.indices[row][:depth], hits.scores[row][:depth]), start=1):
+                # scored_only: BM25 pads its top depth with chunks sharing no term (score 0), which a search box must not show
+                if index >= 0 and (score > 0 or not scored_only):
                     pool.setdefault(int(index), dict.fromkeys(retrievers))[name] = rank
     assert table is not None, "name at least one pool retriever"  # the runs share one chunk table
     result = []
@@ -149,12 +150,13 @@ class KnowledgeSearch:
         self._table: ChunkTable | None = None
 
     def search(self, query: str, k: int) -> list[dict[str, Any]]:
-        """The top ``k`` chunks for ``query`` (``{doc_id, chunk_id, title, text, ranks}``, best first)."""
+        """The top ``k`` chunks for ``query`` (``{doc_id, chunk_id, title, text, ranks}``, best first); only chunks the
+        query scores above 0 (BM25: sharing a term with it), so a query nothing matches finds nothing."""
         if not 1 <= k <= SEARCH_DEPTH:
             raise ValueError(f"k must be from 1 to {SEARCH_DEPTH}, got {k}")
         if not query.strip():
             raise ValueError("the search text is empty")
-        return _pools(self._pipeline, [query], k, self.retrievers)[0][:k]
+        return _pools(self._pipeline, [query], k, self.retrievers, scored_only=True)[0][:k]
 
     def chunk(self, chunk_id: str) -> dict[str, Any] | None:
         """The chunk ``chunk_id`` of the knowledge base (``{doc_id, chunk_id, title, text}``), ``None`` when there is none."""
