@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
@@ -348,6 +348,20 @@ def load_settings_file(path: str, defaults: Mapping[str, Any] | None = None) -> 
     return settings_from_mapping(read_settings_file(path), path, defaults)
 
 
-def format_settings(values: Mapping[str, Any]) -> str:
-    """``name=value`` pairs sorted by name, floats without binary noise (``0.15``, not ``0.15000000000000002``)."""
-    return ", ".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}" for name, value in sorted(values.items()))
+def format_settings(values: Mapping[str, Any], separator: str = ", ") -> str:
+    """``name=value`` pairs sorted by name, floats without binary noise (``0.15``, not ``0.15000000000000002``), joined
+    by ``separator`` (``"\\n"``: one setting per line, for a table cell)."""
+    return separator.join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}" for name, value in sorted(values.items()))
+
+
+def shared_settings(configurations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The settings every one of ``configurations`` has with the same value: a table says them once, and each row only
+    what differs (an empty dict for fewer than two configurations, whose rows then say everything).
+
+    >>> shared_settings([{"top_k": 4, "retriever": "bm25"}, {"top_k": 8, "retriever": "bm25"}])
+    {'retriever': 'bm25'}
+    """
+    if len(configurations) < 2:
+        return {}
+    first = configurations[0]
+    return {name: value for name, value in first.items() if all(name in c and c[name] == value for c in configurations[1:])}
