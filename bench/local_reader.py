@@ -48,12 +48,16 @@ from tuner.dataset import Dataset, load_dataset, resolve_dataset, write_dataset 
 from tuner.dataset.importers import import_conflictnq  # noqa: E402
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, summarize  # noqa: E402
 from tuner.generation import (  # noqa: E402
+    LOCAL_PROMPT,
     ExtractiveGeneratorConfig,
+    LocalGenerator,
     LocalGeneratorConfig,
+    LocalPrompt,
     build_generator,
     llama_cpp_runtime,
     model_file,
 )
+from tuner.generation._local import LlamaCpp  # noqa: E402
 from tuner.judging import LexicalJudge  # noqa: E402
 from tuner.llm import BackendResources  # noqa: E402
 from tuner.metrics import grade_delta  # noqa: E402
@@ -80,7 +84,27 @@ CONFIGS: dict[str, dict[str, object]] = {
 position parts use ``hybrid k3``, so their answers
 are the agreement study's, from the cache."""
 READING = "hybrid k3"
-PARTS = ("speed", "readers", "agreement", "position")
+PARTS = ("speed", "prompts", "readers", "agreement", "position")
+QUESTION_STOPS = ("\n", "Question:", "问题：")
+BARE = {"en": "Context:\n{context}\n\nQuestion: {question}\nAnswer:", "zh": "上下文：\n{context}\n\n问题：{question}\n回答："}
+PROMPTS: dict[str, LocalPrompt] = {
+    "instruction first": LocalPrompt({
+        "en": "Answer the question using the words of the passages.\n\n{context}\n\nQuestion: {question}\nAnswer:",
+        "zh": "请用段落中的原话回答问题。\n\n{context}\n\n问题：{question}\n回答：",
+    }, QUESTION_STOPS),
+    "instruction after the question": LocalPrompt({
+        "en": "{context}\n\nQuestion: {question}\nAnswer the question using the words of the text above.\nAnswer:",
+        "zh": "{context}\n\n问题：{question}\n请用上文中的原话回答问题。\n回答：",
+    }, QUESTION_STOPS),
+    "bare, first line (issue 32)": LocalPrompt(BARE, ("\n",)),
+    "instruction first, every part": LocalPrompt({
+        "en": "Answer every part of the question in one sentence, using the words of the passages.\n\n{context}\n\n"
+              "Question: {question}\nAnswer:",
+        "zh": "请用段落中的原话，在一句话里回答问题的每一部分。\n\n{context}\n\n问题：{question}\n回答：",
+    }, QUESTION_STOPS),
+    "bare, stop at next question": LocalPrompt(BARE, QUESTION_STOPS),
+}
+"""The local model's prompt variants tried by the ``prompts`` part (``LOCAL_PROMPT`` is the one chosen)."""
 READERS: dict[str, ExtractiveGeneratorConfig | LocalGeneratorConfig] = {
     "span reader": ExtractiveGeneratorConfig(reader="span"),
     "gemma-3-270m (local)": LocalGeneratorConfig(),
@@ -141,6 +165,14 @@ class Bench:
         resources.encoder = self.encoder
         self.responders = {reader: Responder(build_generator(config, resources), self.judge) for reader, config in READERS.items()}
 
+    def prompt_outcomes(self, prompt: LocalPrompt, resources: BackendResources) -> list[CaseOutcome]:
+        """v0 outcomes of the local model asked with ``prompt`` at :data:`READING` (reading efficiency needs no v3)."""
+        config = LocalGeneratorConfig()
+        local = LocalGenerator(config, llama_cpp_runtime(config), resources.call_cache(), resources.usage, prompt)
+        evaluator = RobustnessEvaluator(self.pipeline, Responder(local, self.judge), NoiseConfig())
+        task = Progress(f"{self.name} / prompt", len(self.case_ids))
+        return evaluator.evaluate(settings_for(self.name, READING), ("v0",), self.case_ids, task)
+
     def outcomes(self, reader: str, config: str, noise: NoiseConfig = NoiseConfig()) -> list[CaseOutcome]:
         evaluator = RobustnessEvaluator(self.pipeline, self.responders[reader], noise)
         task = Progress(f"{self.name} / {reader} / {config} / noise {noise.position}", 4 * len(self.case_ids))
@@ -174,6 +206,30 @@ def part_readers(benches: dict[str, Bench]) -> list[str]:
         for reader in READERS:
             lines.append(reader_row(name, reader, bench.outcomes(reader, READING)))
     return lines
+
+
+def part_prompts(benches: dict[str, Bench], resources: BackendResources) -> list[str]:
+    """Reading efficiency of the local model under each prompt of :data:`PROMPTS`, beside the span reader's."""
+    names = list(benches)
+    lines = [
+        "", f"#### Local model prompts: reading efficiency (v0 faithful / v0 context support, `{READING}`, lexical judge)", "",
+        "| prompt | " + " | ".join(names) + " |", "|---|" + "---|" * len(names),
+    ]
+    span = [efficiency(summarize(benches[n].outcomes("span reader", READING), ("v0",))) for n in names]
+    lines.append("| span reader | " + " | ".join(span) + " |")
+    for label, prompt in PROMPTS.items():
+        cells = [efficiency(summarize(benches[n].prompt_outcomes(prompt, resources), ("v0",))) for n in names]
+        chosen = " (chosen: `LOCAL_PROMPT`)" if prompt == LOCAL_PROMPT else ""
+        lines.append(f"| {label}{chosen} | " + " | ".join(cells) + " |")
+        print(lines[-1], file=sys.stderr, flush=True)
+    return lines
+
+
+def efficiency(report: object) -> str:
+    """``efficiency (faithful / support)`` of a report's v0."""
+    v0 = report.variants["v0"]  # type: ignore[attr-defined]
+    support = v0.context_support.value
+    return "n/a" if not support else f"{v0.faithful.value / support:.3f} ({v0.faithful.value:.3f} / {support:.3f})"
 
 
 def delta(pairs: tuple[Sequence[float], Sequence[float]], rows: np.ndarray | None = None) -> float:
@@ -297,7 +353,7 @@ def part_position(benches: dict[str, Bench]) -> list[str]:
 
 
 def speed_prompt(tokens: int, salt: int) -> str:
-    """A prompt of about ``tokens`` tokens in the local generator's English template; ``salt`` makes its start differ."""
+    """A prompt of about ``tokens`` tokens in the issue 32 English template; ``salt`` makes its start differ."""
     passage = (
         "The X200 router ships with a warranty of 24 months from the date of purchase, covering hardware faults. "
         "Its firmware is updated every quarter and the support line answers on weekdays from 9 to 18. "
@@ -309,7 +365,7 @@ def speed_prompt(tokens: int, salt: int) -> str:
 
 def part_speed(thread_counts: Sequence[int], repeats: int) -> list[str]:
     lines = [
-        "", "#### Speed: seconds per call (greedy, first line, max_tokens 32; median of "
+        "", "#### Speed: seconds per call (greedy, to the first stop, max_tokens 32; median of "
         f"{repeats}, prompt cache defeated)", "",
         "| runtime | threads | load s | prompt tokens | s / call | prompt tokens/s | generated tokens/s | answer |",
         "|---|---|---|---|---|---|---|---|",
@@ -326,11 +382,11 @@ def part_speed(thread_counts: Sequence[int], repeats: int) -> list[str]:
             timings, generated, read, answer = [], 0, 0, ""
             for salt in range(repeats):
                 begin = time.perf_counter()
-                reply = runtime.complete(speed_prompt(size, salt + 1000 * threads), 32)
+                reply = runtime.complete(speed_prompt(size, salt + 1000 * threads), 32, LOCAL_PROMPT.stops)
                 timings.append(time.perf_counter() - begin)
                 generated, read, answer = reply.completion_tokens, reply.prompt_tokens, reply.text.strip()
             per_call = statistics.median(timings)
-            prompt_rate, gen_rate = prefill_and_decode_rates(runtime, speed_prompt(size, 7), 32)
+            prompt_rate, gen_rate = prefill_and_decode_rates(runtime, speed_prompt(size, 7))
             lines.append(
                 f"| {runtime.name} | {threads} | {load:.1f} | {read} | {per_call:.2f} | {prompt_rate:.0f} | {gen_rate:.1f} "
                 f"| `{answer[:40]}` ({generated} tokens) |"
@@ -339,23 +395,16 @@ def part_speed(thread_counts: Sequence[int], repeats: int) -> list[str]:
     return lines
 
 
-def prefill_and_decode_rates(runtime: object, prompt: str, max_tokens: int) -> tuple[float, float]:
-    """(prompt tokens/s, generated tokens/s) of llama.cpp: the prompt evaluated alone, then 16 tokens decoded."""
-    llama = runtime.llama  # type: ignore[attr-defined]
-    tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
-    llama.reset()
+def prefill_and_decode_rates(runtime: LlamaCpp, prompt: str) -> tuple[float, float]:
+    """(prompt tokens/s, generated tokens/s) of llama.cpp: a call that writes 1 token (the prompt evaluated), and one
+    that writes 17 without stops; the decode rate is the 16 extra tokens over the extra time."""
     begin = time.perf_counter()
-    llama.eval(tokens)
+    one = runtime.complete(prompt, 1, ())
     prefill = time.perf_counter() - begin
     begin = time.perf_counter()
-    count = 0
-    for _ in llama.generate([], temp=0.0, top_k=1, reset=False):
-        count += 1
-        if count >= 16:
-            break
-    decode = time.perf_counter() - begin
-    llama.reset()
-    return len(tokens) / prefill, count / decode
+    many = runtime.complete(prompt, 17, ())
+    decode = time.perf_counter() - begin - prefill
+    return one.prompt_tokens / prefill, (many.completion_tokens - 1) / decode
 
 
 def transformers_speed(repeats: int) -> list[str]:
@@ -425,11 +474,15 @@ def main() -> None:
         if "speed" in parts:
             report(part_speed([int(t) for t in args.threads.split(",")], args.repeats))
         wanted = {
-            "readers": args.datasets.split(","), "agreement": ["ConflictNQ val", "demo-zh"], "position": ["ConflictNQ val", "demo-zh"],
+            "readers": args.datasets.split(","), "prompts": args.datasets.split(","), "agreement": ["ConflictNQ val", "demo-zh"], "position": ["ConflictNQ val", "demo-zh"],
         }
         names = sorted({n for part in parts if part in wanted for n in wanted[part]})
         found = datasets(Path(folder), args.cases, names)
         benches = {name: Bench(name, dataset, args.cases, resources) for name, dataset in found.items()}
+        if "prompts" in parts:
+            start = time.perf_counter()
+            report([*part_prompts({n: b for n, b in benches.items() if n in wanted["prompts"]}, resources), "",
+                    f"- prompts: {time.perf_counter() - start:.0f} s wall, {usage_line(resources)}"])
         for part, run in (("agreement", part_agreement), ("readers", part_readers), ("position", part_position)):
             if part in parts:
                 start = time.perf_counter()
