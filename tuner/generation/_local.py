@@ -11,6 +11,7 @@ ends the line or starts the next question (the prompt's ``stops``), and its answ
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import threading
@@ -332,7 +333,7 @@ class LlamaCpp:
         for start in range(0, len(tokens), self.batch):
             self._decode(tokens[start:start + self.batch])
         pieces: list[bytes] = []
-        piece = (np.ctypeslib.ctypes.c_char * 64)()
+        piece = (ctypes.c_char * 64)()
         written = 0
         while written < max_tokens:
             logits: np.ndarray = np.ctypeslib.as_array(api.llama_get_logits_ith(self._context, -1), shape=(self._vocab_size,))
@@ -341,7 +342,7 @@ class LlamaCpp:
                 break
             written += 1
             size = api.llama_token_to_piece(self._vocab, token, piece, len(piece), 0, False)
-            pieces.append(bytes(piece[:size]))
+            pieces.append(piece.raw[:size])
             text = b"".join(pieces).decode("utf-8", "ignore").lstrip()
             if text and any(stop in text for stop in stops):
                 break
@@ -371,12 +372,12 @@ def _log_to_python() -> None:
     messages would land between a study's progress lines."""
     import llama_cpp
 
-    @llama_cpp.llama_log_callback
     def forward(level: int, text: bytes, _: object) -> None:
         LOG.log(logging.ERROR if level == GGML_LOG_LEVEL_ERROR else logging.DEBUG, "%s", text.decode("utf-8", "replace").rstrip())
 
-    _LOG_CALLBACKS.append(forward)  # ctypes calls it for as long as the process lives
-    llama_cpp.llama_log_set(forward, None)
+    callback = llama_cpp.llama_log_callback(forward)
+    _LOG_CALLBACKS.append(callback)  # ctypes calls it for as long as the process lives
+    llama_cpp.llama_log_set(callback, None)
 
 
 _LOG_CALLBACKS: list[object] = []
