@@ -66,7 +66,8 @@ from tuner.embedding import EmbeddingContext, EmbeddingOptions
 from tuner.progress import SilentReporter
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
-from tuner.study import load_study_file, study_front
+from tuner.front import study_front
+from tuner.study import load_study_file
 from tuner.text import split_sentences
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,7 +135,7 @@ STAGES: dict[str, tuple[str, str, str]] = {
     "chunk tables": ("tuner.retrieval", "RetrievalPipeline", "table"),
     "first-stage candidates": ("tuner.retrieval", "RetrievalPipeline", "candidates"),
     "rerank scores": ("tuner.retrieval", "RetrievalPipeline", "rerank_scores"),
-    "noise floor calibration": ("tuner.calibration", "", "calibrate"),
+    "noise floor calibration": ("tuner.noisefloor", "", "calibrate"),
 }
 """Stages timed in the child: wall seconds inside each callable, outermost calls only. They nest (candidates embed
 chunks, calibration retrieves and answers), so they do not add up."""

@@ -17,7 +17,8 @@ from tuner.cli import main
 from tuner.errors import UserError
 from tuner.generation import GENERATORS, Answer
 from tuner.llm import BackendResources, RequestCount
-from tuner.study import TrialRecord, load_study_file, points_of, run_study, study_summary
+from tuner.front import TrialRecord, points_of, study_summary
+from tuner.study import load_study_file, run_study
 
 UNSCORABLE_SPACE = {
     "top_k": {"type": "int", "low": 1, "high": 3},
@@ -151,7 +152,7 @@ def test_the_report_lists_unscorable_trials_and_shortfall_warnings(tiny_dataset_
     # inject mode with a band nothing reaches: every v3 slot of the scorable trial is short
     loaded = load_study_file(_study(
         tmp_path, tiny_dataset_dir, UNSCORABLE_SPACE, enqueue=enqueue, budget={"trials": 2},
-        noise={"hard_mode": "inject", "n": 2},
+        variants={"hard_mode": "inject", "n": 2},
     ))
     study = run_study(loaded).study
     html = render_report(study)

@@ -41,8 +41,8 @@ from tuner.report._figures import (
 )
 from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
 from tuner.settings import RetrievalSettings, format_settings
-from tuner.study import StudyRecord, TrialRecord, confirmed_entries, entry_caveat, neighbour_comparisons, pick_notes
-from tuner.study import study_labels
+from tuner.front import StudyRecord, TrialRecord, confirmed_entries, entry_caveat, neighbour_comparisons, pick_notes
+from tuner.front import study_labels
 
 STATE_WORDS = {"complete": "complete", "pruned": "pruned", "repeated": "repeated configurations not evaluated again",
                "fail": "failed", "running": "running", "waiting": "waiting"}
@@ -115,7 +115,7 @@ def _n_of_total(record: TrialRecord) -> str:
 
 
 def _warnings(records: Mapping[int, TrialRecord]) -> str:
-    """Every trial warning (a noise variant short of its slots), every trial left unanswered and every unscorable
+    """Every trial warning (a variant short of its injection slots), every trial left unanswered and every unscorable
     one, one line each."""
     lines = [f"trial #{n}: {w}" for n, r in sorted(records.items()) for w in r.warnings or ()]
     for n, record in sorted(records.items()):

@@ -16,11 +16,12 @@ import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
 from tuner.errors import BackendFailure, BudgetSpent, disk_fault, UserError
+from tuner.front import StudyRecord, SummaryTracker, TrialRecord, study_front
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import build_generator
 from tuner.judging import build_judge
 from tuner.llm import BackendResources
-from tuner.noise import VARIANTS, NoiseConfig
+from tuner.variants import VARIANTS, VariantsConfig
 from tuner.progress import Reporter, SilentReporter, Task
 from tuner.redaction import redact
 from tuner.retrieval import RetrievalPipeline
@@ -30,14 +31,11 @@ from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
 from tuner.study._confirm import confirm_front, confirmation_split, record_split
 from tuner.study._faults import storage_fault
-from tuner.study._front import study_front
 from tuner.study._inert import InertKnob, active_space, enqueued_params
 from tuner.study._interrupt import InterruptGuard
 from tuner.study._objective import TrialObjective
-from tuner.study._record import StudyRecord, TrialRecord
 from tuner.study._samplers import build_sampler
 from tuner.study._space import SearchSpace, load_search_space
-from tuner.study._summary import SummaryTracker
 from tuner.study._tracking import TrialCallback, tracking_callbacks
 from tuner.study._workers import (
     INTERRUPTED, Heartbeat, StudyLock, claim_worker_index, repair_orphans, requeue, retry_stale, sqlite_path, worker_name,
@@ -133,10 +131,10 @@ class _InterruptibleEvaluator(RobustnessEvaluator):
     other evaluation work of a run, never inside a storage write)."""
 
     def __init__(
-        self, pipeline: RetrievalPipeline, responder: Responder, noise: NoiseConfig, guard: InterruptGuard,
+        self, pipeline: RetrievalPipeline, responder: Responder, variant_config: VariantsConfig, guard: InterruptGuard,
         meter: SpendingMeter,
     ):
-        super().__init__(pipeline, responder, noise)
+        super().__init__(pipeline, responder, variant_config)
         self.guard = guard
         self.meter = meter
 
@@ -158,7 +156,7 @@ def _noise_floor(
     if isinstance(spec, dict):
         values = {k: float(v) for k, v in spec.items()}
         return values, values
-    from tuner.calibration import NoiseFloor, calibrate
+    from tuner.noisefloor import NoiseFloor, calibrate
 
     if spec != "auto":
         floor = NoiseFloor.from_file((loaded.path.parent / spec).resolve())
@@ -168,7 +166,7 @@ def _noise_floor(
             with guard.interruptible():
                 floor = guard.call(
                     calibrate, objective.pipeline, loaded.baseline_settings(), loaded.generator, loaded.judge,
-                    loaded.config.noise, 3, resources, reporter, objective.evaluator.responder,
+                    loaded.config.variants, 3, resources, reporter, objective.evaluator.responder,
                 )
         except KeyboardInterrupt:
             reporter.stage("interrupted during the noise floor calibration: nothing was recorded; "
@@ -202,7 +200,7 @@ def run_study(
     pipeline = RetrievalPipeline(dataset, reporter=reporter, embeddings=embeddings)
     responder = Responder(build_generator(loaded.generator, resources), build_judge(loaded.judge, resources))
     meter = SpendingMeter(config.budget, resources.usage)
-    evaluator = _InterruptibleEvaluator(pipeline, responder, config.noise, guard, meter)
+    evaluator = _InterruptibleEvaluator(pipeline, responder, config.variants, guard, meter)
     lock = StudyLock(loaded.storage, config.name)
     started = time.monotonic()
     study: optuna.Study | None = None
@@ -227,7 +225,7 @@ def run_study(
         run = _optimize(loop, dataset, space)
         if held_out is not None and not run.interrupted:
             confirm_front(study, study_front(study)[2],
-                          RobustnessEvaluator(RetrievalPipeline(held_out, reporter=reporter, embeddings=embeddings), responder, config.noise),
+                          RobustnessEvaluator(RetrievalPipeline(held_out, reporter=reporter, embeddings=embeddings), responder, config.variants),
                           reporter, guard)
         run.texts_embedded = embeddings.texts_encoded()
         return run
