@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import logging
 import os
+import re
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -128,25 +129,28 @@ class Runtime(Protocol):
 
 def cut_answer(text: str, stops: Sequence[str] = ("\n",)) -> str:
     """The answer in a base model's continuation: from its first non-blank character to the first of ``stops``
-    (the end of the line, the next question it starts writing), without a repeated answer cue, stripped ("" when
-    nothing is left).
+    (the end of the line, the next question it starts writing), its lines joined by spaces, without a list marker or
+    a repeated answer cue in front, stripped ("" when nothing is left).
 
     >>> cut_answer("\\n 24 months.\\nQuestion: what else?")
     '24 months.'
     >>> cut_answer(" 保修期为24个月。问题：价格是多少？", ("\\n", "问题："))
     '保修期为24个月。'
-    >>> cut_answer(" Answer: 1889", ("\\n",))
-    '1889'
+    >>> cut_answer(" Answer: 1889", ("\\n",)), cut_answer("\\n\\n1. 罗马大学\\n"), cut_answer(" The Raven\\nA poem.\\n\\n", ("\\n\\n",))
+    ('1889', '罗马大学', 'The Raven A poem.')
     """
     answer = text.lstrip()
     ends = [index for index in (answer.find(stop) for stop in stops) if index > 0]
-    answer = answer[: min(ends)] if ends else answer
+    answer = " ".join(line.strip() for line in (answer[: min(ends)] if ends else answer).splitlines() if line.strip())
+    answer = _LIST_MARKER.sub("", answer, count=1)
     for cue in ANSWER_CUES:
         if answer.startswith(cue):
             answer = answer[len(cue):]
     return answer.strip()
 
 
+_LIST_MARKER = re.compile(r"^(?:\d{1,2}[.)]\s+|\d{1,2}、\s*|[-*•]\s+)")
+"""A list item's marker (``1. ``, ``- ``) a base model sometimes starts its answer with."""
 ANSWER_CUES = ("Answer:", "回答：", "答案：", "答：")
 """Cues a base model sometimes repeats before its answer."""
 
