@@ -87,27 +87,25 @@ READING = "hybrid k3"
 PARTS = ("speed", "prompts", "readers", "agreement", "position")
 QUESTION_STOPS = ("\n", "Question:", "问题：")
 BARE = {"en": "Context:\n{context}\n\nQuestion: {question}\nAnswer:", "zh": "上下文：\n{context}\n\n问题：{question}\n回答："}
+INSTRUCTION = {
+    "en": "Answer the question using the words of the passages.\n\n{context}\n\nQuestion: {question}\nAnswer:",
+    "zh": "请用段落中的原话回答问题。\n\n{context}\n\n问题：{question}\n回答：",
+}
+EVERY_PART = {
+    "en": "Answer every part of the question in one sentence, using the words of the passages.\n\n{context}\n\n"
+          "Question: {question}\nAnswer:",
+    "zh": "请用段落中的原话，在一句话里回答问题的每一部分。\n\n{context}\n\n问题：{question}\n回答：",
+}
+BLANK_LINE_STOPS = ("\n\n", "Question:", "问题：")
 PROMPTS: dict[str, LocalPrompt] = {
-    "instruction first": LocalPrompt({
-        "en": "Answer the question using the words of the passages.\n\n{context}\n\nQuestion: {question}\nAnswer:",
-        "zh": "请用段落中的原话回答问题。\n\n{context}\n\n问题：{question}\n回答：",
-    }, QUESTION_STOPS),
+    "instruction first": LocalPrompt(INSTRUCTION, QUESTION_STOPS),
+    "instruction first, every part": LocalPrompt(EVERY_PART, QUESTION_STOPS),
+    "instruction first, every part, stop at a blank line": LocalPrompt(EVERY_PART, BLANK_LINE_STOPS),
     "instruction after the question": LocalPrompt({
         "en": "{context}\n\nQuestion: {question}\nAnswer the question using the words of the text above.\nAnswer:",
         "zh": "{context}\n\n问题：{question}\n请用上文中的原话回答问题。\n回答：",
     }, QUESTION_STOPS),
-    "instruction first, stop at a blank line (a title line is kept with the line after it)": LocalPrompt(
-        {"en": "Answer the question using the words of the passages.\n\n{context}\n\nQuestion: {question}\nAnswer:",
-         "zh": "请用段落中的原话回答问题。\n\n{context}\n\n问题：{question}\n回答："},
-        ("\n\n", "Question:", "问题："),
-    ),
     "bare, first line (issue 32)": LocalPrompt(BARE, ("\n",)),
-    "instruction first, every part": LocalPrompt({
-        "en": "Answer every part of the question in one sentence, using the words of the passages.\n\n{context}\n\n"
-              "Question: {question}\nAnswer:",
-        "zh": "请用段落中的原话，在一句话里回答问题的每一部分。\n\n{context}\n\n问题：{question}\n回答：",
-    }, QUESTION_STOPS),
-    "bare, stop at next question": LocalPrompt(BARE, QUESTION_STOPS),
 }
 """The local model's prompt variants tried by the ``prompts`` part (``LOCAL_PROMPT`` is the one chosen)."""
 READERS: dict[str, ExtractiveGeneratorConfig | LocalGeneratorConfig] = {
@@ -175,7 +173,7 @@ class Bench:
         config = LocalGeneratorConfig()
         local = LocalGenerator(config, llama_cpp_runtime(config), resources.call_cache(), resources.usage, prompt)
         evaluator = RobustnessEvaluator(self.pipeline, Responder(local, self.judge), VariantsConfig())
-        task = Progress(f"{self.name} / prompt", len(self.case_ids))
+        task = Progress(f"{self.name} / prompt", 2 * len(self.case_ids))  # an answer and a verdict per case
         return evaluator.evaluate(settings_for(self.name, READING), ("v0",), self.case_ids, task)
 
     def outcomes(self, reader: str, config: str, variant_config: VariantsConfig = VariantsConfig()) -> list[CaseOutcome]:

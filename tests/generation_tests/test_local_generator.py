@@ -58,10 +58,17 @@ def test_pinned_prompt_language_overrides_the_question() -> None:
     (" 保修期为24个月。问题：价格是多少？", "保修期为24个月。"),
     (" Answer: 1889\n", "1889"),
     (" 回答：1889年", "1889年"),
+    ("\n\n1. 罗马大学\n", "罗马大学"),
+    ("\nAnswer:\n", ""),
 ])
 def test_the_answer_ends_at_the_first_stop(continuation: str, answer: str) -> None:
-    assert generator(ScriptedRuntime(continuation)).generate("How long?", ["x"]) == Answer(answer)
+    assert generator(ScriptedRuntime(continuation)).generate("How long?", ["x"]) == Answer.of(answer)
     assert cut_answer(" \n\t\n") == ""
+
+
+def test_with_a_blank_line_stop_a_title_line_is_kept_with_the_line_after_it() -> None:
+    assert cut_answer(" The Raven\nA poem about loss.\n\nQuestion: next", ("\n\n", "Question:")) == "The Raven A poem about loss."
+    assert cut_answer("\nAnswer:\nJohn Sullivan\n\n", ("\n\n",)) == "John Sullivan"
 
 
 def test_a_blank_continuation_is_a_missing_empty_answer() -> None:
