@@ -99,7 +99,7 @@ EVERY_PART = {
 BLANK_LINE_STOPS = ("\n\n", "Question:", "问题：")
 PROMPTS: dict[str, LocalPrompt] = {
     "instruction first": LocalPrompt(INSTRUCTION, QUESTION_STOPS),
-    "instruction first, every part": LocalPrompt(EVERY_PART, QUESTION_STOPS),
+    "instruction first, every part": LocalPrompt(EVERY_PART, QUESTION_STOPS),  # = LOCAL_PROMPT
     "instruction first, every part, stop at a blank line": LocalPrompt(EVERY_PART, BLANK_LINE_STOPS),
     "instruction after the question": LocalPrompt({
         "en": "{context}\n\nQuestion: {question}\nAnswer the question using the words of the text above.\nAnswer:",

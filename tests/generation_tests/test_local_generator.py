@@ -39,9 +39,9 @@ def test_prompt_is_an_instruction_passages_question_and_cue_in_the_question_lang
     generator(runtime).generate("How long is the warranty?", ["The warranty is 24 months.", "Old: 12 months."])
     generator(runtime).generate("保修期是多久？", ["保修期为二十四个月。"])
     assert runtime.prompts == [
-        "Answer the question using the words of the passages.\n\nThe warranty is 24 months.\n\nOld: 12 months.\n\n"
-        "Question: How long is the warranty?\nAnswer:",
-        "请用段落中的原话回答问题。\n\n保修期为二十四个月。\n\n问题：保修期是多久？\n回答：",
+        "Answer every part of the question in one sentence, using the words of the passages.\n\n"
+        "The warranty is 24 months.\n\nOld: 12 months.\n\nQuestion: How long is the warranty?\nAnswer:",
+        "请用段落中的原话，在一句话里回答问题的每一部分。\n\n保修期为二十四个月。\n\n问题：保修期是多久？\n回答：",
     ]
     assert runtime.stops == [("\n", "Question:", "问题："), ("\n", "Question:", "问题：")]
 
@@ -49,7 +49,7 @@ def test_prompt_is_an_instruction_passages_question_and_cue_in_the_question_lang
 def test_pinned_prompt_language_overrides_the_question() -> None:
     runtime = ScriptedRuntime("24")
     generator(runtime, prompt_language="en").generate("保修期是多久？", ["保修期为二十四个月。"])
-    assert runtime.prompts[0].startswith("Answer the question")
+    assert runtime.prompts[0].startswith("Answer every part of the question")
 
 
 @pytest.mark.parametrize(("continuation", "answer"), [

@@ -56,8 +56,9 @@ class LocalPrompt:
 
 LOCAL_PROMPT = LocalPrompt(
     templates={
-        "en": "Answer the question using the words of the passages.\n\n{context}\n\nQuestion: {question}\nAnswer:",
-        "zh": "请用段落中的原话回答问题。\n\n{context}\n\n问题：{question}\n回答：",
+        "en": "Answer every part of the question in one sentence, using the words of the passages.\n\n{context}\n\n"
+              "Question: {question}\nAnswer:",
+        "zh": "请用段落中的原话，在一句话里回答问题的每一部分。\n\n{context}\n\n问题：{question}\n回答：",
     },
     stops=("\n", "Question:", "问题："),
 )
