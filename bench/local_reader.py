@@ -440,6 +440,7 @@ def main() -> None:
     parser.add_argument("--threads", default="1,2", help="llama.cpp thread counts of the speed part (default 1,2)")
     parser.add_argument("--repeats", type=int, default=5, help="calls per prompt size in the speed part (default 5)")
     parser.add_argument("--datasets", default="ConflictNQ val,CMRC 2018 trial,demo,demo-zh", help="readers part: datasets")
+    parser.add_argument("--prompts", default=",".join(PROMPTS), help="prompts part: the variants of PROMPTS to run (default: all)")
     parser.add_argument("--configs", default=",".join(CONFIGS), help="agreement part: configurations (default: all of CONFIGS)")
     parser.add_argument("--agreement-datasets", default="ConflictNQ val,demo-zh", help="agreement part: datasets")
     parser.add_argument("--append", action="store_true", help="append the tables to bench/RESULTS.md")
@@ -450,6 +451,8 @@ def main() -> None:
         parser.error(f"unknown configuration in --configs; choose from {', '.join(CONFIGS)}")
     for config in [c for c in CONFIGS if c not in chosen]:
         del CONFIGS[config]
+    for label in [p for p in PROMPTS if p not in args.prompts.split(",")]:
+        del PROMPTS[label]
     unknown = [part for part in parts if part not in PARTS]
     if unknown:
         parser.error(f"unknown part {unknown[0]!r}; choose from {', '.join(PARTS)}")
