@@ -155,6 +155,11 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
         ("hypervolume", "—" if final_hv is None else f"{final_hv:.4f}"),
         ("generated", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
     ]
+    service = summary.retrieval
+    if service is not None:  # the trials measured someone else's retrieval: what was searched and how v3 was made
+        rows.insert(2, ("retrieval", f"external service {service['url']}, knowledge {service['knowledge_id']} "
+                                     f"(Dify External Knowledge API): only {service['searched']} searched; v3: "
+                                     f"{service['v3']}; records matched to golden documents by {service['match']}"))
     items = "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in rows)
     return (
         f"<h1>Study {_esc(summary.name)}</h1><dl>{items}</dl>"
