@@ -14,7 +14,7 @@ from tuner.golden._keypoints import (
     BACKUP_SUFFIX, SHORT_ANSWER, KeypointsReport, PendingCase, aliases_found, fill_keypoints, keypoint_prompt, parse_keypoints, pending_cases,
     rule_keypoints,
 )
-from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question, shingles
+from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question, question_groups, shingles
 from tuner.golden._draft import DRAFT, FOUND_BY, STATUSES, draft_case, golden_row, read_draft, write_draft
 from tuner.golden._log import (
     KNOWN_BAD, STRATA, LogDrafts, LoggedQuestion, LogRows, Sampling, drafts_from_log, merge_questions, parse_columns, read_log,
@@ -84,6 +84,7 @@ __all__ = [
     "near_duplicate_groups",
     "near_duplicate_pairs",
     "normalize_question",
+    "question_groups",
     "parse_columns",
     "parse_keypoints",
     "parse_pool",
