@@ -305,9 +305,11 @@ class StudyRecord:
     (``host:pid``) that measured the noise floor (None when the study file gave it), ``labels``: the golden set's
     provenance (``golden.provenance.json`` as :meth:`tuner.dataset.LabelProvenance.to_dict` writes it; None: unknown
     origin), the golden cases held out for confirmation (``confirm_cases``, empty without ``confirm:``) and each
-    confirmed front member's figures on them (``confirm``: trial number → :class:`Confirmation`), and ``golden_hash``, the content hash of the whole golden set the
+    confirmed front member's figures on them (``confirm``: trial number → :class:`Confirmation`), ``golden_hash``,
+    the content hash of the whole golden set the
     study file names (``dataset_hash`` is that of the tuning share with ``confirm:``; None in a study written before
-    tuner recorded it)."""
+    tuner recorded it), and ``retrieval``: the retrieval service a study over one measured
+    (:meth:`tuner.external.ExternalConfig.described`; None: tuner's own retrieval)."""
 
     dataset_hash: str | None = None
     case_order: list[str] = field(default_factory=list)
@@ -322,6 +324,7 @@ class StudyRecord:
     confirm: dict[int, Confirmation] = field(default_factory=dict)
     labels: dict[str, Any] | None = None
     golden_hash: str | None = None
+    retrieval: dict[str, Any] | None = None
 
     @property
     def created(self) -> bool:
@@ -357,6 +360,7 @@ class StudyRecord:
             confirm={int(number): Confirmation.from_dict(c) for number, c in (attrs.get("confirm") or {}).items()},
             labels=attrs.get("labels"),
             golden_hash=attrs.get("golden_hash"),
+            retrieval=attrs.get("retrieval"),
         )
 
     def provenance(self) -> LabelProvenance | None:
