@@ -6,6 +6,7 @@ optimizes in its ``objectives`` user attribute, in the order of ``trial.values``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final, Literal
 
 Direction = Literal["maximize", "minimize"]
@@ -28,3 +29,16 @@ OBJECTIVES: dict[str, Direction] = {RECALL: "maximize", **ROBUSTNESS_OBJECTIVES,
 optionally CONTEXT_WORDS."""
 REQUIRED: Final = (RECALL, DELTA)
 """The objectives of a study file that names none."""
+
+
+def robustness_objective(names: Iterable[str]) -> str:
+    """The robustness objective among a study's objectives ``names``: the axis pick rules, pick notes and confirmation
+    trade against RECALL, named rather than taken from its position.
+
+    >>> robustness_objective([RECALL, DELTA_CORRECT, CONTEXT_WORDS])
+    'v3_delta_correct'
+    """
+    found = [name for name in names if name in ROBUSTNESS_OBJECTIVES]
+    if len(found) != 1:
+        raise ValueError(f"a study optimizes one robustness objective ({', '.join(ROBUSTNESS_OBJECTIVES)}), got {found}")
+    return found[0]

@@ -11,7 +11,8 @@ import pytest
 from tuner.cache import DiskCache
 from tuner.generation import LOCAL_PROMPT, LocalGenerator, LocalGeneratorConfig, build_generator, cut_answer, llama_cpp_runtime
 from tuner.generation._local import LlamaCpp, extra_buffers_here
-from tuner.llm import BackendResources, Usage
+from tuner.backends import BackendResources
+from tuner.llm import Usage
 
 pytestmark = pytest.mark.local_model
 

@@ -7,7 +7,7 @@ import argparse
 from tuner.commands._study_args import add_study_arguments, loaded_study
 
 HELP = ("Export a trial's retrieval settings (with provenance) as .yaml, .json or .env for deployment, or the nearest "
-        "LangChain / LlamaIndex settings (--format).")
+        "LangChain / LlamaIndex / Dify / RAGFlow settings (--format).")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,9 +17,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     choice.add_argument("--pick", metavar="RULE", help="knee, min-delta (with --min-recall) or cheapest")
     parser.add_argument("--min-recall", type=float, metavar="X", help="recall floor for --pick min-delta")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="output file (.yaml, .json or .env)")
-    parser.add_argument("--format", choices=("tuner", "langchain", "llamaindex"), default="tuner",
+    parser.add_argument("--format", choices=("tuner", "langchain", "llamaindex", "dify", "ragflow"), default="tuner",
                         help="tuner (default: what tuner serve and tuner.Retriever read), or the nearest settings of a "
-                             "framework as YAML with a table of what does not translate")
+                             "framework (langchain, llamaindex) or of a platform's own knowledge base (dify, ragflow) as "
+                             "YAML with a table of what does not translate")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,13 +29,14 @@ def run(args: argparse.Namespace) -> int:
     from tuner.errors import UserError
     from tuner.export import write_export, write_framework_export
     from tuner.pareto import pick
-    from tuner.front import confirmed_entries, study_front
+    from tuner.front import confirmed_entries, study_comparisons, study_front
     from tuner.report import trial_document
     from tuner.study import load_study
 
     loaded = loaded_study(args)
     study = load_study(loaded)
-    directions, floor, entries = study_front(study)
+    comparisons = study_comparisons(study)  # the front and the pick notes compare each pair once
+    directions, floor, entries = study_front(study, comparisons)
     entries = confirmed_entries(study, entries)  # pick rules use the held-out figures when the study has them
     if args.trial is not None:
         if not 0 <= args.trial < len(study.trials) or study.trials[args.trial].state != optuna.trial.TrialState.COMPLETE:
@@ -42,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         number, rule = args.trial, None
     else:
         number, rule = pick(args.pick, entries, directions, floor, min_recall=args.min_recall).number, args.pick
-    document = trial_document(study, number, rule, loaded.storage)
+    document = trial_document(study, number, rule, loaded.storage, comparisons)
     if args.format == "tuner":
         print(write_export(args.output, document))
     else:

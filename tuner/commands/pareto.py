@@ -20,22 +20,40 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from tuner.settings import format_settings
+    from tuner.settings import format_settings, shared_settings
     from tuner.dataset import labels_line
-    from tuner.front import StudyRecord, TrialRecord, entry_caveat, entry_json, front_labels, neighbour_comparisons
-    from tuner.front import study_front, study_labels, study_summary
+    from tuner.front import StudyRecord, TrialRecord, compared_figures, entry_caveat, entry_json, front_labels
+    from tuner.front import runner_up_comparison, study_comparisons, study_front, study_labels, study_summary
+    from tuner.pareto import PickUnmet, pick, runner_up
     from tuner.study import load_study
 
-    study = load_study(loaded_study(args))
-    directions, floor, entries = study_front(study)
+    loaded = loaded_study(args)
+    study = load_study(loaded)
+    comparisons = study_comparisons(study)
+    directions, floor, entries = study_front(study, comparisons)
     confirmed = StudyRecord.from_study(study).confirm
     trials = {t.number: t for t in study.get_trials(deepcopy=False)}
-    front = [entry_json(e, trials[e.number], confirmed.get(str(e.number))) for e in entries]
+    front = [entry_json(e, trials[e.number], directions, confirmed.get(e.number)) for e in entries]
     if args.json:
         records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
-        paired = neighbour_comparisons(entries, records, list(directions), StudyRecord.from_study(study).pruning_margin)
+        paired = comparisons.neighbours(entries, records, list(directions))
+        chosen = runner = None
+        if entries:
+            # the study file's pick rule, on the figures it uses (held out with confirm:), against its runner-up
+            figures, _, where = compared_figures(study, entries)
+            rule, min_recall = loaded.config.pick.rule, loaded.config.pick.min_recall
+            try:
+                chosen = pick(rule, figures, directions, floor, min_recall=min_recall)
+                runner = runner_up(rule, chosen, figures, directions, floor, min_recall=min_recall)
+            except PickUnmet:
+                chosen = None
+        versus = None if chosen is None or runner is None else runner_up_comparison(
+            study, chosen.number, runner.number, comparisons).to_json()
         print(json.dumps({"front": front, **study_summary(study).to_json(), "noise_floor": floor, "labels": front_labels(study, entries),
-                          "neighbours": [row.to_json() for row in paired]}, indent=2))
+                          "neighbours": [row.to_json() for row in paired],
+                          "pick": None if chosen is None else {
+                              "rule": loaded.config.pick.rule, "trial": chosen.number, "figures": where,
+                              "runner_up": versus}}, indent=2))
         return 0
     summary = study_summary(study)
     floor_text = ", ".join(f"{name} ±{value:.3f}" for name, value in floor.items())
@@ -43,25 +61,34 @@ def run(args: argparse.Namespace) -> int:
                   f"({summary.n_complete} complete, {summary.pruned_on_evidence} pruned, "
                   f"{summary.n_duplicates} repeated configurations not evaluated again); noise floor {floor_text}")
     held_out = [name for name in directions if any(name in row.get("confirm", {}) for row in front)]
-    for column in ("trial", *directions, *(f"{name} held out (optimism)" for name in held_out), "context words", "n/N",
-                   "tie", "params"):
+    # the params are what gets deployed: one setting per line, only those that differ between entries, never cut
+    common = shared_settings([row["params"] for row in front])
+    params = [format_settings({k: v for k, v in row["params"].items() if k not in common}, "\n") for row in front]
+    for column in ("trial", *directions, *(f"{name} held out (optimism)" for name in held_out), "context words", "n/N", "tie"):
         table.add_column(column)
-    for row in front:
+    table.add_column("params" if not common else "params (differing)", overflow="fold",
+                     min_width=max((len(line) for cell in params for line in cell.split("\n")), default=6))
+    for row, settings in zip(front, params):
         cells = [
             f"{row['values'][name]:.3f}" + (f" [{row['ci'][name][0]:.3f}, {row['ci'][name][1]:.3f}]" if name in row["ci"] else "")
             for name in directions
         ]
         held = [
             "—" if row.get("confirm", {}).get(name) is None
-            else f"{row['confirm'][name]:.3f} ({row['optimism'][name]:+.3f})"
+            else f"{row['confirm'][name]:.3f}{_interval(row['confirm_ci'].get(name))} ({row['optimism'][name]:+.3f})"
             for name in held_out
         ]
         table.add_row(
             str(row["trial"]), *cells, *held, f"{row['context_words']:.0f}", f"{row['n']}/{row['n_total']}",
             "" if row["tie_group"] is None else f"group {row['tie_group']}",
-            format_settings(row["params"]),
+            settings,
         )
     Console(width=None if sys.stdout.isatty() else 200).print(table)  # piped output keeps whole rows
+    if common:
+        print(f"every front entry has {format_settings(common)}")
+    if held_out:
+        print("held out: on the confirmation cases the search never saw; optimism: how much better the tuning figure "
+              "looked, in the objective's direction (positive: the search's figure did not hold)")
     provenance = study_labels(study)
     print(f"labels: {labels_line(provenance)}")
     for entry in entries:
@@ -69,3 +96,10 @@ def run(args: argparse.Namespace) -> int:
         if caveat is not None:
             print(f"  trial {entry.number}: {caveat.line()}")
     return 0
+
+
+def _interval(bounds: list[float | None] | None) -> str:
+    """`` [low, high]``, or nothing when a bound is undefined."""
+    if not bounds or bounds[0] is None or bounds[1] is None:
+        return ""
+    return f" [{bounds[0]:.3f}, {bounds[1]:.3f}]"

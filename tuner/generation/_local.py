@@ -28,8 +28,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from tuner.cache import DiskCache, content_key
 from tuner.errors import UserError
 from tuner.generation._base import Answer
+from tuner.backends import BackendResources
 from tuner.generation._prompts import NO_CONTEXT, PromptLanguage, prompt_language
-from tuner.llm import BackendResources, CachedReply, CallStore, RequestCount, Usage, fill, request_key
+from tuner.llm import CachedReply, CallStore, RequestCount, Usage, fill, request_key
 from tuner.text import Language
 
 if TYPE_CHECKING:

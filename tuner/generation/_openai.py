@@ -16,8 +16,9 @@ from typing import Literal
 from pydantic import field_validator
 
 from tuner.generation._base import ABSTAIN, Answer
+from tuner.backends import BackendResources
 from tuner.generation._prompts import NO_CONTEXT, PromptLanguage, prompt_language
-from tuner.llm import BackendError, BackendResources, ChatClient, LLMConfig, RequestCount, fill, missing_reason_for
+from tuner.llm import BackendError, ChatClient, LLMConfig, RequestCount, fill, missing_reason_for
 from tuner.text import Language
 
 ABSTAIN_ZH = "我不知道。"

@@ -4,13 +4,14 @@ the report needs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from tuner.objectives import Direction
 from tuner.pareto import PairedMargins, Point
-from tuner.front import TrialRecord, directions_of, points_of, study_margins, study_summary
+from tuner.front import PairedComparisons, StudyRecord, TrialRecord, directions_of, points_of, study_margins, study_summary
 
 CALL_KINDS = ("generator", "judge", "tokens", "cached_tokens")
 
@@ -26,7 +27,7 @@ class StudySummary:
     evaluated configuration (Optuna stores them as pruned; they are counted there and not under ``pruned``, as the
     run's own summary line counts them); ``calls`` sums the ``calls`` user attr over every trial, pruned and failed
     ones included, since they were spent too, and ``cost`` their price at the backends' ``pricing`` (0 when none is
-    configured).
+    configured); ``retrieval`` the retrieval service the study measured (None: tuner's own retrieval).
     """
 
     name: str
@@ -37,10 +38,12 @@ class StudySummary:
     counts: dict[str, int]
     calls: dict[str, int]
     cost: float
+    retrieval: dict[str, Any] | None = None
 
 
-def summarize_study(study: optuna.Study) -> StudySummary:
-    """Objectives, directions, noise floor, complete trials as points, pruned trials, counts by state and calls spent."""
+def summarize_study(study: optuna.Study, comparisons: PairedComparisons | None = None) -> StudySummary:
+    """Objectives, directions, noise floor, complete trials as points, pruned trials, counts by state and calls spent
+    (``comparisons``: the paired comparisons of this reading of the study, to reuse)."""
     directions = directions_of(study)
     trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
     records = [TrialRecord.from_trial(t) for t in trials]
@@ -52,10 +55,11 @@ def summarize_study(study: optuna.Study) -> StudySummary:
     return StudySummary(
         name=study.study_name,
         directions=directions,
-        noise_floor=study_margins(study),
+        noise_floor=study_margins(study, comparisons),
         points=tuple(points_of(study)),
         pruned=pruned,
         counts=counts,
         calls={kind: getattr(spent, kind) for kind in CALL_KINDS},
         cost=spent.cost,
+        retrieval=StudyRecord.from_study(study).retrieval,
     )
