@@ -27,7 +27,7 @@ from tuner.stats._sequential import (
     pocock_spending,
     ratio_excess_test,
 )
-from tuner.stats._wilson import wilson_interval
+from tuner.stats._wilson import Proportion, wilson_interval
 
 __all__ = [
     "SPENDING",
@@ -37,6 +37,7 @@ __all__ = [
     "LookAlpha",
     "PairedComparison",
     "PairedDifference",
+    "Proportion",
     "RatioExcess",
     "SpendingKind",
     "VarianceDecomposition",

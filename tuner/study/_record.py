@@ -59,6 +59,8 @@ class TrialRecord:
     """A trial's user attributes. Every field is optional: a running, pruned or failed trial has only some.
 
     ``recall_cases`` is recall@k per case in the study's case order (what paired comparisons of recall read);
+    ``exposed_cases`` per case in that order 1 when its final context over the index with conflicts holds a
+    conflicting chunk, else 0 (conflict exposure is their mean; Δ's parts are read from it with ``f0``/``f3``);
     ``f0``/``f3`` are per-case faithfulness at v0 and v3 in the study's case order (None = missing);
     ``ci`` maps an objective to its 95% interval (a bound is None when undefined); ``n``/``n_total`` are
     the cases scored at both variants and the cases with keypoints; ``partial_values`` are a pruned
@@ -79,6 +81,7 @@ class TrialRecord:
     calls: TrialCalls | None = None
     cases_evaluated: int | None = None
     recall_cases: tuple[float, ...] | None = None
+    exposed_cases: tuple[int, ...] | None = None
     f0: tuple[float | None, ...] | None = None
     f3: tuple[float | None, ...] | None = None
     ci: dict[str, list[float | None] | None] | None = None
@@ -127,6 +130,7 @@ class TrialRecord:
             calls=None if calls is None else TrialCalls.from_dict(calls),
             cases_evaluated=attrs.get("cases_evaluated"),
             recall_cases=None if attrs.get("recall_cases") is None else tuple(attrs["recall_cases"]),
+            exposed_cases=None if attrs.get("exposed_cases") is None else tuple(attrs["exposed_cases"]),
             f0=None if f0 is None else tuple(f0),
             f3=None if f3 is None else tuple(f3),
             ci=attrs.get("ci"),
