@@ -9,12 +9,8 @@ from tuner.dataset import GoldenCase
 from tuner.evaluation.robustness import CaseOutcome, RobustnessReport, VariantOutcome, summarize
 from tuner.generation import ABSTAIN, Answer
 from tuner.judging import KeypointVerdict
-<<<<<<< HEAD
-from tuner.variants import VariantContext
 from tuner.stats import wilson_interval
-=======
 from tuner.variants import VariantContext
->>>>>>> main
 
 S, C, A = "supported", "contradicted", "absent"
 
