@@ -15,10 +15,11 @@ import optuna
 from tuner.dataset import Dataset
 from tuner.errors import UserError
 from tuner.evaluation import RobustnessEvaluator, evaluate_retrieval, summarize_variant
-from tuner.objectives import CONTEXT_WORDS, DELTA_CORRECT, RECALL
+from tuner.objectives import CONTEXT_WORDS, DELTA, DELTA_CORRECT, EXPOSURE, RECALL, ROBUSTNESS_OBJECTIVES
 from tuner.pareto import FrontEntry
 from tuner.progress import Reporter
 from tuner.settings import RetrievalSettings, settings_from_mapping
+from tuner.stats import Proportion
 from tuner.study._config import ConfirmConfig
 from tuner.study._interrupt import InterruptGuard
 from tuner.study._objective import robustness_scores
@@ -73,14 +74,22 @@ def confirmation_split(dataset: Dataset, config: ConfirmConfig | None) -> tuple[
 
 
 def _confirm_one(evaluator: RobustnessEvaluator, settings: RetrievalSettings, robustness: str, seed: int) -> dict[str, Any]:
-    """One configuration on the held-out cases: recall@k and the robustness objective with their intervals and n/N,
-    and the per-case scores they come from (``recall_cases`` over the held-out cases, ``f0``/``f3`` over those with
-    keypoints, both in the golden set's order), which the pick notes compare paired."""
+    """One configuration on the held-out cases: recall@k, the robustness Δ and the conflict exposure with their
+    intervals and n/N, and the per-case scores they come from (``recall_cases`` over the held-out cases, ``f0``/``f3``
+    and ``exposed_cases`` over those with keypoints, all in the golden set's order), which the pick notes compare
+    paired. In a study that optimizes exposure the Δ is Δfaithful."""
     retrieval = evaluate_retrieval(evaluator.pipeline, settings, "clean")
     recall = retrieval.overall[RECALL]
     values: dict[str, float | None] = {RECALL: recall.value}
     ci: dict[str, list[float | None] | None] = {RECALL: list(recall.ci) if recall.ci else None}
     scores: dict[str, list[float | None]] = {"recall_cases": list(retrieval.per_case[RECALL])}
+    if retrieval.exposed is not None:
+        flags = [flag for flag, case in zip(retrieval.exposed, evaluator.pipeline.dataset.golden, strict=True) if case.keypoints]
+        exposure = Proportion.of(flags)
+        values[EXPOSURE] = exposure.value
+        ci[EXPOSURE] = None if exposure.ci is None else list(exposure.ci)
+        scores["exposed_cases"] = [float(flag) for flag in flags]
+    robustness = robustness if robustness in ROBUSTNESS_OBJECTIVES else DELTA
     if not evaluator.pipeline.dataset.retrieval_only:
         outcomes = evaluator.evaluate(settings, ("v0", "v3"))
         summary = summarize_variant(outcomes, "v3", seed=seed)
@@ -140,10 +149,11 @@ def held_out_record(confirmed: Mapping[str, Any]) -> TrialRecord | None:
     kept."""
     if "recall_cases" not in confirmed:
         return None
-    f0, f3 = confirmed.get("f0"), confirmed.get("f3")
+    f0, f3, shown = confirmed.get("f0"), confirmed.get("f3"), confirmed.get("exposed_cases")
     return TrialRecord(
         recall_cases=tuple(confirmed["recall_cases"]), f0=None if f0 is None else tuple(f0),
         f3=None if f3 is None else tuple(f3), n_total=None if f0 is None else len(f0),
+        exposed_cases=None if shown is None else tuple(int(flag) for flag in shown),
     )
 
 
