@@ -58,6 +58,6 @@ def test_max_exposure_makes_trials_above_it_infeasible_without_an_answer(tiny_da
 
 def test_exposure_needs_conflicts_in_the_index(tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     study_file = write_study(tmp_path, tiny_dataset_dir, objectives=["recall_at_k", "conflict_exposure"],
-                             noise={"hard_mode": "inject"})
+                             variants={"hard_mode": "inject"})
     assert main(["run", str(study_file)]) == 2
-    assert "needs noise.hard_mode: in_index" in capsys.readouterr().err
+    assert "needs variants.hard_mode: in_index" in capsys.readouterr().err
