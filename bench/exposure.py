@@ -37,7 +37,7 @@ import yaml
 from tuner.metrics import delta_parts
 from tuner.objectives import DELTA, EXPOSURE, RECALL
 from tuner.pareto import knee, tie_groups
-from tuner.study import StudyRecord, TrialRecord, study_front
+from tuner.front import StudyRecord, TrialRecord, study_front
 
 from confirm import CONFIRM, dataset_folder
 from paired import distinct_groups, run

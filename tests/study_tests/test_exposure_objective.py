@@ -10,7 +10,7 @@ import pytest
 from tests.study_tests.test_study import write_study
 from tuner.cli import main
 from tuner.metrics import delta_parts
-from tuner.study import TrialRecord
+from tuner.front import TrialRecord
 
 
 def _study(tmp_path: Path) -> optuna.Study:

@@ -17,9 +17,9 @@ from tuner.objectives import CONTEXT_WORDS, DELTA, DELTA_CORRECT, EXPOSURE, RECA
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import PruningConfig
-from tuner.study._pruning import Look, PruneEvidence, TrialProfile, batches, exact_rival, should_prune
-from tuner.stats import Proportion
-from tuner.study._record import TrialCalls, TrialRecord, finite_or_none
+from tuner.study._pruning import Look, TrialProfile, batches, exact_rival, should_prune
+from tuner.front import PruneEvidence, TrialCalls, TrialRecord
+from tuner.stats import Proportion, finite_or_none
 from tuner.study._space import SearchSpace
 
 
