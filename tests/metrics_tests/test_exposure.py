@@ -26,6 +26,7 @@ def test_delta_splits_into_at_risk_times_susceptibility() -> None:
     assert parts.susceptibility == pytest.approx(2 / 3)
     assert parts.unexposed_loss == 0.0
     assert parts.at_risk * parts.susceptibility + parts.unexposed_loss == pytest.approx(delta_faithful(f0, f3))
+    assert parts.delta == pytest.approx(0.4)
 
 
 def test_an_unexposed_loss_is_kept_apart() -> None:

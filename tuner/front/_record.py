@@ -15,7 +15,9 @@ from typing import Any
 import optuna
 
 from tuner.dataset import LabelProvenance
+from tuner.metrics import DeltaParts, delta_parts
 from tuner.objectives import CONTEXT_WORDS, DELTA
+from tuner.stats import Proportion
 
 
 @dataclass(frozen=True)
@@ -221,6 +223,42 @@ class TrialRecord:
     @classmethod
     def from_trial(cls, trial: optuna.trial.FrozenTrial) -> TrialRecord:
         return cls.from_attrs(trial.user_attrs)
+
+    def exposure(self) -> Proportion | None:
+        """Conflict exposure over the study's cases: exposed / all, with its Wilson interval (None when not recorded)."""
+        return None if self.exposed_cases is None else Proportion.of([bool(flag) for flag in self.exposed_cases])
+
+    def delta_parts(self) -> DeltaParts | None:
+        """Δ of the recorded v0/v3 scores split by exposure (:func:`tuner.metrics.delta_parts`) over the cases scored at
+        both; None without per-case exposure or scores."""
+        if self.exposed_cases is None or self.f0 is None or self.f3 is None:
+            return None
+        paired = [(a, b, bool(e)) for a, b, e in zip(self.f0, self.f3, self.exposed_cases) if a is not None and b is not None]
+        if not paired:
+            return None
+        return delta_parts([p[0] for p in paired], [p[1] for p in paired], [p[2] for p in paired])
+
+    def exposure_figures(self) -> dict[str, Any] | None:
+        """What an export's provenance keeps beside Δ: the exposure (``value``, ``ci``, ``n`` exposed of ``n_total``)
+        and Δ's parts (``at_risk``, ``susceptibility``, ``delta``); None when the trial has no exposure recorded."""
+        share, parts = self.exposure(), self.delta_parts()
+        if share is None:
+            return None
+        return {**share.to_dict(), "at_risk": None if parts is None else parts.at_risk,
+                "susceptibility": None if parts is None else parts.susceptibility,
+                "delta": None if parts is None else parts.delta}
+
+    def describe_exposure(self) -> str | None:
+        """``conflict exposure 0.120 [0.084, 0.169] (27/225); faithfulness at risk 0.110, susceptibility 0.450`` (the
+        susceptibility — when no case is exposed), or None when the trial has no exposure recorded."""
+        share, parts = self.exposure(), self.delta_parts()
+        if share is None:
+            return None
+        text = f"conflict exposure {share.describe()}"
+        if parts is not None and parts.at_risk is not None:
+            susceptibility = "—" if parts.susceptibility is None else f"{parts.susceptibility:.3f}"
+            text += f"; faithfulness at risk {parts.at_risk:.3f}, susceptibility {susceptibility}"
+        return text
 
     def intervals(self) -> dict[str, tuple[float, float]]:
         """The 95% interval of each objective whose bounds are both defined."""

@@ -36,6 +36,7 @@ class DeltaParts:
     at_risk: float | None
     susceptibility: float | None
     unexposed_loss: float | None
+    delta: float | None = None
 
 
 def delta_parts(f0: Sequence[float], fv: Sequence[float], exposure: Sequence[bool]) -> DeltaParts:
@@ -48,7 +49,7 @@ def delta_parts(f0: Sequence[float], fv: Sequence[float], exposure: Sequence[boo
         unexposed_loss = Σ_U (f0 − fv) / Σ f0          0 whenever unexposed cases keep their v0 context
         Δ = (Σ f0 − Σ fv) / Σ f0 = at_risk · susceptibility + unexposed_loss
 
-    ``at_risk`` and ``unexposed_loss`` are None when Σ f0 = 0 (Δ is undefined then too).
+    ``delta`` is that Δ; it, ``at_risk`` and ``unexposed_loss`` are None when Σ f0 = 0.
 
     >>> parts = delta_parts([1.0, 0.5, 1.0, 0.0], [0.0, 0.5, 1.0, 0.0], [True, True, False, False])
     >>> parts.at_risk, round(parts.susceptibility, 4), parts.unexposed_loss
@@ -67,4 +68,5 @@ def delta_parts(f0: Sequence[float], fv: Sequence[float], exposure: Sequence[boo
         at_risk=shown_f0 / total if total > 0 else None,
         susceptibility=shown_loss / shown_f0 if shown_f0 > 0 else None,
         unexposed_loss=hidden_loss / total if total > 0 else None,
+        delta=(shown_loss + hidden_loss) / total if total > 0 else None,
     )

@@ -50,6 +50,7 @@ def trial_document(study: optuna.Study, number: int, rule: str | None, storage: 
             "dataset_hash": study_record.golden_hash or study_record.dataset_hash,
             "values": dict(zip(names, trial.values)),
             "ci": record.ci,
+            "conflict_exposure": record.exposure_figures(),
             "noise_floor": study_record.noise_floor,
             "confirm": None if confirmed is None else {k: v for k, v in confirmed.items() if k in CONFIRM_FIGURES},
             **({} if not study_record.confirm_cases else {"confirm_split": {
@@ -100,6 +101,9 @@ def finish(
         paths["config"] = str(write_export(out / "config.yaml", document))
         values = ", ".join(f"{k}={v:.3f}" for k, v in chosen.values.items())
         reporter.stage(f"picked trial {chosen.number} ({rule}): {values}")
+        beside = TrialRecord.from_trial(study.trials[chosen.number]).describe_exposure()
+        if beside is not None:
+            reporter.stage(f"picked trial {chosen.number}: {beside}")
         paths["notes"] = document["provenance"]["notes"]
         for note in paths["notes"]:
             reporter.stage(f"note: {note}")
