@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import optuna
 import pytest
+import yaml
 
 from tests.study_tests.test_study import write_study
 from tuner.cli import main
 from tuner.metrics import delta_parts
+from tuner.stats import wilson_interval
 from tuner.front import TrialRecord
 
 
@@ -18,7 +21,7 @@ def _study(tmp_path: Path) -> optuna.Study:
 
 
 def test_exposure_objective_is_the_mean_of_the_exposed_cases_and_delta_is_measured_beside_it(
-    tiny_dataset_dir: Path, tmp_path: Path
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     study_file = write_study(tmp_path, tiny_dataset_dir, objectives=["recall_at_k", "conflict_exposure"],
                              noise_floor={"recall_at_k": 0.0}, budget={"trials": 5})
@@ -42,6 +45,23 @@ def test_exposure_objective_is_the_mean_of_the_exposed_cases_and_delta_is_measur
         pruning = trial.user_attrs.get("pruning")
         if pruning is not None:  # pruned exactly, before any answer
             assert pruning["objective"] == "conflict_exposure" and trial.user_attrs["cases_evaluated"] == 0
+    capsys.readouterr()
+    assert main(["pareto", str(study_file), "--json"]) == 0
+    front = json.loads(capsys.readouterr().out)["front"]
+    assert front
+    for row in front:
+        record = TrialRecord.from_trial(study.trials[row["trial"]])
+        assert record.exposed_cases is not None and set(row["exposure"]) == {"value", "ci"}
+        assert row["exposure"]["value"] == row["values"]["conflict_exposure"]
+        assert row["exposure"]["ci"] == list(wilson_interval(sum(record.exposed_cases), len(record.exposed_cases)))
+        assert row["exposed"] == f"{sum(record.exposed_cases)}/{len(record.exposed_cases)}"
+    assert main(["pareto", str(study_file)]) == 0
+    assert "v3 Δ (measured)" in capsys.readouterr().out
+    exported = tmp_path / "deploy.yaml"
+    assert main(["export", str(study_file), "--trial", str(front[0]["trial"]), "-o", str(exported)]) == 0
+    provenance = yaml.safe_load(exported.read_text())["provenance"]
+    assert provenance["conflict_exposure"]["value"] == front[0]["exposure"]["value"]
+    assert set(provenance["conflict_exposure"]) >= {"n", "n_total", "ci", "at_risk", "susceptibility", "delta"}
 
 
 def test_max_exposure_makes_trials_above_it_infeasible_without_an_answer(tiny_dataset_dir: Path, tmp_path: Path) -> None:

@@ -64,7 +64,7 @@ def test_study_runs_resumes_and_exports_a_config_that_reproduces_its_recall(
         if record.duplicate_of is not None:
             assert record.calls is None and study.trials[record.duplicate_of].params == trial.params
         elif trial.state == optuna.trial.TrialState.COMPLETE:
-            assert set(trial.user_attrs["ci"]) == {"recall_at_k", "v3_delta_faithful"}
+            assert set(trial.user_attrs["ci"]) == {"recall_at_k", "v3_delta_faithful", "conflict_exposure"}
             assert trial.user_attrs["n_total"] == 6
             # per-case recall in the study's case order: what paired comparisons of recall read
             assert record.recall_cases is not None and len(record.recall_cases) == 6
