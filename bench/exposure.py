@@ -11,7 +11,7 @@ stored studies it prints:
 - on the Δ study's complete trials (one per configuration): how much of the between-configuration spread of Δ the
   exposure explains: Spearman ρ and the R² of a least-squares line Δ ~ exposure, each with a 95% percentile
   bootstrap interval over trials; the median susceptibility; the largest |unexposed loss| (0 where every unexposed
-  case kept its v0 context).
+  case kept its v0 context), and which trials have one.
 
 Parts: ``demo``, ``demo-zh`` (the built-in sets, studies/demo.yaml and studies/demo_zh.yaml), ``conflictnq`` and
 ``cmrc`` (as bench/confirm.py builds them from ../shared/datasets; a part whose file is absent is skipped). The noise
@@ -126,7 +126,7 @@ def bootstrap(statistic: Any, x: np.ndarray, y: np.ndarray, resamples: int = 200
 
 def explained(study: optuna.Study) -> dict[str, Any]:
     """How much of Δ's spread across the Δ study's complete trials their exposure explains."""
-    delta, exposure, susceptibility, unexposed = [], [], [], []
+    delta, exposure, susceptibility, unexposed, moved = [], [], [], [], []
     for trial in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,)):
         record = TrialRecord.from_trial(trial)
         if record.unscorable or record.skipped or record.exposed_cases is None or record.f0 is None or record.f3 is None:
@@ -139,6 +139,10 @@ def explained(study: optuna.Study) -> dict[str, Any]:
             susceptibility.append(parts.susceptibility)
         if parts.unexposed_loss is not None:
             unexposed.append(abs(parts.unexposed_loss))
+            if parts.unexposed_loss != 0:
+                settings = record.settings or {}
+                moved.append(f"#{trial.number} {settings.get('retriever')} top_k {settings.get('top_k')} "
+                             f"rerank {settings.get('rerank_strength')}: {parts.unexposed_loss:+.4f}")
     x, y = np.array(exposure), np.array(delta)
     return {
         "trials": len(x),
@@ -148,6 +152,7 @@ def explained(study: optuna.Study) -> dict[str, Any]:
         "R2 delta ~ exposure": round(r_squared(x, y), 3), "R2 95%": bootstrap(r_squared, x, y),
         "median susceptibility": None if not susceptibility else round(float(np.median(susceptibility)), 3),
         "max |unexposed loss|": None if not unexposed else round(max(unexposed), 4),
+        "trials with an unexposed loss": moved,
     }
 
 
