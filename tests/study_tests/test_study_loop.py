@@ -145,3 +145,15 @@ def test_the_loop_reads_a_finished_trial_once_and_only_unfinished_ones_again(mon
     read.clear()
     tracker.update(study)
     assert read == [6]
+
+
+def test_exposure_is_compared_paired_on_the_per_case_flags_with_no_run_term() -> None:
+    # A exposed on cases 0, 1; B on case 1 only: difference (2 − 1)/4 = 0.25, from the per-case flags
+    a, b = TrialRecord(exposed_cases=(1, 1, 0, 0)), TrialRecord(exposed_cases=(0, 1, 0, 0))
+    compared = compare_trials(a, b, "conflict_exposure", {"v3_delta_faithful": 0.3})
+    assert compared is not None and compared.difference == pytest.approx(0.25) and compared.n == 4
+    # the run-to-run term stays 0 (exposure is deterministic): se is the paired bootstrap's alone
+    assert compared.se == pytest.approx(compared.case_sd)
+    assert compare_trials(a, a, "conflict_exposure", {}).tied  # type: ignore[union-attr]
+    # a trial recorded before exposure was kept has nothing to compare
+    assert compare_trials(TrialRecord(recall_cases=(1.0,)), b, "conflict_exposure", {}) is None
