@@ -101,7 +101,10 @@ def test_front_members_are_confirmed_on_held_out_cases_and_every_output_shows_bo
     front = json.loads(capsys.readouterr().out)["front"]
     assert front and all(str(row["trial"]) in record.confirm for row in front)
     for row in front:
-        assert set(row["confirm"]) == {"recall_at_k", "v3_delta_faithful"} and row["confirm_n"] == 32
+        assert set(row["confirm"]) == {"recall_at_k", "v3_delta_faithful", "conflict_exposure"} and row["confirm_n"] == 32
+        # the held-out exposure beside the held-out Δ: the mean of the per-case flags kept for paired comparisons
+        shown = record.confirm[str(row["trial"])]["exposed_cases"]
+        assert row["confirm"]["conflict_exposure"] == pytest.approx(sum(shown) / len(shown))
         assert row["optimism"]["recall_at_k"] == pytest.approx(row["values"]["recall_at_k"] - row["confirm"]["recall_at_k"])
         assert row["confirm_ci"]["recall_at_k"] is not None
     assert main(["pareto", str(study_file)]) == 0
