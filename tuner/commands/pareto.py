@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
             "" if row["tie_group"] is None else f"group {row['tie_group']}",
             format_settings(row["params"]),
         )
-    Console(width=None if sys.stdout.isatty() else 200).print(table)  # piped output keeps whole rows
+    Console(width=None if sys.stdout.isatty() else 260).print(table)  # piped output keeps whole rows
     provenance = study_labels(study)
     print(f"labels: {labels_line(provenance)}")
     for entry in entries:
