@@ -74,8 +74,9 @@ def score_contexts(
 def conflict_exposure(pipeline: RetrievalPipeline, settings: RetrievalSettings) -> tuple[bool, ...] | None:
     """Per golden case (dataset order): does ``settings``' final context over the index with its conflicting documents
     (the ``all`` view, what v3 ``in_index`` hands the reader) hold a conflicting chunk (:func:`tuner.metrics.exposed`)?
-    None when the dataset has no conflicts. Retrieval only: no generator or judge call."""
-    if not pipeline.dataset.conflicts:
+    None when the dataset has no conflicts or the pipeline does not search them (a retrieval service). Retrieval only:
+    no generator or judge call."""
+    if not pipeline.dataset.conflicts or not pipeline.searches_conflicts:
         return None
     return tuple(exposed([c.source for c in ctx.chunks]) for ctx in pipeline.retrieve(settings, "all"))
 

@@ -12,6 +12,7 @@ import optuna
 
 from tuner.errors import BackendFailure, BudgetSpent
 from tuner.evaluation import CaseOutcome, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant
+from tuner.external import ExternalPipeline
 from tuner.llm import Usage, UsageCounts
 from tuner.objectives import CONTEXT_WORDS, DELTA, DELTA_CORRECT, EXPOSURE, RECALL, ROBUSTNESS_OBJECTIVES
 from tuner.retrieval import RetrievalPipeline
@@ -180,7 +181,9 @@ class TrialObjective:
             n_total=len(self.case_order),
             grade=summary.grade,
             by_category=self._by_category(retrieval.by_category, outcomes),
-            warnings=tuple(w for w in (summary.shortfall_warning, self._undefined(delta, summary.delta_n)) if w) or None,
+            warnings=tuple(
+                w for w in (summary.shortfall_warning, self._undefined(delta, summary.delta_n), self._unmatched()) if w is not None
+            ) or None,
         ).write(trial)
         # delta is None only in a study that optimizes exposure, and then it is not among the values returned
         values = {**exact, self.robustness: UNSCORABLE_DELTA if delta is None else delta}
@@ -195,6 +198,15 @@ class TrialObjective:
         if paired == 0:
             return "no case has scores at both v0 and v3 (every answer or verdict is missing)"
         return f"no case scores above 0 at v0, so {self.robustness} = (S(v0) − S(v3)) / S(v0) is undefined"
+
+    def _unmatched(self) -> str | None:
+        """With a retrieval service (:class:`tuner.external.ExternalPipeline`), the warning when some of the records it
+        returned for this trial matched no golden document (they count as retrieved and not relevant)."""
+        if not isinstance(self.pipeline, ExternalPipeline) or not self.pipeline.matching.unmatched:
+            return None
+        matching = self.pipeline.matching
+        return (f"external: {matching.unmatched} of {matching.records} records matched no golden document by "
+                f"{self.pipeline.client.config.match} (counted as retrieved, not relevant)")
 
     def _unanswerable(self, recall: float, exposure: float, words: float) -> str | None:
         """Why this trial needs no answer at all, from what retrieval alone tells (None: answer it). Such a trial is
