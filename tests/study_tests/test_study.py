@@ -96,8 +96,10 @@ def test_study_runs_resumes_and_exports_a_config_that_reproduces_its_recall(
     assert "provenance" in text and "dataset_hash" in text
     capsys.readouterr()
     assert main(["eval", str(tiny_dataset_dir), "--config", str(exported), "--json"]) == 0
-    recall = json.loads(capsys.readouterr().out)["recall_at_k"]
-    assert recall == pytest.approx(front["front"][0]["values"]["recall_at_k"])
+    evaluated = json.loads(capsys.readouterr().out)
+    assert evaluated["recall_at_k"] == pytest.approx(front["front"][0]["values"]["recall_at_k"])
+    # the exposure of the export is the trial's, recounted over every golden case
+    assert set(evaluated["conflict_exposure"]) == {"value", "n", "n_total", "ci"} and evaluated["conflict_exposure"]["n_total"] == 6
     for suffix in (".json", ".env"):
         assert main(["export", str(study_file), "--pick", "knee", "-o", str(tmp_path / f"deploy{suffix}")]) == 0
     assert "TUNER_TOP_K=" in (tmp_path / "deploy.env").read_text()

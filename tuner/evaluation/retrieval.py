@@ -50,8 +50,7 @@ class RetrievalReport:
             by_difficulty={b: _bucket(m) for b, m in self.by_difficulty.items()},
             settings=self.settings.model_dump(),
         )
-        if self.exposure is not None:
-            out["conflict_exposure"] = self.exposure.to_dict()
+        out["conflict_exposure"] = None if self.exposure is None else self.exposure.to_dict()
         return out
 
 
