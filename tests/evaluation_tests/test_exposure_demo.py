@@ -8,7 +8,7 @@ from tuner.dataset import load_dataset, resolve_dataset
 from tuner.evaluation import Responder, RobustnessEvaluator, evaluate_retrieval, summarize_variant
 from tuner.generation import ExtractiveGeneratorConfig, build_generator
 from tuner.judging import build_judge, parse_judge_config
-from tuner.llm import BackendResources
+from tuner.backends import BackendResources
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.variants import VariantsConfig
