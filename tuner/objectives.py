@@ -6,6 +6,7 @@ optimizes in its ``objectives`` user attribute, in the order of ``trial.values``
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Final, Literal
 
 Direction = Literal["maximize", "minimize"]
@@ -32,7 +33,19 @@ CONTEXT_WORDS: Final = "context_words"
 OBJECTIVES: dict[str, Direction] = {RECALL: "maximize", **SECOND_OBJECTIVES, CONTEXT_WORDS: "minimize"}
 """Objectives a study can optimize, with their direction: RECALL first, then one of SECOND_OBJECTIVES, then
 optionally CONTEXT_WORDS."""
-EXACT: Final = (RECALL, EXPOSURE, CONTEXT_WORDS)
-"""The objectives counted from retrieval alone: no run-to-run noise, compared without a run term."""
 REQUIRED: Final = (RECALL, DELTA)
 """The objectives of a study file that names none."""
+
+
+def robustness_objective(names: Iterable[str]) -> str:
+    """The robustness objective among a study's objectives ``names`` (one of SECOND_OBJECTIVES: a Δ, or conflict
+    exposure): the axis pick rules, pick notes and confirmation trade against RECALL, named rather than taken from its
+    position.
+
+    >>> robustness_objective([RECALL, DELTA_CORRECT, CONTEXT_WORDS]), robustness_objective([RECALL, EXPOSURE])
+    ('v3_delta_correct', 'conflict_exposure')
+    """
+    found = [name for name in names if name in SECOND_OBJECTIVES]
+    if len(found) != 1:
+        raise ValueError(f"a study optimizes one robustness objective ({', '.join(SECOND_OBJECTIVES)}), got {found}")
+    return found[0]

@@ -93,7 +93,9 @@ def evaluate_retrieval(
     contexts = pipeline.retrieve(settings, view)
     values = score_contexts(pipeline, contexts)
     cases = pipeline.dataset.golden
-    method: CiMethod | None = "bootstrap" if ci else None
+    # every retrieval metric is a mean of per-case scores in [0, 1]: Wilson stays honest at 0 and 1 (57/57 is not
+    # [1, 1]), where a percentile bootstrap collapses to a point
+    method: CiMethod | None = "wilson" if ci else None
     categories = [c.category for c in cases]
     difficulties = [c.difficulty for c in cases]
 

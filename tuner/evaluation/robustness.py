@@ -311,7 +311,8 @@ def summarize_variant(
     Δ is graded only for the variants in :data:`~tuner.variants.GRADED_VARIANTS`: v4 has no relevant context,
     so its Δ is ~1 by construction and says nothing; its rejection rate is what it measures.
     """
-    method: CiMethod | None = "bootstrap" if ci else None
+    # faithful and correct are means of per-case shares in [0, 1]: Wilson stays honest at 0 and 1 (see tuner.stats)
+    method: CiMethod | None = "wilson" if ci else None
     rows = [o.variants[variant] for o in outcomes]
     reasons = [r.missing for r in rows]
     faithful_values = [r.faithful if r.missing is None else None for r in rows]

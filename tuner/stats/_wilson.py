@@ -10,7 +10,7 @@ from statistics import NormalDist
 from typing import Any
 
 
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval of the proportion p̂ = successes / n.
 
         centre = (p̂ + z²/2n) / (1 + z²/n)
@@ -18,8 +18,15 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
         (lo, hi) = (centre − half, centre + half),  z = Φ⁻¹(1 − (1 − confidence)/2)
 
     Unlike the normal (Wald) interval it stays inside [0, 1] and is not degenerate at 0/n or n/n,
-    which is why small golden sets report accuracy with it. n = 0 raises ``ValueError``: with no
-    trials there is no interval to report (the caller reports the case count instead).
+    which is why small golden sets report accuracy with it: 57 of 57 gives a lower bound of
+    57 / (57 + z²) ≈ 0.937, not 1. n = 0 raises ``ValueError``: with no trials there is no interval
+    to report (the caller reports the case count instead).
+
+    ``successes`` may be fractional: the sum of n per-case scores in [0, 1] (recall@k of a case with two
+    relevant documents, the share of a case's keypoints that are faithful). The interval is then that of
+    their mean p̂; it stays honest at 0 and 1, where a percentile bootstrap collapses to a point, and it is
+    conservative inside: a score in [0, 1] with mean μ has variance at most μ(1 − μ), the variance of a
+    0/1 score that the Wilson interval assumes. For 0/1 scores it is the exact Wilson interval.
 
     >>> [round(x, 4) for x in wilson_interval(8, 10)]
     [0.4902, 0.9433]
