@@ -75,8 +75,8 @@ def second_objective_rows(study: optuna.Study) -> dict[str, Any]:
         return {EXPOSURE: None if share is None else share.value, DELTA: None if parts is None else parts.delta}
 
     def held_out(number: int) -> dict[str, Any]:
-        values: dict[str, Any] = held.get(str(number), {}).get("values", {})
-        return values
+        confirmation = held.get(number)
+        return {} if confirmation is None else dict(confirmation.values)
 
     def row(number: int) -> str:
         value, confirmed = tuning(number)[second], held_out(number).get(second)
