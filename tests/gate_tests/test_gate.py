@@ -160,6 +160,9 @@ def test_outputs_summary_and_junit(tmp_path: Path, pipeline: RetrievalPipeline, 
     assert "- `retrieval.recall_at_k`: 1.000 → 0.917 (-8.3% relative, n=6): fell by more than 3%" in summary
     assert "| category: multi_hop | 1.000 (was 1.000) | 1.000 (was 1.000) | 0.500 (was 1.000) |" in summary
     assert "## Robustness per bucket (sampled cases)" in summary
+    exposure = result.measurement.retrieval.exposure
+    assert exposure is not None and f"- conflict exposure (cases shown a conflicting chunk, all cases): {exposure.describe()}" in summary
+    assert "| misled v3 | exposure v3 | susceptibility v3 | n |" in summary
     root = ET.fromstring(paths[1].read_text("utf-8").split("\n", 1)[1])
     suite = root.find("testsuite")
     assert suite is not None and int(suite.get("tests", "0")) == len(result.checks)

@@ -147,8 +147,11 @@ def test_front_members_are_confirmed_on_held_out_cases_and_every_output_shows_bo
             assert (needed is None) == (row[name]["difference"] == 0) and (needed is None or needed >= 1)
     assert shown["pick"]["figures"] == "on the 33 held-out cases"
     for row in front:
-        assert set(row["confirm"]) == {"recall_at_k", "v3_delta_faithful"} and row["confirm_n"] == 33
+        assert set(row["confirm"]) == {"recall_at_k", "v3_delta_faithful", "conflict_exposure"} and row["confirm_n"] == 33
         # optimism in each objective's direction: recall is maximized (tuning − held out), Δ minimized (held out − tuning)
+        # the held-out exposure beside the held-out Δ: the mean of the per-case flags kept for paired comparisons
+        shown = record.confirm[row["trial"]].exposed_cases
+        assert shown is not None and row["confirm"]["conflict_exposure"] == pytest.approx(sum(shown) / len(shown))
         assert row["optimism"]["recall_at_k"] == pytest.approx(row["values"]["recall_at_k"] - row["confirm"]["recall_at_k"])
         assert row["optimism"]["v3_delta_faithful"] == pytest.approx(
             row["confirm"]["v3_delta_faithful"] - row["values"]["v3_delta_faithful"])

@@ -151,3 +151,16 @@ def test_the_loop_reads_a_finished_trial_once_and_only_unfinished_ones_again(mon
     read.clear()
     tracker.update(study)
     assert read == [6]
+
+
+def test_exposure_is_compared_paired_on_the_per_case_flags_with_no_run_term() -> None:
+    # A exposed on cases 0, 1; B on case 1 only: difference (2 − 1)/4 = 0.25, from the per-case flags
+    a, b = TrialRecord(exposed_cases=(1, 1, 0, 0)), TrialRecord(exposed_cases=(0, 1, 0, 0))
+    comparisons = PairedComparisons({"v3_delta_faithful": 0.3})  # a run-to-run sd for Δ, none for exposure
+    compared = comparisons.compare(a, b, "conflict_exposure")
+    assert compared is not None and compared.difference == pytest.approx(0.25) and compared.n == 4
+    # the run-to-run term stays 0 (exposure is deterministic): se is the paired bootstrap's alone
+    assert compared.se == pytest.approx(compared.case_sd)
+    assert comparisons.compare(a, a, "conflict_exposure").tied  # type: ignore[union-attr]
+    # a trial recorded before exposure was kept has nothing to compare
+    assert comparisons.compare(TrialRecord(recall_cases=(1.0,)), b, "conflict_exposure") is None

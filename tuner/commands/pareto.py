@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from tuner.commands._study_args import add_study_arguments, loaded_study
 
@@ -64,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
     # the params are what gets deployed: one setting per line, only those that differ between entries, never cut
     common = shared_settings([row["params"] for row in front])
     params = [format_settings({k: v for k, v in row["params"].items() if k not in common}, "\n") for row in front]
-    for column in ("trial", *directions, *(f"{name} held out (optimism)" for name in held_out), "context words", "n/N", "tie"):
+    beside = exposure_columns(list(directions))
+    for column in ("trial", *directions, *beside, *(f"{name} held out (optimism)" for name in held_out), "context words",
+                   "n/N", "tie"):
         table.add_column(column)
     table.add_column("params" if not common else "params (differing)", overflow="fold",
                      min_width=max((len(line) for cell in params for line in cell.split("\n")), default=6))
@@ -79,11 +82,11 @@ def run(args: argparse.Namespace) -> int:
             for name in held_out
         ]
         table.add_row(
-            str(row["trial"]), *cells, *held, f"{row['context_words']:.0f}", f"{row['n']}/{row['n_total']}",
+            str(row["trial"]), *cells, *exposure_cells(row, beside), *held, f"{row['context_words']:.0f}", f"{row['n']}/{row['n_total']}",
             "" if row["tie_group"] is None else f"group {row['tie_group']}",
             settings,
         )
-    Console(width=None if sys.stdout.isatty() else 200).print(table)  # piped output keeps whole rows
+    Console(width=None if sys.stdout.isatty() else 260).print(table)  # piped output keeps whole rows
     if common:
         print(f"every front entry has {format_settings(common)}")
     if held_out:
@@ -96,6 +99,29 @@ def run(args: argparse.Namespace) -> int:
         if caveat is not None:
             print(f"  trial {entry.number}: {caveat.line()}")
     return 0
+
+
+def exposure_columns(objectives: list[str]) -> list[str]:
+    """What a front table shows beside Δ: conflict exposure (unless it is an objective), the measured Δ (when exposure
+    is the objective instead) and the reader's susceptibility."""
+    from tuner.objectives import EXPOSURE
+
+    return [*(["conflict exposure"] if EXPOSURE not in objectives else ["v3 Δ (measured)"]), "susceptibility"]
+
+
+def exposure_cells(row: dict[str, Any], columns: list[str]) -> list[str]:
+    """The cells of :func:`exposure_columns` for one ``entry_json`` row: exposure as value [interval] (n/N), Δ and
+    susceptibility to three places, — where undefined (susceptibility with no case exposed)."""
+    cells = []
+    for column in columns:
+        if column == "conflict exposure":
+            share = row["exposure"]
+            cells.append("—" if share is None or share["value"] is None else
+                         f"{share['value']:.3f} [{share['ci'][0]:.3f}, {share['ci'][1]:.3f}] ({row['exposed']})")
+        else:
+            value = row["delta"] if column.startswith("v3") else row["susceptibility"]
+            cells.append("—" if value is None else f"{value:.3f}")
+    return cells
 
 
 def _interval(bounds: list[float | None] | None) -> str:

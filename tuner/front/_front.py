@@ -90,8 +90,11 @@ def entry_json(
     """A front row as ``tuner pareto --json`` and ``tuner run --json`` print it; with ``confirmed`` (the trial's
     :class:`Confirmation`) its figures on the held-out cases, their intervals and the optimism beside the tuning ones
     (:func:`tuner.front.optimism`, oriented by each objective's direction: positive = the tuning figure looked
-    better)."""
+    better). Beside Δ: the conflict ``exposure`` (``{"value", "ci"}``, Wilson), ``exposed`` (n/N), faithfulness
+    ``at_risk``, ``susceptibility`` (null when no case is exposed) and ``delta`` (the v3 Δ the trial measured, also where
+    the study optimizes exposure) — None each where the trial has no record of them."""
     record = TrialRecord.from_trial(trial)
+    share, parts = record.exposure(), record.delta_parts()
     confirm = {} if confirmed is None else {
         "confirm": dict(confirmed.values),
         "confirm_ci": dict(confirmed.ci),
@@ -109,5 +112,10 @@ def entry_json(
         "n_total": record.n_total,
         "tie_group": entry.tie_group,
         "epsilon_dominated_by": list(entry.epsilon_dominated_by),
+        "exposure": None if share is None else {"value": share.value, "ci": None if share.ci is None else list(share.ci)},
+        "exposed": None if share is None else f"{share.successes}/{share.n_total}",
+        "at_risk": None if parts is None else parts.at_risk,
+        "susceptibility": None if parts is None else parts.susceptibility,
+        "delta": None if parts is None else parts.delta,
         **confirm,
     }

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tuner.front._record import TrialRecord
-from tuner.objectives import RECALL, ROBUSTNESS_OBJECTIVES
+from tuner.objectives import EXPOSURE, RECALL, ROBUSTNESS_OBJECTIVES
 from tuner.pareto import FrontEntry, PairedMargins
 from tuner.stats import CaseScores, PairedComparison, cases_to_separate, delta_statistic, mean_statistic, paired_comparison
 
@@ -20,11 +20,13 @@ Z = 1.96
 
 
 def case_scores(record: TrialRecord, objective: str) -> CaseScores | None:
-    """The per-case lists ``objective`` is computed from, in the study's case order: recall@k per case, or the
-    scores at v0 and v3 the robustness Δ is the relative drop of; None when the record has none (a trial written
-    before they were kept, or context words, which is exact)."""
+    """The per-case lists ``objective`` is computed from, in the study's case order: recall@k per case, conflict
+    exposure per case (0/1), or the scores at v0 and v3 the robustness Δ is the relative drop of; None when the record
+    has none (a trial written before they were kept, or context words, which is exact)."""
     if objective == RECALL:
         return None if record.recall_cases is None else (record.recall_cases,)
+    if objective == EXPOSURE:
+        return None if record.exposed_cases is None else (record.exposed_cases,)
     if objective in ROBUSTNESS_OBJECTIVES and record.f0 is not None and record.f3 is not None:
         return (record.f0, record.f3)
     return None
@@ -69,7 +71,7 @@ class PairedComparisons:
         key = (_digest(first), None if second is None else _digest(second), objective)
         if key not in self._kept:
             sd = self.run_sd.get(objective, 0.0)
-            statistic = mean_statistic if objective == RECALL else delta_statistic
+            statistic = mean_statistic if objective in (RECALL, EXPOSURE) else delta_statistic
             self._kept[key] = paired_comparison(first, second, statistic, run_sd=(sd, sd), z=Z)
         return self._kept[key]
 

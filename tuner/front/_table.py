@@ -18,7 +18,9 @@ def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
     context words, calls, and why a trial was pruned (rival, cases used, p-value), repeated, unscorable,
     left unanswered (``skipped``) or failed. With ``confirm:``, each objective's figure on the held-out cases and the
     optimism beside it (``NAME.confirm``; ``NAME.optimism``: how much better the tuning figure looked, oriented by the
-    objective's direction, :func:`tuner.front.optimism`; None off the front). Missing values are None, so every row has
+    objective's direction, :func:`tuner.front.optimism`; None off the front). Beside Δ the conflict exposure
+    (``exposure`` with ``exposure.low``/``exposure.high``, Wilson, and ``exposed``/``n_total``), the faithfulness
+    ``at_risk``, ``susceptibility`` and the measured v3 ``delta`` they split. Missing values are None, so every row has
     the same columns."""
     directions = directions_of(study)
     names = list(directions)
@@ -47,6 +49,17 @@ def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
                 held = None if confirmation is None else confirmation.values.get(name)
                 better = None if held is None or name not in values else optimism(values[name], held, directions[name])
                 row.update({f"{name}.confirm": held, f"{name}.optimism": better})
+        share, parts = record.exposure(), record.delta_parts()
+        low, high = (None, None) if share is None or share.ci is None else share.ci
+        row.update({
+            "exposure": None if share is None else share.value,
+            "exposure.low": low,
+            "exposure.high": high,
+            "exposed": None if share is None else share.successes,
+            "at_risk": None if parts is None else parts.at_risk,
+            "susceptibility": None if parts is None else parts.susceptibility,
+            "delta": None if parts is None else parts.delta,
+        })
         row.update({
             "n": record.n,
             "n_total": record.n_total,

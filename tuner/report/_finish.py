@@ -79,6 +79,7 @@ def trial_document(
             "dataset_hash": study_record.golden_hash or study_record.dataset_hash,
             "values": values,
             "ci": record.ci,
+            "conflict_exposure": record.exposure_figures(),
             "noise_floor": study_record.noise_floor,
             "confirm": confirm,
             **({} if not study_record.confirm_cases else {"confirm_split": {
@@ -136,6 +137,9 @@ def finish(
         paths["config"] = str(write_export(out / "config.yaml", document))
         figures = ", ".join(_figure(chosen, name) for name in chosen.values)
         reporter.stage(f"picked trial {chosen.number} ({rule}) {where}: {figures}")
+        beside = TrialRecord.from_trial(study.trials[chosen.number]).describe_exposure()
+        if beside is not None:
+            reporter.stage(f"picked trial {chosen.number} on the tuning cases: {beside}")
         paths["notes"] = document["provenance"]["notes"]
         for note in paths["notes"]:
             reporter.stage(f"note: {note}")

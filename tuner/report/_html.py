@@ -16,7 +16,7 @@ from plotly.offline import get_plotlyjs
 from tuner.dataset import labels_line
 from tuner.errors import UserError
 from tuner.io import atomic_write_text
-from tuner.objectives import RECALL
+from tuner.objectives import DELTA, EXPOSURE, RECALL
 from tuner.stats import PairedComparison
 from tuner.redaction import redact
 from tuner.pareto import (
@@ -219,6 +219,7 @@ def _front_table(
             f"#{e.number}", *(_value(e, n) for n in names),
             *([] if CONTEXT_WORDS in names else ["—" if e.context_words is None else f"{e.context_words:.0f}"]),
             _n_of_total(records[e.number]),
+            *_beside_delta(records[e.number], names),
             *_confirmed(e, summary.directions, quality, confirmed),
             "" if e.tie_group is None else f"T{e.tie_group + 1}",
             ", ".join(f"#{n}" for n in e.epsilon_dominated_by),
@@ -226,12 +227,18 @@ def _front_table(
         for e in entries
     ]
     header = ["trial", *(label(n) for n in names), *([] if CONTEXT_WORDS in names else ["context words"]),
-              "n/N", *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism")),
+              "n/N", *_beside_delta_header(names),
+              *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism")),
               "ε-tie", "ε-dominated by"]
     note = ('<p class="note">Held out: each front member evaluated when the study ended on the confirmation cases the '
             "search never saw (confirm: in the study file); optimism: how much better the tuning figure looked than the "
             "held-out one, in the objective's direction (positive: the search's figure did not hold; for a minimized "
             "objective, held out − tuning). Pick rules use the held-out figures.</p>") if quality else ""
+    note += ('<p class="note">Conflict exposure: the share of cases whose context over the index with its conflicting '
+             "documents holds a conflicting chunk, exposed/all with its Wilson 95% interval — a retrieval fact, exact "
+             "like recall@k. Susceptibility: what the reader loses once shown one, Σ(f0 − f3) / Σ f0 over the exposed "
+             "cases (— when none is). v3 Δfaithful = faithfulness at risk × susceptibility when unexposed cases keep "
+             "their v0 context.</p>")
     shared, lines = settings_lines([e.params for e in entries])
     return shared + _table(header, rows, settings=lines) + note
 
@@ -243,6 +250,18 @@ def settings_lines(configurations: Sequence[Mapping[str, Any]]) -> tuple[str, li
     lines = [format_settings({k: v for k, v in c.items() if k not in shared}, " · ") for c in configurations]
     note = f'<p class="note">Every configuration below has {_esc(format_settings(shared))}.</p>' if shared else ""
     return note, [f"settings: {line}" if line else "" for line in lines]
+
+
+def _beside_delta_header(names: Sequence[str]) -> list[str]:
+    """The columns shown beside Δ: exposure (unless an objective), the measured Δ (when exposure is one), susceptibility."""
+    return [*(["conflict exposure"] if EXPOSURE not in names else [label(DELTA) + " (measured)"]), "susceptibility"]
+
+
+def _beside_delta(record: TrialRecord, names: Sequence[str]) -> list[str]:
+    share, parts = record.exposure(), record.delta_parts()
+    first = ("—" if share is None else share.describe()) if EXPOSURE not in names else (
+        "—" if parts is None or parts.delta is None else f"{parts.delta:.3f}")
+    return [first, "—" if parts is None or parts.susceptibility is None else f"{parts.susceptibility:.3f}"]
 
 
 def _difference(c: PairedComparison) -> str:

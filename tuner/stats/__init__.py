@@ -28,7 +28,7 @@ from tuner.stats._sequential import (
     ratio_excess_test,
 )
 from tuner.stats._power import cases_to_separate
-from tuner.stats._wilson import wilson_interval
+from tuner.stats._wilson import Proportion, wilson_interval
 
 __all__ = [
     "SPENDING",
@@ -38,6 +38,7 @@ __all__ = [
     "LookAlpha",
     "PairedComparison",
     "PairedDifference",
+    "Proportion",
     "RatioExcess",
     "SpendingKind",
     "VarianceDecomposition",

@@ -1,9 +1,13 @@
-"""Statistics (metrics → **estimates** → front): Wilson score interval for a proportion."""
+"""Statistics (metrics → **estimates** → front): Wilson score interval for a proportion, and a proportion reported as n/N
+with it."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any
 
 
 def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
@@ -42,3 +46,44 @@ def wilson_interval(successes: float, n: int, confidence: float = 0.95) -> tuple
     lo = 0.0 if successes == 0 else centre - half
     hi = 1.0 if successes == n else centre + half
     return lo, hi
+
+
+@dataclass(frozen=True)
+class Proportion:
+    """``successes`` of ``n_total`` cases (conflict exposure: the cases shown a conflicting chunk), with its Wilson
+    95% interval, which stays honest at 0/N and N/N. ``value`` and ``ci`` are None when ``n_total`` is 0.
+
+    >>> print(Proportion(0, 57).describe())
+    0.000 [0.000, 0.063] (0/57)
+    """
+
+    successes: int
+    n_total: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.successes <= self.n_total:
+            raise ValueError(f"successes must be between 0 and n_total={self.n_total}, got {self.successes}")
+
+    @classmethod
+    def of(cls, flags: Sequence[bool]) -> Proportion:
+        """The share of true ``flags``."""
+        return cls(sum(1 for flag in flags if flag), len(flags))
+
+    @property
+    def value(self) -> float | None:
+        return self.successes / self.n_total if self.n_total else None
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        return wilson_interval(self.successes, self.n_total) if self.n_total else None
+
+    def describe(self) -> str:
+        """``0.120 [0.083, 0.170] (27/225)``; ``n/a (0/0)`` without cases."""
+        if self.value is None or self.ci is None:
+            return f"n/a (0/{self.n_total})"
+        return f"{self.value:.3f} [{self.ci[0]:.3f}, {self.ci[1]:.3f}] ({self.successes}/{self.n_total})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"value", "n", "n_total", "ci"}``: ``n`` counts the successes (n/N), not the cases scored."""
+        return {"value": self.value, "n": self.successes, "n_total": self.n_total,
+                "ci": None if self.ci is None else list(self.ci)}

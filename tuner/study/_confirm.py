@@ -16,7 +16,7 @@ from tuner.dataset import Dataset
 from tuner.errors import UserError
 from tuner.golden import question_groups
 from tuner.evaluation import RobustnessEvaluator, evaluate_retrieval, summarize_variant
-from tuner.objectives import DELTA_CORRECT, RECALL, robustness_objective
+from tuner.objectives import DELTA, DELTA_CORRECT, EXPOSURE, RECALL, ROBUSTNESS_OBJECTIVES, robustness_objective
 from tuner.pareto import FrontEntry
 from tuner.progress import Reporter
 from tuner.settings import RetrievalSettings, settings_from_mapping
@@ -24,7 +24,7 @@ from tuner.study._config import ConfirmConfig
 from tuner.study._interrupt import InterruptGuard
 from tuner.study._objective import robustness_scores
 from tuner.front import Confirmation, StudyRecord, TrialRecord
-from tuner.stats import finite_or_none
+from tuner.stats import Proportion, finite_or_none
 
 MIN_CONFIRM_CASES = 30
 """Fewer confirmation cases than this cannot tell a pick's optimism from case-sampling noise; fewer tuning cases than
@@ -99,14 +99,23 @@ def confirmation_split(dataset: Dataset, config: ConfirmConfig | None) -> tuple[
 
 
 def _confirm_one(evaluator: RobustnessEvaluator, settings: RetrievalSettings, robustness: str, seed: int) -> Confirmation:
-    """One configuration on the held-out cases: recall@k and the robustness objective with their intervals and n/N,
-    and the per-case scores they come from (``recall_cases`` over the held-out cases, ``f0``/``f3`` over those with
-    keypoints, both in the golden set's order), which the pick notes compare paired."""
+    """One configuration on the held-out cases: recall@k, the robustness Δ and the conflict exposure with their
+    intervals and n/N, and the per-case scores they come from (``recall_cases`` over the held-out cases, ``f0``/``f3``
+    and ``exposed_cases`` over those with keypoints, all in the golden set's order), which the pick notes compare
+    paired. In a study that optimizes exposure the Δ is Δfaithful."""
     retrieval = evaluate_retrieval(evaluator.pipeline, settings, "clean")
     recall = retrieval.overall[RECALL]
     values: dict[str, float | None] = {RECALL: recall.value}
     ci: dict[str, list[float | None] | None] = {RECALL: list(recall.ci) if recall.ci else None}
     scores: tuple[tuple[float | None, ...], tuple[float | None, ...]] | tuple[None, None] = (None, None)
+    shown: tuple[int, ...] | None = None
+    if retrieval.exposed is not None:
+        shown = tuple(int(flag) for flag, case in zip(retrieval.exposed, evaluator.pipeline.dataset.golden, strict=True)
+                      if case.keypoints)
+        exposure = Proportion.of([bool(flag) for flag in shown])
+        values[EXPOSURE] = exposure.value
+        ci[EXPOSURE] = None if exposure.ci is None else list(exposure.ci)
+    robustness = robustness if robustness in ROBUSTNESS_OBJECTIVES else DELTA
     if not evaluator.pipeline.dataset.retrieval_only:
         outcomes = evaluator.evaluate(settings, ("v0", "v3"))
         summary = summarize_variant(outcomes, "v3", seed=seed)
@@ -115,7 +124,8 @@ def _confirm_one(evaluator: RobustnessEvaluator, settings: RetrievalSettings, ro
         values[robustness] = finite_or_none(delta)
         ci[robustness] = None if delta_ci is None else [finite_or_none(c) for c in delta_ci]
         scores = robustness_scores(outcomes, robustness)
-    return Confirmation(values, ci, recall.n, recall.n_total, tuple(retrieval.per_case[RECALL]), *scores)
+    return Confirmation(values, ci, recall.n, recall.n_total, tuple(retrieval.per_case[RECALL]), f0=scores[0], f3=scores[1],
+                        exposed_cases=shown)
 
 
 def confirm_front(
