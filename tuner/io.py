@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -57,8 +58,87 @@ def atomic_write_json(path: str | Path, payload: Any) -> None:
     atomic_write_text(path, json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
 
 
+_LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
+_LINE_BREAK = re.compile("[\u2028\u2029\x85]")
+
+
+def line_safe_json(value: Any, *, sort_keys: bool = False) -> str:
+    """``value`` as one line of JSON: text as written (``ensure_ascii=False``: Chinese stays readable) except U+0085,
+    U+2028 and U+2029, written as ``\\u`` escapes. They are legal raw in a JSON string, but ``str.splitlines()``,
+    JavaScript before ES2019 and many editors break lines there, so a file holding them raw is torn by readers that
+    are not ours (text pasted from a PDF carries U+2028). The one rule of every JSON Lines file tuner writes.
+
+    >>> line_safe_json({"text": "24\u2028months 两年"})
+    '{"text": "24\\\\u2028months 两年"}'
+    """
+    text = json.dumps(value, ensure_ascii=False, sort_keys=sort_keys)
+    # outside strings JSON has no place for these characters, so every one found is inside a string
+    return _LINE_BREAK.sub(lambda match: _LINE_BREAKS[match.group()], text)
+
+
+def jsonl_text(records: Iterable[Any], *, sort_keys: bool = False) -> str:
+    """``records`` as JSON Lines text: one :func:`line_safe_json` line each, every line ended by ``"\\n"``."""
+    return "".join(line_safe_json(record, sort_keys=sort_keys) + "\n" for record in records)
+
+
 def write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records), "utf-8")
+    path.write_text(jsonl_text(records, sort_keys=True), "utf-8")
+
+
+class MalformedLine(ValueError):
+    """One JSON Lines line that does not parse; the message says why, without the file and line (the caller's)."""
+
+
+def jsonl_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` for each non-blank line of JSON Lines ``data``, split at ``"\\n"`` only (JSON Lines'
+    one separator: U+2028 inside a string is text, which ``str.splitlines()`` would cut), numbered from 1."""
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            yield number, line
+
+
+def parse_jsonl_line(line: bytes | str, first: bool = False) -> Any:
+    """The JSON value of one line (``first``: the file's first line, where a UTF-8 byte order mark is accepted, as
+    files saved on Windows have one). Whatever a hostile line can do to the parser — invalid UTF-8, malformed JSON,
+    nesting deeper than the parser's recursion allows, an integer over Python's digit limit — is a
+    :class:`MalformedLine`, never another exception."""
+    try:
+        text = line.decode("utf-8-sig" if first else "utf-8") if isinstance(line, bytes) else line.removeprefix("\ufeff" if first else "")
+    except UnicodeDecodeError as exc:
+        raise MalformedLine(f"invalid UTF-8 at byte {exc.start}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedLine(f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise MalformedLine("malformed JSON: nested too deeply") from None
+    except ValueError as exc:  # int() past sys.get_int_max_str_digits(): "Exceeds the limit (4300 digits) ..."
+        raise MalformedLine(f"malformed JSON: a number too long ({str(exc).split(':')[0]})") from None
+
+
+def jsonl_objects(path: str | Path, what: str = "file") -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of JSON Lines file ``path``, read as it goes; an unreadable
+    file or the first line that is malformed (:func:`parse_jsonl_line`) or not a JSON object is one
+    :class:`UserError` naming ``path:line``. ``what`` names the file in the not-found line."""
+    from tuner.errors import UserError
+
+    try:
+        handle = Path(path).open("rb")
+    except FileNotFoundError:
+        raise UserError(f"{path}: {what} not found") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+    with handle:
+        for number, line in enumerate(handle, start=1):  # a binary file's lines end at b"\n" only
+            if not line.strip():
+                continue
+            try:
+                record = parse_jsonl_line(line, first=number == 1)
+            except MalformedLine as exc:
+                raise UserError(f"{path}:{number}: {exc}") from None
+            if not isinstance(record, dict):
+                raise UserError(f"{path}:{number}: expected a JSON object")
+            yield number, record
 
 
 @contextmanager

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from tuner.dataset.importers import NO_REFERENCE
 from tuner.errors import UserError
-from tuner.io import atomic_write_text
+from tuner.io import atomic_write_text, jsonl_objects, jsonl_text
 
 DRAFT = "review.jsonl"
 STATUSES = ("pending", "accepted", "rejected", "skipped", "no_answer")
@@ -124,20 +123,8 @@ def read_draft(path: Path) -> list[dict[str, Any]]:
     (:func:`_row_problem`), is one line naming it."""
     if not path.is_file():
         raise UserError(f"{path}: draft file not found")
-    try:
-        lines = path.read_text("utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise UserError(f"{path}: not UTF-8 (byte {exc.start})") from None
     numbered = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{path}:{number}: malformed JSON: {exc.msg} (column {exc.colno})") from None
-        if not isinstance(row, dict):
-            raise UserError(f"{path}:{number}: expected a JSON object")
+    for number, row in jsonl_objects(path):
         review = row.get("review") or {}
         row["review"] = {**new_review(), **review} if isinstance(review, dict) else review
         numbered.append((number, row))
@@ -151,13 +138,9 @@ def read_draft(path: Path) -> list[dict[str, Any]]:
     return [row for _, row in numbered]
 
 
-def draft_text(rows: Sequence[dict[str, Any]]) -> str:
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
-
-
 def write_draft(path: Path, rows: Sequence[dict[str, Any]]) -> None:
     """Replace the draft file at once (temporary file and rename: a killed process leaves the old or the new file)."""
-    atomic_write_text(path, draft_text(rows))
+    atomic_write_text(path, jsonl_text(rows))
 
 
 def golden_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -21,9 +21,9 @@ from tuner.dataset import (
 )
 from tuner.embedding import CachedEncoder
 from tuner.errors import DatasetError, StaleVersion, UserError
-from tuner.golden._draft import CASES, FOUND_BY, REVIEWED, STATUSES, conflict_row, draft_kind, draft_text, golden_row, read_draft
+from tuner.golden._draft import CASES, FOUND_BY, REVIEWED, STATUSES, conflict_row, draft_kind, golden_row, read_draft
 from tuner.golden._pool import KnowledgeSearch
-from tuner.io import atomic_write_text
+from tuner.io import atomic_write_text, jsonl_objects, jsonl_text
 from tuner.text import bm25_tokens, normalize_text
 
 ACTIONS = {"accept": "accepted", "reject": "rejected", "skip": "skipped", "reopen": "pending", "no_answer": "no_answer"}
@@ -130,11 +130,11 @@ class ReviewStore:
             review["version"] += 1
             review["updated"] = _now()
             rows = [*self._rows[:index], row, *self._rows[index + 1:]]
-            atomic_write_text(self.path, draft_text(rows))
+            atomic_write_text(self.path, jsonl_text(rows))
             self._rows, self._stamp = rows, None
             with self.log_path.open("a", encoding="utf-8") as log:
-                log.write(json.dumps({"time": review["updated"], "id": case_id, "version": review["version"], "action": action,
-                                      "changes": changes}, ensure_ascii=False) + "\n")
+                log.write(jsonl_text([{"time": review["updated"], "id": case_id, "version": review["version"], "action": action,
+                                       "changes": changes}]))
             return row
 
     def _apply(self, row: dict[str, Any], action: str | None, fields: dict[str, Any]) -> dict[str, list[Any]]:
@@ -231,14 +231,14 @@ class ReviewStore:
         mine = {self.key(row) for row in rows}
         kept = [entry for entry in _jsonl(target) if entry.get(key) not in mine]
         entries = kept + [convert(row) for row in accepted]
-        files = {name: _jsonl_text(entries)}
+        files = {name: jsonl_text(entries)}
         if self.kind != CASES:
             # a stale version found in the corpus becomes a conflict: it leaves corpus.jsonl (it stays in the index,
             # as conflicts do under hard_mode: in_index, but is no longer a document a case may count as relevant)
             moved = {entry["doc_id"] for entry in entries}
             corpus = _jsonl(self.dataset / CORPUS)
             if any(doc.get("doc_id") in moved for doc in corpus):
-                files[CORPUS] = _jsonl_text([doc for doc in corpus if doc.get("doc_id") not in moved])
+                files[CORPUS] = jsonl_text([doc for doc in corpus if doc.get("doc_id") not in moved])
         if self.kind == CASES:
             try:
                 earlier = read_provenance(self.dataset / PROVENANCE)
@@ -304,13 +304,7 @@ class Export:
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-
-
-def _jsonl_text(entries: Sequence[dict[str, Any]]) -> str:
-    return "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in entries)
+    return [record for _, record in jsonl_objects(path)] if path.is_file() else []
 
 
 def _validated(root: Path, files: dict[str, str]) -> Dataset:
