@@ -4,6 +4,7 @@ torn write. Files and folders get the modes the umask gives a plain ``open``/``m
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -168,6 +169,60 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
         raise
 
 
+YAML_MAX_DEPTH = 100
+"""Deepest nesting of collections a YAML file may hold (a config needs a handful; deeper is an attack on the parser's
+recursion)."""
+
+
+@functools.cache
+def _guarded_loader(dates: bool) -> type[Any]:
+    import yaml
+
+    class GuardedLoader(yaml.SafeLoader):  # type: ignore[misc]
+        """PyYAML's SafeLoader without aliases (``*a`` expanding ``&a``: a few hundred bytes stand for gigabytes once
+        anything copies the value — the billion-laughs attack) and with nesting at most :data:`YAML_MAX_DEPTH`."""
+
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self.depth = 0
+
+        def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+            if self.check_event(yaml.AliasEvent):
+                raise yaml.composer.ComposerError(None, None, "aliases are not allowed", self.peek_event().start_mark)
+            self.depth += 1
+            try:
+                if self.depth > YAML_MAX_DEPTH:
+                    raise yaml.composer.ComposerError(None, None, f"nested deeper than {YAML_MAX_DEPTH} levels",
+                                                      self.peek_event().start_mark)
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    if not dates:
+        GuardedLoader.yaml_implicit_resolvers = {
+            first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    return GuardedLoader
+
+
+def load_yaml(text: str, dates: bool = True) -> Any:
+    """The value of YAML ``text``, read by the one loader of every YAML tuner reads (study, search space, backend and
+    LLM configs, ``dataset.yaml``, mappings, Markdown front matter): safe types only, no aliases, nesting at most
+    :data:`YAML_MAX_DEPTH` (a ``yaml.YAMLError`` saying so, with its line, like any malformed YAML). ``dates=False``
+    keeps a date the text written (``2024-02-30`` is then checked where it is used, not a parse error).
+
+    >>> load_yaml("a: &a [x, x]\\nb: [*a, *a]")
+    Traceback (most recent call last):
+    yaml.composer.ComposerError: aliases are not allowed
+      in "<unicode string>", line 2, column 5:
+        b: [*a, *a]
+            ^
+    """
+    import yaml
+
+    return yaml.load(text, Loader=_guarded_loader(dates))  # noqa: S506 (a SafeLoader)
+
+
 def read_yaml_mapping(path: str | Path, what: str) -> dict[str, Any]:
     """The mapping in YAML file ``path``; an unreadable file, malformed YAML (with its line) or a
     document that is not a mapping is one :class:`UserError` line naming the file. An empty file is ``{}``."""
@@ -176,7 +231,7 @@ def read_yaml_mapping(path: str | Path, what: str) -> dict[str, Any]:
     from tuner.errors import UserError
 
     try:
-        data = yaml.safe_load(Path(path).read_text("utf-8-sig"))
+        data = load_yaml(Path(path).read_text("utf-8-sig"))
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:

@@ -64,8 +64,10 @@ def _yaml_mapping(text: str) -> dict[str, Any]:
     """A mapping written as YAML on the command line; anything else is argparse's one-line error."""
     import yaml
 
+    from tuner.io import load_yaml
+
     try:
-        value = yaml.safe_load(text)
+        value = load_yaml(text)
     except yaml.YAMLError:
         value = None
     if not isinstance(value, dict):

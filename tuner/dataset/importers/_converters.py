@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from tuner.errors import ConversionError
+from tuner.io import load_yaml
 from tuner.text import cjk_share, is_blank
 
 CONVERTER_VERSION = "files-v2"
@@ -69,21 +70,6 @@ def decode_text(data: bytes) -> str:
     return guess
 
 
-class _FrontMatterLoader(yaml.SafeLoader):  # type: ignore[misc]
-    """YAML without aliases (``*a`` expanding ``&a``: a few hundred bytes can stand for gigabytes) and without
-    implicit timestamps (a date stays the text written, checked where it is used: ``2024-02-30`` fails one file)."""
-
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
-        if self.check_event(yaml.AliasEvent):
-            raise yaml.composer.ComposerError(None, None, "aliases are not allowed", self.peek_event().start_mark)
-        return super().compose_node(parent, index)
-
-
-_FrontMatterLoader.yaml_implicit_resolvers = {
-    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
-
-
 def _scalar(value: object) -> bool:
     return value is None or isinstance(value, str | bool | int) or (isinstance(value, float) and math.isfinite(value))
 
@@ -102,7 +88,7 @@ def read_front_matter(text: str) -> dict[str, Any]:
     if len(text.encode("utf-8", "surrogatepass")) > FRONT_MATTER_BYTES:
         raise ConversionError(f"front matter over {FRONT_MATTER_BYTES // 1024} KiB")
     try:
-        loaded = yaml.load(text, Loader=_FrontMatterLoader)  # a SafeLoader, without aliases
+        loaded = load_yaml(text, dates=False)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or type(exc).__name__

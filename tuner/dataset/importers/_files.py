@@ -26,7 +26,7 @@ from tuner.dataset._kb import load_knowledge_base
 from tuner.dataset._load import CORPUS
 from tuner.dataset.importers._converters import CONVERTER_VERSION, CONVERTERS, convert_file
 from tuner.errors import ConversionError, DatasetError, UserError
-from tuner.io import atomic_directory, atomic_write_json, write_jsonl
+from tuner.io import atomic_directory, atomic_write_json, load_yaml, write_jsonl
 from tuner.progress import Reporter, SilentReporter
 from tuner.text import find_dates, normalize_text
 
@@ -115,9 +115,9 @@ def read_family_mapping(path: Path) -> dict[str, dict[str, str]]:
     entries: dict[str, dict[str, str]] = {}
     if path.suffix.lower() in {".yaml", ".yml"}:
         try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+            loaded = load_yaml(path.read_text(encoding="utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise UserError(f"{path}: not valid YAML ({type(exc).__name__})") from None
+            raise UserError(f"{path}: not valid YAML ({getattr(exc, 'problem', None) or type(exc).__name__})") from None
         if not isinstance(loaded, dict):
             raise UserError(f"{path}: expected a mapping of doc_id to {{family, date}}")
         rows = [(f"{path}: {doc_id}", str(doc_id), value) for doc_id, value in loaded.items()]
