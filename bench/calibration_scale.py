@@ -137,13 +137,13 @@ PROFILED_RUN = """
 import cProfile
 import sys
 
-import tuner.calibration
+import tuner.noisefloor
 
 # the calibration runs in a worker thread (the Ctrl-C rules), which `python -m cProfile` does not see: profile the
-# call itself, in whatever thread it runs (tuner.study._run imports it from tuner.calibration at call time)
+# call itself, in whatever thread it runs (tuner.study._run imports it from tuner.noisefloor at call time)
 profiler = cProfile.Profile()
-original = tuner.calibration.calibrate
-tuner.calibration.calibrate = lambda *args, **kwargs: profiler.runcall(original, *args, **kwargs)
+original = tuner.noisefloor.calibrate
+tuner.noisefloor.calibrate = lambda *args, **kwargs: profiler.runcall(original, *args, **kwargs)
 from tuner.cli import main
 
 code = main(sys.argv[2:])

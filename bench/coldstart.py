@@ -134,7 +134,7 @@ STAGES: dict[str, tuple[str, str, str]] = {
     "chunk tables": ("tuner.retrieval", "RetrievalPipeline", "table"),
     "first-stage candidates": ("tuner.retrieval", "RetrievalPipeline", "candidates"),
     "rerank scores": ("tuner.retrieval", "RetrievalPipeline", "rerank_scores"),
-    "noise floor calibration": ("tuner.calibration", "", "calibrate"),
+    "noise floor calibration": ("tuner.noisefloor", "", "calibrate"),
 }
 """Stages timed in the child: wall seconds inside each callable, outermost calls only. They nest (candidates embed
 chunks, calibration retrieves and answers), so they do not add up."""

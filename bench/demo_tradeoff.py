@@ -25,7 +25,7 @@ from tuner.evaluation import evaluate_retrieval  # noqa: E402
 from tuner.evaluation import Responder, RobustnessEvaluator, summarize_variant  # noqa: E402
 from tuner.generation import build_generator, parse_generator_config  # noqa: E402
 from tuner.judging import build_judge, parse_judge_config  # noqa: E402
-from tuner.noise import NoiseConfig  # noqa: E402
+from tuner.variants import NoiseConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import RetrievalSettings  # noqa: E402
 

@@ -23,7 +23,7 @@ from tuner.dataset import GoldenCase, load_dataset, resolve_dataset  # noqa: E40
 from tuner.evaluation import Responder, RobustnessEvaluator  # noqa: E402
 from tuner.generation import ExtractiveGenerator, ExtractiveGeneratorConfig  # noqa: E402
 from tuner.judging import LexicalJudge, normalize  # noqa: E402
-from tuner.noise import VARIANTS, NoiseConfig  # noqa: E402
+from tuner.variants import VARIANTS, NoiseConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import RetrievalSettings  # noqa: E402
 

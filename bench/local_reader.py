@@ -57,7 +57,7 @@ from tuner.generation import (  # noqa: E402
 from tuner.judging import LexicalJudge  # noqa: E402
 from tuner.llm import BackendResources  # noqa: E402
 from tuner.metrics import grade_delta  # noqa: E402
-from tuner.noise import NoiseConfig  # noqa: E402
+from tuner.variants import NoiseConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import DEFAULT_EMBEDDING_MODEL, RetrievalSettings  # noqa: E402
 

@@ -38,7 +38,7 @@ from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, summar
 from tuner.generation import ExtractiveGenerator, ExtractiveGeneratorConfig  # noqa: E402
 from tuner.judging import LexicalJudge, normalize  # noqa: E402
 from tuner.metrics import faithful  # noqa: E402
-from tuner.noise import NoiseConfig  # noqa: E402
+from tuner.variants import NoiseConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import DEFAULT_EMBEDDING_MODEL, RetrievalSettings  # noqa: E402
 from tuner.text import split_sentences  # noqa: E402

@@ -31,7 +31,7 @@ from tuner.embedding import EmbeddingContext  # noqa: E402
 from tuner.evaluation import Responder, RobustnessEvaluator, summarize  # noqa: E402
 from tuner.generation import ExtractiveGenerator, ExtractiveGeneratorConfig  # noqa: E402
 from tuner.judging import LexicalJudge  # noqa: E402
-from tuner.noise import VARIANTS, NoiseConfig  # noqa: E402
+from tuner.variants import VARIANTS, NoiseConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import DEFAULT_EMBEDDING_MODEL, RetrievalSettings  # noqa: E402
 

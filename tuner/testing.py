@@ -32,7 +32,7 @@ from tuner.gate import (
 )
 from tuner.generation import Generator
 from tuner.judging import Judge
-from tuner.noise import NoiseConfig
+from tuner.variants import NoiseConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings, load_settings_file, settings_from_mapping
 

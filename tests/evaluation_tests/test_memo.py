@@ -15,7 +15,7 @@ from tuner.evaluation import Memo, Responder, RobustnessEvaluator
 from tuner.generation import Answer
 from tuner.judging import build_judge, parse_judge_config
 from tuner.llm import BackendResources, RequestCount
-from tuner.noise import NoiseConfig
+from tuner.variants import NoiseConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 

@@ -8,7 +8,7 @@ from tuner.dataset import GoldenCase
 from tuner.evaluation.robustness import CaseOutcome, RobustnessReport, VariantOutcome, summarize
 from tuner.generation import ABSTAIN, Answer
 from tuner.judging import KeypointVerdict
-from tuner.noise import VariantContext
+from tuner.variants import VariantContext
 
 S, C, A = "supported", "contradicted", "absent"
 

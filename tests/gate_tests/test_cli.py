@@ -121,7 +121,7 @@ def test_history_needs_a_noise_floor(files: dict[str, Path], capsys: pytest.Capt
 
 
 def test_noise_floor_from_calibrate_gates_trends(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    from tuner.calibration import NoiseFloor
+    from tuner.noisefloor import NoiseFloor
 
     floor_path = files["tmp"] / "noise_floor.json"
     NoiseFloor(objectives={"faithful_v0": 0.2, "v3_delta_faithful": 0.1}, components={}, runs=3, n_cases=6, settings={},

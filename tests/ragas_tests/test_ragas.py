@@ -27,7 +27,7 @@ from tuner.judging import KeypointVerdict  # noqa: E402
 from tuner.evaluation import ragas_scores  # noqa: E402
 from tuner.llm import BackendResources, LLMConfig  # noqa: E402
 from tuner.llm.testing import FakeChatServer, Reply  # noqa: E402
-from tuner.noise import VariantContext  # noqa: E402
+from tuner.variants import VariantContext  # noqa: E402
 
 KEY_ENV = "TUNER_RAGAS_TEST_KEY"
 KEY = "sk-ragas-test-5f1c9e"

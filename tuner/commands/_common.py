@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from tuner.judging import Judge, JudgeConfig
     from tuner.llm import BackendRegistry
     from tuner.llm import BackendResources
-    from tuner.noise import NoiseConfig
+    from tuner.variants import NoiseConfig
     from tuner.progress import Reporter
     from tuner.settings import RetrievalSettings
 
@@ -117,7 +117,7 @@ def noise_from_args(args: argparse.Namespace) -> NoiseConfig:
     from pydantic import ValidationError
 
     from tuner.errors import UserError
-    from tuner.noise import NoiseConfig
+    from tuner.variants import NoiseConfig
 
     names = {"noise_n": "n", "position": "position", "band": "band", "hard_mode": "hard_mode", "seed": "seed"}
     given = {field: getattr(args, flag) for flag, field in names.items() if getattr(args, flag) is not None}

@@ -10,9 +10,9 @@ from tuner.evaluation.retrieval import RetrievalReport
 from tuner.objectives import RECALL
 
 if TYPE_CHECKING:
-    from tuner.calibration import NoiseFloor
+    from tuner.noisefloor import NoiseFloor
     from tuner.evaluation.robustness import RobustnessReport, VariantSummary
-    from tuner.noise import NoiseConfig
+    from tuner.variants import NoiseConfig
     from tuner.stats import Estimate
 
 

@@ -1,4 +1,4 @@
-"""Command line (``tuner calibrate`` → tuner.calibration): measure and write one configuration's noise floor."""
+"""Command line (``tuner calibrate`` → tuner.noisefloor): measure and write one configuration's noise floor."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tuner.calibration import calibrate
+    from tuner.noisefloor import calibrate
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.errors import UserError
     from tuner.commands._render import noise_floor_table

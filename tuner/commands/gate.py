@@ -57,7 +57,7 @@ def _without_cache(config: JudgeConfig) -> JudgeConfig:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tuner.calibration import NoiseFloor
+    from tuner.noisefloor import NoiseFloor
     from tuner.commands._common import backend_configs_from_args, embeddings_from_args, noise_from_args
     from tuner.dataset import labels_line, load_dataset, resolve_dataset
     from tuner.evaluation import label_caveat

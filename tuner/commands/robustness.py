@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def parse_variants(text: str) -> tuple[str, ...]:
     """``"v1,v3"`` → ``("v0", "v1", "v3")``: the baseline is always evaluated, since Δ is relative to it."""
-    from tuner.noise import VARIANTS
+    from tuner.variants import VARIANTS
 
     names = [part.strip() for part in text.split(",") if part.strip()]
     unknown = [name for name in names if name not in VARIANTS]

@@ -32,7 +32,7 @@ from tuner.metrics import (
     rejected,
 )
 from tuner.progress import NullTask, Task
-from tuner.noise import GRADED_VARIANTS, VARIANTS, NoiseConfig, VariantBuilder, VariantContext, shortfall_warning
+from tuner.variants import GRADED_VARIANTS, VARIANTS, NoiseConfig, VariantBuilder, VariantContext, shortfall_warning
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import CiMethod, Estimate, mean_estimate, ratio_of_means_ci
@@ -187,7 +187,7 @@ class VariantSummary:
 
     @property
     def shortfall_warning(self) -> str | None:
-        """The warning when more than 10% of this variant's noise slots went unfilled (see :mod:`tuner.noise`)."""
+        """The warning when more than 10% of this variant's noise slots went unfilled (see :mod:`tuner.variants`)."""
         return shortfall_warning(self.variant, self.injected, self.shortfall)
 
     def to_dict(self) -> dict[str, Any]:
@@ -248,7 +248,7 @@ def summarize_variant(
 ) -> VariantSummary:
     """Faithfulness, Δ against v0 with its bootstrap interval, misled, rejection and noise counts of ``variant``.
 
-    Δ is graded only for the variants in :data:`~tuner.noise.GRADED_VARIANTS`: v4 has no relevant context,
+    Δ is graded only for the variants in :data:`~tuner.variants.GRADED_VARIANTS`: v4 has no relevant context,
     so its Δ is ~1 by construction and says nothing; its rejection rate is what it measures.
     """
     method: CiMethod | None = "bootstrap" if ci else None

@@ -21,8 +21,8 @@ from tuner.gate._baseline import Baseline, case_fingerprint, now_iso
 from tuner.generation import Generator
 from tuner.judging import Judge
 from tuner.llm import map_concurrent
-from tuner.noise import GRADED_VARIANTS as GRADED_VARIANTS  # the gate's public name for it (tuner.gate)
-from tuner.noise import NoiseConfig
+from tuner.variants import GRADED_VARIANTS as GRADED_VARIANTS  # the gate's public name for it (tuner.gate)
+from tuner.variants import NoiseConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.verdicts import KeypointVerdict

@@ -7,7 +7,7 @@ Every function is pure; formulas are in the docstrings and in docs/metrics.md.
 from __future__ import annotations
 
 from tuner.stats._estimate import CiMethod, Estimate, by_group, mean_estimate
-from tuner.stats._floor import VarianceDecomposition, min_detectable_difference, variance_decomposition
+from tuner.stats._variance import VarianceDecomposition, min_detectable_difference, variance_decomposition
 from tuner.stats._paired import (
     CaseScores,
     PairedComparison,

@@ -30,7 +30,7 @@ from tuner.errors import UserError
 from tuner.evaluation import Responder, RobustnessEvaluator
 from tuner.llm import map_concurrent
 from tuner.metrics import faithful
-from tuner.noise import NoiseConfig
+from tuner.variants import NoiseConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import Estimate, mean_estimate

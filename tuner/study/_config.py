@@ -14,7 +14,7 @@ from tuner.io import read_yaml_mapping
 from tuner.generation import ExtractiveGeneratorConfig, GeneratorConfig, parse_generator_config
 from tuner.judging import JudgeConfig, LexicalJudgeConfig, parse_judge_config
 from tuner.llm import LLMConfig
-from tuner.noise import NoiseConfig
+from tuner.variants import NoiseConfig
 from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUSTNESS_OBJECTIVES, Direction
 from tuner.settings import MetadataFilter, RetrievalSettings, settings_from_mapping
 from tuner.study._tracking import TrackingConfig

@@ -163,7 +163,7 @@ class TrialRecord:
 class StudyRecord:
     """A study's user attributes, fixed when the first worker creates it: the dataset it ran on, the one
     shuffled case order every trial walks, the objectives in ``trial.values`` order, the noise floor
-    and the pruning margins (see ``tuner.calibration``), the study file, the fixed settings, and the worker
+    and the pruning margins (see ``tuner.noisefloor``), the study file, the fixed settings, and the worker
     (``host:pid``) that measured the noise floor (None when the study file gave it), ``labels``: the golden set's
     provenance (``golden.provenance.json`` as :meth:`tuner.dataset.LabelProvenance.to_dict` writes it; None: unknown
     origin), the golden cases held out for confirmation (``confirm_cases``, empty without ``confirm:``) and each

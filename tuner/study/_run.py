@@ -20,7 +20,7 @@ from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import build_generator
 from tuner.judging import build_judge
 from tuner.llm import BackendResources
-from tuner.noise import VARIANTS, NoiseConfig
+from tuner.variants import VARIANTS, NoiseConfig
 from tuner.progress import Reporter, SilentReporter, Task
 from tuner.redaction import redact
 from tuner.retrieval import RetrievalPipeline
@@ -158,7 +158,7 @@ def _noise_floor(
     if isinstance(spec, dict):
         values = {k: float(v) for k, v in spec.items()}
         return values, values
-    from tuner.calibration import NoiseFloor, calibrate
+    from tuner.noisefloor import NoiseFloor, calibrate
 
     if spec != "auto":
         floor = NoiseFloor.from_file((loaded.path.parent / spec).resolve())

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from tuner.noise import shortfall_warning
+from tuner.variants import shortfall_warning
 
 
 def test_a_shortfall_above_ten_percent_of_slots_warns() -> None:

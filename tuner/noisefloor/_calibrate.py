@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from tuner.calibration._floor import NoiseComponent, NoiseFloor
+from tuner.noisefloor._floor import NoiseComponent, NoiseFloor
 from tuner.errors import UserError
 from tuner.evaluation.retrieval import score_contexts
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, evaluation_steps
@@ -28,7 +28,7 @@ from tuner.generation import Answer, build_generator
 from tuner.judging import build_judge
 from tuner.llm import BackendResources, RequestCount
 from tuner.metrics import delta_faithful
-from tuner.noise import NoiseConfig
+from tuner.variants import NoiseConfig
 from tuner.objectives import DELTA
 from tuner.progress import LoggedTask, Reporter, SilentReporter, Task
 from tuner.redaction import redact_data

@@ -5,8 +5,8 @@ Between variants only the context changes: the question, prompt template, genera
 settings stay fixed, so a change in the answer is caused by the injected content.
 """
 
-from tuner.noise._config import GRADED_VARIANTS, SHORTFALL_WARNING, VARIANTS, BandMode, NoiseConfig, NoiseCounts
-from tuner.noise._variants import VariantBuilder, VariantContext, insert_noise, shortfall_warning
+from tuner.variants._config import GRADED_VARIANTS, SHORTFALL_WARNING, VARIANTS, BandMode, NoiseConfig, NoiseCounts
+from tuner.variants._variants import VariantBuilder, VariantContext, insert_noise, shortfall_warning
 
 __all__ = [
     "GRADED_VARIANTS",

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from tests.calibration_tests import random_answers
+from tests.noisefloor_tests import random_answers
 from tuner.cache import DiskCache
-from tuner.calibration import NoiseFloor, calibrate, public_config, with_run_seed
+from tuner.noisefloor import NoiseFloor, calibrate, public_config, with_run_seed
 from tuner.dataset import load_dataset
 from tuner.embedding import CachedEncoder
 from tuner.errors import UserError
@@ -21,7 +21,7 @@ from tuner.generation import ExtractiveGeneratorConfig, OpenAIGeneratorConfig, b
 from tuner.judging import LexicalJudgeConfig, LLMJudgeConfig, build_judge
 from tuner.llm import BackendResources
 from tuner.llm.testing import FakeChatServer
-from tuner.noise import NoiseConfig
+from tuner.variants import NoiseConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import min_detectable_difference

@@ -1,5 +1,5 @@
-"""Statistics (metrics → **estimates** → front): the noise floor: how much of run-to-run variance is the judge's, and
-the smallest real difference."""
+"""Statistics (metrics → **estimates** → front): the formulas behind the noise floor: how much of run-to-run variance
+is the judge's, and the smallest real difference (``tuner.noisefloor`` measures and stores the floor)."""
 
 from __future__ import annotations
 

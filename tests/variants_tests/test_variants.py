@@ -12,7 +12,7 @@ from tuner.embedding import CachedEncoder, EmbeddingStore
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, summarize
 from tuner.generation import Answer, ExtractiveGenerator, ExtractiveGeneratorConfig
 from tuner.judging import KeypointVerdict, LexicalJudge
-from tuner.noise import VARIANTS, NoiseConfig
+from tuner.variants import VARIANTS, NoiseConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 

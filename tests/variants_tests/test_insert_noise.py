@@ -5,7 +5,7 @@ import random
 import pytest
 
 from tuner.chunking import Chunk
-from tuner.noise import insert_noise
+from tuner.variants import insert_noise
 
 
 def _chunks(*names: str) -> tuple[Chunk, ...]:

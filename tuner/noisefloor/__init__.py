@@ -6,7 +6,7 @@ parts, plus case-sampling noise); ``NoiseFloor`` is the result, written to ``noi
 read back by studies (pruning, ε-ties on Pareto fronts) and gates. See docs/robustness.md.
 """
 
-from tuner.calibration._calibrate import calibrate, public_config, with_run_seed
-from tuner.calibration._floor import FLOOR_METRICS, NoiseComponent, NoiseFloor
+from tuner.noisefloor._calibrate import calibrate, public_config, with_run_seed
+from tuner.noisefloor._floor import FLOOR_METRICS, NoiseComponent, NoiseFloor
 
 __all__ = ["FLOOR_METRICS", "NoiseComponent", "NoiseFloor", "calibrate", "public_config", "with_run_seed"]

@@ -12,7 +12,7 @@ import numpy as np
 
 from tuner.chunking import Chunk
 from tuner.dataset import GoldenCase
-from tuner.noise._config import SHORTFALL_WARNING, NoiseConfig
+from tuner.variants._config import SHORTFALL_WARNING, NoiseConfig
 from tuner.retrieval import ChunkTable, RetrievedContext
 
 
