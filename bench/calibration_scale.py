@@ -123,7 +123,7 @@ def build_kb(folder: Path, target_chunks: int, questions: int) -> tuple[Path, di
                      "top_k": 5, "candidate_depth": 30},
         "generator": {"backend": "extractive", "reader": "span"},
         "judge": {"backend": "lexical"},
-        "noise": {"n": 2, "position": "end", "hard_mode": "in_index", "seed": 0},
+        "variants": {"n": 2, "position": "end", "hard_mode": "in_index", "seed": 0},
         "sampler": {"name": "random", "seed": 0},
         "budget": {"trials": 1},
         "noise_floor": "auto",

@@ -2,7 +2,7 @@
 
 For each retriever (hybrid, BM25, dense) and each (top_k, relevance_threshold) of a small grid, the
 demo (freshly generated from the current code, seed 0) is scored with the real pipeline and the
-offline backends (default extractive generator, lexical judge, default ``NoiseConfig``, v3 in_index):
+offline backends (default extractive generator, lexical judge, default ``VariantsConfig``, v3 in_index):
 recall@k on the clean index, v0 faithfulness, v3 Δfaithful and the v3 misled rate. The demo is
 meant to show recall@k and Δfaithful both rising with top_k, and a higher threshold lowering both.
 
@@ -25,7 +25,7 @@ from tuner.evaluation import evaluate_retrieval  # noqa: E402
 from tuner.evaluation import Responder, RobustnessEvaluator, summarize_variant  # noqa: E402
 from tuner.generation import build_generator, parse_generator_config  # noqa: E402
 from tuner.judging import build_judge, parse_judge_config  # noqa: E402
-from tuner.variants import NoiseConfig  # noqa: E402
+from tuner.variants import VariantsConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import RetrievalSettings  # noqa: E402
 
@@ -56,7 +56,7 @@ def main() -> None:
         evaluator = RobustnessEvaluator(
             pipeline,
             Responder(build_generator(parse_generator_config({}, "bench")), build_judge(parse_judge_config({}, "bench"))),
-            NoiseConfig(),
+            VariantsConfig(),
         )
         print(f"{'retriever':9} {'k':>2} {'thr':>4} | {'recall@k':>8} {'F(v0)':>6} {'Δfaith v3':>9} {'misled':>6} {'n/N':>8}")
         for retriever in args.retrievers.split(","):

@@ -23,7 +23,7 @@ from tuner.dataset import GoldenCase, load_dataset, resolve_dataset  # noqa: E40
 from tuner.evaluation import Responder, RobustnessEvaluator  # noqa: E402
 from tuner.generation import ExtractiveGenerator, ExtractiveGeneratorConfig  # noqa: E402
 from tuner.judging import LexicalJudge, normalize  # noqa: E402
-from tuner.variants import VARIANTS, NoiseConfig  # noqa: E402
+from tuner.variants import VARIANTS, VariantsConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import RetrievalSettings  # noqa: E402
 
@@ -41,7 +41,7 @@ def agreement(name: str) -> dict[str, Counter[str]]:
     pipeline = RetrievalPipeline(dataset)
     settings = RetrievalSettings(top_k=8)
     generator = ExtractiveGenerator(ExtractiveGeneratorConfig(), pipeline.encoder(settings))
-    outcomes = RobustnessEvaluator(pipeline, Responder(generator, NEW), NoiseConfig()).evaluate(settings, VARIANTS)
+    outcomes = RobustnessEvaluator(pipeline, Responder(generator, NEW), VariantsConfig()).evaluate(settings, VARIANTS)
     counts: dict[str, Counter[str]] = {}
     for outcome in outcomes:
         case: GoldenCase = outcome.case

@@ -57,7 +57,7 @@ from tuner.generation import (  # noqa: E402
 from tuner.judging import LexicalJudge  # noqa: E402
 from tuner.llm import BackendResources  # noqa: E402
 from tuner.metrics import grade_delta  # noqa: E402
-from tuner.variants import NoiseConfig  # noqa: E402
+from tuner.variants import VariantsConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import DEFAULT_EMBEDDING_MODEL, RetrievalSettings  # noqa: E402
 
@@ -141,9 +141,9 @@ class Bench:
         resources.encoder = self.encoder
         self.responders = {reader: Responder(build_generator(config, resources), self.judge) for reader, config in READERS.items()}
 
-    def outcomes(self, reader: str, config: str, noise: NoiseConfig = NoiseConfig()) -> list[CaseOutcome]:
-        evaluator = RobustnessEvaluator(self.pipeline, self.responders[reader], noise)
-        task = Progress(f"{self.name} / {reader} / {config} / noise {noise.position}", 4 * len(self.case_ids))
+    def outcomes(self, reader: str, config: str, variant_config: VariantsConfig = VariantsConfig()) -> list[CaseOutcome]:
+        evaluator = RobustnessEvaluator(self.pipeline, self.responders[reader], variant_config)
+        task = Progress(f"{self.name} / {reader} / {config} / injected at {variant_config.position}", 4 * len(self.case_ids))
         return evaluator.evaluate(settings_for(self.name, config), ("v0", "v3"), self.case_ids, task)
 
 
@@ -283,8 +283,8 @@ def part_position(benches: dict[str, Bench]) -> list[str]:
     reader = "gemma-3-270m (local)"
     for name, bench in benches.items():
         for position in ("front", "middle", "end"):
-            noise = NoiseConfig(position=position, hard_mode="inject")  # in_index conflicts sit where retrieval ranks them
-            report = summarize(bench.outcomes(reader, READING, noise), ("v0", "v3"))
+            variant_config = VariantsConfig(position=position, hard_mode="inject")  # in_index conflicts sit where retrieval ranks them
+            report = summarize(bench.outcomes(reader, READING, variant_config), ("v0", "v3"))
             v0, v3 = report.variants["v0"], report.variants["v3"]
             ci = v3.delta_ci
             misled = "n/a" if v3.misled_rate is None else f"{v3.misled_rate.value:.3f} ({v3.misled_rate.n}/{v3.misled_rate.n_total})"

@@ -38,7 +38,7 @@ from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, summar
 from tuner.generation import ExtractiveGenerator, ExtractiveGeneratorConfig  # noqa: E402
 from tuner.judging import LexicalJudge, normalize  # noqa: E402
 from tuner.metrics import faithful  # noqa: E402
-from tuner.variants import NoiseConfig  # noqa: E402
+from tuner.variants import VariantsConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import DEFAULT_EMBEDDING_MODEL, RetrievalSettings  # noqa: E402
 from tuner.text import split_sentences  # noqa: E402
@@ -130,7 +130,7 @@ def measure(name: str, dataset: Dataset, settings: RetrievalSettings, root: Path
     rows: dict[str, list[str]] = {label: [] for label in groups}
     for reader, config in READERS.items():
         generator = ExtractiveGenerator(config, encoder)
-        evaluator = RobustnessEvaluator(pipeline, Responder(generator, judge), NoiseConfig())
+        evaluator = RobustnessEvaluator(pipeline, Responder(generator, judge), VariantsConfig())
         outcomes = evaluator.evaluate(settings, ("v0", "v3"))
         for label, keep in groups.items():
             kept = [o for o in outcomes if keep(o)]

@@ -31,7 +31,7 @@ from tuner.embedding import EmbeddingContext  # noqa: E402
 from tuner.evaluation import Responder, RobustnessEvaluator, summarize  # noqa: E402
 from tuner.generation import ExtractiveGenerator, ExtractiveGeneratorConfig  # noqa: E402
 from tuner.judging import LexicalJudge  # noqa: E402
-from tuner.variants import VARIANTS, NoiseConfig  # noqa: E402
+from tuner.variants import VARIANTS, VariantsConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import DEFAULT_EMBEDDING_MODEL, RetrievalSettings  # noqa: E402
 
@@ -45,7 +45,7 @@ def evaluator_for(dataset: Dataset, root: Path, embeddings: EmbeddingContext) ->
     encoder = embeddings.encoder(DEFAULT_EMBEDDING_MODEL, root)
     pipeline = RetrievalPipeline(dataset, cache=DiskCache(root), encoder=encoder)
     generator = ExtractiveGenerator(ExtractiveGeneratorConfig(), encoder)
-    return RobustnessEvaluator(pipeline, Responder(generator, LexicalJudge()), NoiseConfig())
+    return RobustnessEvaluator(pipeline, Responder(generator, LexicalJudge()), VariantsConfig())
 
 
 def timed_matrix(evaluator: RobustnessEvaluator, settings: RetrievalSettings) -> tuple[float, dict[str, object]]:
@@ -123,7 +123,7 @@ def main() -> None:
     lines = [
         *results_header(HEADING),
         f"- dataset: demo ({dataset.summary()}); offline backends: extractive generator, lexical judge; "
-        f"noise: {NoiseConfig().model_dump()}",
+        f"variants: {VariantsConfig().model_dump()}",
         f"- model load (once per process, excluded below): {model_load:.1f} s",
         "",
         "(a) full v0–v4 matrix, default settings "

@@ -1,7 +1,7 @@
 """Serve (export → **serve**): the online canary: the share of retrieved chunks scoring below the relevance threshold,
 per time window.
 
-Rising noise in production retrievals tends to show weeks before business metrics fall. Input is a
+A rising below rate in production retrievals tends to show weeks before business metrics fall. Input is a
 JSONL log, one retrieval per line (see docs/gate.md)::
 
     {"timestamp": "2025-03-01T09:30:00Z", "question": "...", "chunks": [{"id": "doc-1#0", "score": 0.82}, ...]}
@@ -102,13 +102,13 @@ class Window:
     below: int
 
     @property
-    def noise_rate(self) -> float | None:
-        """noise rate = chunks scoring below the threshold / chunks retrieved; None for a window with no chunks."""
+    def below_rate(self) -> float | None:
+        """below rate = chunks scoring below the threshold / chunks retrieved; None for a window with no chunks."""
         return self.below / self.chunks if self.chunks else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"start": self.start.isoformat(), "end": self.end.isoformat(), "retrievals": self.retrievals,
-                "chunks": self.chunks, "below": self.below, "noise_rate": self.noise_rate}
+                "chunks": self.chunks, "below": self.below, "below_rate": self.below_rate}
 
 
 def _window(group: Sequence[Retrieval], start: datetime, end: datetime, threshold: float) -> Window:
@@ -132,7 +132,7 @@ def split_windows(records: Sequence[Retrieval], window: timedelta | int, thresho
 
 
 def trend_slope(rates: Sequence[float | None]) -> float | None:
-    """Least-squares slope of the noise rate per window: Σ(i − ī)(r_i − r̄) / Σ(i − ī)² over the windows
+    """Least-squares slope of the below rate per window: Σ(i − ī)(r_i − r̄) / Σ(i − ī)² over the windows
     i that have a rate; None with fewer than two.
 
     >>> round(trend_slope([0.1, 0.2, None, 0.4]), 6)
@@ -149,7 +149,7 @@ def trend_slope(rates: Sequence[float | None]) -> float | None:
 
 @dataclass(frozen=True)
 class CanaryReport:
-    """Windows, the slope of their noise rate, and ``alarm`` when the last window with chunks exceeds the
+    """Windows, the slope of their below rate, and ``alarm`` when the last window with chunks exceeds the
     first by more than ``margin`` (absolute share)."""
 
     threshold: float
@@ -170,7 +170,7 @@ class CanaryReport:
 
 def canary_report(records: Sequence[Retrieval], threshold: float, window: str = "1d", margin: float = 0.05) -> CanaryReport:
     windows = split_windows(records, parse_window(window), threshold)
-    rates = [w.noise_rate for w in windows]
+    rates = [w.below_rate for w in windows]
     present = [r for r in rates if r is not None]
     rise = present[-1] - present[0] if len(present) >= 2 else None
     return CanaryReport(threshold, window, margin, tuple(windows), trend_slope(rates), rise)

@@ -245,3 +245,20 @@ def read_yaml_mapping(path: str | Path, what: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise UserError(f"{path}: expected a mapping ({what})")
     return data
+
+
+def renamed_key(data: Any, old: str, new: str) -> Any:
+    """``data`` with key ``old`` (a spelling files written before a rename still use) moved to ``new``; anything
+    but a mapping holding ``old`` comes back as it was. Both spellings at once is a :class:`ValueError`, so a
+    pydantic ``mode="before"`` validator reports it under the file's key.
+
+    >>> renamed_key({"noise": {"n": 2}, "seed": 1}, "noise", "variants")
+    {'seed': 1, 'variants': {'n': 2}}
+    """
+    if not isinstance(data, dict) or old not in data:
+        return data
+    if new in data:
+        raise ValueError(f"'{old}' is the old spelling of '{new}': give only '{new}'")
+    moved = {key: value for key, value in data.items() if key != old}
+    moved[new] = data[old]
+    return moved

@@ -32,7 +32,7 @@ from tuner.gate import (
 )
 from tuner.generation import Generator
 from tuner.judging import Judge
-from tuner.variants import NoiseConfig
+from tuner.variants import VariantsConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings, load_settings_file, settings_from_mapping
 
@@ -92,7 +92,7 @@ def assert_robustness(
     generator: Generator | None = None,
     judge: Judge | None = None,
     recheck_judge: Judge | None = None,
-    noise: NoiseConfig | None = None,
+    variant_config: VariantsConfig | None = None,
     category_min_cases: int = 5,
     sample: int | None = None,
     always_include: Sequence[str] = (),
@@ -125,7 +125,7 @@ def assert_robustness(
     setup = RobustnessSetup(
         generator=generator or build_generator(parse_generator_config(None, "default"), resources),
         judge=judge or build_judge(parse_judge_config(None, "default"), resources),
-        noise=noise or NoiseConfig(),
+        variant_config=variant_config or VariantsConfig(),
         variants=("v0", *variants),
         recheck=recheck_judge,
         judge_cases=thresholds.judge_check.cases,

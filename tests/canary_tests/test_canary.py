@@ -1,4 +1,4 @@
-"""tuner canary: noise rate per window from a production log, its trend, and bad-line reporting."""
+"""tuner canary: below rate per window from a production log, its trend, and bad-line reporting."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ START = datetime(2025, 3, 1, tzinfo=timezone.utc)
 
 def _write_rising_log(path: Path) -> None:
     """Four days of 10 retrievals of 5 chunks, with 1, 1, 2, 3 chunks per retrieval scoring below 0.5:
-    noise rates 20%, 20%, 40%, 60%. Lines are written newest first, with a blank line, to test sorting."""
+    below rates 20%, 20%, 40%, 60%. Lines are written newest first, with a blank line, to test sorting."""
     lines = []
     for day, below in enumerate((1, 1, 2, 3)):
         for i in range(10):
@@ -29,12 +29,12 @@ def _write_rising_log(path: Path) -> None:
     path.write_text("\n".join(reversed(lines)) + "\n", "utf-8")
 
 
-def test_noise_rate_per_day_and_rising_trend(tmp_path: Path) -> None:
+def test_below_rate_per_day_and_rising_trend(tmp_path: Path) -> None:
     log = tmp_path / "retrievals.jsonl"
     _write_rising_log(log)
     report = canary_report(read_log(log), threshold=0.5, window="1d", margin=0.1)
     assert [(w.retrievals, w.chunks, w.below) for w in report.windows] == [(10, 50, 10), (10, 50, 10), (10, 50, 20), (10, 50, 30)]
-    assert [w.noise_rate for w in report.windows] == [0.2, 0.2, 0.4, 0.6]
+    assert [w.below_rate for w in report.windows] == [0.2, 0.2, 0.4, 0.6]
     assert report.windows[0].start == START and report.windows[0].end == START + timedelta(days=1)
     # slope of (0.2, 0.2, 0.4, 0.6) over (0, 1, 2, 3): Σ(i−1.5)(r−0.35) / Σ(i−1.5)² = 0.7 / 5 = 0.14
     assert report.slope == pytest.approx(0.14)
@@ -45,10 +45,10 @@ def test_noise_rate_per_day_and_rising_trend(tmp_path: Path) -> None:
 def test_windows_by_count_and_empty_calendar_windows() -> None:
     records = [Retrieval(START + timedelta(hours=h), (0.1, 0.9)) for h in (0, 1, 50)]
     by_count = split_windows(records, 2, threshold=0.5)
-    assert [(w.retrievals, w.noise_rate) for w in by_count] == [(2, 0.5), (1, 0.5)]
+    assert [(w.retrievals, w.below_rate) for w in by_count] == [(2, 0.5), (1, 0.5)]
     daily = split_windows(records, timedelta(days=1), threshold=0.5)
     assert [w.retrievals for w in daily] == [2, 0, 1]
-    assert daily[1].noise_rate is None
+    assert daily[1].below_rate is None
     assert trend_slope([None, 0.3]) is None
 
 
@@ -87,7 +87,7 @@ def test_cli_exit_code_is_the_alarm(tmp_path: Path, capsys: pytest.CaptureFixtur
     _write_rising_log(log)
     assert main(["canary", str(log), "--threshold", "0.5", "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
-    assert data["alarm"] is True and [w["noise_rate"] for w in data["windows"]] == [0.2, 0.2, 0.4, 0.6]
+    assert data["alarm"] is True and [w["below_rate"] for w in data["windows"]] == [0.2, 0.2, 0.4, 0.6]
     assert main(["canary", str(log), "--threshold", "0.5", "--window", "20", "--margin", "0.5"]) == 0
     out = capsys.readouterr().out
     assert "trend: +30.00% per window; last − first window: +30.0% (margin 50.0%): ok" in out

@@ -15,7 +15,7 @@ from tuner.evaluation import Memo, Responder, RobustnessEvaluator
 from tuner.generation import Answer
 from tuner.judging import build_judge, parse_judge_config
 from tuner.llm import BackendResources, RequestCount
-from tuner.variants import NoiseConfig
+from tuner.variants import VariantsConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 
@@ -96,7 +96,7 @@ def test_identical_contexts_cost_one_generator_call_under_concurrency(
     generator = SlowConcurrentGenerator()
     judge = build_judge(parse_judge_config({}, "test"), BackendResources(encoder=encoder))
     responder = Responder(generator, judge)
-    evaluator = RobustnessEvaluator(pipeline, responder, NoiseConfig())
+    evaluator = RobustnessEvaluator(pipeline, responder, VariantsConfig())
     outcomes = evaluator.evaluate(RetrievalSettings(top_k=top_k, chunk_size=40), ("v0", "v3"))
     pairs = {(o.case.question, tuple(v.context.passages)) for o in outcomes for v in o.variants.values()}
     assert len(pairs) < 2 * len(outcomes)  # some cases have no conflict in reach: v3 repeats v0's context

@@ -11,7 +11,7 @@ from tuner.embedding import CachedEncoder
 from tuner.generation import build_generator, parse_generator_config
 from tuner.judging import VERDICTS, KeypointVerdict, build_judge, parse_judge_config
 from tuner.llm import BackendResources, RequestCount
-from tuner.variants import NoiseConfig
+from tuner.variants import VariantsConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.gate import RobustnessSetup
 
@@ -49,7 +49,7 @@ def setup(encoder: CachedEncoder) -> RobustnessSetup:
     return RobustnessSetup(
         generator=build_generator(parse_generator_config(None, "test"), resources),
         judge=judge,
-        noise=NoiseConfig(),
+        variant_config=VariantsConfig(),
         recheck=judge,
     )
 

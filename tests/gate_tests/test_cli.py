@@ -125,7 +125,7 @@ def test_noise_floor_from_calibrate_gates_trends(files: dict[str, Path], capsys:
 
     floor_path = files["tmp"] / "noise_floor.json"
     NoiseFloor(objectives={"faithful_v0": 0.2, "v3_delta_faithful": 0.1}, components={}, runs=3, n_cases=6, settings={},
-               dataset_hash="", generator={}, judge={}, noise={}).write(floor_path)
+               dataset_hash="", generator={}, judge={}, variant_config={}).write(floor_path)
     assert _gate(files, "--write-baseline") == 0
     assert _gate(files, "--noise-floor", str(floor_path), "--history", "2") == 0
     summary = (files["out"] / "gate-summary.md").read_text("utf-8")

@@ -124,7 +124,7 @@ def test_history_compares_with_the_mean_of_the_last_runs(pipeline: RetrievalPipe
 
 
 def test_unstable_judge_stops_the_faithfulness_verdict(pipeline: RetrievalPipeline, setup: RobustnessSetup) -> None:
-    flaky = RobustnessSetup(setup.generator, FlakyJudge(seed=1), setup.noise, recheck=FlakyJudge(seed=2))
+    flaky = RobustnessSetup(setup.generator, FlakyJudge(seed=1), setup.variant_config, recheck=FlakyJudge(seed=2))
     measurement = measure(pipeline, RetrievalSettings(), ALL, flaky)
     assert measurement.judge_agreement is not None and measurement.judge_agreement.compared == 14
     result = evaluate_gate(measurement, LENIENT, measurement.to_baseline())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 import pytest
@@ -64,6 +66,17 @@ def test_bad_baseline_is_one_line_naming_the_file(tmp_path: Path, content: str |
         load_baseline(path)
     assert str(info.value).startswith(f"{path}: {message}")
     assert "\n" not in str(info.value)
+
+
+def test_a_baseline_written_before_the_rename_still_reads(tmp_path: Path) -> None:
+    fields = {"format": 1, "written_at": "2026-01-01T00:00:00+00:00", "tool_version": "0", "dataset_hash": "h",
+              "settings": {}, "variants": ["v0", "v3"], "retrieval": {}, "faithful": {}, "summary": {}}
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps({**fields, "noise": {"n": 2}}), "utf-8")
+    assert load_baseline(path).variant_config == {"n": 2}
+    path.write_text(json.dumps({**fields, "noise": {"n": 2}, "variant_config": {"n": 3}}), "utf-8")
+    with pytest.raises(UserError, match="'noise' is the old spelling of 'variant_config'"):
+        load_baseline(path)
 
 
 def test_case_list_skips_comments_and_names_unknown_ids_by_line(tmp_path: Path) -> None:

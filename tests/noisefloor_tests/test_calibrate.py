@@ -21,7 +21,7 @@ from tuner.generation import ExtractiveGeneratorConfig, OpenAIGeneratorConfig, b
 from tuner.judging import LexicalJudgeConfig, LLMJudgeConfig, build_judge
 from tuner.llm import BackendResources
 from tuner.llm.testing import FakeChatServer
-from tuner.variants import NoiseConfig
+from tuner.variants import VariantsConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import min_detectable_difference
@@ -41,7 +41,7 @@ def _resources(tmp_path: Path, encoder: CachedEncoder) -> BackendResources:
 
 
 def _calibrate(pipeline: RetrievalPipeline, resources: BackendResources, generator: Any, judge: Any, runs: int = 3) -> NoiseFloor:
-    return calibrate(pipeline, SETTINGS, generator, judge, NoiseConfig(), runs, resources)
+    return calibrate(pipeline, SETTINGS, generator, judge, VariantsConfig(), runs, resources)
 
 
 def test_offline_backends_leave_only_case_sampling_noise(
@@ -82,18 +82,18 @@ def test_run_0_through_the_study_responder_gives_the_same_floor_and_its_answers_
     judge = LexicalJudgeConfig()
     resources = _resources(tmp_path, encoder)
     random_answers.reset(5)
-    alone = calibrate(pipeline, SETTINGS, generator, judge, NoiseConfig(), 3, resources)
+    alone = calibrate(pipeline, SETTINGS, generator, judge, VariantsConfig(), 3, resources)
     random_answers.reset(5)
     study_responder = Responder(build_generator(generator, resources), build_judge(judge, resources))
-    shared = calibrate(pipeline, SETTINGS, generator, judge, NoiseConfig(), 3, resources, responder=study_responder)
+    shared = calibrate(pipeline, SETTINGS, generator, judge, VariantsConfig(), 3, resources, responder=study_responder)
     assert shared.to_dict() == alone.to_dict()
     assert shared.components["faithful_v0"].generator_var > 0  # the runs differ, so equal floors are not trivial
     answered = study_responder.calls()
-    again = RobustnessEvaluator(pipeline, study_responder, NoiseConfig()).evaluate(SETTINGS, ("v0", "v3"))
+    again = RobustnessEvaluator(pipeline, study_responder, VariantsConfig()).evaluate(SETTINGS, ("v0", "v3"))
     assert study_responder.calls() == answered  # the baseline trial re-answers nothing
     assert len(again) == len(pipeline.dataset.golden)
     fresh = Responder(build_generator(generator, resources), build_judge(judge, resources))
-    RobustnessEvaluator(pipeline, fresh, NoiseConfig()).evaluate(SETTINGS, ("v0", "v3"))
+    RobustnessEvaluator(pipeline, fresh, VariantsConfig()).evaluate(SETTINGS, ("v0", "v3"))
     assert fresh.calls()["generator"] > 0  # without the shared memo the same evaluation answers again
 
 
@@ -159,6 +159,9 @@ def test_noise_floor_file_round_trip_and_bad_files(
     data = json.loads(path.read_text("utf-8"))
     assert {"objectives", "components", "runs", "n_cases", "settings", "dataset_hash", "generator", "judge"} <= set(data)
     assert set(data["components"]["faithful_v0"]) >= {"run_sd", "bootstrap_sd", "judge_share", "generator_share"}
+    data["noise"] = data.pop("variant_config")  # a floor written before issue 39
+    path.write_text(json.dumps(data), "utf-8")
+    assert NoiseFloor.from_file(path) == floor
     del data["components"]
     path.write_text(json.dumps(data), "utf-8")
     with pytest.raises(UserError, match="floor.json: not a noise floor"):
@@ -212,7 +215,7 @@ def test_calibration_shows_cases_answered_judged_and_texts_embedded_as_it_goes(
     reporter = _Recorder()
     random_answers.reset(3)
     generator = parse_generator_config({"backend": "callable", "function": f"{random_answers.__name__}:answer"}, "test")
-    calibrate(pipeline, SETTINGS, generator, LexicalJudgeConfig(), NoiseConfig(), 2, _resources(tmp_path, encoder), reporter)
+    calibrate(pipeline, SETTINGS, generator, LexicalJudgeConfig(), VariantsConfig(), 2, _resources(tmp_path, encoder), reporter)
     steps = 2 * 6 * 2  # an answer and a verdict per case (6) and variant (v0, v3)
     assert reporter.bars == {"noise floor: regenerating answers": [2 * steps, 2 * steps],
                              "noise floor: re-judging the answers of run 0": [2 * steps, 2 * steps]}

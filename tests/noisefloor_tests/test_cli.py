@@ -44,7 +44,7 @@ def test_robustness_table_names_the_v3_mode_and_warns_of_a_shortfall(
     assert main(["robustness", str(tiny_dataset_dir), *FAST, "--variants", "v2,v4"]) == 0
     err = capsys.readouterr().err
     assert "v3 in_index" in err and "relative bands" in err and "n=v1 3, v2 3, v3 3, v4 4" in err
-    assert "warning: v2: 18 of 18 noise slots unfilled (100%)" in err
+    assert "warning: v2: 18 of 18 injection slots unfilled (100%)" in err
     assert "not graded" in err
 
 
@@ -68,11 +68,12 @@ def test_robustness_needs_keypoints(tmp_path: Path, tiny_dataset_dir: Path, caps
     assert "robustness needs keypoints" in capsys.readouterr().err
 
 
-def test_bad_variant_and_noise_flags(tiny_dataset_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_variant_and_injected_flags(tiny_dataset_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["robustness", str(tiny_dataset_dir), "--variants", "v0,v7"]) == 2
     assert "--variants: unknown variant 'v7'" in capsys.readouterr().err
-    assert main(["robustness", str(tiny_dataset_dir), "--noise-n", "0"]) == 2
-    assert "--noise-n" in capsys.readouterr().err
+    for flag in ("--injected", "--noise-n"):  # --noise-n: the spelling before issue 39
+        assert main(["robustness", str(tiny_dataset_dir), flag, "0"]) == 2
+        assert "command line: --injected: " in capsys.readouterr().err
 
 
 def test_calibrate_writes_the_noise_floor(

@@ -129,7 +129,7 @@ def test_outputs_and_json_keys(run: tuple[RetrievalPipeline, StressReport]) -> N
     _, report = run
     data = json.loads(json.dumps(stress_json(report)))
     assert list(data) == ["note", "definitions", "label", "settings", "conditions", "clean_plus_type", "absent",
-                          "hypotheses", "positions", "noise_n"]
+                          "hypotheses", "positions", "injected_conflicts"]
     assert data["note"] == UNFILTERED_NOTE
     for entry in [*data["conditions"].values(), *data["clean_plus_type"].values()]:
         assert list(entry) == ["view", "kind", "severity", "accuracy", "delta", "rho", "misled", "corrupted_share", "exposed"]
@@ -204,6 +204,8 @@ def test_cli_compare_reports_gamma_per_type(tmp_path: Path, corrupted_dir: Path,
         ([], "--config: required (or --compare A B)"),
         (["--config", "{c}", "--compare", "{c}", "{c}"], "--compare: give the two settings files instead of --config"),
         (["--config", "{c}", "--generator", "{c}", "--compare-generators", "{c}", "{c}"], "--compare-generators: give the two"),
+        (["--config", "{c}", "--injected", "0"], "--injected: must be between 1 and 50"),
+        (["--config", "{c}", "--noise-n", "51"], "--injected: must be between 1 and 50"),  # the spelling before issue 39
     ],
 )
 def test_cli_user_errors(tmp_path: Path, corrupted_dir: Path, capsys: pytest.CaptureFixture[str],

@@ -109,7 +109,8 @@ def test_study_runs_resumes_and_exports_a_config_that_reproduces_its_recall(
         ({"sampler": {"name": "annealing"}}, "sampler.name"),
         ({"objectives": ["recall_at_k", "latency"]}, "objectives: unknown"),
         ({"generator": {"backend": "gpt"}}, "generator.backend"),
-        ({"noise": {"soft_band": [0.9, 0.1]}}, "noise"),
+        ({"variants": {"soft_band": [0.9, 0.1]}}, "variants"),
+        ({"noise": {"n": 1}, "variants": {"n": 2}}, "'noise' is the old spelling of 'variants'"),
         ({"settings": {"top_k": 0}}, "settings: top_k"),
     ],
 )
@@ -121,6 +122,11 @@ def test_bad_study_files_are_rejected_before_any_work(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(study_file) in err[0] and message in err[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_the_old_noise_key_still_configures_the_variants(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+    loaded = load_study_file(write_study(tmp_path, tiny_dataset_dir, noise={"n": 1, "position": "front"}))
+    assert loaded.config.variants.position == "front" and loaded.config.variants.count("v4") == 1
 
 
 def test_bad_search_space_names_the_file_and_key(tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

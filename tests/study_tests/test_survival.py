@@ -151,7 +151,7 @@ def test_the_report_lists_unscorable_trials_and_shortfall_warnings(tiny_dataset_
     # inject mode with a band nothing reaches: every v3 slot of the scorable trial is short
     loaded = load_study_file(_study(
         tmp_path, tiny_dataset_dir, UNSCORABLE_SPACE, enqueue=enqueue, budget={"trials": 2},
-        noise={"hard_mode": "inject", "n": 2},
+        variants={"hard_mode": "inject", "n": 2},
     ))
     study = run_study(loaded).study
     html = render_report(study)

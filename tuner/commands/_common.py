@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from tuner.judging import Judge, JudgeConfig
     from tuner.llm import BackendRegistry
     from tuner.llm import BackendResources
-    from tuner.variants import NoiseConfig
+    from tuner.variants import VariantsConfig
     from tuner.progress import Reporter
     from tuner.settings import RetrievalSettings
 
@@ -91,11 +91,11 @@ def settings_from_args(args: argparse.Namespace) -> RetrievalSettings:
     return settings_from_mapping({**given, **overrides}, "command line", defaults)
 
 
-def add_noise_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("noise injection (see docs/robustness.md)")
+def add_variant_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("variants v1-v4: injected chunks (see docs/robustness.md)")
     group.add_argument(
-        "--noise-n", dest="noise_n", type=int, metavar="N",
-        help="noise chunks injected in every variant (default: 3 for v1-v3, 4 for v4)",
+        "--injected", "--noise-n", dest="injected", type=int, metavar="N",
+        help="chunks injected in every variant (default: 3 for v1-v3, 4 for v4; --noise-n is its old spelling)",
     )
     group.add_argument(
         "--band",
@@ -109,20 +109,20 @@ def add_noise_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("in_index", "inject"),
         help="v3: retrieve over the index with conflicts (in_index, default) or append conflicts of the relevant docs (inject)",
     )
-    group.add_argument("--seed", type=int, help="seed of noise sampling and random positions (default 0)")
+    group.add_argument("--seed", type=int, help="seed of the injected chunks' sampling and random positions (default 0)")
 
 
-def noise_from_args(args: argparse.Namespace) -> NoiseConfig:
-    """The default :class:`NoiseConfig` with every noise flag given on the command line applied."""
+def variants_from_args(args: argparse.Namespace) -> VariantsConfig:
+    """The default :class:`VariantsConfig` with every variant flag given on the command line applied."""
     from pydantic import ValidationError
 
     from tuner.errors import UserError
-    from tuner.variants import NoiseConfig
+    from tuner.variants import VariantsConfig
 
-    names = {"noise_n": "n", "position": "position", "band": "band", "hard_mode": "hard_mode", "seed": "seed"}
+    names = {"injected": "n", "position": "position", "band": "band", "hard_mode": "hard_mode", "seed": "seed"}
     given = {field: getattr(args, flag) for flag, field in names.items() if getattr(args, flag) is not None}
     try:
-        return NoiseConfig(**given)
+        return VariantsConfig(**given)
     except ValidationError as exc:
         first = exc.errors()[0]
         flag = next(f for f, field in names.items() if field == first["loc"][0]).replace("_", "-")

@@ -12,7 +12,7 @@ from tuner.objectives import RECALL
 if TYPE_CHECKING:
     from tuner.noisefloor import NoiseFloor
     from tuner.evaluation.robustness import RobustnessReport, VariantSummary
-    from tuner.variants import NoiseConfig
+    from tuner.variants import VariantsConfig
     from tuner.stats import Estimate
 
 
@@ -53,17 +53,17 @@ VARIANT_LABELS = {
     "v1": "v1 irrelevant",
     "v2": "v2 relevant-soft",
     "v3": "v3 relevant-hard",
-    "v4": "v4 all-noise",
+    "v4": "v4 unrelated-only",
 }
 
 
-def robustness_table(report: RobustnessReport, retrieval: RetrievalReport, noise: NoiseConfig) -> Table:
+def robustness_table(report: RobustnessReport, retrieval: RetrievalReport, variant_config: VariantsConfig) -> Table:
     """The v0–v4 matrix: faithfulness, its relative drop with interval and grade, correctness (states or does
     not contradict) and its drop (their intervals are in the JSON), misled and rejection rates, n/N. Recall@k sits in the caption because faithfulness alone hides retrieval misses; the title
-    names the noise configuration, including which v3 mode ran (``in_index`` or ``inject``). v4's Δ is
+    names the variant configuration, including which v3 mode ran (``in_index`` or ``inject``). v4's Δ is
     shown but not graded (its rejection rate is what it measures)."""
     recall = retrieval.overall[RECALL]
-    title = f"robustness — {_settings_line(retrieval)}; {noise.describe()}"
+    title = f"robustness — {_settings_line(retrieval)}; {variant_config.describe()}"
     table = Table(title=title, title_justify="left", caption_justify="left")
     columns = ("variant", "faithful", "Δfaithful", "grade", "correct", "Δcorrect", "misled", "rejection", "context support",
                "injected", "n/N", "missing")

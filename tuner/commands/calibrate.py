@@ -10,11 +10,11 @@ from tuner.commands._common import (
     add_backend_arguments,
     add_dataset_argument,
     add_embedding_arguments,
-    add_noise_arguments,
+    add_variant_arguments,
     add_settings_arguments,
     backend_configs_from_args,
     embeddings_from_args,
-    noise_from_args,
+    variants_from_args,
     settings_from_args,
 )
 
@@ -25,12 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dataset_argument(parser, optional=True)
     parser.add_argument(
         "--study", metavar="STUDY.yaml",
-        help="take dataset, baseline settings (first enqueued trial), backends and noise from a study file",
+        help="take dataset, baseline settings (first enqueued trial), backends and variants from a study file",
     )
     add_settings_arguments(parser)
     add_embedding_arguments(parser)
     add_backend_arguments(parser)
-    add_noise_arguments(parser)
+    add_variant_arguments(parser)
     parser.add_argument("--runs", type=int, default=3, metavar="R", help="regenerate and re-judge runs (default 3, at least 2)")
     parser.add_argument(
         "--out", metavar="FILE", help="where to write the noise floor (JSON; default noise_floor.json, or in the study's output folder)"
@@ -51,12 +51,12 @@ def run(args: argparse.Namespace) -> int:
         from tuner.study import load_study_file
 
         loaded = load_study_file(args.study, dataset=args.dataset)
-        settings, noise = loaded.baseline_settings(), loaded.config.noise
+        settings, variant_config = loaded.baseline_settings(), loaded.config.variants
         generator_config, judge_config = loaded.generator, loaded.judge
         dataset_spec, out = loaded.dataset, args.out or str(loaded.output / "noise_floor.json")
         embeddings = embeddings_from_args(args, loaded.config.embedding, loaded.embedding_cache_url)
     elif args.dataset:
-        settings, noise = settings_from_args(args), noise_from_args(args)
+        settings, variant_config = settings_from_args(args), variants_from_args(args)
         generator_config, judge_config = backend_configs_from_args(args)
         dataset_spec, out = args.dataset, args.out or "noise_floor.json"
         embeddings = embeddings_from_args(args)
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     with InterruptGuard() as guard:
         try:
             with guard.interruptible():
-                floor = guard.call(calibrate, pipeline, settings, generator_config, judge_config, noise, args.runs,
+                floor = guard.call(calibrate, pipeline, settings, generator_config, judge_config, variant_config, args.runs,
                                    BackendResources(embeddings=embeddings), reporter)
         except KeyboardInterrupt:
             reporter.stage(f"interrupted: no noise floor was written to {out}")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tuner.commands._common import add_backend_arguments, add_embedding_arguments, add_noise_arguments
+from tuner.commands._common import add_backend_arguments, add_embedding_arguments, add_variant_arguments
 from tuner.errors import UserError
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--full-matrix", action="store_true", help="run v0-v4 instead of v0 and v3")
     parser.add_argument("--out", default="tuner-gate", metavar="DIR",
                         help="folder for gate-summary.md and gate-junit.xml (default ./tuner-gate, created if needed)")
-    add_noise_arguments(parser)
+    add_variant_arguments(parser)
     add_backend_arguments(parser)
     add_embedding_arguments(parser)
 
@@ -58,7 +58,7 @@ def _without_cache(config: JudgeConfig) -> JudgeConfig:
 
 def run(args: argparse.Namespace) -> int:
     from tuner.noisefloor import NoiseFloor
-    from tuner.commands._common import backend_configs_from_args, embeddings_from_args, noise_from_args
+    from tuner.commands._common import backend_configs_from_args, embeddings_from_args, variants_from_args
     from tuner.dataset import labels_line, load_dataset, resolve_dataset
     from tuner.evaluation import label_caveat
     from tuner.export import read_export
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     setup = RobustnessSetup(
         generator=build_generator(generator_config, resources),
         judge=build_judge(judge_config, resources),
-        noise=noise_from_args(args),
+        variant_config=variants_from_args(args),
         variants=("v0", "v1", "v2", "v3", "v4") if args.full_matrix else ("v0", "v3"),
         recheck=None if args.write_baseline else build_judge(_without_cache(judge_config), resources),
         judge_cases=thresholds.judge_check.cases,

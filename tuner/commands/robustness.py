@@ -1,4 +1,4 @@
-"""Command line (``tuner robustness`` → tuner.evaluation): one configuration under noise variants v0–v4."""
+"""Command line (``tuner robustness`` → tuner.evaluation): one configuration under variants v0–v4."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from tuner.commands._common import (
     add_backend_arguments,
     add_dataset_argument,
     add_embedding_arguments,
-    add_noise_arguments,
+    add_variant_arguments,
     add_settings_arguments,
     backends_from_args,
     embeddings_from_args,
     evaluate_with_progress,
-    noise_from_args,
+    variants_from_args,
     settings_from_args,
 )
 from tuner.errors import UserError
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from tuner.llm import LLMConfig
     from tuner.stats import Estimate
 
-HELP = "Evaluate one configuration under noise variants v0–v4: faithfulness, Δfaithful, misled and rejection rates."
+HELP = "Evaluate one configuration under variants v0–v4: faithfulness, Δfaithful, misled and rejection rates."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_settings_arguments(parser)
     add_embedding_arguments(parser)
     add_backend_arguments(parser)
-    add_noise_arguments(parser)
+    add_variant_arguments(parser)
     parser.add_argument(
         "--variants", default="v0,v1,v2,v3,v4", metavar="LIST", help="comma-separated variants (v0 is always included)"
     )
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.retrieval import RetrievalPipeline
 
     settings = settings_from_args(args)
-    noise = noise_from_args(args)
+    variant_config = variants_from_args(args)
     embeddings = embeddings_from_args(args)
     variants = parse_variants(args.variants)
     ragas_config = _ragas_config(args.ragas)
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     pipeline = RetrievalPipeline(dataset, reporter=reporter, embeddings=embeddings)
     retrieval = evaluate_retrieval(pipeline, settings)
     responder = Responder(generator, judge)
-    outcomes = evaluate_with_progress(RobustnessEvaluator(pipeline, responder, noise), settings, variants, reporter)
+    outcomes = evaluate_with_progress(RobustnessEvaluator(pipeline, responder, variant_config), settings, variants, reporter)
     report = summarize(outcomes, variants, responder.calls())
     ragas = None
     if ragas_config is not None:
@@ -94,13 +94,13 @@ def run(args: argparse.Namespace) -> int:
             retrieval={name: est.to_dict() for name, est in retrieval.overall.items()},
             usage=resources.usage.snapshot().as_dict(),
             settings=settings.model_dump(mode="json"),
-            noise=noise.model_dump(mode="json"),
+            variant_config=variant_config.model_dump(mode="json"),
         )
         if ragas is not None:
             payload["ragas"] = {v: {name: est.to_dict() for name, est in per.items()} for v, per in ragas.items()}
         print(json.dumps(payload, indent=2))
     else:
-        reporter.console.print(robustness_table(report, retrieval, noise), soft_wrap=True)
+        reporter.console.print(robustness_table(report, retrieval, variant_config), soft_wrap=True)
         reporter.console.print(robustness_buckets_table(report), soft_wrap=True)
         if ragas is not None:
             reporter.console.print(_ragas_table(ragas), soft_wrap=True)

@@ -18,8 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="two generator YAML files: run --config with each and report Γ_t(A, B)")
     parser.add_argument("--clean-plus-type", dest="clean_plus_type", action="store_true",
                         help="also run the extra clean+type conditions (the clean corpus plus one type and severity)")
-    parser.add_argument("--noise-n", dest="noise_n", type=int, default=2, metavar="N",
-                        help="conflicting chunks injected per case for the position effect (default 2)")
+    parser.add_argument("--injected", "--noise-n", dest="injected_conflicts", type=int, default=2, metavar="N",
+                        help="conflicting chunks injected per case for the position effect (default 2; --noise-n is its old "
+                        "spelling)")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
     parser.add_argument("--out", metavar="DIR", help="folder for stress.md, stress.html and stress.json (default: the folder "
                                                      "of --config, or of the first --compare file: beside the study output)")
@@ -58,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
     from tuner.settings import load_settings_file
     from tuner.stress import StressComparison, StressEvaluator, StressReport, stress_json, write_stress_outputs
 
-    if not 1 <= args.noise_n <= 50:
-        raise UserError(f"command line: --noise-n: must be between 1 and 50, got {args.noise_n}")
+    if not 1 <= args.injected_conflicts <= 50:
+        raise UserError(f"command line: --injected: must be between 1 and 50, got {args.injected_conflicts}")
     if args.compare and (args.config or args.compare_generators):
         raise UserError("command line: --compare: give the two settings files instead of --config and --compare-generators")
     if not args.compare and not args.config:
@@ -87,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         runs = [(args.config, settings[0], generator_configs[0])]
     reports: list[StressReport] = []
     for label, chosen, generator_config in runs:
-        evaluator = StressEvaluator(pipeline, Responder(build_generator(generator_config, resources), judge), args.noise_n)
+        evaluator = StressEvaluator(pipeline, Responder(build_generator(generator_config, resources), judge), args.injected_conflicts)
         reports.append(evaluator.run(chosen, label, args.clean_plus_type))
     subject = reports[0] if len(reports) == 1 else StressComparison(reports[0], reports[1])
     paths = write_stress_outputs(subject, output_folder(args))

@@ -1,7 +1,7 @@
 """Evaluations of one configuration (ranking → metrics; variants → answers → verdicts → metrics).
 
-Retrieval metrics are deterministic and need no model (:func:`evaluate_retrieval`); noise robustness
-answers every noise variant through one :class:`Responder` and summarizes Δfaithful per variant
+Retrieval metrics are deterministic and need no model (:func:`evaluate_retrieval`); robustness
+answers every variant through one :class:`Responder` and summarizes Δfaithful per variant
 (:class:`RobustnessEvaluator`, :func:`summarize`); ragas scores the same samples on request
 (:func:`ragas_scores`, extra ``tuner[ragas]``).
 """

@@ -1,4 +1,4 @@
-"""Metrics (variants → answers → verdicts → **metrics**): noise-robustness evaluation of one configuration: answers and
+"""Metrics (variants → answers → verdicts → **metrics**): robustness evaluation of one configuration: answers and
 keypoint verdicts for v0–v4, Δfaithful.
 
 Per case and variant the generator answers from the variant's context and the judge gives, per
@@ -32,7 +32,7 @@ from tuner.metrics import (
     rejected,
 )
 from tuner.progress import NullTask, Task
-from tuner.variants import GRADED_VARIANTS, VARIANTS, NoiseConfig, VariantBuilder, VariantContext, shortfall_warning
+from tuner.variants import GRADED_VARIANTS, VARIANTS, VariantsConfig, VariantBuilder, VariantContext, shortfall_warning
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import CiMethod, Estimate, mean_estimate, ratio_of_means_ci
@@ -80,17 +80,17 @@ class CaseOutcome:
 
 
 class RobustnessEvaluator:
-    """Evaluates cases of one dataset under noise variants for any retrieval settings.
+    """Evaluates cases of one dataset under variants v0–v4 for any retrieval settings.
 
-    >>> evaluator = RobustnessEvaluator(pipeline, Responder(generator, judge), NoiseConfig())  # doctest: +SKIP
+    >>> evaluator = RobustnessEvaluator(pipeline, Responder(generator, judge), VariantsConfig())  # doctest: +SKIP
     >>> outcomes = evaluator.evaluate(RetrievalSettings(top_k=4), variants=("v0", "v3"))  # doctest: +SKIP
     >>> summarize(outcomes, ("v0", "v3")).variants["v3"].delta_faithful  # doctest: +SKIP
     """
 
-    def __init__(self, pipeline: RetrievalPipeline, responder: Responder, noise: NoiseConfig) -> None:
+    def __init__(self, pipeline: RetrievalPipeline, responder: Responder, variant_config: VariantsConfig) -> None:
         self.pipeline = pipeline
         self.responder = responder
-        self.noise = noise
+        self.variant_config = variant_config
         self._builders: dict[tuple[object, ...], VariantBuilder] = {}
         dataset = pipeline.dataset
         self._conflicts_with = {c.doc_id: c.conflicts_with for c in dataset.conflicts}
@@ -100,7 +100,7 @@ class RobustnessEvaluator:
         key = (settings.chunking, settings.encoding)
         if key not in self._builders:
             self._builders[key] = VariantBuilder(
-                self.pipeline.table(settings), lambda: self.pipeline.query_vectors(settings), self.noise,
+                self.pipeline.table(settings), lambda: self.pipeline.query_vectors(settings), self.variant_config,
                 self._conflicts_with,
             )
         return self._builders[key]
@@ -125,7 +125,7 @@ class RobustnessEvaluator:
         clean = self.pipeline.retrieve(settings, "clean")
         in_index = (
             self.pipeline.retrieve(settings, "all")
-            if "v3" in variants and self.noise.hard_mode == "in_index"
+            if "v3" in variants and self.variant_config.hard_mode == "in_index"
             else None
         )
         builder = self._builder(settings)
@@ -187,7 +187,7 @@ class VariantSummary:
 
     @property
     def shortfall_warning(self) -> str | None:
-        """The warning when more than 10% of this variant's noise slots went unfilled (see :mod:`tuner.variants`)."""
+        """The warning when more than 10% of this variant's injection slots went unfilled (see :mod:`tuner.variants`)."""
         return shortfall_warning(self.variant, self.injected, self.shortfall)
 
     def to_dict(self) -> dict[str, Any]:
@@ -246,7 +246,7 @@ def _relative_drop(
 def summarize_variant(
     outcomes: Sequence[CaseOutcome], variant: str, ci: bool = True, seed: int = 0
 ) -> VariantSummary:
-    """Faithfulness, Δ against v0 with its bootstrap interval, misled, rejection and noise counts of ``variant``.
+    """Faithfulness, Δ against v0 with its bootstrap interval, misled, rejection and injected counts of ``variant``.
 
     Δ is graded only for the variants in :data:`~tuner.variants.GRADED_VARIANTS`: v4 has no relevant context,
     so its Δ is ~1 by construction and says nothing; its rejection rate is what it measures.
@@ -300,7 +300,7 @@ class RobustnessReport:
 
     @property
     def warnings(self) -> list[str]:
-        """Every variant's shortfall warning (more than 10% of its noise slots unfilled), in variant order."""
+        """Every variant's shortfall warning (more than 10% of its injection slots unfilled), in variant order."""
         return [w for s in self.variants.values() if (w := s.shortfall_warning) is not None]
 
     def to_dict(self) -> dict[str, Any]:

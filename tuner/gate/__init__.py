@@ -6,7 +6,7 @@ cases); Δfaithful is graded on its value (pass / warn / fail); probabilistic me
 the baseline only beyond the calibrated noise floor; a judge that disagrees with itself stops the
 faithfulness verdict. See docs/gate.md.
 
->>> measurement = measure(pipeline, settings, case_ids, RobustnessSetup(generator, judge, NoiseConfig()))  # doctest: +SKIP
+>>> measurement = measure(pipeline, settings, case_ids, RobustnessSetup(generator, judge, VariantsConfig()))  # doctest: +SKIP
 >>> result = evaluate_gate(measurement, GateThresholds(), load_baseline("baseline.json"))  # doctest: +SKIP
 >>> result.verdict, result.failure_lines()  # doctest: +SKIP
 """

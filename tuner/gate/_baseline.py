@@ -12,12 +12,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from tuner.cache import content_key
 from tuner.dataset import GoldenCase
 from tuner.errors import UserError, describe_validation_error
-from tuner.io import atomic_write_json
+from tuner.io import atomic_write_json, renamed_key
 
 BASELINE_FORMAT = 1
 
@@ -48,13 +48,19 @@ class Baseline(BaseModel):
     tool_version: str
     dataset_hash: str
     settings: dict[str, Any]
-    noise: dict[str, Any]
+    variant_config: dict[str, Any]
     variants: list[str]
     retrieval: dict[str, dict[str, float]]
     faithful: dict[str, dict[str, float | None]]
     summary: dict[str, float | None]
     history: list[BaselineRun] = Field(default_factory=list)
     cases: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_spellings(cls, data: Any) -> Any:
+        # baselines written before issue 39 call the variants' configuration "noise"
+        return renamed_key(data, "noise", "variant_config")
 
     def as_run(self) -> BaselineRun:
         n_cases = len(next(iter(self.retrieval.values()), {}))

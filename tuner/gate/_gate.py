@@ -88,8 +88,8 @@ def _compare_with_baseline(
         notes.append("the dataset changed since the baseline was written (compared on the unchanged cases)")
     changes = _setting_changes(baseline, measurement)
     notes.append("settings changed since the baseline: " + "; ".join(changes) if changes else "settings unchanged")
-    if baseline.noise and measurement.noise and baseline.noise != measurement.noise.model_dump(mode="json"):
-        notes.append("the noise configuration differs from the baseline's: trends compare different variants")
+    if baseline.variant_config and measurement.variant_config and baseline.variant_config != measurement.variant_config.model_dump(mode="json"):
+        notes.append("the variant configuration differs from the baseline's: trends compare different variants")
     kept = set(compared)
     current = {metric: {i: v for i, v in values.items() if i in kept} for metric, values in measurement.retrieval_values().items()}
     checks.extend(retrieval_checks(current, baseline, thresholds.retrieval))

@@ -22,7 +22,7 @@ from tuner.generation import Generator
 from tuner.judging import Judge
 from tuner.llm import map_concurrent
 from tuner.variants import GRADED_VARIANTS as GRADED_VARIANTS  # the gate's public name for it (tuner.gate)
-from tuner.variants import NoiseConfig
+from tuner.variants import VariantsConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.verdicts import KeypointVerdict
@@ -60,7 +60,7 @@ def verdict_agreement(
 @dataclass(frozen=True)
 class GateMeasurement:
     settings: RetrievalSettings
-    noise: NoiseConfig | None
+    variant_config: VariantsConfig | None
     dataset_hash: str
     categories: dict[str, str]
     retrieval: RetrievalReport
@@ -100,7 +100,7 @@ class GateMeasurement:
             tool_version=__version__,
             dataset_hash=self.dataset_hash,
             settings=self.settings.model_dump(mode="json"),
-            noise=self.noise.model_dump(mode="json") if self.noise is not None else {},
+            variant_config=self.variant_config.model_dump(mode="json") if self.variant_config is not None else {},
             variants=list(self.variants),
             retrieval=self.retrieval_values(),
             faithful=self.faithful_values(),
@@ -134,7 +134,7 @@ class RobustnessSetup:
 
     generator: Generator
     judge: Judge
-    noise: NoiseConfig
+    variant_config: VariantsConfig
     variants: tuple[str, ...] = ("v0", "v3")
     recheck: Judge | None = None
     judge_cases: int = 20
@@ -155,13 +155,13 @@ def measure(
     if robustness is not None and not pipeline.dataset.retrieval_only:
         variants = tuple(dict.fromkeys(["v0", *robustness.variants]))
         responder = Responder(robustness.generator, robustness.judge)
-        outcomes = RobustnessEvaluator(pipeline, responder, robustness.noise).evaluate(settings, variants, case_ids)
+        outcomes = RobustnessEvaluator(pipeline, responder, robustness.variant_config).evaluate(settings, variants, case_ids)
         summary = summarize(outcomes, variants, responder.calls())
         if robustness.recheck is not None and robustness.judge_cases > 0:
             agreement = recheck_judge(pipeline.dataset, outcomes[: robustness.judge_cases], robustness.recheck)
     return GateMeasurement(
         settings=settings,
-        noise=robustness.noise if robustness is not None else None,
+        variant_config=robustness.variant_config if robustness is not None else None,
         dataset_hash=pipeline.dataset.content_hash,
         categories={case.id: case.category for case in pipeline.dataset.golden},
         retrieval=report,

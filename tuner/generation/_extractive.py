@@ -2,7 +2,7 @@
 best matching the question (and, with ``reader: span``, the typed span in the best one the question asks for).
 
 This is NOT a model of any particular LLM. It exists so that demos, tests and retrieval-side
-comparisons run without an endpoint, while keeping the two behaviours that make noise matter:
+comparisons run without an endpoint, while keeping the two behaviours that make injected chunks matter:
 it adopts whatever on-topic sentence it is handed (a conflicting chunk that matches the question
 better wins, as with real models), and it is swayed by where a passage sits in the context.
 With ``reader: span`` it commits to one value, like a model asked for a short answer: it answers a

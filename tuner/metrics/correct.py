@@ -14,7 +14,7 @@ def correct(verdicts: Sequence[KeypointVerdict]) -> float | None:
 
     The share of the reference keypoints the answer states or at least does not contradict: leaving a
     keypoint out (or abstaining) is correct, stating a wrong value is not. Faithful asks more (the answer
-    must state the keypoint), so faithful ≤ correct for every answer; a noise variant that lowers correct
+    must state the keypoint), so faithful ≤ correct for every answer; a variant that lowers correct
     made the answer say something wrong, one that lowers only faithful made it say less.
 
     >>> correct([KeypointVerdict("supported", "supported"), KeypointVerdict("absent", "supported"),

@@ -1,4 +1,4 @@
-"""Metrics (verdicts → **metrics** → trial record): Δfaithful: the relative loss of faithfulness under a noise variant,
+"""Metrics (verdicts → **metrics** → trial record): Δfaithful: the relative loss of faithfulness under a variant,
 and its release grade."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ def delta_faithful(f0: Sequence[float] | NDArray[np.float64], fv: Sequence[float
     """Δfaithful = (mean(F0) − mean(Fv)) / mean(F0), a ratio of means over the same cases.
 
     ``f0[i]`` and ``fv[i]`` are the faithfulness of case i at v0 and at the variant; the caller drops
-    cases missing on either side from both lists. Positive values mean the noise hurt; negative values
+    cases missing on either side from both lists. Positive values mean the injected chunks hurt; negative values
     mean the variant scored higher. When mean(F0) = 0 the relative drop is undefined and the result is
     ``float('nan')``: report it as undefined, never as 0.
 

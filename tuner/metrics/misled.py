@@ -1,4 +1,4 @@
-"""Metrics (verdicts → **metrics** → trial record): misled: the noise turned a keypoint the clean answer got right into
+"""Metrics (verdicts → **metrics** → trial record): misled: the injected chunks turned a keypoint the clean answer got right into
 a wrong one."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Metrics (verdicts → **metrics** → trial record): rejection: the answer abstains instead of answering (the desired
-outcome for v4 all-noise contexts)."""
+outcome for v4 unrelated-only contexts)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ from tuner.generation import Answer, build_generator
 from tuner.judging import build_judge
 from tuner.llm import BackendResources, RequestCount
 from tuner.metrics import delta_faithful
-from tuner.variants import NoiseConfig
+from tuner.variants import VariantsConfig
 from tuner.objectives import DELTA
 from tuner.progress import LoggedTask, Reporter, SilentReporter, Task
 from tuner.redaction import redact_data
@@ -197,7 +197,7 @@ def calibrate(
     settings: RetrievalSettings,
     generator_config: Any,
     judge_config: Any,
-    noise: NoiseConfig,
+    variant_config: VariantsConfig,
     runs: int,
     resources: BackendResources,
     reporter: Reporter | None = None,
@@ -211,7 +211,7 @@ def calibrate(
     :func:`with_run_seed`), so the floor is the same; the fresh generators and judges of runs 1.. are unchanged.
 
     >>> floor = calibrate(pipeline, RetrievalSettings(), ExtractiveGeneratorConfig(), LexicalJudgeConfig(),
-    ...                   NoiseConfig(), 3, BackendResources())  # doctest: +SKIP
+    ...                   VariantsConfig(), 3, BackendResources())  # doctest: +SKIP
     >>> floor.write("noise_floor.json")  # doctest: +SKIP
     """
     if runs < 2:
@@ -236,7 +236,7 @@ def calibrate(
                 build_judge(with_run_seed(judge_config, run), resources),
             )
             before = answering.calls()
-            outcomes = RobustnessEvaluator(pipeline, answering, noise).evaluate(settings, _VARIANTS, task=task)
+            outcomes = RobustnessEvaluator(pipeline, answering, variant_config).evaluate(settings, _VARIANTS, task=task)
             after = answering.calls()
             calls.update(generator=after["generator"] - before["generator"], judge=after["judge"] - before["judge"])
             return outcomes
@@ -248,7 +248,7 @@ def calibrate(
 
         def rejudge(run: int, task: Task) -> list[CaseOutcome]:
             responder = Responder(saved, build_judge(with_run_seed(judge_config, run), resources))
-            outcomes = RobustnessEvaluator(pipeline, responder, noise).evaluate(settings, _VARIANTS, task=task)
+            outcomes = RobustnessEvaluator(pipeline, responder, variant_config).evaluate(settings, _VARIANTS, task=task)
             calls.update(judge=responder.calls()["judge"])
             return outcomes
 
@@ -271,7 +271,7 @@ def calibrate(
         dataset_hash=dataset.content_hash,
         generator=public_config(generator_config),
         judge=public_config(judge_config),
-        noise=noise.model_dump(mode="json"),
+        variant_config=variant_config.model_dump(mode="json"),
         calls={
             "generator": calls["generator"],
             "judge": calls["judge"],

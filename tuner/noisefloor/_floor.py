@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.errors import UserError
-from tuner.io import atomic_write_json
+from tuner.io import atomic_write_json, renamed_key
 from tuner.objectives import DELTA, RECALL
 from tuner.stats import min_detectable_difference
 
@@ -62,7 +62,7 @@ class NoiseFloor:
     dataset_hash: str
     generator: dict[str, Any]
     judge: dict[str, Any]
-    noise: dict[str, Any]
+    variant_config: dict[str, Any]
     calls: dict[str, int] = field(default_factory=dict)
     undefined: dict[str, str] = field(default_factory=dict)
     z: float = 1.96
@@ -86,7 +86,7 @@ class NoiseFloor:
             "dataset_hash": self.dataset_hash,
             "generator": self.generator,
             "judge": self.judge,
-            "noise": self.noise,
+            "variant_config": self.variant_config,
             "calls": self.calls,
             "undefined": self.undefined,
         }
@@ -105,6 +105,8 @@ class NoiseFloor:
         except ValueError as exc:
             raise UserError(f"{path}: malformed JSON: {exc}") from None
         try:
+            # floors written before issue 39 call the variants' configuration "noise"
+            data = renamed_key(data, "noise", "variant_config")
             floor = cls(
                 objectives={str(k): float(v) for k, v in data["objectives"].items()},
                 components={str(k): NoiseComponent(**v) for k, v in data["components"].items()},
@@ -114,7 +116,7 @@ class NoiseFloor:
                 dataset_hash=str(data["dataset_hash"]),
                 generator=dict(data["generator"]),
                 judge=dict(data["judge"]),
-                noise=dict(data["noise"]),
+                variant_config=dict(data["variant_config"]),
                 calls=dict(data.get("calls", {})),
                 undefined=dict(data.get("undefined", {})),
                 z=float(data.get("z", 1.96)),

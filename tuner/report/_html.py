@@ -115,7 +115,7 @@ def _n_of_total(record: TrialRecord) -> str:
 
 
 def _warnings(records: Mapping[int, TrialRecord]) -> str:
-    """Every trial warning (a noise variant short of its slots), every trial left unanswered and every unscorable
+    """Every trial warning (a variant short of its injection slots), every trial left unanswered and every unscorable
     one, one line each."""
     lines = [f"trial #{n}: {w}" for n, r in sorted(records.items()) for w in r.warnings or ()]
     for n, record in sorted(records.items()):

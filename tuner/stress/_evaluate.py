@@ -1,5 +1,5 @@
 """Stress (ranking → answers → verdicts → **stress matrix**): accuracy of one configuration under the RAGStress
-conditions of one index, and under noise position.
+conditions of one index, and under the position of injected conflicts.
 
 Every condition is a metadata view of the SAME chunk table and retriever (see ``ChunkTable.mask``),
 so index construction cannot confound the comparison:
@@ -30,7 +30,7 @@ from tuner.errors import UserError
 from tuner.evaluation import Responder, RobustnessEvaluator
 from tuner.llm import map_concurrent
 from tuner.metrics import faithful
-from tuner.variants import NoiseConfig
+from tuner.variants import VariantsConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import Estimate, mean_estimate
@@ -182,7 +182,7 @@ class StressReport:
     conditions: dict[str, ConditionResult]
     absent: tuple[str, ...]
     positions: dict[Position, PositionResult]
-    noise_n: int
+    injected_conflicts: int
 
     def matrix(self) -> dict[str, dict[str, ConditionResult]]:
         """The ``<type>/<severity>`` conditions as type → severity → result, in report order."""
@@ -205,14 +205,14 @@ class StressEvaluator:
     >>> report.conditions["factual_corruption/moderate"].delta.value  # doctest: +SKIP
     """
 
-    def __init__(self, pipeline: RetrievalPipeline, responder: Responder, noise_n: int = 2) -> None:
+    def __init__(self, pipeline: RetrievalPipeline, responder: Responder, injected_conflicts: int = 2) -> None:
         dataset = pipeline.dataset
         if not dataset.conflicts:
             raise UserError(f"{dataset.path}: no conflicting documents (conflicts.jsonl); write some with 'tuner corrupt'")
         if dataset.retrieval_only:
             raise UserError(f"{dataset.path}: no golden case has keypoints; accuracy cannot be judged")
         self.pipeline = pipeline
-        self.noise_n = noise_n
+        self.injected_conflicts = injected_conflicts
         self.responder = responder
         self.cases = [case for case in dataset.golden if case.keypoints]
         self._rows = {case.id: row for row, case in enumerate(dataset.golden)}
@@ -244,7 +244,7 @@ class StressEvaluator:
         """v3 in ``inject`` mode at ``position``: the same n conflict chunks of each case's relevant
         documents (most similar first), placed at the front, middle or end of its clean context."""
         evaluator = RobustnessEvaluator(
-            self.pipeline, self.responder, NoiseConfig(n=self.noise_n, hard_mode="inject", position=position)
+            self.pipeline, self.responder, VariantsConfig(n=self.injected_conflicts, hard_mode="inject", position=position)
         )
         outcomes = [o for o in evaluator.evaluate(settings, ("v3",), [c.id for c in self.cases]) if o.variants["v3"].context.injected]
         rows = [o.variants["v3"] for o in outcomes]
@@ -263,4 +263,4 @@ class StressEvaluator:
         }
         absent = tuple(f"{k}/{s}" for k, s in matrix_pairs(dataset) if f"{k}/{s}" not in results)
         positions = {p: self.position(settings, p) for p in POSITIONS}
-        return StressReport(label, settings, results, absent, positions, self.noise_n)
+        return StressReport(label, settings, results, absent, positions, self.injected_conflicts)

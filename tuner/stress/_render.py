@@ -112,7 +112,7 @@ def _report_markdown(report: StressReport, level: str) -> list[str]:
         lines += [f"{level} Extra: clean+type (the clean corpus plus one type and severity of corrupted documents)", "",
                   *_md_table(CONDITION_HEAD, _condition_rows(extra)), ""]
     position_rows = [[p, _estimate(r.accuracy)] for p, r in report.positions.items()]
-    lines += [f"{level} Position of injected conflicts ({report.noise_n} per case, cases with at least one)", "",
+    lines += [f"{level} Position of injected conflicts ({report.injected_conflicts} per case, cases with at least one)", "",
               *_md_table(["position", "accuracy [95% CI] (n/N)"], position_rows), ""]
     return lines
 
@@ -187,7 +187,7 @@ def _report_html(report: StressReport, level: int) -> str:
         parts += [f"<{h}>Extra: clean+type (the clean corpus plus one type and severity of corrupted documents)</{h}>",
                   _html_table(CONDITION_HEAD, _condition_rows(extra))]
     position_rows = [[p, _estimate(r.accuracy)] for p, r in report.positions.items()]
-    parts += [f"<{h}>Position of injected conflicts ({report.noise_n} per case, cases with at least one)</{h}>",
+    parts += [f"<{h}>Position of injected conflicts ({report.injected_conflicts} per case, cases with at least one)</{h}>",
               _html_table(["position", "accuracy [95% CI] (n/N)"], position_rows)]
     return "\n".join(parts)
 
@@ -225,7 +225,7 @@ def _report_dict(report: StressReport) -> dict[str, object]:
         "absent": list(report.absent),
         "hypotheses": check_hypotheses(report).to_dict(),
         "positions": {name: r.to_dict() for name, r in report.positions.items()},
-        "noise_n": report.noise_n,
+        "injected_conflicts": report.injected_conflicts,
     }
 
 

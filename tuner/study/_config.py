@@ -1,5 +1,5 @@
 """Study (**study file** → trials → trial record): study files: one YAML naming the dataset, search space, objectives,
-backends, noise, sampler, budget, storage."""
+backends, variants, sampler, budget, storage."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from tuner.dataset import is_builtin, manifest_model_defaults
 from tuner.errors import UserError, describe_validation_error
-from tuner.io import read_yaml_mapping
+from tuner.io import read_yaml_mapping, renamed_key
 from tuner.generation import ExtractiveGeneratorConfig, GeneratorConfig, parse_generator_config
 from tuner.judging import JudgeConfig, LexicalJudgeConfig, parse_judge_config
 from tuner.llm import LLMConfig
-from tuner.variants import NoiseConfig
+from tuner.variants import VariantsConfig
 from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUSTNESS_OBJECTIVES, Direction
 from tuner.settings import MetadataFilter, RetrievalSettings, settings_from_mapping
 from tuner.study._tracking import TrackingConfig
@@ -141,7 +141,7 @@ class StudyConfig(_Strict):
     )
     generator: GeneratorConfig = Field(default_factory=ExtractiveGeneratorConfig)
     judge: JudgeConfig = Field(default_factory=LexicalJudgeConfig)
-    noise: NoiseConfig = NoiseConfig()
+    variants: VariantsConfig = VariantsConfig()
     sampler: SamplerConfig = SamplerConfig()
     budget: BudgetConfig = BudgetConfig()
     pruning: PruningConfig = PruningConfig()
@@ -157,6 +157,12 @@ class StudyConfig(_Strict):
     call_cache: SharedStore = Field("auto", description=f"LLM call cache: {_SHARED}")
     embedding_cache: SharedStore = Field("auto", description=f"embedding store: {_SHARED}")
     embedding: EmbeddingOptions = EmbeddingOptions()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_spellings(cls, data: Any) -> Any:
+        # study files written before issue 39 call the variants' configuration "noise"
+        return renamed_key(data, "noise", "variants")
 
 
 class LoadedStudy:

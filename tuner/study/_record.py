@@ -68,7 +68,7 @@ class TrialRecord:
     case was answered at all (a check known from retrieval alone: recall@k below ``constraints.min_recall``, or
     nothing retrieved), so the trial made no generator or judge request;
     ``failure`` what a backend raised when the trial failed; ``warnings`` what the reader of its figures must
-    know (a noise variant short of its slots, so its Δ understates the noise effect); ``embedding_backend``
+    know (a variant short of its injection slots, so its Δ understates the effect); ``embedding_backend``
     what ran the embedding model (``embedding.backend``: torch is the fp32 reference).
     """
 

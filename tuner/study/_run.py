@@ -20,7 +20,7 @@ from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import build_generator
 from tuner.judging import build_judge
 from tuner.llm import BackendResources
-from tuner.variants import VARIANTS, NoiseConfig
+from tuner.variants import VARIANTS, VariantsConfig
 from tuner.progress import Reporter, SilentReporter, Task
 from tuner.redaction import redact
 from tuner.retrieval import RetrievalPipeline
@@ -133,10 +133,10 @@ class _InterruptibleEvaluator(RobustnessEvaluator):
     other evaluation work of a run, never inside a storage write)."""
 
     def __init__(
-        self, pipeline: RetrievalPipeline, responder: Responder, noise: NoiseConfig, guard: InterruptGuard,
+        self, pipeline: RetrievalPipeline, responder: Responder, variant_config: VariantsConfig, guard: InterruptGuard,
         meter: SpendingMeter,
     ):
-        super().__init__(pipeline, responder, noise)
+        super().__init__(pipeline, responder, variant_config)
         self.guard = guard
         self.meter = meter
 
@@ -168,7 +168,7 @@ def _noise_floor(
             with guard.interruptible():
                 floor = guard.call(
                     calibrate, objective.pipeline, loaded.baseline_settings(), loaded.generator, loaded.judge,
-                    loaded.config.noise, 3, resources, reporter, objective.evaluator.responder,
+                    loaded.config.variants, 3, resources, reporter, objective.evaluator.responder,
                 )
         except KeyboardInterrupt:
             reporter.stage("interrupted during the noise floor calibration: nothing was recorded; "
@@ -202,7 +202,7 @@ def run_study(
     pipeline = RetrievalPipeline(dataset, reporter=reporter, embeddings=embeddings)
     responder = Responder(build_generator(loaded.generator, resources), build_judge(loaded.judge, resources))
     meter = SpendingMeter(config.budget, resources.usage)
-    evaluator = _InterruptibleEvaluator(pipeline, responder, config.noise, guard, meter)
+    evaluator = _InterruptibleEvaluator(pipeline, responder, config.variants, guard, meter)
     lock = StudyLock(loaded.storage, config.name)
     started = time.monotonic()
     study: optuna.Study | None = None
@@ -227,7 +227,7 @@ def run_study(
         run = _optimize(loop, dataset, space)
         if held_out is not None and not run.interrupted:
             confirm_front(study, study_front(study)[2],
-                          RobustnessEvaluator(RetrievalPipeline(held_out, reporter=reporter, embeddings=embeddings), responder, config.noise),
+                          RobustnessEvaluator(RetrievalPipeline(held_out, reporter=reporter, embeddings=embeddings), responder, config.variants),
                           reporter, guard)
         run.texts_embedded = embeddings.texts_encoded()
         return run

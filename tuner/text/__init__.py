@@ -1,7 +1,7 @@
 """Text analysis (dataset → **text analysis** → chunks): every language-dependent step of tuner goes through here.
 
 One module in charge of language, so chunking, BM25, reranking, the extractive reader (and, through
-them, noise sampling and corruption) agree on what a token and a sentence are:
+them, variant sampling and corruption) agree on what a token and a sentence are:
 
 - :func:`detect_language` / :func:`cjk_share`: ``en`` or ``zh`` from the share of CJK ideographs;
 - :func:`normalize_text`: NFKC (full-width digits and letters fold to ASCII) and lower case;

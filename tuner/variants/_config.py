@@ -1,4 +1,4 @@
-"""Variants (ranking → **variants** → answers): the variant names and how noise is injected, as validated configuration."""
+"""Variants (ranking → **variants** → answers): the variant names and how chunks are injected into them, as validated configuration."""
 
 from __future__ import annotations
 
@@ -7,21 +7,21 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 VARIANTS = ("v0", "v1", "v2", "v3", "v4")
-"""v0 base · v1 irrelevant · v2 relevant-soft · v3 relevant-hard (conflicts) · v4 all-noise."""
+"""v0 base · v1 irrelevant · v2 relevant-soft · v3 relevant-hard (conflicts) · v4 unrelated-only."""
 GRADED_VARIANTS: Final = ("v1", "v2", "v3")
 """Variants whose Δfaithful is graded; v4 (no relevant context at all) is judged by its rejection rate."""
 SHORTFALL_WARNING: Final = 0.10
-"""A variant whose shortfall exceeds this share of its noise slots is reported with a warning: its Δ
-measures less noise than was asked for (at worst none, and then a Δ of 0 says nothing)."""
+"""A variant whose shortfall exceeds this share of its injection slots is reported with a warning: its Δ
+measures fewer injected chunks than were asked for (at worst none, and then a Δ of 0 says nothing)."""
 
 BandMode = Literal["relative", "absolute"]
 
 
-class NoiseCounts(BaseModel):
-    """Noise chunks injected per variant: v1, v2 and v3-``inject`` add them to v0, v4 is made of them.
+class InjectedCounts(BaseModel):
+    """Chunks injected per variant: v1, v2 and v3-``inject`` add them to v0, v4 is made of them.
 
-    The defaults follow the seed practice: 3 noise chunks for v1–v3, 4 for v4. A study file may give
-    one number instead (``noise: {n: 2}``, the form before per-variant counts): every variant gets it.
+    The defaults follow the seed practice: 3 injected chunks for v1–v3, 4 for v4. A study file may give
+    one number instead (``variants: {n: 2}``, the form before per-variant counts): every variant gets it.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -39,11 +39,11 @@ class NoiseCounts(BaseModel):
         return ", ".join(f"{variant} {count}" for variant, count in counts.items())
 
 
-class NoiseConfig(BaseModel):
-    """How noise is injected. Every count, band and position is explicit configuration.
+class VariantsConfig(BaseModel):
+    """How the variants v1–v4 are built: which chunks are injected, how many and where. Every count, band and position is explicit configuration.
 
-    ``n`` chunks per variant (:class:`NoiseCounts`; one number means that many for every variant).
-    Bands select v1/v4 (``irrelevant``) and v2 (``soft``) noise among the clean corpus chunks of the
+    ``n`` chunks per variant (:class:`InjectedCounts`; one number means that many for every variant).
+    Bands select v1/v4 (``irrelevant``) and v2 (``soft``) injected chunks among the clean corpus chunks of the
     trial's chunk table, by the cosine between the question and a chunk with the trial's embedding model:
 
     - ``band: relative`` (default): per question, relative to its own similarity distribution. A chunk
@@ -58,7 +58,7 @@ class NoiseConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    n: NoiseCounts = NoiseCounts()
+    n: InjectedCounts = InjectedCounts()
     position: Literal["front", "middle", "end", "random"] = "end"
     seed: int = 0
     band: BandMode = "relative"
@@ -72,11 +72,11 @@ class NoiseConfig(BaseModel):
     @classmethod
     def _one_count_for_all(cls, value: Any) -> Any:
         if isinstance(value, int) and not isinstance(value, bool):
-            return {variant: value for variant in NoiseCounts.model_fields}
+            return {variant: value for variant in InjectedCounts.model_fields}
         return value
 
     @model_validator(mode="after")
-    def _bands_ordered(self) -> NoiseConfig:
+    def _bands_ordered(self) -> VariantsConfig:
         for name, lowest in (("irrelevant_band", -1.0), ("soft_band", -1.0), ("irrelevant_quantiles", 0.0), ("soft_quantiles", 0.0)):
             low, high = getattr(self, name)
             if not lowest <= low <= high <= 1.0:
@@ -84,7 +84,7 @@ class NoiseConfig(BaseModel):
         return self
 
     def count(self, variant: str) -> int:
-        """Noise chunks asked for in ``variant`` (v1–v4)."""
+        """Injected chunks asked for in ``variant`` (v1–v4)."""
         return int(getattr(self.n, variant))
 
     def describe(self) -> str:
@@ -93,7 +93,7 @@ class NoiseConfig(BaseModel):
             bands = f"relative bands (quantiles: v2 {_pair(self.soft_quantiles)}, v1/v4 {_pair(self.irrelevant_quantiles)})"
         else:
             bands = f"absolute bands (cosine: v2 {_pair(self.soft_band)}, v1/v4 {_pair(self.irrelevant_band)})"
-        return f"noise n={self.n.describe()} at {self.position}, {bands}, v3 {self.hard_mode}, seed {self.seed}"
+        return f"injected n={self.n.describe()} at {self.position}, {bands}, v3 {self.hard_mode}, seed {self.seed}"
 
 
 def _pair(bounds: tuple[float, float]) -> str:

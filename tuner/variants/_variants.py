@@ -1,4 +1,4 @@
-"""Variants (ranking → **variants** → answers): each case's v0–v4 contexts, noise sampled by similarity band and inserted."""
+"""Variants (ranking → **variants** → answers): each case's v0–v4 contexts, chunks sampled by similarity band and injected."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 
 from tuner.chunking import Chunk
 from tuner.dataset import GoldenCase
-from tuner.variants._config import SHORTFALL_WARNING, NoiseConfig
+from tuner.variants._config import SHORTFALL_WARNING, VariantsConfig
 from tuner.retrieval import ChunkTable, RetrievedContext
 
 
@@ -20,7 +20,7 @@ from tuner.retrieval import ChunkTable, RetrievedContext
 class VariantContext:
     """The context of one variant: chunks in the order the generator sees them.
 
-    ``injected`` counts the noise chunks added; ``shortfall`` how many of the ones asked for could
+    ``injected`` counts the chunks injected; ``shortfall`` how many of the ones asked for could
     not be found in the similarity band (reported, never silently ignored; see :func:`shortfall_warning`).
     v3 ``in_index`` asks for none: its conflicts are whatever the retrieval brings.
     """
@@ -35,41 +35,41 @@ class VariantContext:
         return [c.passage for c in self.chunks]
 
 
-def insert_noise(base: Sequence[Chunk], noise: Sequence[Chunk], position: str, rng: random.Random) -> tuple[Chunk, ...]:
-    """``base`` with ``noise`` inserted at the ``front``, the ``middle`` (after ⌊len/2⌋ base chunks), the
-    ``end``, or each noise chunk at a seeded ``random`` position; base order is always preserved."""
-    base, noise = list(base), list(noise)
+def insert_injected(base: Sequence[Chunk], injected: Sequence[Chunk], position: str, rng: random.Random) -> tuple[Chunk, ...]:
+    """``base`` with ``injected`` inserted at the ``front``, the ``middle`` (after ⌊len/2⌋ base chunks), the
+    ``end``, or each injected chunk at a seeded ``random`` position; base order is always preserved."""
+    base, injected = list(base), list(injected)
     if position == "front":
-        return tuple(noise + base)
+        return tuple(injected + base)
     if position == "end":
-        return tuple(base + noise)
+        return tuple(base + injected)
     if position == "middle":
         cut = len(base) // 2
-        return tuple(base[:cut] + noise + base[cut:])
+        return tuple(base[:cut] + injected + base[cut:])
     if position == "random":
         merged = list(base)
-        for chunk in noise:
+        for chunk in injected:
             merged.insert(rng.randint(0, len(merged)), chunk)
         return tuple(merged)
     raise ValueError(f"unknown insert position '{position}'")
 
 
 def shortfall_warning(variant: str, injected: int, shortfall: int, limit: float = SHORTFALL_WARNING) -> str | None:
-    """A warning when more than ``limit`` of a variant's noise slots went unfilled, else None.
+    """A warning when more than ``limit`` of a variant's injection slots went unfilled, else None.
 
-    slots = injected + shortfall; warn when shortfall / slots > ``limit``. A variant short of its noise
+    slots = injected + shortfall; warn when shortfall / slots > ``limit``. A variant short of its injected
     measures less perturbation than configured, so its Δ is biased toward 0 ("robust").
 
     >>> shortfall_warning("v2", 3, 357)
-    'v2: 357 of 360 noise slots unfilled (99%): too few chunks in its similarity band; its Δ understates the noise effect'
+    'v2: 357 of 360 injection slots unfilled (99%): too few chunks in its similarity band; its Δ understates the effect'
     """
     slots = injected + shortfall
     if not slots or shortfall / slots <= limit:
         return None
     return (
-        f"{variant}: {shortfall} of {slots} noise slots unfilled ({shortfall / slots:.0%}): "
+        f"{variant}: {shortfall} of {slots} injection slots unfilled ({shortfall / slots:.0%}): "
         + ("too few conflicting chunks for the relevant documents" if variant == "v3" else "too few chunks in its similarity band")
-        + "; its Δ understates the noise effect"
+        + "; its Δ understates the effect"
     )
 
 
@@ -87,7 +87,7 @@ class VariantBuilder:
     """
 
     def __init__(
-        self, table: ChunkTable, question_vectors: Callable[[], np.ndarray], config: NoiseConfig,
+        self, table: ChunkTable, question_vectors: Callable[[], np.ndarray], config: VariantsConfig,
         conflicts_with: Mapping[str, str],
     ) -> None:
         self.table = table
@@ -133,9 +133,9 @@ class VariantBuilder:
         picked = rng.sample(pool, min(self.config.count(variant), len(pool)))
         return [self.table.chunks[i] for i in picked]
 
-    def _with_noise(self, variant: str, base: Sequence[Chunk], noise: list[Chunk], rng: random.Random) -> VariantContext:
-        merged = insert_noise(base, noise, self.config.position, rng)
-        return VariantContext(variant, merged, len(noise), self.config.count(variant) - len(noise))
+    def _with_injected(self, variant: str, base: Sequence[Chunk], injected: list[Chunk], rng: random.Random) -> VariantContext:
+        merged = insert_injected(base, injected, self.config.position, rng)
+        return VariantContext(variant, merged, len(injected), self.config.count(variant) - len(injected))
 
     def build(
         self, row: int, case: GoldenCase, v0: RetrievedContext, v3_in_index: RetrievedContext | None, variant: str
@@ -147,19 +147,19 @@ class VariantBuilder:
         if variant == "v0":
             return VariantContext("v0", base)
         if variant == "v1":
-            return self._with_noise("v1", base, self._sample("v1", self._band(row, case, "irrelevant", in_base), rng), rng)
+            return self._with_injected("v1", base, self._sample("v1", self._band(row, case, "irrelevant", in_base), rng), rng)
         if variant == "v2":
-            return self._with_noise("v2", base, self._sample("v2", self._band(row, case, "soft", in_base), rng), rng)
+            return self._with_injected("v2", base, self._sample("v2", self._band(row, case, "soft", in_base), rng), rng)
         if variant == "v4":
-            noise = self._sample("v4", self._band(row, case, "irrelevant", set()), rng)
-            return VariantContext("v4", tuple(noise), len(noise), self.config.count("v4") - len(noise))
+            unrelated = self._sample("v4", self._band(row, case, "irrelevant", set()), rng)
+            return VariantContext("v4", tuple(unrelated), len(unrelated), self.config.count("v4") - len(unrelated))
         if variant == "v3":
             if self.config.hard_mode == "in_index":
                 if v3_in_index is None:
                     raise ValueError("v3 in_index needs the retrieval over the index with conflicts")
                 injected = sum(1 for c in v3_in_index.chunks if c.source == "conflict")
                 return VariantContext("v3", v3_in_index.chunks, injected)
-            return self._with_noise("v3", base, self._conflict_chunks(row, case), rng)
+            return self._with_injected("v3", base, self._conflict_chunks(row, case), rng)
         raise ValueError(f"unknown variant '{variant}'")
 
     def _conflict_chunks(self, row: int, case: GoldenCase) -> list[Chunk]:

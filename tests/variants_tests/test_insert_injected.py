@@ -5,7 +5,7 @@ import random
 import pytest
 
 from tuner.chunking import Chunk
-from tuner.variants import insert_noise
+from tuner.variants import insert_injected
 
 
 def _chunks(*names: str) -> tuple[Chunk, ...]:
@@ -29,24 +29,24 @@ NOISE = _chunks("x", "y")
     ],
 )
 def test_fixed_positions(position: str, expected: list[str]) -> None:
-    assert _ids(insert_noise(BASE, NOISE, position, random.Random(0))) == expected
+    assert _ids(insert_injected(BASE, NOISE, position, random.Random(0))) == expected
 
 
 def test_middle_of_an_even_context_splits_it_in_half() -> None:
-    assert _ids(insert_noise(BASE[:4], NOISE, "middle", random.Random(0))) == ["a", "b", "x", "y", "c", "d"]
+    assert _ids(insert_injected(BASE[:4], NOISE, "middle", random.Random(0))) == ["a", "b", "x", "y", "c", "d"]
 
 
 def test_random_positions_keep_base_order_are_seeded_and_vary() -> None:
     placements = set()
     for seed in range(30):
-        merged = _ids(insert_noise(BASE, NOISE, "random", random.Random(seed)))
+        merged = _ids(insert_injected(BASE, NOISE, "random", random.Random(seed)))
         assert sorted(merged) == sorted(_ids(BASE) + _ids(NOISE))
         assert [c for c in merged if c not in ("x", "y")] == _ids(BASE)
-        assert merged == _ids(insert_noise(BASE, NOISE, "random", random.Random(seed)))
+        assert merged == _ids(insert_injected(BASE, NOISE, "random", random.Random(seed)))
         placements.add((merged.index("x"), merged.index("y")))
     assert len(placements) > 5
 
 
 def test_unknown_position_is_a_bug() -> None:
     with pytest.raises(ValueError, match="sideways"):
-        insert_noise(BASE, NOISE, "sideways", random.Random(0))
+        insert_injected(BASE, NOISE, "sideways", random.Random(0))
