@@ -66,7 +66,8 @@ from tuner.embedding import EmbeddingContext, EmbeddingOptions
 from tuner.progress import SilentReporter
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
-from tuner.study import load_study_file, study_front
+from tuner.front import study_front
+from tuner.study import load_study_file
 from tuner.text import split_sentences
 
 ROOT = Path(__file__).resolve().parent.parent

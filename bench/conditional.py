@@ -53,7 +53,7 @@ from tuner.dataset.importers import import_conflictnq
 from tuner.objectives import DELTA, RECALL
 from tuner.pareto import Point, hypervolume_2d
 from tuner.settings import RetrievalSettings, acts
-from tuner.study import TrialRecord, directions_of
+from tuner.front import TrialRecord, directions_of
 
 ROOT = Path(__file__).resolve().parent.parent
 RELATIVE = Path("shared") / "datasets" / "conflictnq" / "conflict_nq_val.jsonl"

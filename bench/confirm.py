@@ -37,7 +37,7 @@ from tuner.dataset import write_dataset
 from tuner.dataset.importers import import_conflictnq, import_squad
 from tuner.objectives import RECALL
 from tuner.pareto import knee
-from tuner.study import StudyRecord, TrialRecord, confirmed_entries, study_front
+from tuner.front import StudyRecord, TrialRecord, confirmed_entries, study_front
 
 from paired import run  # one way to run a study and read it back, shared with the paired bench
 

@@ -37,7 +37,8 @@ import yaml
 
 from tuner.dataset import resolve_dataset
 from tuner.io import write_jsonl
-from tuner.study import TrialRecord, open_storage, study_summary
+from tuner.front import TrialRecord, study_summary
+from tuner.study import open_storage
 
 SLOW_GENERATOR = '''
 import time

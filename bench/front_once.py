@@ -33,7 +33,7 @@ FRONT_CALLS = 4
 TIME_FRONT = """
 import json, sys, time
 import optuna
-from tuner.study import study_front
+from tuner.front import study_front
 study = optuna.load_study(study_name=sys.argv[1], storage=sys.argv[2])
 seconds = []
 for _ in range(int(sys.argv[3])):

@@ -27,7 +27,8 @@ from typing import Any
 import yaml
 
 from tuner.llm.testing import FakeChatServer, keypoint_oracle_reply
-from tuner.study import load_study_file, run_study, study_front, study_summary
+from tuner.front import study_front, study_summary
+from tuner.study import load_study_file, run_study
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = "demo"

@@ -44,7 +44,7 @@ from tuner.dataset.importers import import_conflictnq
 from tuner.objectives import CONTEXT_WORDS
 from tuner.pareto import FrontEntry, front_entries, knee, tie_groups
 from tuner.stats import delta_statistic, paired_comparison
-from tuner.study import StudyRecord, TrialRecord, neighbour_comparisons, points_of, study_front
+from tuner.front import StudyRecord, TrialRecord, neighbour_comparisons, points_of, study_front
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFLICTNQ = Path("shared") / "datasets" / "conflictnq" / "conflict_nq_val.jsonl"

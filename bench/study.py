@@ -30,21 +30,8 @@ import yaml
 
 from tuner.objectives import DELTA, RECALL
 from tuner.pareto import Point, hypervolume_history, pareto_front
-from tuner.study import (
-    PruningConfig,
-    StudyRecord,
-    TrialProfile,
-    TrialRecord,
-    directions_of,
-    load_study_file,
-    plan_looks,
-    points_of,
-    run_study,
-    should_prune,
-    study_front,
-    study_summary,
-    trial_profile,
-)
+from tuner.front import StudyRecord, TrialRecord, directions_of, points_of, study_front, study_summary
+from tuner.study import PruningConfig, TrialProfile, load_study_file, plan_looks, run_study, should_prune, trial_profile
 
 ROOT = Path(__file__).resolve().parent.parent
 GRID_SPACE = {

@@ -18,8 +18,8 @@ from dataclasses import asdict
 import optuna
 from optuna.distributions import IntDistribution
 
-from tuner.study import TrialCalls, study_summary
-from tuner.study._summary import SummaryTracker
+from tuner.front import TrialCalls, study_summary
+from tuner.front._summary import SummaryTracker
 
 
 def _add(study: optuna.Study, number: int, cases: int) -> None:

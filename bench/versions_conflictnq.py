@@ -49,7 +49,7 @@ from tuner.dataset import DATE, FAMILY, write_dataset
 from tuner.dataset.importers import import_conflictnq
 from tuner.objectives import DELTA, RECALL
 from tuner.pareto import Point, hypervolume_2d
-from tuner.study import study_front
+from tuner.front import study_front
 
 ROOT = Path(__file__).resolve().parent.parent
 RELATIVE = Path("shared") / "datasets" / "conflictnq" / "conflict_nq_val.jsonl"

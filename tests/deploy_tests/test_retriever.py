@@ -20,7 +20,7 @@ from tuner.export import export_document, read_export, write_export
 from tuner.io import write_jsonl
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
-from tuner.study import TrialRecord, study_front
+from tuner.front import TrialRecord, study_front
 from tuner.text import split_sentences
 
 SPACE = {

@@ -16,7 +16,7 @@ from tuner.embedding import CachedEncoder
 from tuner.io import write_jsonl
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
-from tuner.study import TrialRecord
+from tuner.front import TrialRecord
 
 from tests.deploy_tests.test_serve import _serve
 from tests.net import free_port, wait_until_ready

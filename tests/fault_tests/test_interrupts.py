@@ -20,7 +20,8 @@ import pytest
 pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
 import yaml
 
-from tuner.study import TrialRecord, open_storage, study_summary
+from tuner.front import TrialRecord, study_summary
+from tuner.study import open_storage
 
 SPACE = {"top_k": {"type": "int", "low": 1, "high": 4}, "chunk_size": {"type": "categorical", "choices": [20, 40, 80]},
          "retriever": {"type": "categorical", "choices": ["bm25"]}}

@@ -21,7 +21,8 @@ import sqlalchemy.exc
 from tests.fault_tests.test_interrupts import Worker, assert_clean_exit, tuner_run, wait_until, write_fault_study
 from tests.net import TcpProxy
 from tests.study_tests.test_workers_postgres import URL, require_postgres
-from tuner.study import open_storage, study_summary
+from tuner.front import study_summary
+from tuner.study import open_storage
 from tuner.study._faults import storage_fault
 
 pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")

@@ -11,7 +11,7 @@ import optuna
 import pytest
 
 from tests.fault_tests.test_interrupts import Worker, assert_clean_exit, load, write_fault_study
-from tuner.study import StudyRecord, TrialRecord, study_summary
+from tuner.front import StudyRecord, TrialRecord, study_summary
 
 pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
 

@@ -17,7 +17,8 @@ from tuner.cli import main
 from tuner.dataset import UNKNOWN_ORIGIN, LabelProvenance
 from tuner.embedding import CachedEncoder
 from tuner.report import render_report
-from tuner.study import StudyRecord, load_study, load_study_file
+from tuner.front import StudyRecord
+from tuner.study import load_study, load_study_file
 
 PROVENANCE = LabelProvenance(("bm25", "hybrid"), 10, cases=90, cases_found_by_search=4, labels_found_by_search=5, no_answer=10,
                              rejected=3)

@@ -13,7 +13,7 @@ from tests.report_tests.synthetic import NOISE_FLOOR
 from tuner.errors import UserError
 from tuner.report import render_report, summarize_study, write_report
 from tuner.report._figures import MIN_IMPORTANCE_TRIALS
-from tuner.study import study_summary
+from tuner.front import study_summary
 
 
 def small_study(values: list[list[float]], objectives: list[str] | None = None) -> optuna.Study:

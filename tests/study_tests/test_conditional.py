@@ -14,7 +14,8 @@ import yaml
 from tests.study_tests.test_study import write_study
 from tuner.cli import main
 from tuner.settings import RetrievalSettings, acts
-from tuner.study import TrialRecord, load_study_file, run_study
+from tuner.front import TrialRecord
+from tuner.study import load_study_file, run_study
 from tuner.study._config import SamplerConfig
 from tuner.study._samplers import build_sampler
 from tuner.study._space import IntParam, SearchSpace, load_search_space

@@ -16,7 +16,8 @@ from tuner.cli import main
 from tuner.dataset import load_dataset
 from tuner.io import write_jsonl
 from tuner.report import render_report
-from tuner.study import MIN_CONFIRM_CASES, StudyRecord, TrialRecord, split_cases
+from tuner.front import StudyRecord, TrialRecord
+from tuner.study import MIN_CONFIRM_CASES, split_cases
 
 
 def _cases(counts: dict[str, int]) -> list[SimpleNamespace]:

@@ -12,7 +12,7 @@ from tuner.cli import main
 from tuner.dataset import load_dataset
 from tuner.settings import RetrievalSettings
 from tuner.study import load_search_space, load_study_file
-from tuner.study._finish import context_words, planned_settings
+from tuner.study._dry_run import context_words, planned_settings
 from tuner.text import word_count
 
 

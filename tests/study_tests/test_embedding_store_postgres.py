@@ -164,7 +164,7 @@ def test_two_workers_embed_each_text_once_with_the_shared_store_and_twice_with_i
     import optuna
     import yaml
 
-    from tuner.study import TrialRecord
+    from tuner.front import TrialRecord
 
     runs: dict[str, dict[int, int]] = {}  # mode → {pid of a worker that ran a trial: texts it embedded}
     requests: dict[str, list[str]] = {}  # mode → the generator requests the server received

@@ -16,7 +16,8 @@ from optuna.distributions import IntDistribution
 from tests.study_tests.test_study import write_study
 from tuner.cli import main
 from tuner.report import render_report
-from tuner.study import pick_notes, trial_document
+from tuner.front import pick_notes
+from tuner.report import trial_document
 
 # trial 0: recall 0.9, every case scored; Δ = (1 − mean[1, 1, 1, 0.8]) / 1 = 0.05
 # trial 1: recall 0.8, case 4 unscored; Δ over its 3 cases = (1 − mean[1, 1, 0.94]) / 1 = 0.02

@@ -14,7 +14,8 @@ from tests.study_tests.test_survival import UNSCORABLE_SPACE
 from tuner.cli import main
 from tuner.errors import UserError
 from tuner.llm.testing import FakeChatServer, context_echo_reply
-from tuner.study import TrialRecord, feasible, load_study_file, points_of, run_study, study_summary, trial_rows
+from tuner.front import TrialRecord, feasible, points_of, study_summary, trial_rows
+from tuner.study import load_study_file, run_study
 
 SPACE = {
     "top_k": {"type": "int", "low": 1, "high": 4},

@@ -8,7 +8,7 @@ import pytest
 from optuna.distributions import IntDistribution
 
 from tuner.cli import main
-from tuner.study import StudyRecord, TrialRecord
+from tuner.front import StudyRecord, TrialRecord
 
 
 def test_pareto_says_pruned_and_repeated_apart(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,7 +4,8 @@ import math
 
 import pytest
 
-from tuner.study import Look, PruneEvidence, PruningConfig, TrialProfile, plan_looks, should_prune
+from tuner.front import PruneEvidence
+from tuner.study import Look, PruningConfig, TrialProfile, plan_looks, should_prune
 from tuner.study._pruning import batches
 
 MARGIN = {"recall_at_k": 0.125, "v3_delta_faithful": 0.05}  # binary fractions: exact comparisons

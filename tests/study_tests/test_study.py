@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from tuner.cli import main
-from tuner.study import TrialRecord, load_study_file, run_study, study_summary
+from tuner.front import TrialRecord, study_summary
+from tuner.study import load_study_file, run_study
 
 SPACE = {
     "top_k": {"type": "int", "low": 1, "high": 4},

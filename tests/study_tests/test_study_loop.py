@@ -12,10 +12,10 @@ import pytest
 from optuna.distributions import IntDistribution
 from optuna.trial import TrialState
 
-import tuner.study._paired as paired
-import tuner.study._summary as summary_module
-from tuner.study import StudySummary, TrialCalls, TrialRecord, compare_trials, pick_notes, study_front, study_summary
-from tuner.study._summary import SummaryTracker
+import tuner.front._paired as paired
+import tuner.front._summary as summary_module
+from tuner.front import StudySummary, TrialCalls, TrialRecord, compare_trials, pick_notes, study_front, study_summary
+from tuner.front._summary import SummaryTracker
 
 TOP_K = {"top_k": IntDistribution(1, 9)}
 

@@ -17,7 +17,8 @@ from tuner.cli import main
 from tuner.errors import UserError
 from tuner.generation import GENERATORS, Answer
 from tuner.llm import BackendResources, RequestCount
-from tuner.study import TrialRecord, load_study_file, points_of, run_study, study_summary
+from tuner.front import TrialRecord, points_of, study_summary
+from tuner.study import load_study_file, run_study
 
 UNSCORABLE_SPACE = {
     "top_k": {"type": "int", "low": 1, "high": 3},

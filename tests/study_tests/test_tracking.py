@@ -12,7 +12,7 @@ import pytest
 
 from tests.study_tests.test_study import write_study
 from tuner.cli import main
-from tuner.study import TrialRecord
+from tuner.front import TrialRecord
 
 STORAGE = "out/tiny/study.db"
 

@@ -14,7 +14,7 @@ import optuna
 import pytest
 
 from tests.study_tests.test_study import write_study
-from tuner.study import TrialRecord
+from tuner.front import TrialRecord
 
 URL = os.environ.get("TUNER_TEST_POSTGRES", "postgresql://root@127.0.0.1:5432/test")
 

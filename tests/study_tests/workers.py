@@ -26,7 +26,8 @@ def open_when_two_workers_run(gate: threading.Event, name: str, storage: str, ti
     worker records its name on a trial right after taking it), or after ``timeout`` s."""
     import optuna
 
-    from tuner.study import TrialRecord, open_storage
+    from tuner.front import TrialRecord
+    from tuner.study import open_storage
 
     def watch() -> None:
         deadline, opened = time.monotonic() + timeout, open_storage(storage)

@@ -1,4 +1,4 @@
-"""Command line (``tuner export`` → tuner.study, tuner.export): write a front trial's settings for deployment."""
+"""Command line (``tuner export`` → tuner.front, tuner.export): write a front trial's settings for deployment."""
 
 from __future__ import annotations
 
@@ -28,8 +28,9 @@ def run(args: argparse.Namespace) -> int:
     from tuner.errors import UserError
     from tuner.export import write_export, write_framework_export
     from tuner.pareto import pick
-    from tuner.study import confirmed_entries, load_study, study_front
-    from tuner.study import trial_document
+    from tuner.front import confirmed_entries, study_front
+    from tuner.report import trial_document
+    from tuner.study import load_study
 
     loaded = loaded_study(args)
     study = load_study(loaded)

@@ -1,4 +1,4 @@
-"""Command line (``tuner pareto`` → tuner.study, tuner.pareto): print a study's Pareto front."""
+"""Command line (``tuner pareto`` → tuner.front, tuner.pareto): print a study's Pareto front."""
 
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ def run(args: argparse.Namespace) -> int:
 
     from tuner.settings import format_settings
     from tuner.dataset import labels_line
-    from tuner.study import StudyRecord, TrialRecord, entry_caveat, entry_json, front_labels, load_study
-    from tuner.study import neighbour_comparisons, study_front, study_labels, study_summary
+    from tuner.front import StudyRecord, TrialRecord, entry_caveat, entry_json, front_labels, neighbour_comparisons
+    from tuner.front import study_front, study_labels, study_summary
+    from tuner.study import load_study
 
     study = load_study(loaded_study(args))
     directions, floor, entries = study_front(study)

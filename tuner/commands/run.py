@@ -34,8 +34,8 @@ def run(args: argparse.Namespace) -> int:
     from tuner.errors import UserError
     from tuner.pareto import PICK_RULES
     from tuner.progress import RichReporter
-    from tuner.report import write_report
-    from tuner.study import FAULT_RESUME, InterruptGuard, dry_run, finish, run_study, storage_fault
+    from tuner.report import finish
+    from tuner.study import FAULT_RESUME, InterruptGuard, dry_run, run_study, storage_fault
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)  # progress comes from the reporter, one line per trial
     loaded = loaded_study(args)
@@ -51,13 +51,11 @@ def run(args: argparse.Namespace) -> int:
         return 0
     # Ctrl-C: the first stops the run cleanly and still writes what is done; the second exits at once. A storage
     # fault stops it the same way, with exit 2 (run_study reads the study again for the report, if it can)
-    report = None if args.no_report else write_report
-    if args.compare and report is not None:
-        from functools import partial
-
+    compare = None
+    if args.compare and not args.no_report:
         from tuner.study import load_study, load_study_file
 
-        report = partial(write_report, compare=load_study(load_study_file(args.compare)))
+        compare = load_study(load_study_file(args.compare))
     with InterruptGuard() as guard:
         try:
             result = run_study(loaded, args.trials, reporter, guard=guard)
@@ -67,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             print("tuner: interrupted", file=sys.stderr)
             _exit_interrupted()
         try:
-            outputs = finish(result, rule, min_recall, report, reporter)
+            outputs = finish(result, rule, min_recall, reporter, report=not args.no_report, compare=compare)
         except Exception as exc:
             cause = storage_fault(exc, loaded.storage)
             if cause is None:
@@ -97,7 +95,7 @@ def _exit_interrupted() -> NoReturn:
 def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[str, Any]:
     """What ``tuner run --json`` prints: counts, calls, time, the texts this worker embedded (not read from the
     embedding store), the front with intervals, the pick and the files."""
-    from tuner.study import StudyRecord, entry_json, study_front, study_summary
+    from tuner.front import StudyRecord, entry_json, study_front, study_summary
 
     _, _, entries = study_front(result.study)
     confirmed = StudyRecord.from_study(result.study).confirm

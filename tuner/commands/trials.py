@@ -1,4 +1,4 @@
-"""Command line (``tuner trials`` → tuner.study): every trial of a study as one table (pandas), to the terminal,
+"""Command line (``tuner trials`` → tuner.front): every trial of a study as one table (pandas), to the terminal,
 CSV, Parquet or JSON."""
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from tuner.errors import UserError
     from tuner.io import atomic_write_bytes, atomic_write_text
     from tuner.objectives import RECALL
-    from tuner.study import load_study, study_labels, trial_caveats, trial_rows
+    from tuner.front import study_labels, trial_caveats, trial_rows
+    from tuner.study import load_study
 
     study = load_study(loaded_study(args))
     rows = trial_rows(study)

@@ -3,13 +3,16 @@ hypervolume, top_k sweep, parameter importances and picked configurations by cat
 
 from __future__ import annotations
 
+from tuner.report._finish import finish, trial_document
 from tuner.report._html import default_picks, render_report, write_report
 from tuner.report._study import StudySummary, summarize_study
 
 __all__ = [
     "StudySummary",
     "default_picks",
+    "finish",
     "render_report",
     "summarize_study",
+    "trial_document",
     "write_report",
 ]

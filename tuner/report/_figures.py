@@ -15,7 +15,7 @@ from plotly.subplots import make_subplots
 from tuner.objectives import CONTEXT_WORDS, DELTA, DELTA_CORRECT, RECALL
 from tuner.pareto import FrontEntry, Point
 from tuner.report._study import StudySummary
-from tuner.study import PruneEvidence, TrialRecord
+from tuner.front import PruneEvidence, TrialRecord
 
 MIN_IMPORTANCE_TRIALS = 10
 """Below this many complete trials PED-ANOVA's top quantile holds one or two trials and its importances are noise."""

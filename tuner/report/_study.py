@@ -10,7 +10,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from tuner.objectives import Direction
 from tuner.pareto import PairedMargins, Point
-from tuner.study import TrialRecord, directions_of, points_of, study_margins, study_summary
+from tuner.front import TrialRecord, directions_of, points_of, study_margins, study_summary
 
 CALL_KINDS = ("generator", "judge", "tokens", "cached_tokens")
 

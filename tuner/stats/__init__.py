@@ -6,7 +6,7 @@ Every function is pure; formulas are in the docstrings and in docs/metrics.md.
 
 from __future__ import annotations
 
-from tuner.stats._estimate import CiMethod, Estimate, by_group, mean_estimate
+from tuner.stats._estimate import CiMethod, Estimate, by_group, finite_or_none, mean_estimate
 from tuner.stats._variance import VarianceDecomposition, min_detectable_difference, variance_decomposition
 from tuner.stats._paired import (
     CaseScores,
@@ -45,6 +45,7 @@ __all__ = [
     "bootstrap_sd",
     "by_group",
     "delta_statistic",
+    "finite_or_none",
     "linear_spending",
     "mean_statistic",
     "mean_estimate",

@@ -57,15 +57,16 @@ class Estimate:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: a non-finite value or bound (an undefined ratio) becomes None, which JSON can hold."""
         return {
-            "value": _finite_or_none(self.value),
+            "value": finite_or_none(self.value),
             "n": self.n,
             "n_total": self.n_total,
-            "ci": None if self.ci is None else [_finite_or_none(self.ci[0]), _finite_or_none(self.ci[1])],
+            "ci": None if self.ci is None else [finite_or_none(self.ci[0]), finite_or_none(self.ci[1])],
             "missing": dict(self.missing),
         }
 
 
-def _finite_or_none(value: float | None) -> float | None:
+def finite_or_none(value: float | None) -> float | None:
+    """``value``, or None where it is None, NaN or infinite (what JSON and the study records can hold)."""
     return value if value is not None and math.isfinite(value) else None
 
 

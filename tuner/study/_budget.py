@@ -7,7 +7,7 @@ from __future__ import annotations
 from tuner.errors import BudgetSpent
 from tuner.llm import Usage, UsageCounts
 from tuner.study._config import BudgetConfig
-from tuner.study._record import TrialCalls
+from tuner.front import TrialCalls
 
 
 class SpendingMeter:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -15,14 +15,15 @@ import optuna
 from tuner.dataset import Dataset
 from tuner.errors import UserError
 from tuner.evaluation import RobustnessEvaluator, evaluate_retrieval, summarize_variant
-from tuner.objectives import CONTEXT_WORDS, DELTA_CORRECT, RECALL
+from tuner.objectives import DELTA_CORRECT, RECALL
 from tuner.pareto import FrontEntry
 from tuner.progress import Reporter
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import ConfirmConfig
 from tuner.study._interrupt import InterruptGuard
 from tuner.study._objective import robustness_scores
-from tuner.study._record import StudyRecord, TrialRecord, finite_or_none
+from tuner.front import StudyRecord, TrialRecord
+from tuner.stats import finite_or_none
 
 MIN_CONFIRM_CASES = 30
 """Fewer confirmation cases than this cannot tell a pick's optimism from case-sampling noise."""
@@ -119,32 +120,6 @@ def confirm_front(
             raise
         study.set_user_attr("confirm", results)
     return results
-
-
-def confirmed_entries(study: optuna.Study, entries: Sequence[FrontEntry]) -> list[FrontEntry]:
-    """The front with each member's values replaced by its confirmation figures (what pick rules use) when every member
-    has them for every quality objective; else the front as it is (a study without ``confirm:``)."""
-    results = StudyRecord.from_study(study).confirm
-    figures = [results.get(str(e.number), {}).get("values", {}) for e in entries]
-    if not entries or not all(
-        all(f.get(name) is not None for name in e.values if name != CONTEXT_WORDS) for e, f in zip(entries, figures)
-    ):
-        return list(entries)
-    return [replace(e, values={**e.values, **{k: float(v) for k, v in f.items() if k in e.values}})
-            for e, f in zip(entries, figures)]
-
-
-def held_out_record(confirmed: Mapping[str, Any]) -> TrialRecord | None:
-    """A front member's per-case scores on the held-out cases (its entry in the study's ``confirm`` record) as a
-    trial record that :func:`tuner.study._paired.compare_trials` reads; None for an entry written before they were
-    kept."""
-    if "recall_cases" not in confirmed:
-        return None
-    f0, f3 = confirmed.get("f0"), confirmed.get("f3")
-    return TrialRecord(
-        recall_cases=tuple(confirmed["recall_cases"]), f0=None if f0 is None else tuple(f0),
-        f3=None if f3 is None else tuple(f3), n_total=None if f0 is None else len(f0),
-    )
 
 
 def record_split(study: optuna.Study, golden_hash: str, held_out: Dataset | None) -> None:

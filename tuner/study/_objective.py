@@ -17,8 +17,9 @@ from tuner.objectives import CONTEXT_WORDS, DELTA_CORRECT, RECALL
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import PruningConfig
-from tuner.study._pruning import Look, PruneEvidence, TrialProfile, batches, should_prune
-from tuner.study._record import TrialCalls, TrialRecord, finite_or_none
+from tuner.study._pruning import Look, TrialProfile, batches, should_prune
+from tuner.front import PruneEvidence, TrialCalls, TrialRecord
+from tuner.stats import finite_or_none
 from tuner.study._space import SearchSpace
 
 

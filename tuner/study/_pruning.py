@@ -33,90 +33,16 @@ complete evaluation by a trial that stays in the study, so it would not have bee
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from tuner.metrics import delta_faithful
 from tuner.objectives import CONTEXT_WORDS, DELTA, RECALL
+from tuner.front import PruneEvidence
 from tuner.stats import alpha_spending, ratio_excess_test
 from tuner.study._config import PruningConfig
-
-
-@dataclass(frozen=True)
-class PruneEvidence:
-    """Why a trial was pruned, stored in its ``pruning`` user attribute.
-
-    At look ``look`` of ``max_looks``, on its first ``cases_used`` of ``n_total`` cases, trial
-    ``dominated_by`` beat it by ``differences`` (rival better by this much per objective, recall and
-    context words exact, Δ estimated); ``estimate`` ± ``se`` is the pruned trial's estimated Δ on all
-    cases and ``rival_delta`` the rival's; H0 (not beaten by more than ``margin``) had ``p_value`` <
-    ``alpha``, the α this look's test uses; ``objective`` names the robustness objective
-    (``v3_delta_faithful`` or ``v3_delta_correct``) the Δ figures are of. ``fraction`` is the look's
-    information fraction (planned cases / N), ``alpha_spent`` the α spent up to and including this look
-    by the ``spending`` function. Evidence written before looks at fixed fractions has no fraction, spent
-    α or spending (NaN, NaN, "").
-    """
-
-    look: int
-    max_looks: int
-    cases_used: int
-    n_total: int
-    dominated_by: int
-    differences: dict[str, float]
-    estimate: float
-    se: float
-    rival_delta: float
-    margin: dict[str, float]
-    p_value: float
-    alpha: float
-    objective: str = DELTA
-    fraction: float = math.nan
-    alpha_spent: float = math.nan
-    spending: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "look": self.look,
-            "max_looks": self.max_looks,
-            "cases_used": self.cases_used,
-            "n_total": self.n_total,
-            "dominated_by": self.dominated_by,
-            "differences": dict(self.differences),
-            "objective": self.objective,
-            self.objective: {"estimate": self.estimate, "se": self.se, "rival": self.rival_delta},
-            "margin": dict(self.margin),
-            "p_value": self.p_value,
-            "alpha": self.alpha,
-            "fraction": self.fraction,
-            "alpha_spent": self.alpha_spent,
-            "spending": self.spending,
-        }
-
-    @classmethod
-    def from_dict(cls, values: Mapping[str, Any]) -> PruneEvidence:
-        objective = str(values.get("objective", DELTA))
-        delta = values.get(objective, {})
-        return cls(
-            look=int(values.get("look", 0)),
-            max_looks=int(values.get("max_looks", 0)),
-            cases_used=int(values.get("cases_used", 0)),
-            n_total=int(values.get("n_total", 0)),
-            dominated_by=int(values["dominated_by"]),
-            differences=dict(values.get("differences", {})),
-            estimate=float(delta.get("estimate", math.nan)),
-            se=float(delta.get("se", math.nan)),
-            rival_delta=float(delta.get("rival", math.nan)),
-            margin=dict(values.get("margin", {})),
-            p_value=float(values.get("p_value", math.nan)),
-            alpha=float(values.get("alpha", math.nan)),
-            objective=objective,
-            fraction=float(values.get("fraction", math.nan)),
-            alpha_spent=float(values.get("alpha_spent", math.nan)),
-            spending=str(values.get("spending", "")),
-        )
 
 
 @dataclass(frozen=True)

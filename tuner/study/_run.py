@@ -16,6 +16,7 @@ import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
 from tuner.errors import BackendFailure, BudgetSpent, disk_fault, UserError
+from tuner.front import StudyRecord, SummaryTracker, TrialRecord, study_front
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import build_generator
 from tuner.judging import build_judge
@@ -30,14 +31,11 @@ from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
 from tuner.study._confirm import confirm_front, confirmation_split, record_split
 from tuner.study._faults import storage_fault
-from tuner.study._front import study_front
 from tuner.study._inert import InertKnob, active_space, enqueued_params
 from tuner.study._interrupt import InterruptGuard
 from tuner.study._objective import TrialObjective
-from tuner.study._record import StudyRecord, TrialRecord
 from tuner.study._samplers import build_sampler
 from tuner.study._space import SearchSpace, load_search_space
-from tuner.study._summary import SummaryTracker
 from tuner.study._tracking import TrialCallback, tracking_callbacks
 from tuner.study._workers import (
     INTERRUPTED, Heartbeat, StudyLock, claim_worker_index, repair_orphans, requeue, retry_stale, sqlite_path, worker_name,

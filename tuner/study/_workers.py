@@ -20,7 +20,7 @@ import optuna
 import sqlalchemy
 import sqlalchemy.exc
 
-from tuner.study._record import TrialRecord
+from tuner.front import TrialRecord
 
 logger = logging.getLogger(__name__)
 

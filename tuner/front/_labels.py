@@ -12,8 +12,8 @@ from tuner.dataset import LabelProvenance, labels_json
 from tuner.evaluation import LabelCaveat, label_caveat
 from tuner.objectives import RECALL
 from tuner.pareto import FrontEntry
-from tuner.study._front import directions_of
-from tuner.study._record import StudyRecord, TrialRecord
+from tuner.front._front import directions_of
+from tuner.front._record import StudyRecord, TrialRecord
 
 
 def study_labels(study: optuna.Study) -> LabelProvenance | None:

@@ -11,8 +11,8 @@ import optuna
 from tuner.errors import UserError
 from tuner.objectives import CONTEXT_WORDS, Direction
 from tuner.pareto import FrontEntry, PairedMargins, Point, front_entries
-from tuner.study._paired import paired_margins
-from tuner.study._record import StudyRecord, TrialRecord
+from tuner.front._paired import paired_margins
+from tuner.front._record import StudyRecord, TrialRecord
 
 
 def directions_of(study: optuna.Study) -> dict[str, Direction]:

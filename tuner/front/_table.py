@@ -7,8 +7,8 @@ from typing import Any
 import optuna
 
 from tuner.objectives import CONTEXT_WORDS
-from tuner.study._front import directions_of, feasible
-from tuner.study._record import StudyRecord, TrialRecord
+from tuner.front._front import directions_of, feasible
+from tuner.front._record import StudyRecord, TrialRecord
 
 
 def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from typing import Any
 import optuna
 from optuna.trial import TrialState
 
-from tuner.study._record import TrialCalls, TrialRecord
+from tuner.front._record import TrialCalls, TrialRecord
 
 SUMMARY_CALLS = ("generator", "judge", "tokens", "cached_tokens", "cost")
 """The spending a summary prints (``tuner pareto --json``, ``tuner run --json``: key ``calls``)."""

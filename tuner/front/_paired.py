@@ -13,7 +13,7 @@ import numpy as np
 from tuner.objectives import RECALL, ROBUSTNESS_OBJECTIVES
 from tuner.pareto import FrontEntry, PairedMargins
 from tuner.stats import CaseScores, PairedComparison, delta_statistic, mean_statistic, paired_comparison
-from tuner.study._record import TrialRecord
+from tuner.front._record import TrialRecord
 
 Z = 1.96
 """The z of the study's noise floor (``NoiseFloor.z``) and of every paired margin."""

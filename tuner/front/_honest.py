@@ -10,10 +10,10 @@ import optuna
 
 from tuner.pareto import FrontEntry
 from tuner.stats import PairedComparison
-from tuner.study._confirm import confirmed_entries, held_out_record
-from tuner.study._front import study_front
-from tuner.study._paired import compare_trials
-from tuner.study._record import StudyRecord, TrialRecord
+from tuner.front._confirm import confirmed_entries, held_out_record
+from tuner.front._front import study_front
+from tuner.front._paired import compare_trials
+from tuner.front._record import StudyRecord, TrialRecord
 
 
 def _interval(comparison: PairedComparison) -> str:
