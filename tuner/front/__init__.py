@@ -11,7 +11,7 @@ from tuner.front._honest import pick_notes
 from tuner.front._labels import entry_caveat, front_labels, study_labels, trial_caveats
 from tuner.front._paired import NeighbourComparison, compare_trials, neighbour_comparisons
 from tuner.front._record import PruneEvidence, StudyRecord, TrialCalls, TrialRecord
-from tuner.front._summary import StudySummary, SummaryTracker, study_summary
+from tuner.front._summary import StudySummary, SummaryTracker, study_summary, unscored_reason
 from tuner.front._table import trial_rows
 
 __all__ = [
@@ -40,4 +40,5 @@ __all__ = [
     "trial_caveats",
     "trial_point",
     "trial_rows",
+    "unscored_reason",
 ]

@@ -19,6 +19,7 @@ from tuner.front import (
     study_front,
     study_labels,
     study_summary,
+    unscored_reason,
 )
 from tuner.pareto import PickUnmet, pick
 from tuner.progress import Reporter
@@ -67,7 +68,8 @@ def finish(
 ) -> dict[str, Any]:
     """Print the front, write the HTML report (with ``report``; ``compare``: a study to show beside it) and export the picked configuration;
     return their paths, the picked trial's number (``picked``) and what its noise floor says about it (``notes``),
-    or why none was picked (``pick_unmet``)."""
+    or why none was picked (``pick_unmet``), and why no trial could be scored when none could (``unscored``:
+    :func:`tuner.front.unscored_reason`)."""
     study = result.study
     summary = study_summary(study)
     directions, floor, entries = study_front(study)
@@ -84,6 +86,9 @@ def finish(
     chosen = None
     if not entries:  # the report still says what was done, and why nothing is on the front
         reporter.stage("no complete scorable trial yet: nothing to export")
+        unscored = unscored_reason(study)
+        if unscored is not None:
+            paths["unscored"] = unscored
     else:
         entries = confirmed_entries(study, entries)
         picks = {name: pick(name, entries, directions, floor).number for name in ("knee", "cheapest")}

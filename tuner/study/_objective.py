@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import optuna
@@ -155,7 +155,7 @@ class TrialObjective:
         self._spent(outcomes, calls_before, usage_before).write(trial)
         delta, delta_ci = self._robustness(summary)
         if delta is None:
-            return self._unscorable(trial, recall_value, retrieval.mean_context_words, summary.delta_n)
+            return self._unscorable(trial, recall_value, retrieval.mean_context_words, summary.delta_n, summary.faithful.missing)
         TrialRecord(
             ci={
                 RECALL: list(recall.ci) if recall.ci else None,
@@ -190,10 +190,13 @@ class TrialObjective:
         values = {RECALL: recall, self.robustness: UNSCORABLE_DELTA, CONTEXT_WORDS: words}
         return tuple(values[name] for name in self.objectives)
 
-    def _unscorable(self, trial: optuna.Trial, recall: float, words: float, paired: int) -> tuple[float, ...]:
-        """Record why Δ is undefined on the cases answered and complete the trial as infeasible (see ``UNSCORABLE_DELTA``)."""
+    def _unscorable(self, trial: optuna.Trial, recall: float, words: float, paired: int,
+                    missing: Mapping[str, int]) -> tuple[float, ...]:
+        """Record why Δ is undefined on the cases answered (``missing``: v3's missing scores by reason, which say why a
+        backend gave none) and complete the trial as infeasible (see ``UNSCORABLE_DELTA``)."""
         if paired == 0:
-            reason = "no case has scores at both v0 and v3 (every answer or verdict is missing)"
+            counts = ", ".join(f"{reason} {count}" for reason, count in missing.items())
+            reason = f"no case has scores at both v0 and v3 (every answer or verdict is missing{': v3 ' + counts if counts else ''})"
         else:
             reason = f"no case scores above 0 at v0, so {self.robustness} = (S(v0) − S(v3)) / S(v0) is undefined"
         TrialRecord(unscorable=reason, n=paired, n_total=len(self.case_order)).write(trial)
