@@ -224,9 +224,12 @@ def run_study(
         loop = _TrialLoop(study, storage, objective, loaded, target, reporter, guard, lock, trackers, meter, asked)
         run = _optimize(loop, dataset, space)
         if held_out is not None and not run.interrupted:
-            confirm_front(study, study_front(study)[2],
-                          RobustnessEvaluator(RetrievalPipeline(held_out, reporter=reporter, embeddings=embeddings), responder, config.variants),
-                          reporter, guard)
+            try:
+                confirm_front(study, study_front(study)[2],
+                              RobustnessEvaluator(RetrievalPipeline(held_out, reporter=reporter, embeddings=embeddings), responder, config.variants),
+                              reporter, guard)
+            except KeyboardInterrupt:
+                run.interrupted = True  # as during a trial: the report and config of what is done are still written
         run.texts_embedded = embeddings.texts_encoded()
         return run
     except Exception as exc:
