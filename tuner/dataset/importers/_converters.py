@@ -46,15 +46,40 @@ _HTML_TITLE = re.compile(r"<title[^>]*>(?P<title>.*?)</title>", re.IGNORECASE | 
 
 
 def decode_text(data: bytes) -> str:
-    """``data`` as text: UTF-8 (with or without BOM) when it is valid UTF-8, else the encoding charset-normalizer finds.
+    """``data`` as text: UTF-8 (with or without BOM) when it is valid UTF-8 without NUL bytes, else the encoding
+    charset-normalizer finds (UTF-16 without a BOM is valid UTF-8 full of NULs). Text that still holds NUL bytes or is
+    mostly control characters is binary data (an image or archive renamed ``.txt``), a :class:`ConversionError`.
 
     Short Chinese text is where detectors slip (GBK bytes also decode as some Cyrillic or Latin code page), so when
     GB18030 decodes the bytes cleanly into mostly Chinese text it wins over a guess whose text has no CJK at all.
+
+    >>> decode_text("保修两年".encode("utf-16-le"))
+    '保修两年'
+    >>> decode_text(bytes(64))
+    Traceback (most recent call last):
+    tuner.errors.ConversionError: binary data, not text (64 NUL bytes)
     """
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        pass
+        text = None
+    if text is None or "\x00" in text:
+        text = _detected(data)
+    nul = text.count("\x00")
+    control = len(_CONTROL.findall(text))
+    if nul or control > _BINARY_CONTROL_SHARE * len(text):
+        raise ConversionError(f"binary data, not text ({nul} NUL bytes)" if nul else
+                              f"binary data, not text ({control} control characters in {len(text)})")
+    return text
+
+
+_BINARY_CONTROL_SHARE = 0.1
+"""Above this share of control characters a decoded file is not text."""
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
+"""Control characters (Unicode Cc) but the tab, the line ends and U+0085 (NEL), which text pasted from elsewhere holds."""
+
+
+def _detected(data: bytes) -> str:
     from charset_normalizer import from_bytes
 
     best = from_bytes(data).best()
