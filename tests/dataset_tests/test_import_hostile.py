@@ -129,13 +129,13 @@ def test_no_message_names_the_staging_folder(source: Path, tmp_path: Path, capsy
 def test_binary_bytes_and_dangling_links_are_one_line_each_not_text(source: Path, tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     # issue 38: a file of NUL bytes was imported as text, a dangling link skipped without a word
-    (source / "zeros.txt").write_bytes(bytes(4096))
+    (source / "zeros.txt").write_bytes(b"\x00\x01\x02binary header\x00" * 200)  # valid UTF-8: it was imported
     (source / "image.md").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
     (source / "gone.md").symlink_to(source / "deleted.md")
     (source / "utf16.txt").write_bytes("退货运费由买家承担。".encode("utf-16-le"))  # valid UTF-8 too, full of NULs
     assert main(["import", "files", str(source), str(tmp_path / "kb")]) == 0
     out = capsys.readouterr().out
-    assert f"{source / 'zeros.txt'}: binary data, not text (4096 NUL bytes)" in out
+    assert f"{source / 'zeros.txt'}: binary data, not text (400 NUL bytes)" in out
     assert f"{source / 'image.md'}: unknown text encoding" in out
     assert f"{source / 'gone.md'}: a link to nothing (its target does not exist): skipped" in out
     corpus = _corpus(tmp_path / "kb")
