@@ -55,7 +55,7 @@ from tuner.generation import (  # noqa: E402
     model_file,
 )
 from tuner.judging import LexicalJudge  # noqa: E402
-from tuner.llm import BackendResources  # noqa: E402
+from tuner.backends import BackendResources  # noqa: E402
 from tuner.metrics import grade_delta  # noqa: E402
 from tuner.variants import VariantsConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402

@@ -2,7 +2,7 @@
 
 CMRC 2018 trial (Chinese, 256 paragraphs, 1,002 questions, each labelled with its paragraph) is imported with
 ``tuner import squad`` into a temporary folder. Every question gets the candidate pool ``tuner golden from-log``
-builds (default pool on this knowledge base: BM25 + hybrid, dense left out because MiniLM does not cover Chinese;
+builds (default pool on this knowledge base: BM25 alone, dense and hybrid left out because MiniLM does not cover Chinese;
 ``--pool`` to change it; depth 10). A simulated reviewer then decides each question from the labels:
 
 - before (pool only): accept when the pool holds a chunk of the labelled paragraph (checking those chunks), else

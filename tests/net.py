@@ -3,10 +3,15 @@ down, so that a server becomes unreachable (connections refused, open ones cut) 
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from types import TracebackType
 
 _HOST = "127.0.0.1"
@@ -114,3 +119,27 @@ class TcpProxy:
 SERVE_TOKEN = "test-serve-token"
 """The write token the tests' ``tuner serve`` processes run with (``TUNER_SERVE_TOKEN``) and send (``WRITE_HEADERS``)."""
 WRITE_HEADERS = {"X-Tuner-Token": SERVE_TOKEN}
+
+
+def start_serve(args: list[str], **env: str) -> subprocess.Popen[str]:
+    """``tuner serve ARGS`` of this checkout in a subprocess, offline, with the tests' write token and ``env`` set."""
+    environment = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "HF_HUB_OFFLINE": "1",
+                   "TUNER_SERVE_TOKEN": SERVE_TOKEN, **env}
+    return subprocess.Popen([sys.executable, "-m", "tuner", "serve", *args], env=environment, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+@contextmanager
+def serving(args: list[str], **env: str) -> Iterator[tuple[str, list[str]]]:
+    """A ready ``tuner serve ARGS`` on a free port (:func:`start_serve`): its URL, and a list that holds its stdout and
+    stderr once it is stopped (SIGTERM) at the end of the block."""
+    port = free_port()
+    process = start_serve([*args, "--port", str(port)], **env)
+    url, output = f"http://{_HOST}:{port}", []
+    try:
+        wait_until_ready(process, url)
+        yield url, output
+    finally:
+        process.terminate()
+        out, err = process.communicate(timeout=30)
+        output.append(out + err)

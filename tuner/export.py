@@ -308,17 +308,102 @@ def _llamaindex(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untra
     return native, rows + _filter_untranslated(settings, "BM25Retriever")
 
 
-FRAMEWORKS = {"langchain": _langchain, "llamaindex": _llamaindex}
-ADAPTERS = {"langchain": "tuner.deploy.langchain.TunerLangChainRetriever", "llamaindex": "tuner.deploy.llamaindex.TunerLlamaIndexRetriever"}
+DIFY_RETRIEVERS: dict[str, Callable[[RetrievalSettings], dict[str, Any]]] = {
+    "bm25": lambda s: {"search_method": "full_text_search"},
+    "dense": lambda s: {"search_method": "semantic_search"},
+    "hybrid": lambda s: {"search_method": "hybrid_search"},
+}
+"""Dify's knowledge-base search method nearest each tuner retriever."""
+RAGFLOW_RETRIEVERS: dict[str, Callable[[RetrievalSettings], dict[str, Any]]] = {
+    "bm25": lambda s: {"vector_similarity_weight": 0.0},
+    "dense": lambda s: {"vector_similarity_weight": 1.0},
+    "hybrid": lambda s: {"vector_similarity_weight": s.hybrid_weight if s.fusion == "blend" else 0.5},
+}
+"""RAGFlow always blends keyword and vector similarity: the vector weight nearest each tuner retriever."""
+
+
+def _platform_filter(wanted: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``metadata_filter`` as Dify's manual metadata filtering conditions (``is`` one value, ``in`` a list)."""
+    return {"logical_operator": "and", "conditions": [
+        {"name": key, "comparison_operator": "in" if isinstance(value, list) else "is", "value": value}
+        for key, value in wanted.items()]}
+
+
+def _dify(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untranslated]]:
+    """The retrieval settings of a Dify knowledge base (Knowledge → Settings → Retrieval Setting, and a knowledge
+    retrieval node's metadata filtering) nearest the measured configuration."""
+    retrieval: dict[str, Any] = {**_retriever_entry(DIFY_RETRIEVERS, settings, "dify"), "top_k": settings.top_k, "score_threshold_enabled": settings.relevance_threshold > 0,
+                                 "score_threshold": settings.relevance_threshold}
+    cross_encoder = settings.reranker.startswith("cross-encoder:") and settings.rerank_strength > 0
+    retrieval["reranking_enable"] = cross_encoder
+    if cross_encoder:
+        retrieval.update(reranking_mode="reranking_model",
+                         reranking_model={"reranking_model_name": settings.reranker.split(":", 1)[1]})
+    elif settings.retriever == "hybrid" and settings.fusion == "blend":
+        retrieval.update(reranking_mode="weighted_score", weights={
+            "vector_setting": {"vector_weight": settings.hybrid_weight, "embedding_model_name": settings.embedding_model},
+            "keyword_setting": {"keyword_weight": round(1 - settings.hybrid_weight, 6)}})
+    native: dict[str, Any] = {"indexing_technique": "high_quality", "embedding_model": settings.embedding_model,
+                              "process_rule": {"mode": "custom", "rules": {"segmentation": {
+                                  "max_tokens": settings.chunk_size, "chunk_overlap": _overlap_units(settings)}}},
+                              "retrieval_model": retrieval}
+    if settings.active_filter:
+        native["metadata_filtering_conditions"] = _platform_filter(settings.active_filter)
+    rows = _untranslated(settings, "Dify's weighted score mixes its own keyword score (not tuner's normalized BM25) "
+                         "with the vector score", cutoff=settings.retriever == "dense" and settings.rerank_strength == 0)
+    if settings.chunk_unit != "tokens":
+        rows.append(("chunk_unit", settings.chunk_unit, "Dify's maximum chunk length is counted in its own units, not "
+                     f"{settings.chunk_unit}: check the length of a few chunks after indexing"))
+    if settings.retriever == "hybrid" and settings.fusion == "rrf":
+        rows.append(("fusion", "rrf", "Dify's hybrid search has no reciprocal-rank fusion: weighted score or a rerank "
+                     "model; weighted score at 0.5/0.5 is the nearest"))
+    rows.append(("candidate_depth", settings.candidate_depth, "Dify has no first-stage depth: it reranks what each "
+                 "search returns"))
+    return native, rows + [row for row in _filter_untranslated(settings, "full-text search") if row[2].startswith("tuner chunk")]
+
+
+def _ragflow(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untranslated]]:
+    """The retrieval settings of a RAGFlow chat assistant or retrieval component (and the dataset's chunking) nearest
+    the measured configuration. RAGFlow always blends keyword and vector similarity, weighted ``vector_similarity_weight``."""
+    weight = float(_retriever_entry(RAGFLOW_RETRIEVERS, settings, "ragflow")["vector_similarity_weight"])
+    cross_encoder = settings.reranker.startswith("cross-encoder:") and settings.rerank_strength > 0
+    native: dict[str, Any] = {
+        "dataset": {"embedding_model": settings.embedding_model, "parser_config": {"chunk_token_num": settings.chunk_size}},
+        "retrieval": {"similarity_threshold": settings.relevance_threshold, "vector_similarity_weight": weight,
+                      "keywords_similarity_weight": round(1 - weight, 6), "top_n": settings.top_k,
+                      "top_k": settings.candidate_depth, "rerank_id": settings.reranker.split(":", 1)[1] if cross_encoder else ""},
+    }
+    if settings.active_filter:
+        native["retrieval"]["meta_data_filter"] = {"method": "manual", "manual": _platform_filter(settings.active_filter)["conditions"]}
+    rows = _untranslated(settings, "RAGFlow blends its own keyword similarity (not tuner's normalized BM25) with the "
+                         "vector cosine", cutoff=False)
+    if settings.retriever != "hybrid":
+        rows.append(("retriever", settings.retriever, f"RAGFlow always searches both ways: vector_similarity_weight {weight:g} "
+                     "is the nearest to one alone"))
+    elif settings.fusion == "rrf":
+        rows.append(("fusion", "rrf", "RAGFlow has no reciprocal-rank fusion: its weighted blend at 0.5 is the nearest"))
+    if settings.chunk_unit != "tokens" or settings.chunk_overlap > 0:
+        rows.append(("chunking", f"{settings.chunk_size} {settings.chunk_unit}, overlap {settings.chunk_overlap:g}",
+                     "RAGFlow's chunk_token_num counts its own tokenizer's tokens and its general parser has no overlap"))
+    return native, rows + [row for row in _filter_untranslated(settings, "keyword search") if row[2].startswith("tuner chunk")]
+
+
+FRAMEWORKS = {"langchain": _langchain, "llamaindex": _llamaindex, "dify": _dify, "ragflow": _ragflow}
+ADAPTERS = {"langchain": "tuner.deploy.langchain.TunerLangChainRetriever",
+            "llamaindex": "tuner.deploy.llamaindex.TunerLlamaIndexRetriever",
+            "dify": "tuner serve (POST /retrieval) registered as a Dify external knowledge base (docs/deploy.md)",
+            "ragflow": "tuner serve (POST /retrieval) registered as a Dify external knowledge base (docs/deploy.md); "
+                       "measure RAGFlow's own knowledge base with tuner eval --external"}
 
 
 def write_framework_export(path: str | Path, document: dict[str, Any], framework: str) -> Path:
-    """The nearest ``framework`` settings of an export (chunk size and overlap in the framework's units, ``k`` /
-    ``similarity_top_k``, a similarity cutoff where one exists) as YAML, headed by a table of the settings that
-    do not translate; the adapter ``tuner.deploy.<framework>`` reproduces the measured retrieval instead."""
+    """The nearest ``framework`` settings of an export (LangChain, LlamaIndex, or the knowledge bases of Dify and
+    RAGFlow: chunk size and overlap in their units, ``k`` / ``top_k``, a similarity cutoff where one exists) as YAML,
+    headed by a table of the settings that do not translate; the adapter reproduces the measured retrieval instead."""
     native, untranslated = FRAMEWORKS[framework](settings_from_mapping(document["settings"], "export settings"))
     header = [f"# {framework} settings nearest to the measured configuration, written by tuner export --format {framework}.",
-              f"# For the retrieval the study measured, use {ADAPTERS[framework]}.from_config(...) instead.",
+              f"# For the retrieval the study measured, use {ADAPTERS[framework]}"
+              + (".from_config(...) instead." if framework in ("langchain", "llamaindex") else " instead."),
               "# What does not translate:", "#", "# | setting | value | why |", "# |---|---|---|"]
     header += [f"# | {name} | {value} | {why} |" for name, value, why in untranslated]
     body = {"framework": framework, "native": native, "adapter": ADAPTERS[framework],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
@@ -128,10 +128,10 @@ class RetrievalSettings(BaseModel):
         return value
 
     @model_validator(mode="after")
-    def _top_k_within_depth(self) -> RetrievalSettings:
-        # the final ranking picks from the first stage's candidates: more than it keeps cannot be returned
-        if self.top_k > self.candidate_depth:
-            raise ValueError(f"top_k ({self.top_k}) exceeds candidate_depth ({self.candidate_depth})")
+    def _within_bounds(self) -> RetrievalSettings:
+        for name, bound in AT_MOST.items():
+            if getattr(self, name) > getattr(self, bound):
+                raise ValueError(f"{name} ({getattr(self, name)}) exceeds {bound} ({getattr(self, bound)})")
         return self
 
     @model_validator(mode="after")
@@ -231,28 +231,74 @@ class Ranking:
 
 
 @dataclass(frozen=True)
-class ActsWhen:
-    """When a setting can change a ranking: ``test`` over the settings named in ``reads``; ``when`` says it in words."""
+class Clause:
+    """One test of one setting: ``setting`` ``is`` / ``is not`` / ``>`` ``value``; it reads as written.
 
-    reads: tuple[str, ...]
-    test: Callable[[Mapping[str, Any]], bool]
-    when: str
+    >>> str(Clause("retriever", "is not", "bm25")), Clause("rerank_strength", ">", 0).holds({"rerank_strength": 0.5})
+    ('retriever is not bm25', True)
+    """
+
+    setting: str
+    op: Literal["is", "is not", ">"]
+    value: Any
+
+    def holds(self, values: Mapping[str, Any]) -> bool:
+        actual = values[self.setting]
+        if self.op == "is":
+            return bool(actual == self.value)
+        if self.op == "is not":
+            return bool(actual != self.value)
+        return bool(actual > self.value)
+
+    def __str__(self) -> str:
+        return f"{self.setting} {self.op} {self.value}"
+
+
+@dataclass(frozen=True)
+class ActsWhen:
+    """When a setting can change a ranking: when every clause holds. What it reads, and how it is said in words, are
+    the clauses' own, so the three cannot disagree."""
+
+    clauses: tuple[Clause, ...]
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        """The settings the clauses test, in clause order."""
+        return tuple(dict.fromkeys(clause.setting for clause in self.clauses))
+
+    def test(self, values: Mapping[str, Any]) -> bool:
+        return all(clause.holds(values) for clause in self.clauses)
+
+    @property
+    def when(self) -> str:
+        return " and ".join(str(clause) for clause in self.clauses)
+
+
+def _when(*clauses: tuple[str, Literal["is", "is not", ">"], Any]) -> ActsWhen:
+    return ActsWhen(tuple(Clause(*clause) for clause in clauses))
 
 
 ACTS_WHEN: dict[str, ActsWhen] = {
-    "fusion": ActsWhen(("retriever",), lambda s: s["retriever"] == "hybrid", "retriever is hybrid"),
-    "hybrid_weight": ActsWhen(("retriever", "fusion"), lambda s: s["retriever"] == "hybrid" and s["fusion"] == "blend",
-                              "retriever is hybrid with fusion blend"),
-    "rrf_k": ActsWhen(("retriever", "fusion"), lambda s: s["retriever"] == "hybrid" and s["fusion"] == "rrf",
-                      "retriever is hybrid with fusion rrf"),
-    "dense_index": ActsWhen(("retriever",), lambda s: s["retriever"] != "bm25", "retriever is dense or hybrid"),
-    "reranker": ActsWhen(("rerank_strength",), lambda s: s["rerank_strength"] > 0, "rerank_strength > 0"),
-    "stale_penalty": ActsWhen(("version_policy",), lambda s: s["version_policy"] == "all", "version_policy is all"),
-    "recency_half_life_days": ActsWhen(("recency_weight",), lambda s: s["recency_weight"] > 0, "recency_weight > 0"),
+    "fusion": _when(("retriever", "is", "hybrid")),
+    "hybrid_weight": _when(("retriever", "is", "hybrid"), ("fusion", "is", "blend")),
+    "rrf_k": _when(("retriever", "is", "hybrid"), ("fusion", "is", "rrf")),
+    "dense_index": _when(("retriever", "is not", "bm25")),
+    "reranker": _when(("rerank_strength", ">", 0)),
+    "stale_penalty": _when(("version_policy", "is", "all")),
+    "recency_half_life_days": _when(("recency_weight", ">", 0)),
 }
 """The settings that act only under some values of others; every other setting always acts. A study samples such a
 knob only when its trial's other choices let it act (``tuner.study.SearchSpace``), and a first-stage cache key hashes
 it only then (``tuner.retrieval._keys.stage_key``)."""
+
+AT_MOST: dict[str, str] = {"top_k": "candidate_depth"}
+"""An int setting whose value may not exceed another's: the final ranking picks ``top_k`` from the first stage's
+``candidate_depth`` candidates, so more cannot be returned. Settings validate it; a study samples ``top_k`` after
+``candidate_depth`` with its ``high`` clipped there (``tuner.study.SearchSpace``)."""
+
+DECIDERS: tuple[str, ...] = tuple(dict.fromkeys(
+    [name for condition in ACTS_WHEN.values() for name in condition.reads] + list(AT_MOST.values())))
+"""The settings that decide whether another acts (:data:`ACTS_WHEN`) or how far it reaches (:data:`AT_MOST`)."""
 
 
 def acts(name: str, values: Mapping[str, Any]) -> bool:
@@ -302,6 +348,20 @@ def load_settings_file(path: str, defaults: Mapping[str, Any] | None = None) -> 
     return settings_from_mapping(read_settings_file(path), path, defaults)
 
 
-def format_settings(values: Mapping[str, Any]) -> str:
-    """``name=value`` pairs sorted by name, floats without binary noise (``0.15``, not ``0.15000000000000002``)."""
-    return ", ".join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}" for name, value in sorted(values.items()))
+def format_settings(values: Mapping[str, Any], separator: str = ", ") -> str:
+    """``name=value`` pairs sorted by name, floats without binary noise (``0.15``, not ``0.15000000000000002``), joined
+    by ``separator`` (``"\\n"``: one setting per line, for a table cell)."""
+    return separator.join(f"{name}={value:g}" if isinstance(value, float) else f"{name}={value}" for name, value in sorted(values.items()))
+
+
+def shared_settings(configurations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The settings every one of ``configurations`` has with the same value: a table says them once, and each row only
+    what differs (an empty dict for fewer than two configurations, whose rows then say everything).
+
+    >>> shared_settings([{"top_k": 4, "retriever": "bm25"}, {"top_k": 8, "retriever": "bm25"}])
+    {'retriever': 'bm25'}
+    """
+    if len(configurations) < 2:
+        return {}
+    first = configurations[0]
+    return {name: value for name, value in first.items() if all(name in c and c[name] == value for c in configurations[1:])}

@@ -108,7 +108,7 @@ def assert_robustness(
     """
     from tuner.generation import build_generator, parse_generator_config
     from tuner.judging import build_judge, parse_judge_config
-    from tuner.llm import BackendResources
+    from tuner.backends import BackendResources
 
     warn = min(0.05, max_delta)
     thresholds = thresholds_from_mapping(

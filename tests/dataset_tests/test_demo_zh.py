@@ -108,7 +108,10 @@ def test_resolve_demo_zh_is_cached_by_language(tmp_path: Path) -> None:
 def test_demo_data_command_in_chinese(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo-data", str(tmp_path / "kb"), "--lang", "zh"]) == 0
     out = capsys.readouterr().out
-    assert "demo-zh (seed 0): 310 documents" in out and out.rstrip().endswith("characters")
+    assert "demo-zh (seed 0): 310 documents" in out and "characters; language and models in" in out
+    kb = load_dataset(tmp_path / "kb")  # the README's Chinese setup starts from this file
+    assert (kb.language, kb.language_source) == ("zh", "declared") and kb.model_defaults == {}
+    assert "# embedding_model: BAAI/bge-small-zh-v1.5" in (tmp_path / "kb" / "dataset.yaml").read_text("utf-8")
     assert main(["demo-data", str(tmp_path / "fr"), "--lang", "fr"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "choose from en, zh" in err[0]

@@ -42,14 +42,17 @@ def test_llamaindex_export_keeps_a_cosine_cutoff_where_it_means_the_same(tmp_pat
 
 
 def test_every_registered_retriever_has_an_entry_in_each_framework_and_an_unknown_one_raises(tmp_path: Path) -> None:
-    from tuner.export import FRAMEWORKS, LANGCHAIN_RETRIEVERS, LLAMAINDEX_RETRIEVERS
+    from tuner.export import DIFY_RETRIEVERS, FRAMEWORKS, LANGCHAIN_RETRIEVERS, LLAMAINDEX_RETRIEVERS, RAGFLOW_RETRIEVERS
     from tuner.retrieval import RETRIEVERS
 
     assert set(LANGCHAIN_RETRIEVERS) == set(RETRIEVERS) == set(LLAMAINDEX_RETRIEVERS)
+    assert set(DIFY_RETRIEVERS) == set(RETRIEVERS) == set(RAGFLOW_RETRIEVERS)
     for framework in FRAMEWORKS:
         for name in RETRIEVERS:
             _, doc = _written(tmp_path, framework, retriever=name)
-            assert doc["native"]["retriever"]["class"]
+            native = doc["native"]
+            assert native["retriever"]["class"] if framework in ("langchain", "llamaindex") else native["retrieval_model" if
+                   framework == "dify" else "retrieval"]
     unknown = RetrievalSettings().model_copy(update={"retriever": "splade"})  # a retriever registered without an export
     with pytest.raises(ValueError, match="no langchain equivalent written for retriever 'splade'"):
         FRAMEWORKS["langchain"](unknown)
@@ -96,3 +99,40 @@ def test_rrf_fusion_is_written_where_the_framework_has_it_and_listed_where_its_k
     assert "rrf_k" in {row["setting"] for row in llamaindex["not_translated"]}
     _, default_k = _written(tmp_path, "llamaindex", retriever="hybrid", fusion="rrf")
     assert "rrf_k" not in {row["setting"] for row in default_k["not_translated"]}
+
+
+def test_dify_export_names_its_knowledge_base_settings_and_what_does_not_translate(tmp_path: Path) -> None:
+    text, doc = _written(tmp_path, "dify", retriever="hybrid", hybrid_weight=0.7, top_k=4, relevance_threshold=0.3,
+                         chunk_size=200, chunk_overlap=0.1, version_policy="latest",
+                         metadata_filters={"current": {"status": "current", "team": ["hr", "客服"]}}, metadata_filter="current")
+    retrieval = doc["native"]["retrieval_model"]
+    assert retrieval["search_method"] == "hybrid_search" and retrieval["top_k"] == 4
+    assert retrieval["score_threshold_enabled"] is True and retrieval["score_threshold"] == 0.3
+    assert retrieval["reranking_enable"] is False and retrieval["reranking_mode"] == "weighted_score"
+    assert retrieval["weights"]["vector_setting"]["vector_weight"] == 0.7
+    assert retrieval["weights"]["keyword_setting"]["keyword_weight"] == 0.3
+    assert doc["native"]["process_rule"]["rules"]["segmentation"] == {"max_tokens": 200, "chunk_overlap": 20}
+    assert doc["native"]["metadata_filtering_conditions"]["conditions"] == [
+        {"name": "status", "comparison_operator": "is", "value": "current"},
+        {"name": "team", "comparison_operator": "in", "value": ["hr", "客服"]}]
+    assert {"hybrid_weight", "relevance_threshold", "version_policy", "candidate_depth"} <= {
+        row["setting"] for row in doc["not_translated"]}
+    assert text.startswith("# dify settings nearest") and "# | version_policy | latest |" in text
+    _, off = _written(tmp_path, "dify", retriever="dense", relevance_threshold=0.0,
+                      rerank_strength=0.4, reranker="cross-encoder:BAAI/bge-reranker-base")
+    model = off["native"]["retrieval_model"]
+    assert model["score_threshold_enabled"] is False and model["search_method"] == "semantic_search"
+    assert model["reranking_enable"] is True and model["reranking_model"]["reranking_model_name"] == "BAAI/bge-reranker-base"
+
+
+def test_ragflow_export_maps_threshold_weights_top_n_and_candidates(tmp_path: Path) -> None:
+    text, doc = _written(tmp_path, "ragflow", retriever="hybrid", hybrid_weight=0.6, top_k=5, candidate_depth=40,
+                         relevance_threshold=0.25, rerank_strength=0.5, reranker="cross-encoder:BAAI/bge-reranker-v2-m3")
+    retrieval = doc["native"]["retrieval"]
+    assert retrieval == {"similarity_threshold": 0.25, "vector_similarity_weight": 0.6, "keywords_similarity_weight": 0.4,
+                         "top_n": 5, "top_k": 40, "rerank_id": "BAAI/bge-reranker-v2-m3"}
+    assert {"relevance_threshold", "rerank_strength"} <= {row["setting"] for row in doc["not_translated"]}
+    _, dense = _written(tmp_path, "ragflow", retriever="dense")
+    assert dense["native"]["retrieval"]["vector_similarity_weight"] == 1.0 and dense["native"]["retrieval"]["rerank_id"] == ""
+    assert "retriever" in {row["setting"] for row in dense["not_translated"]}
+    assert "# | setting | value | why |" in text

@@ -1,16 +1,13 @@
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.net import SERVE_TOKEN, WRITE_HEADERS, free_port, wait_until_ready
+from tests.net import SERVE_TOKEN, WRITE_HEADERS, serving, start_serve
 from tuner.deploy import Retriever
 from tuner.export import export_document, write_export
 from tuner.settings import RetrievalSettings
@@ -19,13 +16,9 @@ httpx = pytest.importorskip("httpx")
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 
-REPO = Path(__file__).resolve().parents[2]
 
 
-def _serve(args: list[str]) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "HF_HUB_OFFLINE": "1", "TUNER_SERVE_TOKEN": SERVE_TOKEN}
-    return subprocess.Popen([sys.executable, "-m", "tuner", "serve", *args], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+_serve = start_serve
 
 
 @pytest.fixture(scope="module")
@@ -37,15 +30,8 @@ def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(config: Path, tiny_dataset_dir: Path) -> Iterator[str]:
-    port = free_port()
-    process = _serve(["--config", str(config), "--dataset", str(tiny_dataset_dir), "--port", str(port)])
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_ready(process, url)
+    with serving(["--config", str(config), "--dataset", str(tiny_dataset_dir)]) as (url, _):
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def test_the_service_returns_what_the_library_returns(server: str, config: Path, tiny_dataset_dir: Path) -> None:
@@ -119,9 +105,9 @@ def test_not_ready_until_the_indexes_are_loaded_and_a_failed_load_says_why(confi
 
     release = threading.Event()
 
-    def slow_load() -> Retriever:
+    def slow_load() -> dict[str, Retriever]:
         release.wait(60)
-        return Retriever.from_config(config, corpus=tiny_dataset_dir)
+        return {"tiny": Retriever.from_config(config, corpus=tiny_dataset_dir)}
 
     with TestClient(build_app(slow_load, SERVE_TOKEN), base_url="http://127.0.0.1:8000") as client:
         assert client.get("/healthz").status_code == 503 and client.get("/healthz").json() == {"error": "loading indexes"}
@@ -133,7 +119,7 @@ def test_not_ready_until_the_indexes_are_loaded_and_a_failed_load_says_why(confi
             time.sleep(0.05)
         assert client.post("/retrieve", json={"query": "warranty"}).json()["chunks"]
 
-    def broken() -> Retriever:
+    def broken() -> dict[str, Retriever]:
         raise FileNotFoundError("no such dataset")
 
     with TestClient(build_app(broken, SERVE_TOKEN), base_url="http://127.0.0.1:8000") as client:

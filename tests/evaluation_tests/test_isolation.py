@@ -12,7 +12,8 @@ from tuner.errors import BackendFailure, UserError
 from tuner.evaluation import Responder
 from tuner.generation import Answer
 from tuner.judging import build_judge, parse_judge_config
-from tuner.llm import BackendError, BackendResources, FatalBackendError, RequestCount, TransientBackendError
+from tuner.llm import BackendError, FatalBackendError, RequestCount, TransientBackendError
+from tuner.backends import BackendResources
 
 
 class FailingGenerator:

@@ -14,7 +14,8 @@ from tuner.embedding import CachedEncoder
 from tuner.evaluation import Memo, Responder, RobustnessEvaluator
 from tuner.generation import Answer
 from tuner.judging import build_judge, parse_judge_config
-from tuner.llm import BackendResources, RequestCount
+from tuner.llm import RequestCount
+from tuner.backends import BackendResources
 from tuner.variants import VariantsConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings

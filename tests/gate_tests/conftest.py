@@ -10,7 +10,8 @@ from tuner.dataset import load_dataset
 from tuner.embedding import CachedEncoder
 from tuner.generation import build_generator, parse_generator_config
 from tuner.judging import VERDICTS, KeypointVerdict, build_judge, parse_judge_config
-from tuner.llm import BackendResources, RequestCount
+from tuner.llm import RequestCount
+from tuner.backends import BackendResources
 from tuner.variants import VariantsConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.gate import RobustnessSetup

@@ -16,7 +16,7 @@ from tuner.generation import (
     position_bonus,
 )
 from tuner.generation._extractive import _idf
-from tuner.llm import BackendResources
+from tuner.backends import BackendResources
 
 QUESTION = "How much does the Aurora X1 laptop cost?"
 RIGHT = "The Aurora X1 laptop costs $1,299."

@@ -9,7 +9,7 @@ import pytest
 
 from tuner.generation import LocalGenerator, LocalGeneratorConfig, build_generator
 from tuner.generation._local import LlamaCpp, extra_buffers_here
-from tuner.llm import BackendResources
+from tuner.backends import BackendResources
 
 pytestmark = pytest.mark.local_model
 

@@ -14,7 +14,8 @@ from tuner.generation import (
     parse_generator_config,
     render_prompt,
 )
-from tuner.llm import BackendError, BackendResources
+from tuner.llm import BackendError
+from tuner.backends import BackendResources
 from tuner.llm.testing import FakeChatServer, Failure, Reply
 
 

@@ -16,7 +16,7 @@ from tuner.generation import (
     prompt_language,
     render_prompt,
 )
-from tuner.llm import BackendResources
+from tuner.backends import BackendResources
 from tuner.llm.testing import FakeChatServer, Reply
 from tuner.metrics import rejected
 

@@ -65,12 +65,28 @@ def test_rule_keypoints_en_zh() -> None:
     assert rule_keypoints(answer, ["马飚生于柳州。"]) == [("马飚",)]
 
 
+def test_rule_keypoints_read_common_units_and_skip_what_is_no_quantity() -> None:
+    """Issue 38 §2: units the rules missed (分贝, 分钟, 平方米, 小时, Hz, °C, business days, $), measure words with their
+    noun, a time of day, a rate; and what they took for facts: 一次 in 充一次电, 蓝牙, a model code's digits (M10 router)."""
+    assert rule_keypoints("噪音低于34分贝，初次设置需要四十五分钟，营业面积为100平方米。", []) == [
+        ("34分贝",), ("四十五分钟", "45分钟"), ("100平方米",)]
+    assert rule_keypoints("支持120Hz刷新率，登录密码不得少于二十个字符，退款在18个工作日内退回。", []) == [
+        ("120Hz",), ("二十个字符", "20个字符"), ("18个工作日",)]
+    assert rule_keypoints("热线每天12小时有人接听，门店上午7点开门，每年服务1073万用户。", []) == [
+        ("每天12小时",), ("上午7点", "7:00"), ("1073万用户", "10730000用户")]
+    assert rule_keypoints("Zephyr Z48蓝牙音箱充一次电可连续播放15小时。", ["Zephyr Z48蓝牙音箱"]) == [("Zephyr Z48",), ("15小时",)]
+    assert rule_keypoints("The Mercury M10 router costs $2,009 and ships in 3 business days.", ["Mercury M10"]) == [
+        ("Mercury M10",), ("$2,009", "$2009"), ("3 business days",)]
+    assert rule_keypoints("It opens at 9 a.m., runs at 54 °C and prints 46 pages per minute; firmware 2.9.4.", []) == [
+        ("9 a.m.",), ("54 °C",), ("46 pages per minute",), ("2.9.4",)]
+
+
 def test_fill_keypoints_in_place(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     kb = _write(tmp_path / "kb")
     before = (kb / "golden.jsonl").read_bytes()
     assert main(["golden", "keypoints", str(kb)]) == 0
     out = capsys.readouterr().out
-    assert "3 cases filled, 1 could not be filled, 1 reviewed left alone" in out
+    assert "3 cases filled, 1 got no keypoint (listed above: write theirs in the review app, or try --mode llm), 1 reviewed left alone" in out
     assert "could not fill q6" in out and "left q3: keypoints reviewed by a person" in out
     assert (kb / "golden.jsonl.bak").read_bytes() == before
     cases = {c.id: c for c in load_dataset(kb).golden}

@@ -116,7 +116,7 @@ def test_cli_llm_mode_prints_filled_could_not_and_dropped(tmp_path: Path, capsys
     assert "filled zh-1: 二十天; 提前三天; 人力资源部" in out
     assert "could not fill en-bad: the reply holds no JSON object with a list of keypoints (nothing was guessed)" in out
     assert "could not fill en-none: no fact of the reply has an alias found verbatim in a relevant document" in out
-    assert "1 cases filled, 3 could not be filled, 1 reviewed left alone" in out
+    assert "1 case filled, 3 got no keypoint, 1 reviewed left alone" in out
     assert "2 facts dropped: no alias found verbatim in a relevant document; 2 malformed replies, 0 failed requests" in out
 
 

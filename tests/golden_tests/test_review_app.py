@@ -14,7 +14,7 @@ from tuner.dataset import load_dataset, load_knowledge_base
 from tuner.dataset.importers import NO_REFERENCE
 from tuner.embedding import CachedEncoder
 from tuner.errors import DatasetError
-from tuner.golden import ReviewStore, Sampling, StaleVersion, drafts_from_log, highlight, read_draft, write_draft
+from tuner.golden import DraftCase, ReviewStore, Sampling, StaleVersion, drafts_from_log, highlight, read_draft, write_draft
 from tuner.io import write_jsonl
 
 
@@ -57,7 +57,9 @@ def test_every_change_is_saved_with_a_version_and_logged(draft: Path) -> None:
     assert stale.json()["error"] == ("case log-0002 was changed elsewhere (saved version 2, this page has version 1): "
                                      "nothing was saved; reload to see the current version")
     assert draft.read_bytes() == before
-    log = [json.loads(line) for line in (draft.parent / "review.log.jsonl").read_text("utf-8").splitlines()]
+    lines = [json.loads(line) for line in (draft.parent / "review.log.jsonl").read_text("utf-8").splitlines()]
+    assert "draft" in lines[0]  # the marker naming the draft file the saves replay onto
+    log = [e for e in lines if "id" in e]
     assert [(e["id"], e["version"], sorted(e["changes"])) for e in log] == [
         ("log-0002", 1, ["relevant_chunk_ids", "relevant_doc_ids"]), ("log-0002", 2, ["ground_truth", "keypoints", "keypoints_reviewed"])]
     assert log[1]["changes"]["ground_truth"] == ["", "15元"] and log[0]["time"].endswith("+00:00")
@@ -70,8 +72,8 @@ def test_a_second_process_on_the_same_file_sees_the_saved_version(draft: Path) -
     first.update("log-0003", 0, "skip")
     with pytest.raises(StaleVersion):
         second.update("log-0003", 0, "accept")
-    assert second.update("log-0003", 1, "accept")["review"]["status"] == "accepted"
-    assert first.row("log-0003")["review"]["version"] == 2  # type: ignore[index]
+    assert second.update("log-0003", 1, "accept").review.status == "accepted"
+    assert first.row("log-0003").review.version == 2  # type: ignore[union-attr]
 
 
 def test_steps_follow_the_status_filter(draft: Path) -> None:
@@ -94,7 +96,10 @@ def test_export_writes_accepted_cases_only_and_validates(draft: Path, kb: Path) 
     client.post("/api/cases/log-0001", json={"version": 1, "action": "accept"})
     client.post("/api/cases/log-0003", json={"version": 0, "action": "accept"})  # accepted with no relevant chunk checked
     invalid = client.post("/api/export", json={})
-    assert invalid.status_code == 400 and "field 'relevant_doc_ids' is empty" in invalid.json()["error"]
+    # the case is named, not a line of a golden.jsonl that was never written (issue 38 §1)
+    assert invalid.status_code == 400 and invalid.json()["error"] == (
+        f"{draft}: accepted case log-0003 has no checked chunk; check the chunks that answer it, or reopen it, or mark it "
+        "no answer (1 such case: log-0003)")
     assert not (kb / "golden.jsonl").exists()
     client.post("/api/cases/log-0003", json={"version": 1, "relevant_chunk_ids": ["warranty#0-155"]})
     client.post("/api/cases/log-0002", json={"version": 0, "action": "reject"})
@@ -168,10 +173,11 @@ def test_log_to_validated_golden_set(kb: Path, tmp_path: Path, encoder: CachedEn
     write_draft(tmp_path / "review.jsonl", drafts.rows)
     store = ReviewStore(tmp_path / "review.jsonl")
     for row in store.rows():
-        wanted = "zh-shipping" if "顺丰" in row["question"] else "warranty"
-        chosen = [c["chunk_id"] for c in row["pool"] if c["doc_id"] == wanted]
-        store.update(row["id"], 0, None, relevant_chunk_ids=chosen)
-        store.update(row["id"], 1, "accept")
+        assert isinstance(row, DraftCase)
+        wanted = "zh-shipping" if "顺丰" in row.question else "warranty"
+        chosen = [c.chunk_id for c in row.pool if c.doc_id == wanted]
+        store.update(row.id, 0, None, relevant_chunk_ids=chosen)
+        store.update(row.id, 1, "accept")
     assert store.export().written == 2
     assert main(["validate", str(kb)]) == 0
     assert "2 golden questions" in capsys.readouterr().out

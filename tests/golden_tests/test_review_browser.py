@@ -4,6 +4,7 @@ keypoint, reloads and resumes where it stopped; a second tab's stale write is re
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -129,7 +130,8 @@ def test_label_edit_reload_and_resume(served: tuple[str, Path], browser: Any) ->
     assert stale == "Not saved: this case was changed in another tab or window. Reload the page to see the current version."
     row = _rows(draft)["log-0002"]
     assert (row["review"]["status"], row["relevant_chunk_ids"], row["keypoints"]) == ("skipped", [], [["15元", "十五元"]])
-    log = [json.loads(line) for line in (draft.parent / "review.log.jsonl").read_text("utf-8").splitlines()]
+    lines = [json.loads(line) for line in (draft.parent / "review.log.jsonl").read_text("utf-8").splitlines()]
+    log = [e for e in lines if "id" in e]  # saves; the other lines are markers naming the draft file
     assert [(e["id"], e["action"]) for e in log] == [
         ("log-0001", None), ("log-0001", "accept"), ("log-0002", None), ("log-0002", None), ("log-0002", "skip")]
     assert sorted(log[3]["changes"]) == ["ground_truth"]
@@ -160,3 +162,51 @@ def test_search_box_adds_a_chunk_beyond_the_pool_and_no_answer_moves_on(served: 
     browser.find_element(By.ID, "no_answer").click()
     _wait(lambda: browser.current_url.endswith("/case/log-0003?filter=all"), "the next case")
     assert _rows(draft)["log-0002"]["review"]["status"] == "no_answer"
+
+
+def test_the_chinese_page_layout_badges_search_hits_and_export_result(served: tuple[str, Path], browser: Any) -> None:
+    """Issue 38 §2, as a new user saw it: the search box under the pool, search hits with their rank and whether the pool
+    already holds them, a no-answer badge unlike a pending one, and the export's result beside its button, in Chinese."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    url, draft = served
+    browser.get(url + "/case/log-0002")
+    browser.find_element(By.ID, "lang").click()  # the interface in Chinese (a cookie)
+    _wait(lambda: browser.find_element(By.ID, "export").text == "导出已通过", "the Chinese interface")
+    top = {name: browser.find_element(By.ID, name).rect["y"] for name in ("pool", "search-box", "answer")}
+    assert top["pool"] < top["search-box"] < top["answer"]
+    pending = browser.find_element(By.ID, "status").value_of_css_property("background-color")
+
+    browser.find_element(By.ID, "search").send_keys("顺丰 运费", Keys.ENTER)
+    hits = _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "#search-results label.chunk"), "the search results")
+    assert hits[0].find_element(By.CSS_SELECTOR, ".n").text == "#1"
+    assert "已在候选池中，第 1 条" in hits[0].text  # zh-shipping is the pool's first candidate
+    _screenshot(browser, "review-zh-search.png")
+
+    browser.find_element(By.ID, "no_answer").click()
+    _wait(lambda: browser.current_url.endswith("/case/log-0003?filter=all"), "the next case")
+    browser.get(url + "/case/log-0002")
+    status = browser.find_element(By.ID, "status")
+    assert status.text == "知识库中无答案" or status.get_attribute("data-status") == "no_answer"
+    assert status.value_of_css_property("background-color") != pending
+
+    browser.get(url + "/case/log-0001")
+    browser.find_elements(By.CSS_SELECTOR, "input.pick")[0].click()
+    _wait(lambda: browser.find_element(By.ID, "message").text.startswith("已保存"), "the checkbox to be saved")
+    browser.find_element(By.ID, "accept").click()
+    _wait(lambda: browser.current_url.endswith("/case/log-0002?filter=all"), "the next case")
+    button = browser.find_element(By.ID, "export")
+    button.click()
+    result = _wait(lambda: browser.find_element(By.ID, "export-result").text and browser.find_element(By.ID, "export-result"), "the export")
+    assert result.text.startswith("已导出 1 条到 ") and "标注来自" in result.text and "chunks" not in result.text, result.text
+    assert abs(result.rect["y"] - (button.rect["y"] + button.rect["height"])) < 80  # beside the button, not a screen below
+    _screenshot(browser, "review-zh-export.png")
+
+
+def _screenshot(browser: Any, name: str) -> None:
+    """For a person to look at: ``TUNER_SCREENSHOTS=/tmp/shots pytest -m browser`` saves the pages there."""
+    shots = os.environ.get("TUNER_SCREENSHOTS")
+    if shots:
+        Path(shots).mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(Path(shots) / name))

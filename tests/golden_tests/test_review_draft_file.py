@@ -25,12 +25,12 @@ def _edit_second_row(draft: Path, change: Callable[[dict[str, Any]], Any]) -> No
 
 
 EDITS: dict[str, tuple[Callable[[dict[str, Any]], Any], str]] = {
-    "pool is a string": (lambda row: row.update(pool="chunk one, chunk two"), "'pool' must be a list of chunks"),
-    "chunk without id": (lambda row: row["pool"][1].pop("chunk_id"), "pool chunk 2 needs chunk_id, doc_id and text (text values)"),
+    "pool is a string": (lambda row: row.update(pool="chunk one, chunk two"), "pool: Input should be a valid list (got 'chunk one, chunk two')"),
+    "chunk without id": (lambda row: row["pool"][1].pop("chunk_id"), "pool.2.chunk_id: missing"),
     "status Accepted": (lambda row: row["review"].update(status="Accepted"),
-                        "review.status 'Accepted' is not one of pending, accepted, rejected, skipped, no_answer"),
-    "version as text": (lambda row: row["review"].update(version="7"), "review.version '7' is not a whole number ≥ 0"),
-    "chunk ids not a list": (lambda row: row.update(relevant_chunk_ids=5), "'relevant_chunk_ids' must be a list of chunk ids"),
+                        "review.status: Input should be 'pending', 'accepted', 'rejected', 'skipped' or 'no_answer' (got 'Accepted')"),
+    "version as text": (lambda row: row["review"].update(version="7"), "review.version: Input should be a valid integer (got '7')"),
+    "chunk ids not a list": (lambda row: row.update(relevant_chunk_ids=5), "relevant_chunk_ids: Input should be a valid list (got 5)"),
 }
 
 
@@ -58,10 +58,12 @@ def test_a_bad_line_written_while_the_app_runs_is_named_not_a_bare_500(draft: Pa
 
 
 @pytest.mark.parametrize("body,message", [
-    ({"relevant_chunk_ids": 5}, "relevant_chunk_ids must be a list of chunk ids"),
-    ({"relevant_chunk_ids": [5]}, "relevant_chunk_ids must be a list of chunk ids"),
-    ({"ground_truth": ["x"]}, "ground_truth must be a string"),
-    ({"keypoints": "x"}, "keypoints must be a list of lists of aliases"),
+    ({"relevant_chunk_ids": 5}, "relevant_chunk_ids: Input should be a valid array (got 5)"),
+    ({"relevant_chunk_ids": [5]}, "relevant_chunk_ids.1: Input should be a valid string (got 5)"),
+    ({"ground_truth": ["x"]}, "ground_truth: Input should be a valid string (got ['x'])"),
+    ({"keypoints": "x"}, "keypoints: Input should be a valid array (got 'x')"),
+    ({"verison": 1}, "verison: unknown key"),
+    ({"action": "delete"}, "action: Input should be 'accept', 'reject', 'skip', 'reopen' or 'no_answer' (got 'delete')"),
 ])
 def test_a_bad_field_in_a_save_is_a_422(draft: Path, body: dict[str, Any], message: str) -> None:
     before = draft.read_bytes()

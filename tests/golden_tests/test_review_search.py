@@ -57,16 +57,22 @@ def test_embedding_coverage_decides_the_pool_and_pool_names_are_checked() -> Non
 
 def test_search_api_returns_chunks_of_the_whole_knowledge_base_and_refuses_bad_input(zh_draft: Path) -> None:
     store = ReviewStore(zh_draft)
-    assert default_pool(store.knowledge_base()) == ("bm25", "hybrid") and store.searcher().retrievers == ("bm25",)
+    assert default_pool(store.knowledge_base()) == ("bm25",) and store.searcher().retrievers == ("bm25",)
     client = review_client(store, "zh")
     page = client.get("/")
     assert 'id="search"' in page.text and "搜索：仅 BM25（嵌入模型不支持该语言）" in page.text and ">知识库中无答案<" in page.text
     hits = client.get("/api/search", params={"q": "礼品卡 现金", "k": 3})
     assert hits.status_code == 200
-    assert hits.json()[0] == {"chunk_id": "zh-gift-card#0-27", "doc_id": "zh-gift-card", "title": "",
+    assert hits.json()[0] == {"rank": 1, "chunk_id": "zh-gift-card#0-27", "doc_id": "zh-gift-card", "title": "",
                               "text": "礼品卡有效期三年，余额可以分多次使用，但不能兑换现金。"}
     assert len(hits.json()) <= 3
-    for params, error in (({"k": 3}, "q: give the text to search for"), ({"q": "  ", "k": 3}, "q: give the text to search for"),
+    # only chunks sharing a term: BM25's zero-score padding (arbitrary chunks of the corpus) is not a search result
+    everything = client.get("/api/search", params={"q": "礼品卡 现金", "k": 50}).json()
+    assert everything and all("礼品卡" in hit["text"] or "现金" in hit["text"] for hit in everything)
+    assert client.get("/api/search", params={"q": "潜水艇"}).json() == []
+    # nothing to read once normalized (a zero-width space, NUL characters, an ideographic space) is blank too (issue 38 §1)
+    blank = [({"q": q, "k": 3}, "q: give the text to search for") for q in ("  ", "\u200b", "\x00\x00", "\u3000\ufeff")]
+    for params, error in (({"k": 3}, "q: give the text to search for"), *blank,
                           ({"q": "礼品卡", "k": "many"}, "k: an integer from 1 to 50, got 'many'"),
                           ({"q": "礼品卡", "k": 0}, "k: an integer from 1 to 50, got '0'"),
                           ({"q": "x" * 1001}, "q: at most 1000 characters")):
@@ -164,7 +170,7 @@ def test_the_provenance_describes_every_case_of_a_golden_set_made_of_several_dra
     assert (labels.cases, labels.unreviewed, labels.cases_found_by_search, labels.no_answer, labels.rejected) == (3, 1, 1, 1, 1)
     assert labels.summary() == (
         "labels from reviews of 2 drafts: a bm25+hybrid pool (depth 5) for 1 cases, a bm25+dense+hybrid pool (depth 10) for 2 cases: "
-        "3 cases, 1 with labels found by search outside the pool (1 chunks), 1 marked no answer in the knowledge base, 1 rejected, "
+        "3 cases, 1 with labels found by search outside the pool (1 chunk), 1 marked no answer in the knowledge base, 1 rejected, "
         "and 1 cases no review made (origin unknown)")
     # each draft's pool: dense labelled only the second draft's cases (depth 10); bm25 both, at depth 5 and 10
     assert labels.pooled("dense", 10) and not labels.pooled("dense", 11) and labels.pooled("hybrid", 8)

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from tuner.judging import BATCH_REPAIR_PROMPT, KeypointVerdict, build_judge, parse_judge_config
-from tuner.llm import BackendResources, fill
+from tuner.llm import fill
+from tuner.backends import BackendResources
 from tuner.llm.testing import FakeChatServer, Reply, keypoint_oracle_reply
 
 CASES = [

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from tuner.judging import REPAIR_PROMPT, KeypointVerdict, build_judge, parse_judge_config, parse_verdict
-from tuner.llm import BackendError, BackendResources
+from tuner.llm import BackendError
+from tuner.backends import BackendResources
 from tuner.llm.testing import FakeChatServer, Failure, Reply
 
 KEYPOINTS = [("$1,299", "1299 dollars"), ("two-year warranty",)]

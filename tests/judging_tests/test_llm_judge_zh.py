@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tuner.judging import JUDGE_PROMPTS, KeypointVerdict, build_judge, parse_judge_config
-from tuner.llm import BackendResources
+from tuner.backends import BackendResources
 from tuner.llm.testing import FakeChatServer, Reply
 
 QUESTION = "Aurora X200 的售价和保修期是多少？"

@@ -6,7 +6,7 @@ import pytest
 
 from tuner.judging import LexicalJudge, build_judge, normalize, parse_judge_config
 from tuner.judging._overlap import best_window, token_f1
-from tuner.llm import BackendResources
+from tuner.backends import BackendResources
 
 KEYPOINT = ("the first game was released on august 8 2014 via desura",)  # 11 tokens: "august 8 2014" → "2014 08 08"
 

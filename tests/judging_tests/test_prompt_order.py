@@ -9,7 +9,7 @@ import pytest
 
 from tuner.generation import format_contexts
 from tuner.judging import build_judge, parse_judge_config
-from tuner.llm import BackendResources
+from tuner.backends import BackendResources
 from tuner.llm.testing import FakeChatServer, PrefixCache
 
 CONTEXTS = ["The Aurora X200 laptop costs $1,299 and ships with 16 GB of memory.", "All laptops carry a 2-year warranty."]

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from tuner.errors import UserError
+from tuner.backends import BackendResources
 from tuner.llm import (
-    BackendError, BackendResources, CallCache, ChatClient, FatalBackendError, LLMConfig, TransientBackendError, Usage,
+    BackendError, CallCache, ChatClient, FatalBackendError, LLMConfig, TransientBackendError, Usage,
     map_concurrent,
 )
 from tuner.llm.testing import FakeChatServer, Failure, Reply, echo_reply

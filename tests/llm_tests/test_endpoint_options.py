@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from tuner.judging import VERDICT_SCHEMA, build_judge, parse_judge_config
-from tuner.llm import BackendResources, CallCache, ChatClient, LLMConfig
+from tuner.llm import CallCache, ChatClient, LLMConfig
+from tuner.backends import BackendResources
 from tuner.llm._client import retry_after_seconds
 from tuner.llm.testing import FakeChatServer, Failure, Reply
 

@@ -17,7 +17,7 @@ from tests.net import free_port, wait_until_ready
 from tuner.dataset import load_dataset, resolve_dataset
 from tuner.generation import build_generator, parse_generator_config
 from tuner.judging import build_judge, parse_judge_config
-from tuner.llm import BackendResources
+from tuner.backends import BackendResources
 from tuner.verdicts import GENERATION_MISSING, MISSING_REASONS, VERDICTS
 
 pytestmark = pytest.mark.local_model

@@ -19,7 +19,7 @@ from tuner.errors import UserError
 from tuner.evaluation import Responder, RobustnessEvaluator
 from tuner.generation import ExtractiveGeneratorConfig, OpenAIGeneratorConfig, build_generator, parse_generator_config
 from tuner.judging import LexicalJudgeConfig, LLMJudgeConfig, build_judge
-from tuner.llm import BackendResources
+from tuner.backends import BackendResources
 from tuner.llm.testing import FakeChatServer
 from tuner.variants import VariantsConfig
 from tuner.retrieval import RetrievalPipeline

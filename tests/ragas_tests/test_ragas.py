@@ -25,7 +25,8 @@ from tuner.evaluation.robustness import CaseOutcome, VariantOutcome  # noqa: E40
 from tuner.generation import Answer  # noqa: E402
 from tuner.judging import KeypointVerdict  # noqa: E402
 from tuner.evaluation import ragas_scores  # noqa: E402
-from tuner.llm import BackendResources, LLMConfig  # noqa: E402
+from tuner.llm import LLMConfig  # noqa: E402
+from tuner.backends import BackendResources  # noqa: E402
 from tuner.llm.testing import FakeChatServer, Reply  # noqa: E402
 from tuner.variants import VariantContext  # noqa: E402
 

@@ -146,3 +146,14 @@ def test_compare_shows_both_fronts_their_hypervolumes_and_the_knobs_each_front_u
     assert "chunk_unit" not in used  # not searched
     assert f"top_k ({used['top_k']}/{len(front)})" in page
     assert "6. Side by side" not in render_report(ours)
+
+
+def test_settings_are_read_in_a_line_under_each_row_not_a_column_off_the_page(report_path: Path) -> None:
+    """Issue 38 §2: at 1300 px the front and picks tables overflowed the 1,180 px column and the params column (what is
+    deployed) was off-screen; each row's settings now get a row of their own across the table."""
+    page = report_path.read_text("utf-8")
+    front = page[page.index("<table>"):page.index("</table>")]
+    assert "<th>params</th>" not in front and '<th class="text">params</th>' not in front
+    assert re.search(r'<tr class="settings"><td colspan="\d+">settings: chunk_overlap=[\d.]+ · chunk_size=\d+ · ', front)
+    assert front.count('<tr class="settings">') == front.count("<tr>") - 1  # one under every entry (the header row aside)
+    assert "tr.settings td" in page

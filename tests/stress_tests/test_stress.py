@@ -14,7 +14,7 @@ from tuner.embedding import CachedEncoder
 from tuner.evaluation import Responder
 from tuner.generation import build_generator, parse_generator_config
 from tuner.judging import build_judge, parse_judge_config
-from tuner.llm import BackendResources
+from tuner.backends import BackendResources
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import wilson_interval

@@ -113,7 +113,7 @@ def test_the_demo_space_that_ended_on_top_k_now_passes_the_check_and_runs(tiny_d
          {"settings": {}}, r"space.yaml: top_k: 5 is not allowed with candidate_depth=3"),
         ({"retriever": {"type": "categorical", "choices": ["bm25", "hybrid"]}, "hybrid_weight": {"type": "float", "low": 0, "high": 1}},
          {"enqueue": [{"retriever": "bm25", "hybrid_weight": 0.3}]},
-         r"study.yaml: enqueue\[0\].hybrid_weight: acts only when retriever is hybrid with fusion blend, which this "
+         r"study.yaml: enqueue\[0\].hybrid_weight: acts only when retriever is hybrid and fusion is blend, which this "
          r"configuration is not: leave it out"),
         ({"top_k": {"type": "int", "low": 1, "high": 8}, "candidate_depth": {"type": "categorical", "choices": [4, 8]}},
          {"settings": {}, "enqueue": [{"top_k": 6, "candidate_depth": 4}]},

@@ -16,8 +16,9 @@ from tests.study_tests.test_study import write_study
 from tuner.cli import main
 from tuner.errors import UserError
 from tuner.generation import GENERATORS, Answer
-from tuner.llm import BackendResources, RequestCount
+from tuner.backends import BackendResources
 from tuner.front import TrialRecord, points_of, study_summary
+from tuner.llm import RequestCount
 from tuner.study import load_study_file, run_study
 
 UNSCORABLE_SPACE = {

@@ -12,8 +12,8 @@ if TYPE_CHECKING:
     from tuner.evaluation import CaseOutcome, RobustnessEvaluator
     from tuner.generation import Generator, GeneratorConfig
     from tuner.judging import Judge, JudgeConfig
-    from tuner.llm import BackendRegistry
-    from tuner.llm import BackendResources
+    from tuner.backends import BackendRegistry
+    from tuner.backends import BackendResources
     from tuner.variants import VariantsConfig
     from tuner.progress import Reporter
     from tuner.settings import RetrievalSettings

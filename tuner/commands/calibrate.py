@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.errors import UserError
     from tuner.commands._render import noise_floor_table
-    from tuner.llm import BackendResources
+    from tuner.backends import BackendResources
     from tuner.progress import RichReporter
     from tuner.retrieval import RetrievalPipeline
     from tuner.study import InterruptGuard

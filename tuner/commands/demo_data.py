@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-HELP = "Write the built-in demo knowledge base (a fictional company with stale document versions) into a folder."
+HELP = ("Write the built-in demo knowledge base (a fictional company with stale document versions) into a folder, with "
+        "the dataset.yaml that declares its language.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,8 +21,9 @@ def run(args: argparse.Namespace) -> int:
     from tuner.dataset.demo import demo_language
 
     phrasing = demo_language(args.lang).phrasing
-    dataset = generate_demo(args.destination, args.seed, language=args.lang, force=args.force)
+    dataset = generate_demo(args.destination, args.seed, language=args.lang, force=args.force, manifest=True)
     size = sum(phrasing.length(d.text) for d in dataset.corpus) + sum(phrasing.length(c.text) for c in dataset.conflicts)
     name = "demo" if args.lang == "en" else f"demo-{args.lang}"
-    print(f"{args.destination}: {name} (seed {args.seed}): {dataset.summary()}, {size} {phrasing.length_unit}")
+    print(f"{args.destination}: {name} (seed {args.seed}): {dataset.summary()}, {size} {phrasing.length_unit}; "
+          f"language and models in {args.destination}/dataset.yaml")
     return 0

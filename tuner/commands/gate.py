@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from tuner.generation import build_generator
     from tuner.judging import build_judge
-    from tuner.llm import BackendResources
+    from tuner.backends import BackendResources
     from tuner.progress import RichReporter
     from tuner.retrieval import RetrievalPipeline
 

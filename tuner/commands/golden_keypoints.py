@@ -22,7 +22,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tuner.errors import UserError
     from tuner.golden import estimate_tokens, fill_keypoints, pending_cases
-    from tuner.llm import BackendResources
+    from tuner.backends import BackendResources
+    from tuner.text import plural
 
     if args.mode == "rules":
         if args.llm_config or args.dry_run or args.budget is not None:
@@ -55,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"left {case_id}: keypoints reviewed by a person")
     backup = f"; backup {report.backup}" if report.backup else ""
     could_not = len(report.unmatched) + len(report.unparseable) + len(report.failed)
-    print(f"{args.dataset}: {len(report.filled)} cases filled, {could_not} could not be filled, "
+    hint = " (listed above: write theirs in the review app, or try --mode llm)" if could_not and report.spend is None else ""
+    print(f"{args.dataset}: {plural(len(report.filled), 'case')} filled, {could_not} got no keypoint{hint}, "
           f"{len(report.reviewed)} reviewed left alone{backup}")
     if report.spend is not None:
         print(f"{report.dropped_facts} facts dropped: no alias found verbatim in a relevant document; "

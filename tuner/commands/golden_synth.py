@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
         CATEGORIES, DRAFT, PROGRESS, SYNTH_FILTERS, SynthPlan, Synthesizer, choose_pool, embedding_model, estimate_tokens, plan_sources,
         read_draft, synth_drafts, synth_prompt, write_draft,
     )
-    from tuner.llm import BackendResources
+    from tuner.backends import BackendResources
     from tuner.progress import RichReporter
 
     config = chat_config(args, "tuner golden synth")

@@ -20,7 +20,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from tuner.settings import format_settings
+    from tuner.settings import format_settings, shared_settings
     from tuner.dataset import labels_line
     from tuner.front import StudyRecord, TrialRecord, entry_caveat, entry_json, front_labels, neighbour_comparisons
     from tuner.front import study_front, study_labels, study_summary
@@ -43,10 +43,14 @@ def run(args: argparse.Namespace) -> int:
                   f"({summary.n_complete} complete, {summary.pruned_on_evidence} pruned, "
                   f"{summary.n_duplicates} repeated configurations not evaluated again); noise floor {floor_text}")
     held_out = [name for name in directions if any(name in row.get("confirm", {}) for row in front)]
-    for column in ("trial", *directions, *(f"{name} held out (optimism)" for name in held_out), "context words", "n/N",
-                   "tie", "params"):
+    # the params are what gets deployed: one setting per line, only those that differ between entries, never cut
+    common = shared_settings([row["params"] for row in front])
+    params = [format_settings({k: v for k, v in row["params"].items() if k not in common}, "\n") for row in front]
+    for column in ("trial", *directions, *(f"{name} held out (optimism)" for name in held_out), "context words", "n/N", "tie"):
         table.add_column(column)
-    for row in front:
+    table.add_column("params" if not common else "params (differing)", overflow="fold",
+                     min_width=max((len(line) for cell in params for line in cell.split("\n")), default=6))
+    for row, settings in zip(front, params):
         cells = [
             f"{row['values'][name]:.3f}" + (f" [{row['ci'][name][0]:.3f}, {row['ci'][name][1]:.3f}]" if name in row["ci"] else "")
             for name in directions
@@ -59,9 +63,11 @@ def run(args: argparse.Namespace) -> int:
         table.add_row(
             str(row["trial"]), *cells, *held, f"{row['context_words']:.0f}", f"{row['n']}/{row['n_total']}",
             "" if row["tie_group"] is None else f"group {row['tie_group']}",
-            format_settings(row["params"]),
+            settings,
         )
     Console(width=None if sys.stdout.isatty() else 200).print(table)  # piped output keeps whole rows
+    if common:
+        print(f"every front entry has {format_settings(common)}")
     provenance = study_labels(study)
     print(f"labels: {labels_line(provenance)}")
     for entry in entries:

@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.commands._render import robustness_buckets_table, robustness_table
     from tuner.evaluation import Responder, RobustnessEvaluator, evaluate_retrieval, ragas_scores, summarize
-    from tuner.llm import BackendResources
+    from tuner.backends import BackendResources
     from tuner.progress import RichReporter
     from tuner.retrieval import RetrievalPipeline
 

@@ -7,14 +7,22 @@ import os
 
 from tuner.commands._common import add_embedding_arguments, embeddings_from_args, port_number
 
-HELP = "Serve an exported configuration over HTTP: POST /retrieve, GET /healthz, GET /config, POST /documents."
+HELP = ("Serve exported configurations over HTTP: POST /retrieve, GET /healthz, GET /config, POST /documents, and "
+        "POST /retrieval (Dify's External Knowledge API).")
 TOKEN_VARIABLE = "TUNER_SERVE_TOKEN"
 """The write token of POST /documents and /documents/delete; without it each run prints a new one."""
+API_KEY_VARIABLE = "TUNER_SERVE_API_KEY"
+"""The Bearer key of POST /retrieval (what Dify sends as the external knowledge API's key); without it each run prints a
+new one."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", required=True, metavar="FILE", help="export of tuner export (.yaml, .json or .env)")
-    parser.add_argument("--dataset", required=True, metavar="DIR", help="dataset folder (or 'demo') whose corpus is served")
+    parser.add_argument("--config", metavar="FILE", help="export of tuner export (.yaml, .json or .env)")
+    parser.add_argument("--dataset", metavar="DIR",
+                        help="dataset folder (or 'demo') whose corpus is served; its folder name is its knowledge id")
+    parser.add_argument("--knowledge", action="append", default=[], metavar="ID=CONFIG:DATASET",
+                        help="a knowledge base of POST /retrieval: knowledge id, export and dataset (repeatable; instead of "
+                             "--config and --dataset; the first one also answers /retrieve)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     parser.add_argument("--port", type=port_number, default=8000, help="port (default 8000; 0: any free port, printed)")
     parser.add_argument("--max-body-mb", type=float, default=4.0, metavar="MB",
@@ -45,11 +53,13 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"tuner serve needs the 'serve' extra ({exc.name} is missing): pip install 'tuner[serve]'") from None
     from tuner.deploy import Retriever
 
-    exported = read_export(args.config)
+    served = knowledge_bases(args)
+    exported = {knowledge_id: read_export(config) for knowledge_id, (config, _) in served.items()}
+    first = next(iter(exported.values()))
     # the vectors the trial was measured with: an int8 trial is served with int8 vectors unless told otherwise
-    measured = EmbeddingOptions(backend=exported.provenance.get("embedding_backend", "torch"))
+    measured = EmbeddingOptions(backend=first.provenance.get("embedding_backend", "torch"))
     embeddings = embeddings_from_args(args, measured)
-    dataset = load_dataset(resolve_dataset(args.dataset))
+    datasets = {knowledge_id: load_dataset(resolve_dataset(dataset)) for knowledge_id, (_, dataset) in served.items()}
     if args.max_body_mb <= 0:
         raise UserError(f"--max-body-mb: must be positive, got {args.max_body_mb:g}")
     sock = listen(args.host, args.port, f"--host {args.host} --port {args.port}")
@@ -62,11 +72,47 @@ def run(args: argparse.Namespace) -> int:
         token = new_token()
         print(f"tuner serve: writes (POST /documents, /documents/delete) need the header {TOKEN_HEADER}: {token} "
               f"(new each run; set {TOKEN_VARIABLE} to choose it)", flush=True)
-    app = build_app(lambda: Retriever.from_export(exported, dataset, batch_wait=args.batch_wait_ms / 1000, embeddings=embeddings), token,
-                    int(args.max_body_mb * 1024 * 1024), answered_hosts(args.host))
+    api_key = os.environ.get(API_KEY_VARIABLE, "").strip()
+    if not api_key:
+        api_key = new_token()
+        print(f"tuner serve: POST /retrieval (Dify External Knowledge API) needs 'Authorization: Bearer {api_key}' "
+              f"(new each run; set {API_KEY_VARIABLE} to choose it)", flush=True)
+    print(f"tuner serve: knowledge ids of POST /retrieval: {', '.join(served)}", flush=True)
+
+    def load() -> dict[str, Retriever]:
+        return {knowledge_id: Retriever.from_export(exported[knowledge_id], datasets[knowledge_id],
+                                                    batch_wait=args.batch_wait_ms / 1000, embeddings=embeddings)
+                for knowledge_id in served}
+
+    app = build_app(load, token, int(args.max_body_mb * 1024 * 1024), answered_hosts(args.host), api_key)
     # uvicorn answers SIGTERM by finishing the requests in flight, then raises the signal again at the handler it
     # found when it started: this one, so a stop asked for by SIGTERM ends with exit 0 rather than death by signal
     signal.signal(signal.SIGTERM, lambda _signum, _frame: None)
     print(f"tuner serve: listening on {url_of(sock)}", flush=True)
     serve_on(app, sock)
     return 0
+
+
+def knowledge_bases(args: argparse.Namespace) -> dict[str, tuple[str, str]]:
+    """The knowledge bases to serve, (export, dataset) by knowledge id: each ``--knowledge ID=CONFIG:DATASET``, or
+    ``--config`` with ``--dataset``, whose knowledge id is the dataset folder's name (``demo`` for the demo)."""
+    from pathlib import Path
+
+    from tuner.errors import UserError
+
+    if args.knowledge and (args.config or args.dataset):
+        raise UserError("--knowledge: give either --knowledge (repeatable) or --config with --dataset, not both")
+    if not args.knowledge:
+        if not (args.config and args.dataset):
+            raise UserError("--config and --dataset are needed (or one --knowledge ID=CONFIG:DATASET per knowledge base)")
+        return {Path(args.dataset.rstrip("/\\")).name or args.dataset: (args.config, args.dataset)}
+    served: dict[str, tuple[str, str]] = {}
+    for given in args.knowledge:
+        knowledge_id, _, where = given.partition("=")
+        config, _, dataset = where.rpartition(":")
+        if not knowledge_id.strip() or not config or not dataset:
+            raise UserError(f"--knowledge {given}: expected ID=CONFIG:DATASET, e.g. shop=deploy.yaml:data/shop")
+        if knowledge_id in served:
+            raise UserError(f"--knowledge {given}: knowledge id '{knowledge_id}' is given twice")
+        served[knowledge_id] = (config, dataset)
+    return served

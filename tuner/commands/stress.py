@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.evaluation import Responder
     from tuner.generation import GENERATORS, build_generator
     from tuner.judging import JUDGES, build_judge
-    from tuner.llm import BackendResources
+    from tuner.backends import BackendResources
     from tuner.progress import RichReporter
     from tuner.retrieval import RetrievalPipeline
     from tuner.settings import load_settings_file

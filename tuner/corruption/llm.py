@@ -15,7 +15,8 @@ from tuner.errors import CorruptionFailed
 from tuner.corruption._base import CaseFacts, CorruptedDoc, Corruptor
 from tuner.corruption._text import contains_any
 from tuner.dataset import Document
-from tuner.llm import BackendError, BackendResources, ChatClient, LLMConfig, fill, json_object
+from tuner.llm import BackendError, ChatClient, LLMConfig, fill, json_object
+from tuner.backends import BackendResources
 
 KIND_INSTRUCTIONS = {
     "factual_corruption": "replace each answer-bearing fact with a plausible wrong value of the same type "

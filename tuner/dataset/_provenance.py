@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tuner.text import plural
+
 PROVENANCE = "golden.provenance.json"
 
 _COUNTS = ("cases", "cases_found_by_search", "labels_found_by_search", "no_answer", "rejected", "unreviewed")
@@ -162,7 +164,7 @@ class LabelProvenance:
                  if len(self.drafts) > 1 else f"a review of a {'+'.join(self.pool_retrievers)} pool (depth {depth})")
         others = f", and {self.unreviewed} cases no review made (origin unknown)" if self.unreviewed else ""
         return (f"labels from {pools}: {self.cases} cases, "
-                f"{self.cases_found_by_search} with labels found by search outside the pool ({self.labels_found_by_search} chunks), "
+                f"{self.cases_found_by_search} with labels found by search outside the pool ({plural(self.labels_found_by_search, 'chunk')}), "
                 f"{self.no_answer} marked no answer in the knowledge base, {self.rejected} rejected{others}")
 
     def pool_note(self, retriever: str, top_k: int) -> str | None:

@@ -7,7 +7,7 @@ import dataclasses
 from pathlib import Path
 from typing import Any
 
-from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, load_dataset
+from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, MANIFEST, load_dataset
 from tuner.dataset._model import Dataset
 from tuner.errors import UserError
 from tuner.io import atomic_directory, write_jsonl
@@ -20,8 +20,10 @@ def write_dataset(
     conflicts: list[dict[str, Any]],
     *,
     force: bool = False,
+    manifest: str | None = None,
 ) -> Dataset:
-    """Write ``corpus.jsonl``, ``golden.jsonl`` and (if any) ``conflicts.jsonl`` into ``destination``.
+    """Write ``corpus.jsonl``, ``golden.jsonl``, (if any) ``conflicts.jsonl`` and (if given, its text) the manifest
+    ``dataset.yaml`` into ``destination``.
 
     The files are written into a staging folder and validated with :func:`load_dataset` there; only
     a valid dataset replaces ``destination``, so a failure never leaves a half-written folder. A
@@ -40,5 +42,9 @@ def write_dataset(
         else:
             # atomic_directory copies the old folder in first; a stale conflicts file must not survive.
             (staging / CONFLICTS).unlink(missing_ok=True)
+        if manifest is not None:
+            (staging / MANIFEST).write_text(manifest, "utf-8")
+        else:
+            (staging / MANIFEST).unlink(missing_ok=True)
         dataset = load_dataset(staging)
     return dataclasses.replace(dataset, path=target)

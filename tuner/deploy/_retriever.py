@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from tuner.cache import DiskCache
 from tuner.chunking import CONFLICT, Chunk, chunk_dataset
@@ -27,9 +27,11 @@ from tuner.retrieval import (
     RETRIEVERS,
     ChunkTable,
     ChunkVersions,
+    Condition,
     FirstStage,
     RetrievalPipeline,
     chunk_versions,
+    condition_mask,
     final_ranking,
     first_stage_mask,
     rerank_row,
@@ -162,20 +164,23 @@ class Retriever:
         return int((~self._index.table.is_conflict).sum())
 
 
-    def retrieve(self, query: str, top_k: int | None = None, filters: Mapping[str, Any] | None = None) -> list[RetrievedChunk]:
+    def retrieve(self, query: str, top_k: int | None = None, filters: Mapping[str, Any] | None = None,
+                 conditions: Sequence[Condition] = (), logical: Literal["and", "or"] = "and") -> list[RetrievedChunk]:
         """The chunks the configuration returns for ``query``, best first.
 
         ``top_k`` (at most ``candidate_depth``) overrides the configured one; ``filters`` keeps chunks whose
         field (``doc_id``, ``title``, ``source``, ``kind``, ``severity``) or document metadata equals the
         value, or one of the values of a list; every key must match (:func:`tuner.retrieval.filter_mask`), on top of
-        the configured ``metadata_filter``. Filtering happens before the first stage, so a filtered query still gets
-        up to ``top_k`` chunks."""
+        the configured ``metadata_filter``; ``conditions`` (a Dify ``metadata_condition``, joined by ``logical``,
+        :func:`tuner.retrieval.condition_mask`) narrow it further. Filtering happens before the first stage, so a
+        filtered query still gets up to ``top_k`` chunks."""
         k = self.settings.top_k if top_k is None else top_k
         if not 1 <= k <= self.settings.candidate_depth:
             raise ValueError(f"top_k must be between 1 and candidate_depth ({self.settings.candidate_depth}), got {k}")
         index = self._index
         # the corpus chunks (the "clean" view) passing the configured metadata_filter, as in the trial, and the request's
-        allowed = first_stage_mask(index.table, index.metadata_of, self.settings, "clean", filters)
+        where = condition_mask(index.table.chunks, index.metadata_of, conditions, logical) if conditions else None
+        allowed = first_stage_mask(index.table, index.metadata_of, self.settings, "clean", filters, where)
         hits = index.first_stage.search([query], self.settings.candidate_depth, allowed)
         indices, first = hits.indices[0], hits.scores[0]
         rerank = None if self._reranker is None else rerank_row(self._reranker, query, indices, index.table.passages)

@@ -1,9 +1,19 @@
 """Deploy (front → export → **serve**): the HTTP retrieval service behind ``tuner serve`` (FastAPI, run by uvicorn).
 
 Endpoints: ``POST /retrieve``, ``GET /healthz`` (503 until the indexes are loaded, then 200), ``GET /config``
-(settings and provenance, storage passwords redacted), ``POST /documents`` and ``POST /documents/delete``. The
-indexes load in a background thread when the server starts, so the port answers (``loading``) at once; queries
-keep being served while documents are added or deleted (see :class:`tuner.deploy.Retriever`).
+(settings and provenance, storage passwords redacted), ``POST /documents`` and ``POST /documents/delete``, all on the
+first knowledge base served; and ``POST /retrieval``, Dify's External Knowledge API (:mod:`tuner.external`) over every
+knowledge base by its id. The indexes load in a background thread when the server starts, so the port answers
+(``loading``) at once; queries keep being served while documents are added or deleted (see
+:class:`tuner.deploy.Retriever`).
+
+``/retrieval`` answers as the contract says: a Bearer key (``api_key``, compared in constant time; 1001 for a missing
+or malformed ``Authorization`` header, 1002 for a wrong key, both HTTP 403), 2001 (404) for an unknown
+``knowledge_id``, 400 with one line for a body that is not the contract's, errors as ``{"error_code", "error_msg"}``.
+Dify's ``retrieval_setting`` narrows what the study measured and never widens it: at most ``min(top_k, the tuned
+top_k)`` records, and a ``score_threshold`` above 0 drops records scoring below it (the tuned
+``relevance_threshold`` already applies; both are the same normalized score in [0, 1]). Each record's ``metadata``
+holds the document's metadata, its ``doc_id`` and ``chunk_id``, and under ``tuner`` the settings that produced it.
 
 Every error is ``{"error": "..."}`` with its status: 413 for a body over ``max_body_bytes`` (read no further),
 422 for a request that is not what the endpoint takes (malformed JSON, non-UTF-8 bytes, ``top_k`` that is not
@@ -14,6 +24,8 @@ to is needed everywhere (:class:`tuner.http_guard.WriteGuard`: 403, 415, 421).
 
 from __future__ import annotations
 
+import hmac
+import json
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -24,12 +36,14 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tuner import __version__
 from tuner.dataset import Document, document_metadata
 from tuner.deploy import RetrievedChunk, Retriever
+from tuner.external import AUTH_FAILED, INVALID_AUTH_HEADER, UNKNOWN_KNOWLEDGE, KnowledgeRequest, error_body, parse_request
 from tuner.http_guard import LOOPBACK_NAMES, WriteGuard
 from tuner.redaction import redact_data
 from tuner.text import is_blank
@@ -135,16 +149,51 @@ class BodyLimit:
         await _error(413, f"request body over {self.limit} bytes")(scope, receive, send)
 
 
-def build_app(load: Callable[[], Retriever], token: str, max_body_bytes: int = MAX_BODY_BYTES,
-              hosts: frozenset[str] | None = LOOPBACK_NAMES) -> FastAPI:
-    """The service; ``load`` builds the retriever (in a background thread, when the server starts); request bodies
-    over ``max_body_bytes`` get 413; writes need ``token``; a ``Host`` outside ``hosts`` gets 421 (``None``: any)."""
-    state: dict[str, Any] = {"retriever": None, "error": None}
+def bearer_refusal(header: str | None, api_key: str) -> tuple[int, str] | None:
+    """The contract's error code and message for an ``Authorization`` header that is missing or malformed (1001) or
+    holds another key (1002, compared in constant time), else None.
+
+    >>> bearer_refusal("Bearer k", "k"), bearer_refusal("k", "k")[0], bearer_refusal("Bearer x", "k")[0]
+    (None, 1001, 1002)
+    """
+    scheme, _, key = (header or "").strip().partition(" ")
+    if scheme.lower() != "bearer" or not key.strip() or " " in key.strip():
+        return INVALID_AUTH_HEADER, "Invalid Authorization header format. Expected 'Bearer <api-key>' format."
+    if not hmac.compare_digest(key.strip().encode(), api_key.encode()):
+        return AUTH_FAILED, "Authorization failed"
+    return None
+
+
+def knowledge_records(retriever: Retriever, request: KnowledgeRequest) -> list[dict[str, Any]]:
+    """The contract's records for ``request`` from ``retriever``: its ranking with ``min(top_k, the tuned top_k)``,
+    records below a ``score_threshold`` above 0 dropped, each record's metadata with the settings used under ``tuner``."""
+    settings, wanted = retriever.settings, request.retrieval_setting
+    k = min(wanted.top_k, settings.top_k)
+    condition = request.metadata_condition
+    chunks = retriever.retrieve(request.query, k, conditions=condition.parsed() if condition else (),
+                                logical=condition.logical_operator if condition else "and")
+    used: dict[str, Any] = {"top_k": k, "tuned_top_k": settings.top_k, "relevance_threshold": settings.relevance_threshold,
+            "score_threshold": wanted.score_threshold, "retriever": settings.retriever,
+            "rerank_strength": settings.rerank_strength,
+            **{key: retriever.provenance[key] for key in ("study", "trial") if key in retriever.provenance}}
+    return [{"content": chunk.text, "score": chunk.score, "title": chunk.metadata.get("title") or chunk.doc_id,
+             "metadata": {**chunk.metadata, "doc_id": chunk.doc_id, "tuner": used}}
+            for chunk in chunks if wanted.score_threshold <= 0 or chunk.score >= wanted.score_threshold]
+
+
+def build_app(load: Callable[[], Mapping[str, Retriever]], token: str, max_body_bytes: int = MAX_BODY_BYTES,
+              hosts: frozenset[str] | None = LOOPBACK_NAMES, api_key: str | None = None) -> FastAPI:
+    """The service; ``load`` builds the retrievers by knowledge id (in a background thread, when the server starts;
+    the first one answers ``/retrieve``, ``/config`` and the writes); request bodies over ``max_body_bytes`` get 413;
+    writes need ``token``; ``/retrieval`` needs ``api_key`` (None: it refuses every request with 1002); a ``Host``
+    outside ``hosts`` gets 421 (``None``: any)."""
+    state: dict[str, Any] = {"retriever": None, "knowledge": {}, "error": None}
 
     def loader() -> None:
         started = time.perf_counter()
         try:
-            state["retriever"] = load()
+            knowledge = dict(load())
+            state["knowledge"], state["retriever"] = knowledge, next(iter(knowledge.values()))
             state["load_seconds"] = round(time.perf_counter() - started, 3)
         except Exception as exc:  # reported by /healthz; the process stays up so the reason can be read
             state["error"] = f"{type(exc).__name__}: {exc}"
@@ -203,6 +252,29 @@ def build_app(load: Callable[[], Retriever], token: str, max_body_bytes: int = M
         except ValueError as exc:
             return _error(422, str(exc))
         return {"chunks": [chunk.to_json() for chunk in chunks]}
+
+    @app.post("/retrieval")
+    async def retrieval(request: Request) -> JSONResponse:
+        refused = bearer_refusal(request.headers.get("authorization"), api_key or "") if api_key else (
+            AUTH_FAILED, "Authorization failed (this service was started without an API key)")
+        if refused is not None:
+            return JSONResponse(error_body(*refused), status_code=403)
+        try:
+            asked = parse_request(json.loads(await request.body()))
+        except UnicodeDecodeError as exc:
+            return JSONResponse(error_body(400, f"body: not UTF-8 (byte {exc.start})"), status_code=400)
+        except json.JSONDecodeError as exc:
+            return JSONResponse(error_body(400, f"body: malformed JSON at character {exc.pos} ({exc.msg})"), status_code=400)
+        except ValueError as exc:
+            return JSONResponse(error_body(400, str(exc)), status_code=400)
+        if state["retriever"] is None:
+            reason = f"failed to load: {state['error']}" if state["error"] else "loading indexes"
+            return JSONResponse(error_body(503, reason), status_code=503)
+        served: Retriever | None = state["knowledge"].get(asked.knowledge_id)
+        if served is None:
+            return JSONResponse(error_body(UNKNOWN_KNOWLEDGE, f"The knowledge does not exist: {asked.knowledge_id!r} "
+                                           f"(served: {', '.join(state['knowledge'])})"), status_code=404)
+        return JSONResponse({"records": await run_in_threadpool(knowledge_records, served, asked)})
 
     @app.post("/documents")
     def add(request: AddDocuments) -> Any:

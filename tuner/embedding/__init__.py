@@ -25,7 +25,7 @@ from tuner.embedding._encoders import (
     select_device,
     served_model,
 )
-from tuner.embedding._inference import BACKENDS, Backend, InferenceBackend
+from tuner.embedding._inference import BACKENDS, Backend, InferenceBackend, quiet_model_loading
 from tuner.embedding._models import SentenceTransformerEncoder, preset_prompts, resolve_model_path
 from tuner.embedding._stores import STORE_FILE, EmbeddingStore, PostgresEmbeddingStore, ServingStore, VectorStore, vector_id
 from tuner.embedding._types import Encoder, ModelEncoder
@@ -52,6 +52,7 @@ __all__ = [
     "default_batch_size",
     "parse_endpoint",
     "preset_prompts",
+    "quiet_model_loading",
     "resolve_model_path",
     "select_device",
     "served_model",

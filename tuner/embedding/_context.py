@@ -1,7 +1,7 @@
 """Indexes (chunks → **indexes** → candidates): the encoders of one run and where they keep their vectors.
 
 An :class:`EmbeddingContext` is made once where a run starts (a command, a study, a service) and handed to what
-embeds: the :class:`tuner.retrieval.RetrievalPipeline` and the :class:`tuner.llm.BackendResources` of generators and
+embeds: the :class:`tuner.retrieval.RetrievalPipeline` and the :class:`tuner.backends.BackendResources` of generators and
 judges. Everything that embeds through one context shares one loaded model per name, so a process that builds
 both loads each model once; the options it runs with apply to every encoder it made, loaded or not.
 """

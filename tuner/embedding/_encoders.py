@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tuner.embedding._inference import BACKENDS, Backend
 from tuner.embedding._stores import VectorStore, text_hash, vector_id
 from tuner.embedding._types import ModelEncoder
+from tuner.llm import EmbeddingClient, LLMConfig
 from tuner.errors import UserError
 from tuner.progress import Task
 
@@ -147,10 +148,6 @@ class EndpointEncoder:
         self.vector_backend = ""  # an endpoint's vectors are its model's, whatever serves them
         self._dim: int | None = None
         self.configure(options)
-        # tuner.llm imports this package (its backend resources own an EmbeddingContext): its client is imported
-        # when an endpoint is first used, not with the package
-        from tuner.llm import EmbeddingClient, LLMConfig
-
         key_env = API_KEY_ENV if os.environ.get(API_KEY_ENV, "").strip() else None
         config = LLMConfig(
             base_url=spec.base_url, model=spec.model, api_key_env=key_env, timeout=timeout, max_retries=max_retries,

@@ -313,6 +313,16 @@ def installed_backends() -> list[InferenceBackend]:
     return [b for b in BACKENDS.values() if all(importlib.util.find_spec(name) is not None for name in b.packages)]
 
 
+def quiet_model_loading() -> None:
+    """Turn off the progress bars transformers and the Hugging Face hub draw while a model loads ("Loading weights"):
+    tuner reports its own progress, and a bar per load buries it."""
+    from huggingface_hub.utils.tqdm import disable_progress_bars
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+    disable_progress_bars()
+
+
 def choose_backend(model_path: str, cache: DiskCache) -> BackendChoice:
     """The backend ``auto`` runs ``model_path`` on, on the CPU: the fastest installed backend whose vectors of
     :data:`PROBE_TEXTS` all have cosine ≥ :data:`AUTO_AGREEMENT` with torch fp32's, else torch.
@@ -325,7 +335,8 @@ def choose_backend(model_path: str, cache: DiskCache) -> BackendChoice:
                       _installed_versions(), PROBE_TEXTS, PROBE_BATCH)
 
     def build(folder: Path) -> None:
-        log.info("embedding.backend auto: measuring the installed backends on %s (once for this machine)", Path(model_path).name)
+        log.info("embedding.backend auto: measuring the installed backends on %s (once for this machine: about a minute; "
+                 "embedding: {backend: NAME} in the study skips it)", Path(model_path).name)
         measured = _measure(model_path, cache)
         (folder / "choice.json").write_text(json.dumps({"measured": measured}, indent=1))
 
@@ -365,10 +376,15 @@ def _measure(model_path: str, cache: DiskCache) -> dict[str, tuple[float, float]
     """Per installed backend: (lowest cosine of its probe vectors with torch's, probe texts per second)."""
     from sentence_transformers import SentenceTransformer
 
+    quiet_model_loading()
     texts = list(PROBE_TEXTS)
     reference: np.ndarray | None = None
     measured: dict[str, tuple[float, float]] = {}
-    for backend in installed_backends():
+    backends = installed_backends()
+    began = time.perf_counter()
+    for number, backend in enumerate(backends, start=1):
+        log.info("embedding.backend auto: measuring %s (%d of %d, %.0f s so far)", backend.name, number, len(backends),
+                 time.perf_counter() - began)
         model = SentenceTransformer(model_path, device="cpu")
         use_backend(model, model_path, backend, cache)
 

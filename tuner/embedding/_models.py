@@ -22,7 +22,7 @@ import numpy as np
 
 from tuner.cache import DiskCache
 from tuner.embedding._encoders import EmbeddingOptions, available_devices, default_batch_size, select_device, served_model
-from tuner.embedding._inference import BACKENDS, BackendChoice, choose_backend, require_packages, use_backend
+from tuner.embedding._inference import BACKENDS, BackendChoice, choose_backend, quiet_model_loading, require_packages, use_backend
 from tuner.errors import UserError
 
 if TYPE_CHECKING:
@@ -150,9 +150,8 @@ class SentenceTransformerEncoder:
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
 
-            transformers_logging.disable_progress_bar()  # tuner reports its own progress
+            quiet_model_loading()
 
             model = SentenceTransformer(self._path, device=self.device)
             use_backend(model, self._path, BACKENDS[self.backend], self._cache)

@@ -20,9 +20,9 @@ from pydantic import BaseModel
 
 from tuner.errors import UserError
 from tuner.evaluation.robustness import CaseOutcome
+from tuner.backends import BackendResources
 from tuner.llm import (
     BackendError,
-    BackendResources,
     ChatClient,
     LLMConfig,
     ReplyParseError,

@@ -237,9 +237,10 @@ class StudyRecord:
     provenance (``golden.provenance.json`` as :meth:`tuner.dataset.LabelProvenance.to_dict` writes it; None: unknown
     origin), the golden cases held out for confirmation (``confirm_cases``, empty without ``confirm:``) and each
     confirmed front member's figures on them (``confirm``: trial number → ``values``, ``ci``, ``n``, ``n_total``, and
-    the per-case ``recall_cases``, ``f0``, ``f3``), and ``golden_hash``, the content hash of the whole golden set the
+    the per-case ``recall_cases``, ``f0``, ``f3``), ``golden_hash``, the content hash of the whole golden set the
     study file names (``dataset_hash`` is that of the tuning share with ``confirm:``; None in a study written before
-    tuner recorded it)."""
+    tuner recorded it), and ``retrieval``: the retrieval service a study over one measured
+    (:meth:`tuner.external.ExternalConfig.described`; None: tuner's own retrieval)."""
 
     dataset_hash: str | None = None
     case_order: list[str] = field(default_factory=list)
@@ -253,6 +254,7 @@ class StudyRecord:
     confirm: dict[str, dict[str, Any]] = field(default_factory=dict)
     labels: dict[str, Any] | None = None
     golden_hash: str | None = None
+    retrieval: dict[str, Any] | None = None
 
     @property
     def created(self) -> bool:
@@ -283,6 +285,7 @@ class StudyRecord:
             confirm=dict(attrs.get("confirm") or {}),
             labels=attrs.get("labels"),
             golden_hash=attrs.get("golden_hash"),
+            retrieval=attrs.get("retrieval"),
         )
 
     def provenance(self) -> LabelProvenance | None:

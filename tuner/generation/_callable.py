@@ -12,7 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tuner.errors import UserError
 from tuner.generation._base import Answer
-from tuner.llm import BackendResources, RequestCount
+from tuner.llm import RequestCount
+from tuner.backends import BackendResources
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,8 @@ from tuner.cache import content_key
 from tuner.embedding import Encoder
 from tuner.generation._base import ABSTAIN, Answer
 from tuner.generation._span import answer_type, extract_span, question_parts
-from tuner.llm import BackendResources, RequestCount
+from tuner.llm import RequestCount
+from tuner.backends import BackendResources
 from tuner.settings import DEFAULT_EMBEDDING_MODEL
 from tuner.text import bm25_tokens, split_sentences
 

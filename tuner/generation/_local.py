@@ -26,7 +26,8 @@ from tuner.cache import DiskCache, content_key
 from tuner.errors import UserError
 from tuner.generation._base import Answer
 from tuner.generation._openai import NO_CONTEXT, PromptLanguage, prompt_language
-from tuner.llm import BackendResources, CachedReply, CallStore, RequestCount, Usage, fill, request_key
+from tuner.llm import CachedReply, CallStore, RequestCount, Usage, fill, request_key
+from tuner.backends import BackendResources
 from tuner.text import Language
 
 if TYPE_CHECKING:

@@ -16,7 +16,8 @@ from typing import Literal
 from pydantic import field_validator
 
 from tuner.generation._base import ABSTAIN, Answer
-from tuner.llm import BackendError, BackendResources, ChatClient, LLMConfig, RequestCount, fill, missing_reason_for
+from tuner.llm import BackendError, ChatClient, LLMConfig, RequestCount, fill, missing_reason_for
+from tuner.backends import BackendResources
 from tuner.text import Language, detect_language
 
 ABSTAIN_ZH = "我不知道。"

@@ -11,7 +11,7 @@ from tuner.generation._callable import CallableGeneratorConfig, build_callable
 from tuner.generation._extractive import ExtractiveGeneratorConfig, build_extractive
 from tuner.generation._local import LocalGeneratorConfig, build_local
 from tuner.generation._openai import OpenAIGeneratorConfig, build_openai
-from tuner.llm import BackendRegistry, backend_of
+from tuner.backends import BackendRegistry, backend_of
 
 DEFAULT_GENERATOR = "extractive"
 

@@ -15,7 +15,10 @@ from tuner.golden._keypoints import (
     rule_keypoints,
 )
 from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question, shingles
-from tuner.golden._draft import DRAFT, FOUND_BY, STATUSES, draft_case, golden_row, read_draft, write_draft
+from tuner.golden._draft import (
+    DRAFT, FOUND_BY, STATUSES, DraftCase, DraftConflict, DraftRow, PoolChunk, ReviewState, draft_case, golden_row, load_draft, read_draft,
+    write_draft,
+)
 from tuner.golden._log import (
     KNOWN_BAD, STRATA, LogDrafts, LoggedQuestion, LogRows, Sampling, drafts_from_log, merge_questions, parse_columns, read_log,
     sample_questions, sampling_from,
@@ -25,12 +28,13 @@ from tuner.golden._pool import (
 )
 from tuner.golden._synth import CATEGORIES, PROGRESS, SynthPlan, SynthRun, Synthesizer, estimate_tokens, plan_sources, synth_drafts, synth_prompt
 from tuner.golden._synth import FILTERS as SYNTH_FILTERS
-from tuner.golden._review import ACTIONS, Export, ReviewStore, draft_labels, highlight, merged_provenance
+from tuner.golden._review import ACTIONS, COMPACT_EVERY, Edit, Export, ReviewStore, draft_labels, highlight, merged_provenance
 
 __all__ = [
     "ACTIONS",
     "BACKUP_SUFFIX",
     "CATEGORIES",
+    "COMPACT_EVERY",
     "CONFLICT_NEAR_DUPLICATE",
     "DEFAULT_DEPTH",
     "DENSE_NEIGHBOURS",
@@ -47,6 +51,10 @@ __all__ = [
     "STRATA",
     "SYNTH_FILTERS",
     "ConflictCandidate",
+    "DraftCase",
+    "DraftConflict",
+    "DraftRow",
+    "Edit",
     "Export",
     "KeypointsReport",
     "KnowledgeSearch",
@@ -57,6 +65,8 @@ __all__ = [
     "Sampling",
     "StaleVersion",
     "PendingCase",
+    "PoolChunk",
+    "ReviewState",
     "Spend",
     "SynthPlan",
     "SynthRun",
@@ -79,6 +89,7 @@ __all__ = [
     "golden_row",
     "highlight",
     "keypoint_prompt",
+    "load_draft",
     "merge_questions",
     "merged_provenance",
     "near_duplicate_groups",

@@ -1,13 +1,19 @@
 """Golden set (reference answers → **keypoints**): ``tuner golden keypoints``: fill a case's missing keypoints from its
 reference answer by offline rules.
 
-A keypoint is a checkable fact with aliases, any one of which counts. The rules take from the answer: dates
-(``2016年9月4日`` with alias ``2016-09-04``), percentages (``百分之十二`` / ``12%``), numbers with their unit (``七十天``
-with alias ``70天``), years after ``in``/``since``/... and numbers with thousands separators that a relevant document
-also has, titles in 《》 and quoted spans, named spans that also occur in a relevant document (English
-capitalized names; Chinese words jieba tags as names of persons, places, organizations or other proper nouns — ``nr``,
-``ns``, ``nt``, ``nz`` — adjacent ones joined, :data:`NAMED_SPAN` characters long),
-and, first, a short answer (at most :data:`SHORT_ANSWER` words) that occurs whole in a relevant document, as one keypoint.
+A keypoint is a checkable fact with aliases, any one of which counts. The rules take from the answer: version numbers
+(``2.9.4``), dates (``2016年9月4日`` with alias ``2016-09-04``), percentages (``百分之十二`` / ``12%``), numbers with their
+unit (``七十天`` with alias ``70天``; Chinese units of :data:`ZH_UNITS` such as ``分贝``, ``分钟``, ``平方米``; a measure
+word with the noun it counts, ``20个字符``; English units of one or two words, ``2.2 kg``, ``3 business days``,
+``46 pages per minute``, ``54 °C``, ``9 a.m.``), a rate before it (``每天12小时``), a currency sign (``$2,009``), a time
+of day (``上午7点`` with alias ``7:00``), a number with a Chinese magnitude (``1073万用户``), years after
+``in``/``since``/... and numbers with thousands separators that a relevant document also has, titles in 《》 and
+quoted spans, named spans that also occur in a relevant document (English capitalized names; Chinese words jieba tags
+as names of persons, places, organizations or other proper nouns — ``nr``, ``ns``, ``nt``, ``nz`` — adjacent ones
+joined, :data:`NAMED_SPAN` characters long), and, when nothing else is found, a short answer (at most
+:data:`SHORT_ANSWER` words) that occurs whole in a relevant document, as one keypoint. Not facts: digits glued to a
+letter (the ``10`` of ``M10``), ``一`` in fixed words (``充一次电``), and the common nouns jieba tags as places
+(:data:`_NOT_NAMES`). On the demo's reference answers: bench/RESULTS.md, "Issue 38 §2".
 
 With a chat model (:func:`fill_keypoints` given a client), the model splits the answer into atomic checkable facts, asked
 in the answer's language (:data:`PROMPTS`), each fact with aliases copied from the relevant documents; an alias not
@@ -21,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +52,32 @@ _BEFORE_YEAR = re.compile(r"\b(?:in|since|by|until|till|from|before|after|during
 BACKUP_SUFFIX = ".bak"
 
 _PERCENT = re.compile(r"(?P<n>\d+(?:\.\d+)?)\s*(?:%|％|\s*percent\b|\s*per\s+cent\b)|百分之(?P<zh>[零〇一二三四五六七八九十百千点\d.]+)")
-_UNIT = re.compile(r"\s?(?P<unit>[A-Za-z]{1,12}\b|[个名位只件天年月日周岁元美港万亿千百米公里克吨倍人次条项家座所]{1,3})")
+ZH_UNITS = (
+    "平方公里", "平方千米", "平方米", "立方米", "公里", "千米", "厘米", "毫米", "米", "千克", "公斤", "毫克", "克", "吨", "升", "毫升",
+    "个小时", "小时", "分钟", "秒钟", "秒", "个工作日", "工作日", "天", "周", "个星期", "星期", "个月", "月", "年", "岁", "期",
+    "分贝", "赫兹", "流明", "像素", "瓦", "伏", "毫安时", "摄氏度", "度",
+    "美元", "港元", "欧元", "英镑", "日元", "元", "块", "倍",
+    "个", "名", "位", "只", "件", "台", "张", "页", "项", "条", "家", "座", "所", "人", "次", "款", "种", "套",
+)
+"""Chinese units and measure words a number takes, longest first where one begins another (``分贝`` and ``分钟``
+before ``分`` alone is never a unit: ``20分`` is a score)."""
+_MEASURE_WORDS = frozenset("个名位只件台张页项条家座所种套款")
+"""Measure words, which count a noun: the noun after one is part of the fact (``20个字符``, ``94名员工``)."""
+_UNIT = re.compile(
+    r"\s?(?P<unit>°C|°F|℃|℉|㎡|[ap]\.m\.(?!\w)"
+    r"|(?:square|cubic|business|working|calendar)\s+[A-Za-z]{2,12}(?![A-Za-z])"
+    r"|[A-Za-z]{1,12}(?![A-Za-z])(?:\s+(?:per|a)\s+[a-z]{3,9}(?![A-Za-z]))?"
+    rf"|{'|'.join(ZH_UNITS)})")
+_CURRENCY = re.compile(r"(?:US\$|HK\$|[$¥￥€£])\s?$")
+_PER = re.compile(r"(?:每天|每日|每周|每月|每年|每次)$")
+_CLOCK = re.compile(r"(?:上午|下午|晚上|早上|凌晨|中午)$")
+_VERSION = re.compile(r"(?<![\w.])[vV]?\d+\.\d+\.\d+(?!\w|\.\d)")
+_FIXED_ONE = re.compile(r"一(?:次|下|些|般|样|起|定|直|切|点|会)")
+"""``一`` in fixed words, not a count: ``充一次电`` (charge it once), ``一般`` (usually)."""
+_NOT_NAMES = frozenset({"蓝牙", "日志"})
+"""Common nouns jieba's dictionary tags as place names (``ns``): Bluetooth, log."""
 _QUOTED = re.compile(r"《(?P<a>[^》]{1,60})》|“(?P<b>[^”]{1,60})”|「(?P<c>[^」]{1,60})」|\"(?P<d>[^\"]{1,60})\"")
-_NAME = re.compile(r"\b[A-Z][\w'’.-]*(?:\s+(?:of|the|de|and|von|van|&)?\s*[A-Z][\w'’.-]*)*")
+_NAME = re.compile(r"\b[A-Z][A-Za-z0-9'’.-]*(?:\s+(?:of|the|de|and|von|van|&)?\s*[A-Z][A-Za-z0-9'’.-]*)*")
 
 PROMPTS: dict[Language, str] = {
     "en": (
@@ -99,13 +129,8 @@ def rule_keypoints(answer: str, documents: Sequence[str]) -> list[tuple[str, ...
             taken.append((start, end))
             found.append((start, tuple(dict.fromkeys(a.strip() for a in aliases if a.strip()))))
 
-    short = answer.strip().rstrip("。.")
-    if short and word_count(short) <= SHORT_ANSWER and any(_squash(short) in doc for doc in docs):
-        # a short answer found whole in a document is one fact: the spans inside it are not keypoints of their own
-        number = parse_number(short)
-        dates = find_dates(short)
-        alias = format_number(number) if number is not None else dates[0].iso if len(dates) == 1 and len(short) - len(dates[0].iso) < 4 else None
-        add(0, len(answer), (short, alias) if alias else (short,))
+    for match in _VERSION.finditer(answer):
+        add(match.start(), match.end(), (match[0],))
     for mention in find_dates(answer):
         add(mention.start, mention.end, (answer[mention.start:mention.end], mention.iso))
     for match in _PERCENT.finditer(answer):
@@ -115,14 +140,13 @@ def rule_keypoints(answer: str, documents: Sequence[str]) -> list[tuple[str, ...
     for match in NUMBER.finditer(answer):
         numeral = match.groupdict().get("number")
         value = parse_number(numeral) if numeral else None
-        unit = _UNIT.match(answer, match.end())
-        if value is None or unit is None or unit["unit"].lower() in STOPWORDS_LATIN:
-            if value is not None and numeral and _bare_number(answer, match.start(), numeral) and any(_squash(numeral) in doc for doc in docs):
-                add(match.start(), match.end(), (numeral, format_number(value)))
+        if value is None or not numeral or _part_of_word(answer, match.start()) or _FIXED_ONE.match(answer, match.start()):
             continue
-        span = answer[match.start():unit.end()]
-        arabic = format_number(value) + (unit[0] if not has_chinese(unit["unit"]) or not has_chinese(numeral or "") else unit["unit"])
-        add(match.start(), unit.end(), (span, arabic))
+        fact = _quantity(answer, match.start(), match.end(), numeral, value)
+        if fact is not None:
+            add(*fact)
+        elif _bare_number(answer, match.start(), numeral) and any(_squash(numeral) in doc for doc in docs):
+            add(match.start(), match.end(), (numeral, format_number(value)))
     for match in _QUOTED.finditer(answer):
         inner = next(g for g in match.groups() if g)
         add(match.start(), match.end(), (inner,))
@@ -137,9 +161,57 @@ def rule_keypoints(answer: str, documents: Sequence[str]) -> list[tuple[str, ...
         if len(name) > 2 and any(_squash(name) in doc for doc in docs):
             add(match.start(), match.start() + len(name), (name,))
     for start, name in chinese_names(answer):
-        if any(_squash(name) in doc for doc in docs):
+        if name not in _NOT_NAMES and any(_squash(name) in doc for doc in docs):
             add(start, start + len(name), (name,))
+    short = answer.strip().rstrip("。.")
+    if not found and short and word_count(short) <= SHORT_ANSWER and any(_squash(short) in doc for doc in docs):
+        # a short answer found whole in a document, with no fact of its own inside, is one fact
+        number = parse_number(short)
+        dates = find_dates(short)
+        alias = format_number(number) if number is not None else dates[0].iso if len(dates) == 1 and len(short) - len(dates[0].iso) < 4 else None
+        add(0, len(answer), (short, alias) if alias else (short,))
     return [aliases for _, aliases in sorted(found, key=lambda item: item[0])]
+
+
+def _part_of_word(answer: str, start: int) -> bool:
+    """A number glued to the Latin letter before it is part of a code, not a quantity (``M10``, ``Z48``)."""
+    return start > 0 and answer[start - 1].isascii() and answer[start - 1].isalpha()
+
+
+def _quantity(answer: str, start: int, end: int, numeral: str, value: Fraction) -> tuple[int, int, tuple[str, ...]] | None:
+    """The fact a number at ``answer[start:end]`` states, as ``(start, end, aliases)``, else ``None``: with its unit
+    (``18小时``, ``2.2 kg``, ``46 pages per minute``; a Chinese measure word takes its noun: ``20个字符``), a
+    ``每天``-style rate before it (``每天12小时``), a currency sign (``$2,009``), a time of day (``上午7点``: ``7:00``),
+    or a Chinese magnitude alone (``1073万``)."""
+    arabic = format_number(value)
+    if answer.startswith("点", end) and (clock := _CLOCK.search(answer, 0, start)) is not None:
+        hour = int(value) + (12 if clock[0] in ("下午", "晚上") and value < 12 else 0)
+        return clock.start(), end + 1, (answer[clock.start():end + 1], f"{hour}:00")
+    unit = _UNIT.match(answer, end)
+    if unit is not None and unit["unit"].split()[0].lower() not in STOPWORDS_LATIN:
+        stop = unit.end()
+        name = unit["unit"] if has_chinese(unit["unit"]) and has_chinese(numeral) else unit[0]
+        if unit["unit"] in _MEASURE_WORDS:
+            noun = _noun_at(answer, stop)
+            stop, name = stop + len(noun), name + noun
+        rate = _PER.search(answer, 0, start)
+        first = rate.start() if rate is not None else start
+        return first, stop, (answer[first:stop], (rate[0] if rate is not None else "") + arabic + name)
+    currency = _CURRENCY.search(answer, 0, start)
+    if currency is not None:
+        return currency.start(), end, (answer[currency.start():end], currency[0].strip() + arabic)
+    if numeral[-1] in "万亿":
+        noun = _noun_at(answer, end)
+        return start, end + len(noun), (numeral + noun, arabic + noun) if noun else (numeral, arabic)
+    return None
+
+
+def _noun_at(text: str, start: int) -> str:
+    """The Chinese noun jieba reads at ``text[start:]`` (``字符``, ``员工``, ``工作日``), else ``""``."""
+    words = tag(text[start:start + 8])
+    if words and words[0][1][0] in "nt" and len(words[0][0]) <= 4 and _CJK.match(words[0][0]):
+        return words[0][0]
+    return ""
 
 
 def _bare_number(answer: str, start: int, numeral: str) -> bool:

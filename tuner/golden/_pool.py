@@ -38,12 +38,17 @@ def embedding_model(kb: Dataset) -> str:
     return kb.model_defaults.get("embedding_model", DEFAULT_EMBEDDING_MODEL)
 
 
+_EMBEDDING_RETRIEVERS = ("dense", "hybrid")
+"""Pool retrievers that embed the corpus: the language rule of :func:`default_pool` leaves them out together."""
+
+
 def default_pool(kb: Dataset) -> tuple[str, ...]:
-    """The pool's retrievers on ``kb``: :data:`POOL_RETRIEVERS`, without ``dense`` when the embedding model does not cover
-    the knowledge base's language (hybrid stays: its BM25 half still ranks)."""
+    """The pool's retrievers on ``kb``: :data:`POOL_RETRIEVERS`, without the ones that embed (``dense`` and ``hybrid``)
+    when the embedding model does not cover the knowledge base's language: hybrid's dense half would rank at random
+    and embedding the corpus costs most of the run, for nothing BM25 alone does not find."""
     if embedding_covers(embedding_model(kb), kb.language):
         return POOL_RETRIEVERS
-    return tuple(name for name in POOL_RETRIEVERS if name != "dense")
+    return tuple(name for name in POOL_RETRIEVERS if name not in _EMBEDDING_RETRIEVERS)
 
 
 def parse_pool(text: str) -> tuple[str, ...]:
@@ -59,14 +64,15 @@ def parse_pool(text: str) -> tuple[str, ...]:
 def choose_pool(kb: Dataset, names: str | None) -> tuple[tuple[str, ...], str | None]:
     """The pool retrievers of the drafts ``tuner golden from-log`` and ``synth`` write on ``kb``: ``names`` (``--pool``,
     :func:`parse_pool`: ``ValueError`` on a bad name) when given, else :func:`default_pool`; and, when the default left
-    dense out, the one line that says so (else ``None``)."""
+    retrievers out, the one line that says so (else ``None``)."""
     if names is not None:
         return parse_pool(names), None
     pool = default_pool(kb)
-    if "dense" in pool:
+    if pool == POOL_RETRIEVERS:
         return pool, None
-    return pool, (f"pool: {', '.join(pool)}; dense left out: {embedding_model(kb)} does not cover this knowledge base's language "
-                  f"({kb.language}); --pool bm25,dense,hybrid puts it back")
+    left_out = " and ".join(name for name in POOL_RETRIEVERS if name not in pool)
+    return pool, (f"pool: {', '.join(pool)}; {left_out} left out: {embedding_model(kb)} does not cover this knowledge base's "
+                  f"language ({kb.language}); --pool bm25,dense,hybrid puts them back")
 
 
 def pool_order(ranks: dict[str, int | None]) -> tuple[int, int]:
@@ -100,19 +106,20 @@ def build_pools(
 
 
 def _pools(pipeline: RetrievalPipeline, questions: Sequence[str], depth: int, retrievers: Sequence[str],
-           reporter: Reporter | None = None) -> list[list[dict[str, Any]]]:
+           reporter: Reporter | None = None, scored_only: bool = False) -> list[list[dict[str, Any]]]:
     pools: list[dict[int, dict[str, int | None]]] = [{} for _ in questions]
     table = None
     for name in retrievers:
         settings = settings_from_mapping({"retriever": name, "candidate_depth": depth, "top_k": depth}, "pool settings",
                                          pipeline.dataset.model_defaults)
         table = pipeline.table(settings)
-        indices = pipeline.retriever(settings).search(list(questions), depth, table.mask("clean")).indices
+        hits = pipeline.retriever(settings).search(list(questions), depth, table.mask("clean"))
         if reporter is not None:
             reporter.stage(f"pool: {name} top {depth} of {len(questions)} questions over {len(table.chunks)} chunks")
         for row, pool in enumerate(pools):
-            for rank, index in enumerate(indices[row][:depth], start=1):
-                if index >= 0:
+            for rank, (index, score) in enumerate(zip(hits.indices[row][:depth], hits.scores[row][:depth]), start=1):
+                # scored_only: BM25 pads its top depth with chunks sharing no term (score 0), which a search box must not show
+                if index >= 0 and (score > 0 or not scored_only):
                     pool.setdefault(int(index), dict.fromkeys(retrievers))[name] = rank
     assert table is not None, "name at least one pool retriever"  # the runs share one chunk table
     result = []
@@ -143,12 +150,13 @@ class KnowledgeSearch:
         self._table: ChunkTable | None = None
 
     def search(self, query: str, k: int) -> list[dict[str, Any]]:
-        """The top ``k`` chunks for ``query`` (``{doc_id, chunk_id, title, text, ranks}``, best first)."""
+        """The top ``k`` chunks for ``query`` (``{doc_id, chunk_id, title, text, ranks}``, best first); only chunks the
+        query scores above 0 (BM25: sharing a term with it), so a query nothing matches finds nothing."""
         if not 1 <= k <= SEARCH_DEPTH:
             raise ValueError(f"k must be from 1 to {SEARCH_DEPTH}, got {k}")
         if not query.strip():
             raise ValueError("the search text is empty")
-        return _pools(self._pipeline, [query], k, self.retrievers)[0][:k]
+        return _pools(self._pipeline, [query], k, self.retrievers, scored_only=True)[0][:k]
 
     def chunk(self, chunk_id: str) -> dict[str, Any] | None:
         """The chunk ``chunk_id`` of the knowledge base (``{doc_id, chunk_id, title, text}``), ``None`` when there is none."""

@@ -10,34 +10,53 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from filelock import FileLock
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tuner.dataset import (
     CONFLICTS, CORPUS, GOLDEN, MANIFEST, PROVENANCE, Dataset, DraftLabels, LabelProvenance, labels_line, load_knowledge_base, read_provenance,
 )
 from tuner.embedding import CachedEncoder
 from tuner.errors import DatasetError, StaleVersion, UserError
-from tuner.golden._draft import CASES, FOUND_BY, REVIEWED, STATUSES, conflict_row, draft_kind, golden_row, read_draft
+from tuner.golden._draft import (
+    CASES, FOUND_BY, REVIEWED, STATUSES, DraftCase, DraftRow, Status, conflict_row, golden_row, parse_row, validation_problem,
+)
+from tuner.golden._journal import Journal, now
 from tuner.golden._pool import KnowledgeSearch
 from tuner.io import atomic_write_text, jsonl_objects, jsonl_text
 from tuner.text import bm25_tokens, normalize_text
 
-ACTIONS = {"accept": "accepted", "reject": "rejected", "skip": "skipped", "reopen": "pending", "no_answer": "no_answer"}
+ACTIONS: dict[str, Status] = {"accept": "accepted", "reject": "rejected", "skip": "skipped", "reopen": "pending", "no_answer": "no_answer"}
 """Review actions and the status each one sets."""
+Action = Literal["accept", "reject", "skip", "reopen", "no_answer"]
+COMPACT_EVERY = 200
+"""Saves between two rewrites of the draft file (each save is already on disk in the review log)."""
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+class Edit(BaseModel):
+    """One save of the review app (``POST /api/cases/{id}``): the ``version`` it was made on, an ``action`` and/or edited
+    fields (draft cases only): ``relevant_chunk_ids``, ``ground_truth``, ``keypoints`` (lists of aliases) and
+    ``found_chunk_ids`` (chunks found by the search: added to the pool marked :data:`FOUND_BY` search, and checked).
+    Strict: an unknown key or a wrong type is refused, naming it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    version: int = Field(ge=0)
+    action: Action | None = None
+    relevant_chunk_ids: list[str] | None = None
+    ground_truth: str | None = None
+    keypoints: list[list[str]] | None = None
+    found_chunk_ids: list[str] | None = None
+
+    def fields(self) -> set[str]:
+        """The edited fields this save names."""
+        return self.model_fields_set - {"version", "action"}
 
 
-def _keypoints(value: Any) -> list[list[str]]:
+def _keypoints(value: list[list[str]]) -> list[list[str]]:
     """Keypoints as lists of non-empty aliases (stripped, duplicates dropped); a keypoint left without one is dropped."""
-    if not isinstance(value, list) or not all(isinstance(k, list) and all(isinstance(a, str) for a in k) for k in value):
-        raise ValueError("keypoints must be a list of lists of aliases")
     cleaned = [list(dict.fromkeys(a.strip() for a in k if a.strip())) for k in value]
     return [k for k in cleaned if k]
 
@@ -47,49 +66,51 @@ class ReviewStore:
     processes on the same file: each write happens under a file lock, on the file as it is on disk then).
 
     ``update`` applies a change only when the caller names the row's current ``version`` (else
-    :class:`StaleVersion`), increments it, rewrites the file atomically (:func:`tuner.io.atomic_write_text`) and
-    appends what changed, with the time, to the review log ``<draft>.log.jsonl``.
+    :class:`StaleVersion`), increments it and appends what changed, with the time, to the review log
+    ``<draft>.log.jsonl``, flushed to disk before it returns; the draft file is rewritten every :data:`COMPACT_EVERY`
+    saves and by :meth:`flush` (:mod:`tuner.golden._journal`: reading the draft replays the log).
     """
 
     def __init__(self, path: Path, dataset: Path | None = None, encoder: CachedEncoder | None = None) -> None:
         self.path = path
-        self.log_path = path.with_name(f"{path.stem}.log.jsonl")
+        self._journal = Journal(path)
+        self.log_path = self._journal.log
         self._file_lock = FileLock(str(path) + ".lock")
         self._lock = threading.Lock()
-        self._stamp: tuple[int, int] | None = None
-        self._rows: list[dict[str, Any]] = []
+        self._stamp: tuple[tuple[int, int, int], ...] | None = None
         with self._file_lock:  # temporaries of a write killed midway (kill -9); a live writer holds this lock
             for stale in path.parent.glob(f".{path.name}.*.tmp"):
                 stale.unlink(missing_ok=True)
-        self._reload()
-        self.kind = draft_kind(self._rows, str(path))
-        named = self._rows[0].get("dataset")
-        self.dataset = dataset or (Path(named) if isinstance(named, str) else path.parent)
+            self._reload()
+            self._ensure_marked()
+        named = self._rows[0].dataset if isinstance(self._rows[0], DraftCase) else None
+        self.dataset = dataset or (Path(named) if named else path.parent)
         self._kb: Dataset | None = None
         self._encoder = encoder
         self._search: KnowledgeSearch | None = None
 
     def _reload(self) -> None:
-        try:
-            stat = self.path.stat()
-        except FileNotFoundError:
-            raise UserError(f"{self.path}: draft file not found") from None
-        stamp = (stat.st_mtime_ns, stat.st_size)
+        stamp = self._journal.stamp()
         if stamp != self._stamp:
-            self._rows = read_draft(self.path)
+            loaded = self._journal.load()
+            self._rows, self.kind, self._digest, self._marked, self._pending = (
+                loaded.rows, loaded.kind, loaded.digest, loaded.marked, loaded.pending)
             self._stamp = stamp
 
-    def rows(self) -> list[dict[str, Any]]:
+    def _ensure_marked(self) -> None:
+        """Before the first save onto a draft file the log does not name yet (new, or edited by hand): name it."""
+        if not self._marked:
+            self._journal.mark(self._digest)
+            self._marked = True
+            self._stamp = self._journal.stamp()
+
+    def rows(self) -> list[DraftRow]:
         with self._lock:
             self._reload()
             return list(self._rows)
 
-    def row(self, case_id: str) -> dict[str, Any] | None:
-        return next((row for row in self.rows() if self.key(row) == case_id), None)
-
-    def key(self, row: dict[str, Any]) -> str:
-        """A row's id: ``id`` of a draft case, ``doc_id`` of a conflict candidate."""
-        return str(row["id"] if self.kind == CASES else row["doc_id"])
+    def row(self, case_id: str) -> DraftRow | None:
+        return next((row for row in self.rows() if row.key == case_id), None)
 
     def knowledge_base(self) -> Dataset:
         if self._kb is None:
@@ -102,43 +123,57 @@ class ReviewStore:
             self._search = KnowledgeSearch(self.knowledge_base(), self._encoder)
         return self._search
 
-    def update(self, case_id: str, version: int, action: str | None = None, **fields: Any) -> dict[str, Any]:
-        """Apply ``action`` (:data:`ACTIONS`) and edited ``fields`` (draft cases: ``relevant_chunk_ids``, ``ground_truth``,
-        ``keypoints``, ``found_chunk_ids``: chunks found by the search, added to the pool marked :data:`FOUND_BY` search
-        and checked) to row ``case_id``; the row as saved. A change that changes nothing writes nothing."""
-        if action is not None and action not in ACTIONS:
-            raise ValueError(f"unknown action {action!r} (actions: {', '.join(ACTIONS)})")
-        if action == "no_answer" and self.kind != CASES:
-            raise ValueError("no_answer applies to draft cases only")
-        allowed = {"relevant_chunk_ids", "ground_truth", "keypoints", "found_chunk_ids"} if self.kind == CASES else set()
-        unknown = set(fields) - allowed
-        if unknown:
-            raise ValueError(f"cannot edit {', '.join(sorted(unknown))} here")
+    def update(self, case_id: str, version: int, action: str | None = None, **fields: Any) -> DraftRow:
+        """Apply the save ``version``, ``action``, ``fields`` (:class:`Edit`; a bad one is ``ValueError`` naming the key)
+        to row ``case_id``; the row as saved. A change that changes nothing writes nothing."""
+        try:
+            edit = Edit.model_validate({"version": version, **({"action": action} if action is not None else {}), **fields})
+        except ValidationError as exc:
+            raise ValueError(validation_problem(exc)) from None
+        return self.save(case_id, edit)
+
+    def save(self, case_id: str, edit: Edit) -> DraftRow:
+        """:meth:`update` with a validated :class:`Edit`."""
+        if self.kind != CASES and (edit.action == "no_answer" or edit.fields()):
+            raise ValueError("a conflict candidate is accepted, rejected, skipped or reopened; nothing else is edited here")
         with self._lock, self._file_lock:
-            self._stamp = None  # another process may have written: always compare with the file on disk
-            self._reload()
-            index = next((i for i, row in enumerate(self._rows) if self.key(row) == case_id), None)
+            self._reload()  # another process may have written: always compare with the files on disk
+            index = next((i for i, row in enumerate(self._rows) if row.key == case_id), None)
             if index is None:
                 raise KeyError(case_id)
-            row: dict[str, Any] = json.loads(json.dumps(self._rows[index]))
-            review = row["review"]
-            if review["version"] != version:
-                raise StaleVersion(case_id, review["version"], version)
-            changes = self._apply(row, action, fields)
+            current = self._rows[index]
+            if current.review.version != edit.version:
+                raise StaleVersion(case_id, current.review.version, edit.version)
+            record = current.record()
+            changes = self._apply(record, edit)
             if not changes:
-                return row
-            review["version"] += 1
-            review["updated"] = _now()
-            rows = [*self._rows[:index], row, *self._rows[index + 1:]]
-            atomic_write_text(self.path, jsonl_text(rows))
-            self._rows, self._stamp = rows, None
-            with self.log_path.open("a", encoding="utf-8") as log:
-                log.write(jsonl_text([{"time": review["updated"], "id": case_id, "version": review["version"], "action": action,
-                                       "changes": changes}]))
+                return current
+            record["review"].update(version=edit.version + 1, updated=now())
+            row = parse_row(record, self.kind)
+            self._ensure_marked()
+            self._journal.append({"time": row.review.updated, "id": case_id, "version": row.review.version,
+                                  "action": edit.action, "changes": changes})
+            self._rows = [*self._rows[:index], row, *self._rows[index + 1:]]
+            self._pending += 1
+            if self._pending >= COMPACT_EVERY:
+                self._compact()
+            self._stamp = self._journal.stamp()
             return row
 
-    def _apply(self, row: dict[str, Any], action: str | None, fields: dict[str, Any]) -> dict[str, list[Any]]:
-        """Change ``row`` in place; ``{field: [old, new]}`` for what changed."""
+    def flush(self) -> None:
+        """Rewrite the draft file with every save the log holds beyond it (the app does this when it stops)."""
+        with self._lock, self._file_lock:
+            self._reload()
+            if self._pending:
+                self._compact()
+                self._stamp = self._journal.stamp()
+
+    def _compact(self) -> None:
+        self._digest = self._journal.compact(self._rows)
+        self._marked, self._pending = True, 0
+
+    def _apply(self, row: dict[str, Any], edit: Edit) -> dict[str, list[Any]]:
+        """Change the draft line ``row`` in place; ``{field: [old, new]}`` for what changed."""
         changes: dict[str, list[Any]] = {}
 
         def put(name: str, value: Any, target: dict[str, Any] = row) -> None:
@@ -146,37 +181,32 @@ class ReviewStore:
                 changes[name] = [target.get(name), value]
                 target[name] = value
 
-        if "found_chunk_ids" in fields:
-            fields = {**fields, "relevant_chunk_ids": [*fields.get("relevant_chunk_ids", row["relevant_chunk_ids"]),
-                                                       *self._add_found(row, fields["found_chunk_ids"], changes)]}
-        if "relevant_chunk_ids" in fields:
-            if not isinstance(fields["relevant_chunk_ids"], list) or not all(isinstance(c, str) for c in fields["relevant_chunk_ids"]):
-                raise ValueError("relevant_chunk_ids must be a list of chunk ids")
-            wanted = set(fields["relevant_chunk_ids"])
+        relevant = edit.relevant_chunk_ids
+        if edit.found_chunk_ids is not None:
+            put("pool", [*row["pool"], *self._found(row, edit.found_chunk_ids)])
+            relevant = [*(relevant if relevant is not None else row["relevant_chunk_ids"]), *edit.found_chunk_ids]
+        if relevant is not None:
+            wanted = set(relevant)
             pool = row["pool"]
             unknown = wanted - {c["chunk_id"] for c in pool}
             if unknown:
                 raise ValueError(f"chunks not in this case's pool: {', '.join(sorted(unknown))}")
             put("relevant_chunk_ids", [c["chunk_id"] for c in pool if c["chunk_id"] in wanted])
             put("relevant_doc_ids", list(dict.fromkeys(c["doc_id"] for c in pool if c["chunk_id"] in wanted)))
-        if "ground_truth" in fields:
-            if not isinstance(fields["ground_truth"], str):
-                raise ValueError("ground_truth must be a string")
-            put("ground_truth", fields["ground_truth"].strip())
-        if "keypoints" in fields:
-            put("keypoints", _keypoints(fields["keypoints"]))
+        if edit.ground_truth is not None:
+            put("ground_truth", edit.ground_truth.strip())
+        if edit.keypoints is not None:
+            put("keypoints", _keypoints(edit.keypoints))
             if "keypoints" in changes:
                 put("keypoints_reviewed", True, row["review"])
-        if action is not None:
-            put("status", ACTIONS[action], row["review"])
-            if action == "accept" and self.kind == CASES and row.get("keypoints"):
+        if edit.action is not None:
+            put("status", ACTIONS[edit.action], row["review"])
+            if edit.action == "accept" and self.kind == CASES and row.get("keypoints"):
                 put("keypoints_reviewed", True, row["review"])
         return changes
 
-    def _add_found(self, row: dict[str, Any], chunk_ids: Any, changes: dict[str, list[Any]]) -> list[str]:
-        """Append the chunks ``chunk_ids`` not yet in ``row``'s pool to it, marked found by search; their ids."""
-        if not isinstance(chunk_ids, list) or not all(isinstance(c, str) for c in chunk_ids):
-            raise ValueError("found_chunk_ids must be a list of chunk ids")
+    def _found(self, row: dict[str, Any], chunk_ids: list[str]) -> list[dict[str, Any]]:
+        """The chunks ``chunk_ids`` not yet in ``row``'s pool, marked found by search."""
         present = {c["chunk_id"] for c in row["pool"]}
         added = []
         for chunk_id in dict.fromkeys(chunk_ids):
@@ -185,10 +215,7 @@ class ReviewStore:
                 if chunk is None:
                     raise ValueError(f"no chunk {chunk_id} in the knowledge base")
                 added.append({**chunk, "ranks": {}, FOUND_BY: "search"})
-        if added:
-            changes["pool"] = [[], [c["chunk_id"] for c in added]]
-            row["pool"] = [*row["pool"], *added]
-        return list(chunk_ids)
+        return added
 
     def progress(self) -> dict[str, Any]:
         """Reviewed (accepted, rejected or no answer) and total rows, per status and per stratum (draft cases) or kind (conflicts)."""
@@ -196,13 +223,13 @@ class ReviewStore:
         group = "stratum" if self.kind == CASES else "kind"
         per: dict[str, dict[str, int]] = {}
         for row in rows:
-            counts = per.setdefault(str(row.get(group) or "unspecified"), {"reviewed": 0, "total": 0})
+            counts = per.setdefault(str(getattr(row, group) or "unspecified"), {"reviewed": 0, "total": 0})
             counts["total"] += 1
-            counts["reviewed"] += row["review"]["status"] in REVIEWED
+            counts["reviewed"] += row.review.status in REVIEWED
         return {
-            "reviewed": sum(row["review"]["status"] in REVIEWED for row in rows),
+            "reviewed": sum(row.review.status in REVIEWED for row in rows),
             "total": len(rows),
-            "by_status": {status: sum(row["review"]["status"] == status for row in rows) for status in STATUSES},
+            "by_status": {status: sum(row.review.status == status for row in rows) for status in STATUSES},
             "by_group": per,
         }
 
@@ -211,8 +238,8 @@ class ReviewStore:
         rows = self.rows()
         for status in ("pending", "skipped"):
             for row in rows:
-                if row["review"]["status"] == status:
-                    return self.key(row)
+                if row.review.status == status:
+                    return row.key
         return None
 
     def export(self) -> Export:
@@ -223,14 +250,19 @@ class ReviewStore:
         :func:`tuner.dataset.load_dataset` once a golden set exists); a problem writes nothing. The previous file
         is kept beside it as ``.bak``."""
         rows = self.rows()
-        accepted = [row for row in rows if row["review"]["status"] == "accepted"]
+        accepted = [row for row in rows if row.review.status == "accepted"]
         if not accepted:
             raise UserError(f"{self.path}: no accepted rows to export yet")
-        name, convert, key = (GOLDEN, golden_row, "id") if self.kind == CASES else (CONFLICTS, conflict_row, "doc_id")
+        name, key = (GOLDEN, "id") if self.kind == CASES else (CONFLICTS, "doc_id")
         target = self.dataset / name
-        mine = {self.key(row) for row in rows}
+        mine = {row.key for row in rows}
         kept = [entry for entry in _jsonl(target) if entry.get(key) not in mine]
-        entries = kept + [convert(row) for row in accepted]
+        unlabelled = [row.key for row in accepted if isinstance(row, DraftCase) and not row.relevant_doc_ids]
+        if unlabelled:
+            raise UserError(f"{self.path}: accepted case {unlabelled[0]} has no checked chunk; check the chunks that answer it, "
+                            f"or reopen it, or mark it no answer ({len(unlabelled)} such case{'s' if len(unlabelled) > 1 else ''}: "
+                            f"{', '.join(unlabelled[:5])}{', …' if len(unlabelled) > 5 else ''})")
+        entries = kept + [golden_row(row) if isinstance(row, DraftCase) else conflict_row(row) for row in accepted]
         files = {name: jsonl_text(entries)}
         if self.kind != CASES:
             # a stale version found in the corpus becomes a conflict: it leaves corpus.jsonl (it stays in the index,
@@ -244,7 +276,8 @@ class ReviewStore:
                 earlier = read_provenance(self.dataset / PROVENANCE)
             except ValueError as exc:
                 raise UserError(f"{exc}; fix or remove it to export") from None
-            labels = merged_provenance(earlier, draft_labels(str(self.path.resolve()), rows), [entry[key] for entry in entries])
+            cases = [row for row in rows if isinstance(row, DraftCase)]
+            labels = merged_provenance(earlier, draft_labels(str(self.path.resolve()), cases), [entry[key] for entry in entries])
             files[PROVENANCE] = json.dumps(labels.to_dict(), indent=2, ensure_ascii=False) + "\n"
         dataset = _validated(self.dataset, files)
         for written in sorted(files, key=lambda n: n == CORPUS):  # conflicts first: an interrupted export re-runs
@@ -252,29 +285,28 @@ class ReviewStore:
             if path.is_file():
                 shutil.copyfile(path, path.with_name(path.name + ".bak"))
             atomic_write_text(path, files[written])
-        return Export(target, len(accepted), len(kept), dataset.summary(), labels_line(dataset.provenance))
+        return Export(target, len(accepted), len(kept), dataset.summary(), labels_line(dataset.provenance), dataset.provenance)
 
 
-def draft_labels(draft: str, rows: Sequence[dict[str, Any]]) -> DraftLabels:
+def draft_labels(draft: str, rows: Sequence[DraftCase]) -> DraftLabels:
     """How the draft cases ``rows`` of the draft file ``draft`` were labelled: the pool (retrievers and depth from each
     row's ``pool_spec``, else the retrievers its ranks name, depth unknown), the accepted cases and their labels found
     by search outside the pool, the cases marked no answer and the rejected ones."""
     retrievers: dict[str, None] = {}
     depths: set[int | None] = set()
     for row in rows:
-        spec = row.get("pool_spec") or {}
-        names = spec.get("retrievers") or [name for chunk in row["pool"] for name in chunk.get("ranks", {})]
+        spec = row.pool_spec
+        names = (spec.retrievers if spec is not None else []) or [name for chunk in row.pool for name in chunk.ranks]
         retrievers.update(dict.fromkeys(names))
-        depths.add(spec.get("depth"))
-    accepted = [row for row in rows if row["review"]["status"] == "accepted"]
-    found = {row["id"]: sum(c.get(FOUND_BY) == "search" and c["chunk_id"] in row["relevant_chunk_ids"] for c in row["pool"])
-             for row in accepted}
-    status = [row["review"]["status"] for row in rows]
+        depths.add(spec.depth if spec is not None else None)
+    accepted = [row for row in rows if row.review.status == "accepted"]
+    found = {row.id: sum(c.found_by == "search" and c.chunk_id in row.relevant_chunk_ids for c in row.pool) for row in accepted}
+    status = [row.review.status for row in rows]
     return DraftLabels(
         draft=draft,
         pool_retrievers=tuple(retrievers) or ("unknown",),
         pool_depth=max(d for d in depths if d is not None) if depths and None not in depths else None,
-        case_ids=tuple(row["id"] for row in accepted),
+        case_ids=tuple(row.id for row in accepted),
         found_by_search={case_id: n for case_id, n in found.items() if n},
         no_answer=status.count("no_answer"),
         rejected=status.count("rejected"),
@@ -301,6 +333,8 @@ class Export:
     summary: str
     labels: str = ""
     """Where the labels came from (:func:`tuner.dataset.labels_line` of the provenance the export wrote)."""
+    provenance: LabelProvenance | None = None
+    """The provenance the export wrote."""
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:

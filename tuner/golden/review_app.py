@@ -1,11 +1,11 @@
 """Golden set (golden drafts → **review** → dataset): the review web app behind ``tuner golden review``: FastAPI on
-127.0.0.1, pages rendered on the server with inline CSS and JavaScript (no outside asset: it works offline), one case
-or conflict candidate at a time.
+127.0.0.1, pages rendered on the server with the stylesheet and script (package files, ``static/review.css`` and
+``static/review.js``) inline (no outside asset: it works offline), one case or conflict candidate at a time.
 
 Pages: ``GET /`` (the first row not yet reviewed), ``GET /case/{id}``, ``GET /step/{id}?dir=next|back`` (the
 neighbour within the status filter). API: ``POST /api/cases/{id}`` (``version`` plus an ``action`` and/or edited
-fields; 409 when the version is stale), ``GET /api/search?q=TEXT&k=N`` (chunks of the whole knowledge base:
-``[{chunk_id, doc_id, title, text}]``), ``GET /api/progress``, ``POST /api/export``. Every write needs the run's token
+fields, :class:`tuner.golden.Edit`: an unknown key or a wrong type is a 422 naming it; 409 when the version is stale),
+``GET /api/search?q=TEXT&k=N`` (chunks of the whole knowledge base: ``[{rank, chunk_id, doc_id, title, text}]``), ``GET /api/progress``, ``POST /api/export``. Every write needs the run's token
 (the page carries it), JSON and no foreign ``Origin``, and every request a loopback ``Host`` (:mod:`tuner.http_guard`).
 """
 
@@ -13,19 +13,23 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import cache
+from importlib.resources import files
 from typing import Any
 from urllib.parse import quote
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from pydantic import ValidationError
 
 from tuner.errors import DatasetError, StaleVersion, UserError
-from tuner.golden._draft import CASES, STATUSES
-from tuner.golden._draft import FOUND_BY
+from tuner.golden._draft import CASES, STATUSES, DraftCase, DraftConflict, DraftRow, validation_problem
 from tuner.golden._pool import SEARCH_DEPTH
-from tuner.golden._review import ReviewStore, highlight
+from tuner.golden._review import Edit, Export, ReviewStore, highlight
 from tuner.http_guard import LOOPBACK_NAMES, TOKEN_HEADER, WriteGuard, new_token
-from tuner.text import detect_language
+from tuner.text import detect_language, is_blank, plural
 
 FILTERS = ("all", *STATUSES)
 UI_LANGUAGES = ("en", "zh")
@@ -76,7 +80,8 @@ _TRANSLATIONS: dict[str, tuple[str, str]] = {
     "count": ("asked", "提问次数"),
     "ranks": ("ranks", "排名"),
     "language": ("中文", "English"),
-    "exported": ("Exported", "已导出"),
+    "export_failed": ("Not exported", "未导出"),
+    "in_pool": ("already in the pool as candidate {n}", "已在候选池中，第 {n} 条"),
     "missing": ("(not in the knowledge base)", "（知识库中没有这篇文档）"),
     "known_bad": ("known bad", "已知坏例"),
     "head": ("head", "高频"),
@@ -98,234 +103,114 @@ def _label(value: object, texts: dict[str, str]) -> str:
     """A stratum or category as the interface names it (escaped); a name it does not know as written."""
     return _e(texts.get(str(value), str(value)))
 
-_STYLE = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC","Noto Sans SC","Source Han Sans SC","PingFang SC","Hiragino Sans GB","Microsoft YaHei","WenQuanYi Micro Hei","WenQuanYi Zen Hei","Droid Sans Fallback",sans-serif;margin:0;background:#f6f7f9;color:#1d2430}
-header{background:#24324a;color:#fff;padding:.6rem 1rem;display:flex;gap:1rem;align-items:center;flex-wrap:wrap}
-header a,header select,header button{font:inherit}
-header a{color:#cfe0ff}
-main{max-width:70rem;margin:0 auto;padding:1rem}
-h2{font-size:1rem;margin:1.2rem 0 .4rem;color:#4a5568}
-.question{font-size:1.35rem;font-weight:600;background:#fff;padding:.8rem;border-radius:6px}
-.meta{color:#4a5568;font-size:.85rem}
-.chunk{background:#fff;border:1px solid #d9dee7;border-radius:6px;padding:.6rem;margin:.4rem 0;display:flex;gap:.6rem}
-.chunk.checked{border-color:#2f855a;background:#f0fff4}
-.chunk .n{font-weight:700;min-width:1.5rem}
-mark.q{background:#fde68a}
-mark.k{background:none;border-bottom:3px solid #2b6cb0;font-weight:600}
-mark.qk{background:#fde68a;border-bottom:3px solid #2b6cb0;font-weight:600}
-mark.w{background:#fed7d7;font-weight:600}
-textarea{width:100%;font:inherit;box-sizing:border-box}
-.actions{display:flex;gap:.5rem;margin:1rem 0;flex-wrap:wrap}
-.actions button{font:inherit;padding:.4rem 1rem;border-radius:5px;border:1px solid #718096;background:#fff;cursor:pointer}
-#accept{background:#2f855a;color:#fff;border-color:#2f855a}#reject{background:#c53030;color:#fff;border-color:#c53030}
-#search-form{display:flex;gap:.5rem}#search{flex:1;font:inherit;padding:.3rem}.found{color:#2b6cb0;font-weight:600}
-.status{display:inline-block;padding:.1rem .5rem;border-radius:4px;background:#e2e8f0}
-#message{min-height:1.4rem;font-weight:600}#message.error{color:#c53030}
-.side{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.doc{background:#fff;padding:.8rem;border-radius:6px;white-space:pre-wrap}
-.keys{color:#718096;font-size:.8rem}
-"""
 
-_SCRIPT = """
-const S = JSON.parse(document.getElementById('state').textContent);
-const T = S.texts;
-const HEADERS = {'Content-Type': 'application/json', [S.token_header]: S.token};
-const msg = document.getElementById('message');
-let chain = Promise.resolve();
-function show(text, error) { msg.textContent = text; msg.className = error ? 'error' : ''; }
-function save(body) {
-  chain = chain.then(async () => {
-    const response = await fetch('/api/cases/' + encodeURIComponent(S.id), {method: 'POST',
-      headers: HEADERS, body: JSON.stringify({...body, version: S.version})});
-    const reply = await response.json();
-    if (response.status === 409) { show(T.stale, true); throw new Error('stale'); }
-    if (!response.ok) { show(T.failed + ': ' + reply.error, true); throw new Error(reply.error); }
-    S.version = reply.row.review.version;
-    const status = document.getElementById('status');
-    status.textContent = T[reply.row.review.status];
-    status.dataset.status = reply.row.review.status;
-    if (reply.pool_html !== undefined) { document.getElementById('pool').innerHTML = reply.pool_html; bindChunks(); }
-    if (reply.keypoint_html !== undefined) { document.getElementById('kpfound').innerHTML = reply.keypoint_html; }
-    show(T.saved + ' (v' + S.version + ')', false);
-    return reply;
-  });
-  return chain;
-}
-function go(dir) { location.href = '/step/' + encodeURIComponent(S.id) + '?dir=' + dir + '&filter=' + S.filter; }
-function act(action) { save({action: action}).then(() => go('next'), () => {}); }
-function checkedChunks() { return [...document.querySelectorAll('input.pick:checked')].map(box => box.value); }
-function bindChunks() {
-  document.querySelectorAll('input.pick').forEach(box => box.addEventListener('change', () => {
-    box.closest('.chunk').classList.toggle('checked', box.checked);
-    save({relevant_chunk_ids: checkedChunks()}).catch(() => {});
-  }));
-}
-function keypoints(text) {
-  return text.split('\\n').map(line => line.split('|').map(a => a.trim()).filter(a => a)).filter(k => k.length);
-}
-const unsaved = new Map();
-function bindField(id, build) {
-  const field = document.getElementById(id);
-  if (!field) return;
-  let timer = null;
-  const flush = () => {
-    if (timer === null) return;
-    clearTimeout(timer); timer = null; unsaved.delete(id);
-    save(build(field.value)).catch(() => {});
-  };
-  field.addEventListener('input', () => {
-    clearTimeout(timer); timer = setTimeout(flush, 600); unsaved.set(id, () => build(field.value)); });
-  field.addEventListener('change', flush);
-  field.addEventListener('blur', flush);
-}
-// leaving the page while typing: the last edit goes out with the page (a keepalive request survives the unload)
-window.addEventListener('pagehide', () => {
-  for (const build of unsaved.values()) {
-    fetch('/api/cases/' + encodeURIComponent(S.id), {method: 'POST', keepalive: true, headers: HEADERS,
-      body: JSON.stringify({...build(), version: S.version})});
-  }
-  unsaved.clear();
-});
-function searchResult(hit, checked) {
-  const label = document.createElement('label');
-  label.className = 'chunk' + (checked ? ' checked' : '');
-  const box = document.createElement('input');
-  box.type = 'checkbox'; box.className = 'hit'; box.value = hit.chunk_id; box.checked = checked;
-  const text = document.createElement('span');
-  if (hit.title) { const title = document.createElement('strong'); title.textContent = hit.title; text.append(title, document.createElement('br')); }
-  const meta = document.createElement('span'); meta.className = 'meta'; meta.textContent = hit.doc_id;
-  text.append(hit.text, document.createElement('br'), meta);
-  label.append(box, text);
-  box.addEventListener('change', () => {
-    label.classList.toggle('checked', box.checked);
-    const body = box.checked ? {found_chunk_ids: [hit.chunk_id]}
-      : {relevant_chunk_ids: checkedChunks().filter(id => id !== hit.chunk_id)};
-    save(body).catch(() => {});
-  });
-  return label;
-}
-const searchForm = document.getElementById('search-form');
-if (searchForm) searchForm.addEventListener('submit', async event => {
-  event.preventDefault();
-  const response = await fetch('/api/search?k=' + S.search_k + '&q=' + encodeURIComponent(document.getElementById('search').value));
-  const reply = await response.json();
-  const results = document.getElementById('search-results');
-  if (!response.ok) { show(T.failed + ': ' + reply.error, true); return; }
-  const checked = new Set(checkedChunks());
-  results.replaceChildren(...reply.map(hit => searchResult(hit, checked.has(hit.chunk_id))));
-  if (!reply.length) results.textContent = T.search_none;
-});
-bindChunks();
-bindField('answer', value => ({ground_truth: value}));
-bindField('keypoints', value => ({keypoints: keypoints(value)}));
-for (const name of ['accept', 'reject', 'no_answer', 'skip', 'reopen']) {
-  const button = document.getElementById(name);
-  if (button) button.addEventListener('click', () => act(name));
-}
-document.getElementById('back').addEventListener('click', () => go('back'));
-document.getElementById('next').addEventListener('click', () => go('next'));
-document.getElementById('filter').addEventListener('change', event => {
-  location.href = '/case/' + encodeURIComponent(S.id) + '?filter=' + event.target.value; });
-document.getElementById('lang').addEventListener('click', () => {
-  document.cookie = 'lang=' + S.other_language + ';path=/;SameSite=Strict'; location.reload(); });
-const exportButton = document.getElementById('export');
-exportButton.addEventListener('click', async () => {
-  const response = await fetch('/api/export', {method: 'POST', headers: HEADERS, body: '{}'});
-  const reply = await response.json();
-  show(response.ok ? T.exported + ': ' + reply.path + ' (' + reply.written + '); ' + reply.labels : T.failed + ': ' + reply.error, !response.ok);
-});
-document.addEventListener('keydown', event => {
-  if (event.target.matches('textarea, input[type=text], select')) { if (event.key === 'Escape') event.target.blur(); return; }
-  if (event.ctrlKey || event.metaKey || event.altKey) return;
-  const keys = {a: 'accept', r: 'reject', x: 'no_answer', s: 'skip'};
-  if (keys[event.key] && document.getElementById(keys[event.key])) { event.preventDefault(); act(keys[event.key]); }
-  else if (event.key === '/' && document.getElementById('search')) { event.preventDefault(); document.getElementById('search').focus(); }
-  else if (event.key === 'b' || event.key === 'ArrowLeft') go('back');
-  else if (event.key === 'n' || event.key === 'ArrowRight') go('next');
-  else if (event.key === 'e' || event.key === 'k') {
-    const field = document.getElementById(event.key === 'e' ? 'answer' : 'keypoints');
-    if (field) { event.preventDefault(); field.focus(); }
-  } else if (/^[1-9]$/.test(event.key)) {
-    const box = document.querySelectorAll('input.pick')[Number(event.key) - 1];
-    if (box) { box.checked = !box.checked; box.dispatchEvent(new Event('change')); }
-  }
-});
-"""
 
 
 def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+@cache
+def asset(name: str) -> str:
+    """The page's stylesheet or script (``review.css``, ``review.js``), package files under ``tuner/golden/static``."""
+    return files("tuner.golden").joinpath("static", name).read_text("utf-8")
+
+
 def _marked(segments: list[tuple[str, str]], flag_class: str | None = None) -> str:
     return "".join(f'<mark class="{flag_class or flag}">{_e(text)}</mark>' if flag else _e(text) for text, flag in segments)
 
 
-def _aliases(row: dict[str, Any]) -> list[str]:
-    return [alias for keypoint in row.get("keypoints", []) for alias in keypoint]
+def _aliases(row: DraftCase) -> list[str]:
+    return [alias for keypoint in row.keypoints for alias in keypoint]
 
 
-def pool_html(row: dict[str, Any], texts: dict[str, str]) -> str:
+def pool_html(row: DraftCase, texts: dict[str, str]) -> str:
     """The pool of a draft case: one checkbox per chunk, question terms and keypoint aliases marked."""
-    checked = set(row.get("relevant_chunk_ids", []))
+    checked = set(row.relevant_chunk_ids)
     aliases = _aliases(row)
     parts = []
-    for number, chunk in enumerate(row["pool"], start=1):
-        on = chunk["chunk_id"] in checked
-        ranks = ", ".join(f"{name} {rank}" for name, rank in chunk.get("ranks", {}).items() if rank is not None)
-        where = f'<span class="found">{texts["by_search"]}</span>' if chunk.get(FOUND_BY) == "search" else f'{texts["ranks"]}: {_e(ranks)}'
-        title = f"<strong>{_marked(highlight(chunk['title'], row['question'], aliases))}</strong><br>" if chunk.get("title") else ""
+    for number, chunk in enumerate(row.pool, start=1):
+        on = chunk.chunk_id in checked
+        ranks = ", ".join(f"{name} {rank}" for name, rank in chunk.ranks.items() if rank is not None)
+        where = f'<span class="found">{texts["by_search"]}</span>' if chunk.found_by == "search" else f'{texts["ranks"]}: {_e(ranks)}'
+        title = f"<strong>{_marked(highlight(chunk.title, row.question, aliases))}</strong><br>" if chunk.title else ""
         parts.append(
-            f'<label class="chunk{" checked" if on else ""}"><input type="checkbox" class="pick" value="{_e(chunk["chunk_id"])}"'
+            f'<label class="chunk{" checked" if on else ""}"><input type="checkbox" class="pick" value="{_e(chunk.chunk_id)}"'
             f'{" checked" if on else ""}><span class="n">{number}</span><span>{title}'
-            f'{_marked(highlight(chunk["text"], row["question"], aliases))}'
-            f'<br><span class="meta">{_e(chunk["doc_id"])} · {where}</span></span></label>')
+            f'{_marked(highlight(chunk.text, row.question, aliases))}'
+            f'<br><span class="meta">{_e(chunk.doc_id)} · {where}</span></span></label>')
     return "".join(parts)
 
 
-def keypoint_html(row: dict[str, Any], texts: dict[str, str]) -> str:
+def keypoint_html(row: DraftCase, texts: dict[str, str]) -> str:
     """Per keypoint, the pool chunks (by number) whose text holds one of its aliases."""
     lines = []
-    for keypoint in row.get("keypoints", []):
-        found = [str(n) for n, chunk in enumerate(row["pool"], start=1)
-                 if any(flag for _, flag in highlight(f"{chunk.get('title', '')}\n{chunk['text']}", "", keypoint))]
+    for keypoint in row.keypoints:
+        found = [str(n) for n, chunk in enumerate(row.pool, start=1)
+                 if any(flag for _, flag in highlight(f"{chunk.title}\n{chunk.text}", "", keypoint))]
         where = f"{texts['found']} {', '.join(found)}" if found else texts["none"]
         lines.append(f"<li>{_e(' | '.join(keypoint))}: {where}</li>")
     return f"<ul>{''.join(lines)}</ul>" if lines else ""
 
 
-def _case_body(row: dict[str, Any], texts: dict[str, str]) -> str:
-    stratum = f"{texts['stratum']} {_label(row.get('stratum'), texts)}"
-    count = f" · {texts['count']} {_e(row['count'])}" if row.get("count") is not None else ""
-    keypoints = "\n".join(" | ".join(k) for k in row.get("keypoints", []))
+def _case_body(row: DraftCase, store: ReviewStore, texts: dict[str, str]) -> str:
+    stratum = f"{texts['stratum']} {_label(row.stratum, texts)}"
+    count = f" · {texts['count']} {_e(row.count)}" if row.count is not None else ""
+    keypoints = "\n".join(" | ".join(k) for k in row.keypoints)
     return (
-        f'<h2>{texts["question"]}</h2><div class="question" id="question">{_e(row["question"])}</div>'
-        f'<div class="meta">{_e(row["id"])} · {stratum}{count} · {_label(row.get("category", ""), texts)}</div>'
+        f'<h2>{texts["question"]}</h2><div class="question" id="question">{_e(row.question)}</div>'
+        f'<div class="meta">{_e(row.id)} · {stratum}{count} · {_label(row.category, texts)}</div>'
         f'<h2>{texts["pool"]}</h2><div id="pool">{pool_html(row, texts)}</div>'
-        f'<h2>{texts["answer"]}</h2><textarea id="answer" rows="2">{_e(row.get("ground_truth", ""))}</textarea>'
+        f'{search_html(store, texts)}'
+        f'<h2>{texts["answer"]}</h2><textarea id="answer" rows="2">{_e(row.ground_truth)}</textarea>'
         f'<h2>{texts["keypoints"]}</h2><textarea id="keypoints" rows="4">{_e(keypoints)}</textarea>'
         f'<div id="kpfound" class="meta">{keypoint_html(row, texts)}</div>'
     )
 
 
 def search_html(store: ReviewStore, texts: dict[str, str]) -> str:
-    """The search box over the whole knowledge base, with a line naming the retrievers it uses."""
+    """The search box over the whole knowledge base (under the pool), with a line naming the retrievers it uses."""
     note = texts["search_both" if "dense" in store.searcher().retrievers else "search_bm25"]
-    return (f'<h2>{texts["search"]}</h2><div class="meta" id="search-note">{note}</div>'
+    return (f'<section id="search-box"><h2>{texts["search"]}</h2><div class="meta" id="search-note">{note}</div>'
             f'<form id="search-form"><input type="text" id="search" autocomplete="off">'
-            f'<button id="search-go" type="submit">{texts["search_go"]}</button></form><div id="search-results"></div>')
+            f'<button id="search-go" type="submit">{texts["search_go"]}</button></form><div id="search-results"></div></section>')
 
 
-def _conflict_body(row: dict[str, Any], store: ReviewStore, texts: dict[str, str]) -> str:
-    wrong = [str(w) for w in row.get("wrong_values", [])]
-    other = next((doc for doc in store.knowledge_base().corpus if doc.doc_id == row["conflicts_with"]), None)
+def _conflict_body(row: DraftConflict, store: ReviewStore, texts: dict[str, str]) -> str:
+    wrong = [str(w) for w in row.wrong_values]
+    other = next((doc for doc in store.knowledge_base().corpus if doc.doc_id == row.conflicts_with), None)
     other_text = _marked(highlight(other.text, "", wrong), "w") if other else _e(texts["missing"])
     return (
-        f'<div class="meta" id="question">{texts["kind"]}: {" · ".join(_label(v, texts) for v in (row.get("kind"), row.get("severity")) if v)}'
+        f'<div class="meta" id="question">{texts["kind"]}: {" · ".join(_label(v, texts) for v in (row.kind, row.severity) if v)}'
         f' · {texts["wrong"]}: {_e(", ".join(wrong))}</div>'
-        f'<div class="side"><div><h2>{texts["candidate"]}: {_e(row["doc_id"])}</h2>'
-        f'<div class="doc">{_marked(highlight(row["text"], "", wrong), "w")}</div></div>'
-        f'<div><h2>{texts["original"]}: {_e(row["conflicts_with"])}</h2><div class="doc">{other_text}</div></div></div>'
+        f'<div class="side"><div><h2>{texts["candidate"]}: {_e(row.doc_id)}</h2>'
+        f'<div class="doc">{_marked(highlight(row.text, "", wrong), "w")}</div></div>'
+        f'<div><h2>{texts["original"]}: {_e(row.conflicts_with)}</h2><div class="doc">{other_text}</div></div></div>'
     )
+
+
+def export_message(done: Export, language: str) -> str:
+    """What the page says after an export, in the UI's language: how many cases went where, and where the labels came
+    from (the provenance the export wrote, :class:`tuner.dataset.LabelProvenance`).
+
+    >>> from pathlib import Path
+    >>> print(export_message(Export(Path("kb/golden.jsonl"), 1, 0, ""), "zh"))
+    已导出 1 条到 kb/golden.jsonl。
+    """
+    labels = done.provenance
+    if language == "zh":
+        head = f"已导出 {done.written} 条到 {done.path}" + (f"（保留其他草稿的 {done.kept} 条）" if done.kept else "") + "。"
+        if labels is None:
+            return head
+        depth = "?" if labels.pool_depth is None else labels.pool_depth
+        pools = (f"{len(labels.drafts)} 份草稿的审核" if len(labels.drafts) > 1
+                 else f"对 {'+'.join(labels.pool_retrievers)} 候选池（深度 {depth}）的审核")
+        unreviewed = f"，另有 {labels.unreviewed} 条无审核记录（来源未知）" if labels.unreviewed else ""
+        return (f"{head}标注来自{pools}：{labels.cases} 条，其中 {labels.cases_found_by_search} 条有在候选池外搜索到的标注"
+                f"（{labels.labels_found_by_search} 个片段），{labels.no_answer} 条标为知识库中无答案，{labels.rejected} 条被拒绝{unreviewed}。")
+    head = (f"Exported {plural(done.written, 'case')} to {done.path}"
+            + (f" ({plural(done.kept, 'case')} of other drafts kept)" if done.kept else "") + ".")
+    return head if labels is None else f"{head} {labels.summary()[0].upper()}{labels.summary()[1:]}."
 
 
 def _state_json(state: dict[str, Any]) -> str:
@@ -338,7 +223,7 @@ def _state_json(state: dict[str, Any]) -> str:
     return json.dumps(state, ensure_ascii=False).replace("<", "\\u003c")
 
 
-def _page(store: ReviewStore, row: dict[str, Any] | None, language: str, status_filter: str, token: str) -> str:
+def _page(store: ReviewStore, row: DraftRow | None, language: str, status_filter: str, token: str) -> str:
     texts = TEXTS[language]
     progress = store.progress()
     groups = " · ".join(f"{_label(name, texts)} {c['reviewed']}/{c['total']}" for name, c in progress["by_group"].items())
@@ -346,13 +231,14 @@ def _page(store: ReviewStore, row: dict[str, Any] | None, language: str, status_
     header = (
         f'<header><strong>{texts["title"]}</strong><span id="progress">{texts["reviewed"]} {progress["reviewed"]}/{progress["total"]}'
         f' ({groups})</span><label>{texts["filter"]} <select id="filter">{options}</select></label>'
-        f'<button id="lang" type="button">{texts["language"]}</button><button id="export" type="button">{texts["export"]}</button></header>'
+        f'<button id="lang" type="button">{texts["language"]}</button><button id="export" type="button">{texts["export"]}</button>'
+        f'<span id="export-result" role="status"></span></header>'
     )
     if row is None:
         body, key, version, status = f'<p id="done">{texts["done"]}</p>', "", 0, "pending"
     else:
-        key, version, status = store.key(row), row["review"]["version"], row["review"]["status"]
-        body = _case_body(row, texts) + search_html(store, texts) if store.kind == CASES else _conflict_body(row, store, texts)
+        key, version, status = row.key, row.review.version, row.review.status
+        body = _case_body(row, store, texts) if isinstance(row, DraftCase) else _conflict_body(row, store, texts)
     actions = ("accept", "reject", "no_answer", "skip", "reopen") if store.kind == CASES else ("accept", "reject", "skip", "reopen")
     buttons = "".join(f'<button id="{name}" type="button">{texts[name]}</button>' for name in actions)
     state = {"id": key, "version": version, "filter": status_filter, "texts": texts, "search_k": 10,
@@ -361,22 +247,29 @@ def _page(store: ReviewStore, row: dict[str, Any] | None, language: str, status_
     payload = _state_json(state)
     return (
         f'<!doctype html><html lang="{"zh-CN" if language == "zh" else "en"}"><head><meta charset="utf-8">'
-        f'<meta name="viewport" content="width=device-width"><title>{texts["title"]}</title><style>{_STYLE}</style></head><body>'
+        f'<meta name="viewport" content="width=device-width"><title>{texts["title"]}</title><style>{asset("review.css")}</style></head><body>'
         f'{header}<main><div>{texts["status"]}: <span class="status" id="status" data-status="{status}">{texts[status]}</span></div>'
         f'{body}<div class="actions">{buttons if row is not None else ""}<button id="back" type="button">{texts["back"]}</button>'
         f'<button id="next" type="button">{texts["next"]}</button></div><div id="message" role="alert"></div>'
         f'<p class="keys">{texts["keys"]}</p></main><script type="application/json" id="state">{payload}</script>'
-        f'<script>{_SCRIPT}</script></body></html>'
+        f'<script>{asset("review.js")}</script></body></html>'
     )
 
 
 def build_review_app(store: ReviewStore, language: str | None = None, token: str | None = None) -> FastAPI:
     """The review app over ``store``; ``language`` (``en`` or ``zh``) is the UI's default, else the drafts' language.
     A ``lang`` cookie (the header's language button) overrides it. Writes need ``token`` (default: a new one), which
-    the pages carry; it answers to loopback ``Host`` names only."""
-    sample = [str(row.get("question") or row.get("text", "")) for row in store.rows()[:50]]
+    the pages carry; it answers to loopback ``Host`` names only. When the app stops, the draft file is rewritten with
+    the saves the review log holds beyond it (:meth:`ReviewStore.flush`)."""
+    sample = [row.question if isinstance(row, DraftCase) else row.text for row in store.rows()[:50]]
     default = language or detect_language(sample)
-    app = FastAPI(title="tuner golden review", docs_url=None, redoc_url=None, openapi_url=None)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        store.flush()
+
+    app = FastAPI(title="tuner golden review", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     secret = token or new_token()
     app.add_middleware(WriteGuard, token=secret, hosts=LOOPBACK_NAMES)
 
@@ -394,7 +287,7 @@ def build_review_app(store: ReviewStore, language: str | None = None, token: str
     def chosen_filter(value: str | None) -> str:
         return value if value in FILTERS else "all"
 
-    def shown(request: Request, row: dict[str, Any] | None, status_filter: str) -> HTMLResponse:
+    def shown(request: Request, row: DraftRow | None, status_filter: str) -> HTMLResponse:
         return HTMLResponse(_page(store, row, ui_language(request), status_filter, secret), headers={"Cache-Control": "no-store"})
 
     @app.get("/", response_class=HTMLResponse)
@@ -413,11 +306,11 @@ def build_review_app(store: ReviewStore, language: str | None = None, token: str
     def step(case_id: str, request: Request, dir: str = "next", filter: str | None = None) -> Response:
         status_filter = chosen_filter(filter)
         rows = store.rows()
-        keys = [store.key(row) for row in rows]
+        keys = [row.key for row in rows]
         start = keys.index(case_id) if case_id in keys else -1
         order = range(start + 1, len(rows)) if dir == "next" else range(start - 1, -1, -1)
         for index in order:
-            if status_filter == "all" or rows[index]["review"]["status"] == status_filter:
+            if status_filter == "all" or rows[index].review.status == status_filter:
                 return RedirectResponse(f"/case/{quote(keys[index], safe='')}?filter={status_filter}", status_code=303)
         if dir != "next" and case_id in keys:  # back from the first case of the view: stay on it
             return RedirectResponse(f"/case/{quote(case_id, safe='')}?filter={status_filter}", status_code=303)
@@ -426,22 +319,21 @@ def build_review_app(store: ReviewStore, language: str | None = None, token: str
     @app.post("/api/cases/{case_id:path}")
     async def update(case_id: str, request: Request) -> JSONResponse:
         try:
-            body = await request.json()
-        except ValueError:
-            return JSONResponse({"error": "the request body must be JSON"}, status_code=400)
-        if not isinstance(body, dict) or not isinstance(body.get("version"), int):
-            return JSONResponse({"error": "the request needs the row's version (an integer)"}, status_code=422)
-        version, action = body.pop("version"), body.pop("action", None)
+            edit = Edit.model_validate_json(await request.body())
+        except ValidationError as exc:
+            if exc.errors()[0]["type"] == "json_invalid":
+                return JSONResponse({"error": "the request body must be a JSON object"}, status_code=400)
+            return JSONResponse({"error": validation_problem(exc)}, status_code=422)
         try:
-            row = store.update(case_id, version, action, **body)
+            row = store.save(case_id, edit)
         except StaleVersion as exc:
             return JSONResponse({"error": str(exc), "current_version": exc.current}, status_code=409)
         except KeyError:
             return JSONResponse({"error": f"unknown case {case_id}"}, status_code=404)
         except ValueError as exc:
             return JSONResponse({"error": str(exc)}, status_code=422)
-        reply: dict[str, Any] = {"row": row}
-        if "keypoints" in body or "found_chunk_ids" in body:
+        reply: dict[str, Any] = {"row": row.record()}
+        if isinstance(row, DraftCase) and {"keypoints", "found_chunk_ids"} & edit.fields():
             texts = TEXTS[ui_language(request)]
             reply.update(pool_html=pool_html(row, texts), keypoint_html=keypoint_html(row, texts))
         return JSONResponse(reply)
@@ -455,7 +347,7 @@ def build_review_app(store: ReviewStore, language: str | None = None, token: str
         return store.progress()
 
     @app.post("/api/export")
-    def export() -> JSONResponse:
+    def export(request: Request) -> JSONResponse:
         try:
             done = store.export()
         except DatasetError as exc:
@@ -464,23 +356,23 @@ def build_review_app(store: ReviewStore, language: str | None = None, token: str
         except UserError as exc:
             return JSONResponse({"error": str(exc)}, status_code=400)
         return JSONResponse({"path": str(done.path), "written": done.written, "kept": done.kept, "summary": done.summary,
-                             "labels": done.labels})
+                             "labels": done.labels, "message": export_message(done, ui_language(request))})
 
     return app
 
 
 def search_reply(store: ReviewStore, q: str | None, k: str | None) -> JSONResponse:
     """``GET /api/search``: the top ``k`` (default 10, at most :data:`SEARCH_DEPTH`) chunks of the whole knowledge base
-    for ``q``, as ``[{chunk_id, doc_id, title, text}]``; a missing or blank ``q`` or a bad ``k`` is a 400 saying which."""
-    if q is None or not q.strip():
+    for ``q``, as ``[{rank, chunk_id, doc_id, title, text}]`` (rank 1 = best); a missing ``q``, one with nothing to read
+    (:func:`tuner.text.is_blank`: spaces of any script, control and zero-width characters only) or a bad ``k`` is a 400
+    saying which."""
+    if q is None or is_blank(q):
         return JSONResponse({"error": "q: give the text to search for (q=...)"}, status_code=400)
     if len(q) > 1000:
         return JSONResponse({"error": f"q: at most 1000 characters, got {len(q)}"}, status_code=400)
-    try:
-        depth = 10 if k is None else int(k)
-    except ValueError:
-        depth = 0
+    depth = 10 if k is None else int(k) if k.isascii() and k.isdecimal() and len(k) <= 3 else 0
     if not 1 <= depth <= SEARCH_DEPTH:
         return JSONResponse({"error": f"k: an integer from 1 to {SEARCH_DEPTH}, got {k!r}"}, status_code=400)
     hits = store.searcher().search(q, depth)
-    return JSONResponse([{name: hit[name] for name in ("chunk_id", "doc_id", "title", "text")} for hit in hits])
+    return JSONResponse([{"rank": rank, **{name: hit[name] for name in ("chunk_id", "doc_id", "title", "text")}}
+                         for rank, hit in enumerate(hits, start=1)])

@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from tuner.judging._normalize import Normalized, normalize
 from tuner.judging._overlap import best_window
 from tuner.verdicts import KeypointVerdict, Verdict
-from tuner.llm import BackendResources, RequestCount
+from tuner.llm import RequestCount
+from tuner.backends import BackendResources
 
 
 class LexicalJudgeConfig(BaseModel):

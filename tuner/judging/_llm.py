@@ -13,9 +13,9 @@ from pydantic import Field
 
 from tuner.generation import PromptLanguage, format_contexts, prompt_language
 from tuner.verdicts import VERDICTS, KeypointVerdict, Verdict
+from tuner.backends import BackendResources
 from tuner.llm import (
     BackendError,
-    BackendResources,
     ChatClient,
     LLMConfig,
     Message,

@@ -9,7 +9,7 @@ from pydantic import Discriminator, Tag
 from tuner.judging._base import Judge
 from tuner.judging._lexical import LexicalJudgeConfig, build_lexical
 from tuner.judging._llm import LLMJudgeConfig, build_llm
-from tuner.llm import BackendRegistry, backend_of
+from tuner.backends import BackendRegistry, backend_of
 
 DEFAULT_JUDGE = "lexical"
 

@@ -40,9 +40,35 @@ class Completion:
     """Prompt tokens the provider served from its prefix cache (0 for a reply from tuner's call cache, which cost nothing)."""
 
 
-def _read_key(env_name: str | None) -> str:
+def send_with_retries(send_once: Callable[[], T], max_retries: int, backoff_base: float, usage: Usage) -> T:
+    """``send_once()``, the retry rule of every remote backend: a :class:`TransientBackendError` is tried again up to
+    ``max_retries`` times, waiting ``backoff_base · 2^(attempt − 1)`` seconds (jittered ×1–1.25) or the server's
+    ``retry_after``, whichever is longer (at most 60 s); any other :class:`BackendError` raises at once; the last
+    failed attempt raises the error of its kind with ``retries_spent`` (a connection that never succeeded is then
+    fatal). ``usage`` counts the retries and failures."""
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return send_once()
+        except TransientBackendError as exc:
+            failed = exc
+        except BackendError:
+            usage.add(failures=1)
+            raise
+        if attempt > max_retries:
+            usage.add(failures=1)
+            raise backend_error(failed.kind, f"{failed} after {attempt} attempts", retries_spent=True)
+        usage.add(retries=1)
+        backoff = backoff_base * 2 ** (attempt - 1) * random.uniform(1.0, 1.25)
+        time.sleep(min(max(backoff, failed.retry_after), _MAX_BACKOFF))
+
+
+def read_key(env_name: str | None) -> str:
     if env_name is None:
         return _NO_KEY
+    """The API key in environment variable ``env_name`` (a placeholder for ``None``: a server that needs no key); a
+    :class:`UserError` naming the variable when it is empty."""
     value = os.environ.get(env_name, "")
     if not value.strip():
         raise UserError(f"environment variable {env_name} is not set: it must hold the API key (api_key_env)")
@@ -112,7 +138,7 @@ class EndpointClient:
         self.usage = usage if usage is not None else Usage()
         import openai  # here, not at the top: importing it takes seconds, and most runs never reach an endpoint
 
-        self._key = _read_key(config.api_key_env)
+        self._key = read_key(config.api_key_env)
         self._client = openai.OpenAI(
             base_url=config.base_url, api_key=self._key, timeout=config.timeout, max_retries=0,
             default_headers=config.extra_headers or None, default_query=config.default_query or None,
@@ -123,22 +149,7 @@ class EndpointClient:
         return f"{type(self).__name__}(base_url={redact(self.config.base_url)!r}, model={self.config.model!r})"
 
     def _send_with_retries(self, send: Callable[[], T]) -> T:
-        attempt = 0
-        while True:
-            attempt += 1
-            try:
-                return self._send_once(send)
-            except TransientBackendError as exc:
-                failed = exc
-            except BackendError:
-                self.usage.add(failures=1)
-                raise
-            if attempt > self.config.max_retries:
-                self.usage.add(failures=1)
-                raise backend_error(failed.kind, f"{failed} after {attempt} attempts", retries_spent=True)
-            self.usage.add(retries=1)
-            backoff = self.config.backoff_base * 2 ** (attempt - 1) * random.uniform(1.0, 1.25)
-            time.sleep(min(max(backoff, failed.retry_after), _MAX_BACKOFF))
+        return send_with_retries(lambda: self._send_once(send), self.config.max_retries, self.config.backoff_base, self.usage)
 
     def _send_once(self, send: Callable[[], T]) -> T:
         """``send()``; an ``openai`` failure becomes the :class:`BackendError` of its kind, not chained to it (its

@@ -26,7 +26,8 @@ from tuner.evaluation.retrieval import score_contexts
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, evaluation_steps
 from tuner.generation import Answer, build_generator
 from tuner.judging import build_judge
-from tuner.llm import BackendResources, RequestCount
+from tuner.llm import RequestCount
+from tuner.backends import BackendResources
 from tuner.metrics import delta_faithful
 from tuner.variants import VariantsConfig
 from tuner.objectives import DELTA

@@ -40,7 +40,7 @@ from tuner.report._figures import (
     sweet_spot_figure,
 )
 from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
-from tuner.settings import RetrievalSettings, format_settings
+from tuner.settings import RetrievalSettings, format_settings, shared_settings
 from tuner.front import StudyRecord, TrialRecord, confirmed_entries, entry_caveat, neighbour_comparisons, pick_notes
 from tuner.front import study_labels
 
@@ -58,6 +58,8 @@ table { border-collapse: collapse; margin: 10px 0; font-size: 13px; }
 th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: right; white-space: nowrap; } th { background: #f4f4f4; }
 td.text, th { white-space: normal; } .wide { overflow-x: auto; max-width: 100%; }
 td.text, th.text { text-align: left; } .note { color: #555; font-style: italic; }
+tr.settings td { text-align: left; white-space: normal; font-family: ui-monospace, monospace; font-size: 12px; color: #333;
+  border-top: none; padding-top: 0; padding-left: 24px; }
 code, pre { background: #f4f4f4; padding: 2px 4px; } dl { display: grid; grid-template-columns: max-content auto; gap: 2px 16px; }
 dt { font-weight: 600; }
 """
@@ -91,13 +93,19 @@ def _value(point: Point, name: str) -> str:
     return text + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: Sequence[int] = ()) -> str:
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], text_columns: Sequence[int] = (),
+           settings: Sequence[str] | None = None) -> str:
+    """An HTML table; ``settings`` (one text per row) go in a row of their own under each row, across the whole table:
+    the configuration, which is what gets deployed, is read in one line instead of a column pushed off the page."""
     def cell(tag: str, i: int, content: str) -> str:
         cls = ' class="text"' if i in text_columns else ""
         return f"<{tag}{cls}>{_esc(content)}</{tag}>"
 
     head = "".join(cell("th", i, h) for i, h in enumerate(header))
-    body = "".join("<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>" for row in rows)
+    under = settings or [""] * len(rows)
+    body = "".join("<tr>" + "".join(cell("td", i, c) for i, c in enumerate(row)) + "</tr>"
+                   + (f'<tr class="settings"><td colspan="{len(header)}">{_esc(line)}</td></tr>' if line else "")
+                   for row, line in zip(rows, under))
     # headers wrap, and a table still wider than the page scrolls inside its own box instead of being cut at the edge
     return f'<div class="wide"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 
@@ -147,6 +155,11 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
         ("hypervolume", "—" if final_hv is None else f"{final_hv:.4f}"),
         ("generated", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
     ]
+    service = summary.retrieval
+    if service is not None:  # the trials measured someone else's retrieval: what was searched and how v3 was made
+        rows.insert(2, ("retrieval", f"external service {service['url']}, knowledge {service['knowledge_id']} "
+                                     f"(Dify External Knowledge API): only {service['searched']} searched; v3: "
+                                     f"{service['v3']}; records matched to golden documents by {service['match']}"))
     items = "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in rows)
     return (
         f"<h1>Study {_esc(summary.name)}</h1><dl>{items}</dl>"
@@ -185,17 +198,26 @@ def _front_table(
             *_confirmed(e, quality, confirmed),
             "" if e.tie_group is None else f"T{e.tie_group + 1}",
             ", ".join(f"#{n}" for n in e.epsilon_dominated_by),
-            format_settings(e.params),
         ]
         for e in entries
     ]
     header = ["trial", *(label(n) for n in names), *([] if CONTEXT_WORDS in names else ["context words"]),
               "n/N", *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism")),
-              "ε-tie", "ε-dominated by", "params"]
+              "ε-tie", "ε-dominated by"]
     note = ('<p class="note">Held out: each front member evaluated when the study ended on the confirmation cases the '
             "search never saw (confirm: in the study file); optimism = tuning − held out, the part of the search's "
             "figure that did not hold. Pick rules use the held-out figures.</p>") if quality else ""
-    return _table(header, rows, text_columns=[len(header) - 1]) + note
+    shared, lines = settings_lines([e.params for e in entries])
+    return shared + _table(header, rows, settings=lines) + note
+
+
+def settings_lines(configurations: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:
+    """The settings of table rows, as a line naming those all of them share (empty when none or one row) and per row
+    the line of its own (``settings: top_k=8 · relevance_threshold=0.35``)."""
+    shared = shared_settings(configurations)
+    lines = [format_settings({k: v for k, v in c.items() if k not in shared}, " · ") for c in configurations]
+    note = f'<p class="note">Every configuration below has {_esc(format_settings(shared))}.</p>' if shared else ""
+    return note, [f"settings: {line}" if line else "" for line in lines]
 
 
 def _neighbour_table(entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord],
@@ -242,9 +264,10 @@ def _pruned_table(summary: StudySummary) -> str:
         cells = ["", "", "", ""] if pruning is None else [
             str(pruning.look), str(pruning.cases_used), f"#{pruning.dominated_by}", f"{pruning.p_value:.2g}"
         ]
-        rows.append([f"#{trial.number}", *cells, format_settings(trial.params)])
-    table = _table(["trial", "look", "cases used", "dominated by", "p (Δ)", "params"], rows, text_columns=[5])
-    return f"<details><summary>{len(rows)} pruned trial(s)</summary>{table}</details>"
+        rows.append([f"#{trial.number}", *cells])
+    shared, lines = settings_lines([trial.params for trial in summary.pruned])
+    table = _table(["trial", "look", "cases used", "dominated by", "p (Δ)"], rows, settings=lines)
+    return f"<details><summary>{len(rows)} pruned trial(s)</summary>{shared}{table}</details>"
 
 
 def _picks_section(
@@ -258,13 +281,14 @@ def _picks_section(
     confirmed = StudyRecord.from_study(study).confirm
     quality = [n for n in names if n != CONTEXT_WORDS] if confirmed else []
     header = ["rule", "trial", *(label(n) for n in names), "n/N",
-              *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism")), "params"]
+              *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism"))]
     overview = _table(
         header,
         [[rule, f"#{n}", *(_value(points[n], m) for m in names), _n_of_total(records[n]),
-          *_confirmed(points[n], quality, confirmed), format_settings(points[n].params)]
+          *_confirmed(points[n], quality, confirmed)]
          for rule, n in picks.items()],
-        text_columns=[0, len(header) - 1],
+        text_columns=[0],
+        settings=[f"settings: {format_settings(points[n].params, ' · ')}" for n in picks.values()],  # each pick whole: it is deployed
     )
     # what the noise floor says about each pick: indistinguishable from zero or from a front neighbour
     overview += "".join(f'<p class="note">{html.escape(note)}</p>'

@@ -4,13 +4,14 @@ the report needs."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import optuna
 from optuna.trial import FrozenTrial, TrialState
 
 from tuner.objectives import Direction
 from tuner.pareto import PairedMargins, Point
-from tuner.front import TrialRecord, directions_of, points_of, study_margins, study_summary
+from tuner.front import StudyRecord, TrialRecord, directions_of, points_of, study_margins, study_summary
 
 CALL_KINDS = ("generator", "judge", "tokens", "cached_tokens")
 
@@ -26,7 +27,7 @@ class StudySummary:
     evaluated configuration (Optuna stores them as pruned; they are counted there and not under ``pruned``, as the
     run's own summary line counts them); ``calls`` sums the ``calls`` user attr over every trial, pruned and failed
     ones included, since they were spent too, and ``cost`` their price at the backends' ``pricing`` (0 when none is
-    configured).
+    configured); ``retrieval`` the retrieval service the study measured (None: tuner's own retrieval).
     """
 
     name: str
@@ -37,6 +38,7 @@ class StudySummary:
     counts: dict[str, int]
     calls: dict[str, int]
     cost: float
+    retrieval: dict[str, Any] | None = None
 
 
 def summarize_study(study: optuna.Study) -> StudySummary:
@@ -58,4 +60,5 @@ def summarize_study(study: optuna.Study) -> StudySummary:
         counts=counts,
         calls={kind: getattr(spent, kind) for kind in CALL_KINDS},
         cost=spent.cost,
+        retrieval=StudyRecord.from_study(study).retrieval,
     )

@@ -7,7 +7,7 @@ from typing import Protocol
 
 import numpy as np
 
-from tuner.embedding import CachedEncoder, resolve_model_path
+from tuner.embedding import CachedEncoder, quiet_model_loading, resolve_model_path
 from tuner.errors import UserError
 from tuner.progress import Task
 from tuner.text import split_sentences
@@ -81,6 +81,7 @@ class CrossEncoderReranker:
         from sentence_transformers import CrossEncoder
 
         self.model_id = f"cross-encoder:{name}"
+        quiet_model_loading()
         self._model = CrossEncoder(resolve_model_path(name), device="cpu")
 
     def prepare(self, passages: Sequence[str], task: Task | None = None) -> None:

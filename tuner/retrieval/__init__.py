@@ -9,7 +9,9 @@ query's attainable score ``Σ idf`` (see ``_bm25``); hybrid = convex combination
 from tuner.retrieval import _hybrid  # noqa: F401  (registers hybrid; bm25 and dense register as imported)
 from tuner.retrieval._base import RETRIEVERS, FirstStage, Hits
 from tuner.retrieval._bm25 import BM25Retriever
-from tuner.retrieval._filter import FILTER_FIELDS, filter_mask, first_stage_mask
+from tuner.retrieval._filter import (
+    FILTER_FIELDS, OPERATORS, Condition, condition_mask, filter_mask, first_stage_mask, operator_value,
+)
 from tuner.retrieval._dense import DenseRetriever
 from tuner.retrieval._pipeline import Candidates, RetrievalPipeline, RetrievedContext
 from tuner.retrieval._ranking import ChunkVersions, chunk_versions, final_ranking, rerank_row
@@ -17,20 +19,24 @@ from tuner.retrieval._table import ChunkTable, load_chunk_table
 
 __all__ = [
     "FILTER_FIELDS",
+    "OPERATORS",
     "RETRIEVERS",
     "BM25Retriever",
     "Candidates",
     "ChunkTable",
     "ChunkVersions",
+    "Condition",
     "DenseRetriever",
     "FirstStage",
     "Hits",
     "RetrievalPipeline",
     "RetrievedContext",
     "chunk_versions",
+    "condition_mask",
     "filter_mask",
     "final_ranking",
     "first_stage_mask",
     "load_chunk_table",
+    "operator_value",
     "rerank_row",
 ]

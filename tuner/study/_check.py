@@ -9,9 +9,9 @@ from pydantic import ValidationError
 
 from tuner.dataset import Dataset
 from tuner.errors import UserError, describe_validation_error
-from tuner.settings import ACTS_WHEN, RetrievalSettings, acts, format_settings
+from tuner.settings import ACTS_WHEN, AT_MOST, DECIDERS, RetrievalSettings, acts, format_settings
 from tuner.study._config import LoadedStudy
-from tuner.study._space import BOUNDED_BY, DECIDERS, CategoricalParam, FloatParam, IntParam, SearchSpace, extremes
+from tuner.study._space import CategoricalParam, FloatParam, IntParam, SearchSpace, extremes
 
 
 def _in_space(param: IntParam | FloatParam | CategoricalParam, value: Any) -> bool:
@@ -34,7 +34,7 @@ def check_study(loaded: LoadedStudy, space: SearchSpace, dataset: Dataset) -> No
     - a robustness objective on a dataset without keypoints or without conflicting documents.
     """
     base = loaded.base_settings.model_dump()
-    for knob, bound in BOUNDED_BY.items():
+    for knob, bound in AT_MOST.items():
         if knob in space.params:  # values past every bound the space reaches could never be sampled: a mistake
             highest = max(extremes(space.params[knob]))
             deepest = max(extremes(space.params[bound])) if bound in space.params else base[bound]

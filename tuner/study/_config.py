@@ -19,6 +19,7 @@ from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUST
 from tuner.settings import MetadataFilter, RetrievalSettings, settings_from_mapping
 from tuner.study._tracking import TrackingConfig
 from tuner.embedding import EmbeddingOptions
+from tuner.external import ExternalConfig
 from tuner.stats import SpendingKind
 
 
@@ -157,6 +158,9 @@ class StudyConfig(_Strict):
     call_cache: SharedStore = Field("auto", description=f"LLM call cache: {_SHARED}")
     embedding_cache: SharedStore = Field("auto", description=f"embedding store: {_SHARED}")
     embedding: EmbeddingOptions = EmbeddingOptions()
+    retriever: ExternalConfig | None = Field(
+        None, description="a retrieval service speaking Dify's External Knowledge API to tune instead of tuner's own "
+        "retrieval: {backend: external, url, knowledge_id, api_key_env}")
 
     @model_validator(mode="before")
     @classmethod
@@ -236,6 +240,15 @@ def load_study_file(path: str | Path, storage: str | None = None, out: str | Non
     # backends first, so a bad backend gets the registry's message (it names the known backends)
     data = {**data, "generator": parse_generator_config(data.get("generator"), str(file)),
             "judge": parse_judge_config(data.get("judge"), str(file))}
+    if isinstance(data.get("retriever"), dict):
+        # a service's index cannot be given the conflicts: v3 injects them into the context it returns
+        key = "noise" if "noise" in data and "variants" not in data else "variants"  # the spelling before issue 39
+        given = data.get(key)
+        variants: dict[str, Any] = given if isinstance(given, dict) else {}
+        if variants.get("hard_mode", "inject") != "inject":
+            raise UserError(f"{file}: {key}.hard_mode: an external retriever needs inject (the conflicts cannot be put "
+                            f"into the service's index), got {variants['hard_mode']!r}")
+        data[key] = {**variants, "hard_mode": "inject"}
     try:
         config = StudyConfig(**data)
     except ValidationError as exc:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tuner.dataset import DATE, Conflict, Dataset, Document
+from tuner.external import EXTERNAL_KNOBS
 from tuner.progress import Reporter
 from tuner.retrieval import FILTER_FIELDS, chunk_versions
 from tuner.settings import NO_FILTER, RetrievalSettings
@@ -41,8 +42,11 @@ class InertKnob:
         return f"{self.label} cannot act on this dataset ({self.why}): fixed at {self.value}, kept out of the search"
 
 
-def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings) -> list[InertKnob]:
+def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, external: bool = False) -> list[InertKnob]:
     """The space's settings that cannot change a ranking on ``dataset``:
+
+    - with an ``external`` retriever (a service speaking Dify's External Knowledge API), every setting but
+      :data:`tuner.external.EXTERNAL_KNOBS` (``top_k``, ``relevance_threshold``): the service is asked nothing else;
 
     - ``version_policy``, ``stale_penalty``: no document (corpus or conflicting) has an older dated version in its
       ``metadata.family``, so no chunk is ever stale;
@@ -51,6 +55,9 @@ def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings) -
       always exist); with every filter inert the setting is fixed at ``none``, else only the inert choices go.
 
     ``dedupe`` compares chunk vectors, not metadata, so it acts on any dataset."""
+    if external:
+        why = "a retrieval service is asked only top_k and score_threshold"
+        return [InertKnob(name, getattr(base, name), why) for name in space.params if name not in EXTERNAL_KNOBS]
     documents: list[Document | Conflict] = [*dataset.corpus, *dataset.conflicts]
     inert: list[InertKnob] = []
     if not chunk_versions([d.doc_id for d in documents], dataset.metadata_of, None).stale.any():
@@ -71,9 +78,10 @@ def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings) -
     return inert
 
 
-def active_space(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, reporter: Reporter) -> tuple[SearchSpace, list[InertKnob]]:
+def active_space(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, reporter: Reporter,
+                 external: bool = False) -> tuple[SearchSpace, list[InertKnob]]:
     """The space a run searches on ``dataset`` (:func:`without_inert`), each inert knob reported as one line first."""
-    inert = inert_knobs(space, dataset, base)
+    inert = inert_knobs(space, dataset, base, external)
     for knob in inert:
         reporter.stage(knob.line())
     return without_inert(space, inert), inert

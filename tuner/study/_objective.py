@@ -12,6 +12,7 @@ import optuna
 
 from tuner.errors import BackendFailure, BudgetSpent
 from tuner.evaluation import CaseOutcome, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant
+from tuner.external import ExternalPipeline
 from tuner.llm import Usage, UsageCounts
 from tuner.objectives import CONTEXT_WORDS, DELTA_CORRECT, RECALL
 from tuner.retrieval import RetrievalPipeline
@@ -165,10 +166,19 @@ class TrialObjective:
             n_total=len(self.case_order),
             grade=summary.grade,
             by_category=self._by_category(retrieval.by_category, outcomes),
-            warnings=None if summary.shortfall_warning is None else (summary.shortfall_warning,),
+            warnings=tuple(w for w in (summary.shortfall_warning, self._unmatched()) if w is not None) or None,
         ).write(trial)
         values = {RECALL: recall_value, self.robustness: delta, CONTEXT_WORDS: retrieval.mean_context_words}
         return tuple(values[name] for name in self.objectives)
+
+    def _unmatched(self) -> str | None:
+        """With a retrieval service (:class:`tuner.external.ExternalPipeline`), the warning when some of the records it
+        returned for this trial matched no golden document (they count as retrieved and not relevant)."""
+        if not isinstance(self.pipeline, ExternalPipeline) or not self.pipeline.matching.unmatched:
+            return None
+        matching = self.pipeline.matching
+        return (f"external: {matching.unmatched} of {matching.records} records matched no golden document by "
+                f"{self.pipeline.client.config.match} (counted as retrieved, not relevant)")
 
     def _unanswerable(self, recall: float, words: float) -> str | None:
         """Why this trial needs no answer at all, from what retrieval alone tells (None: answer it). Such a trial is

@@ -20,7 +20,7 @@ from tuner.front import StudyRecord, SummaryTracker, TrialRecord, study_front
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import build_generator
 from tuner.judging import build_judge
-from tuner.llm import BackendResources
+from tuner.backends import BackendResources
 from tuner.variants import VARIANTS, VariantsConfig
 from tuner.progress import Reporter, SilentReporter, Task
 from tuner.redaction import redact
@@ -189,7 +189,7 @@ def run_study(
     dataset, held_out = confirmation_split(golden, config.confirm)
     space = load_search_space(loaded.search_space_path, loaded.config.sampler.conditional)
     check_study(loaded, space, dataset)
-    space, inert = active_space(space, dataset, loaded.base_settings, reporter)
+    space, inert = active_space(space, dataset, loaded.base_settings, reporter, config.retriever is not None)
     build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
     embeddings = resources.embeddings  # one model load per process: the retrieval's model is the generators' too
     embeddings.configure(config.embedding, loaded.embedding_cache_url)  # an unavailable device fails here, before any output too
@@ -197,7 +197,7 @@ def run_study(
     trackers = tracking_callbacks(config.tracking, config.name, config.objectives, fixed)
     loaded.output.mkdir(parents=True, exist_ok=True)
     storage = open_storage(loaded.storage, config.heartbeat_interval)
-    pipeline = RetrievalPipeline(dataset, reporter=reporter, embeddings=embeddings)
+    pipeline = study_pipeline(loaded, dataset, resources, reporter)
     responder = Responder(build_generator(loaded.generator, resources), build_judge(loaded.judge, resources))
     meter = SpendingMeter(config.budget, resources.usage)
     evaluator = _InterruptibleEvaluator(pipeline, responder, config.variants, guard, meter)
@@ -226,7 +226,7 @@ def run_study(
         if held_out is not None and not run.interrupted:
             try:
                 confirm_front(study, study_front(study)[2],
-                              RobustnessEvaluator(RetrievalPipeline(held_out, reporter=reporter, embeddings=embeddings), responder, config.variants),
+                              RobustnessEvaluator(study_pipeline(loaded, held_out, resources, reporter), responder, config.variants),
                               reporter, guard)
             except KeyboardInterrupt:
                 run.interrupted = True  # as during a trial: the report and config of what is done are still written
@@ -246,6 +246,20 @@ def run_study(
                         texts_embedded=embeddings.texts_encoded())
     finally:
         lock.close()
+
+
+def study_pipeline(loaded: LoadedStudy, dataset: Dataset, resources: BackendResources, reporter: Reporter) -> RetrievalPipeline:
+    """The retrieval a study measures on ``dataset``: tuner's own, or the service of the study file's ``retriever:``
+    (its replies kept in the study's call cache, its requests counted apart from the generator's and judge's)."""
+    if loaded.config.retriever is None:
+        return RetrievalPipeline(dataset, reporter=reporter, embeddings=resources.embeddings)
+    from tuner.external import ExternalClient, ExternalPipeline
+
+    service = loaded.config.retriever.described()
+    reporter.stage(f"retrieval: {service['url']} knowledge {service['knowledge_id']} (Dify External Knowledge API): "
+                   f"only {service['searched']} searched; v3: {service['v3']}")
+    client = ExternalClient(loaded.config.retriever, resources.call_cache())
+    return ExternalPipeline(dataset, client, reporter=reporter, embeddings=resources.embeddings)
 
 
 FAULT_RESUME = "the trials told before it are kept: fix it and run the same command to resume"
@@ -315,6 +329,7 @@ def _join(
             pruning_margin=objective.margin, study_file=str(loaded.path), settings=loaded.base_settings.model_dump(),
             calibrated_by=worker_name() if config.noise_floor == "auto" else None,
             labels=None if dataset.provenance is None else dataset.provenance.to_dict(),
+            retrieval=None if config.retriever is None else config.retriever.described(),
         ).write(study)
         for params in config.enqueue:
             study.enqueue_trial(enqueued_params(params, inert), skip_if_exists=True)

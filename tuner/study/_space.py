@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
-from tuner.settings import ACTS_WHEN, RetrievalSettings, acts
+from tuner.settings import AT_MOST, DECIDERS, RetrievalSettings, acts
 
 
 class IntParam(BaseModel):
@@ -80,11 +80,6 @@ Param = Annotated[Union[IntParam, FloatParam, CategoricalParam], Field(discrimin
 _PARAM: TypeAdapter[Any] = TypeAdapter(Param)
 AnyParam = IntParam | FloatParam | CategoricalParam
 
-BOUNDED_BY = {"top_k": "candidate_depth"}
-"""An int setting whose upper bound is another setting: sampled after it, its ``high`` clipped to that value."""
-DECIDERS: tuple[str, ...] = tuple(dict.fromkeys(
-    [name for condition in ACTS_WHEN.values() for name in condition.reads] + list(BOUNDED_BY.values())))
-"""The settings that decide whether another acts or how far it reaches: sampled first, in this order."""
 
 
 def extremes(param: AnyParam) -> list[Any]:
@@ -109,7 +104,7 @@ class SearchSpace:
 
     @property
     def order(self) -> list[str]:
-        """The order parameters are sampled in: the deciders first (:data:`DECIDERS`), then the file's order."""
+        """The order parameters are sampled in: the deciders first (:data:`tuner.settings.DECIDERS`), then the file's order."""
         if not self.conditional:
             return list(self.params)
         return [name for name in DECIDERS if name in self.params] + [n for n in self.params if n not in DECIDERS]
@@ -122,7 +117,7 @@ class SearchSpace:
             return param
         if not acts(name, values):
             return None
-        bound = BOUNDED_BY.get(name)
+        bound = AT_MOST.get(name)
         if bound is not None and isinstance(param, IntParam) and param.high > values[bound]:
             high = param.low + (int(values[bound]) - param.low) // param.step * param.step
             return param.model_copy(update={"high": max(high, param.low)})
@@ -137,7 +132,7 @@ class SearchSpace:
             if param is None:
                 continue
             value = draw(name, param)
-            bound = BOUNDED_BY.get(name)
+            bound = AT_MOST.get(name)
             if self.conditional and bound is not None and isinstance(value, int) and not isinstance(value, bool):
                 value = min(value, int(values[bound]))  # the grid sampler proposes its grid values past the clipped high
             values[name] = drawn[name] = value
@@ -166,7 +161,7 @@ class SearchSpace:
             active = {name: param for name in self.order if name not in deciders
                       and (param := self.effective(name, decided)) is not None}
             # a bounded knob (top_k) is valid only with its bound: the combination is checked at its lowest value
-            bounded = {name: extremes(param)[0] for name, param in active.items() if name in BOUNDED_BY}
+            bounded = {name: extremes(param)[0] for name, param in active.items() if name in AT_MOST}
             values = {**decided, **bounded}
             yield values, *next(iter(bounded.items()), (None, None))
             for name, param in active.items():

@@ -81,3 +81,12 @@ def word_count(text: str) -> int:
         for match in _MIXED.finditer(token):
             count += len(segment(match.group())) if match.lastgroup == "cjk" else 1
     return count
+
+
+def plural(count: int, noun: str) -> str:
+    """``count`` and the English ``noun``, plural unless ``count`` is 1 (regular nouns: an ``s`` added).
+
+    >>> plural(1, "chunk"), plural(0, "case"), plural(3, "case")
+    ('1 chunk', '0 cases', '3 cases')
+    """
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -66,8 +66,31 @@ def _iso(day: int) -> str:
     return dt.date.fromordinal(day).isoformat()
 
 
-def generate_demo(destination: str | Path, seed: int = 0, *, language: str = "en", force: bool = False) -> Dataset:
+def generate_demo(destination: str | Path, seed: int = 0, *, language: str = "en", force: bool = False,
+                  manifest: bool = False) -> Dataset:
     """Write the demo dataset for ``seed`` in ``language`` (``en``, ``zh``) into ``destination`` (validated, atomic)
-    and return it."""
+    and return it; with ``manifest``, also the ``dataset.yaml`` a user starts from (:func:`demo_manifest`), as
+    ``tuner demo-data`` does (the built-in ``demo``/``demo-zh`` in the cache have none: their content hash stays)."""
     corpus, golden, conflicts = demo_records(seed, language)
-    return write_dataset(destination, corpus, golden, conflicts, force=force)
+    return write_dataset(destination, corpus, golden, conflicts, force=force,
+                         manifest=demo_manifest(language) if manifest else None)
+
+
+_CHINESE_MODELS = """\
+# The default embedding model, all-MiniLM-L6-v2, reads English only: dense retrieval on Chinese is close to random,
+# and tuner leaves it out of candidate pools (docs/first-mile.md). A Chinese deployment names a Chinese model, by a
+# local folder or a hub id already in the Hugging Face cache (docs/retrieval.md):
+# embedding_model: BAAI/bge-small-zh-v1.5
+# query_prompt: auto            # = 为这个句子生成表示以用于检索相关文章：
+"""
+
+
+def demo_manifest(language: str) -> str:
+    """The ``dataset.yaml`` of a demo folder: its declared language, and for Chinese the model lines to turn on.
+
+    >>> print(demo_manifest("en"), end="")
+    # dataset.yaml of the demo knowledge base (tuner demo-data --lang en); keys: docs/dataset-format.md
+    language: en
+    """
+    head = f"# dataset.yaml of the demo knowledge base (tuner demo-data --lang {demo_language(language).code}); keys: docs/dataset-format.md\n"
+    return head + f"language: {language}\n" + (_CHINESE_MODELS if language == "zh" else "")

@@ -1,15 +1,55 @@
-"""LLM plumbing (answers, verdicts → **chat endpoint**): one registry type for the generator and judge backends: a
-config model and a builder per ``backend`` name used in YAML, validated as one tagged union on ``backend``."""
+"""Answers (variants → **answers**, verdicts): what every generator and judge backend shares: the registry type
+(a config model and a builder per ``backend`` name used in YAML, validated as one tagged union on ``backend``) and
+the resources each builder is given (usage counters, the call cache, the embedding context).
+
+It sits above both :mod:`tuner.llm` (endpoint plumbing) and :mod:`tuner.embedding` (encoders), which do not import
+each other's way back: the embedding package uses the LLM package's endpoint client, and this module hands
+generators the embedding context.
+"""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
+from tuner.embedding import EmbeddingContext, Encoder
 from tuner.errors import UserError, describe_validation_error
-from tuner.llm._resources import BackendResources
+from tuner.llm import CallCache, CallStore, ChatClient, LLMConfig, PostgresCallCache, Usage
+
+
+@dataclass
+class BackendResources:
+    """Passed to every generator and judge factory so that one study counts and caches in one place.
+
+    ``cache_path`` defaults to ``llm_calls.sqlite`` under the tuner cache root; ``cache_url``, a PostgreSQL URL
+    (a study's storage), keeps the calls in that database instead, shared by every worker of the study;
+    ``embeddings`` is what a backend that embeds loads its model from (share the study's, so that the model the
+    retrieval loaded is the one a generator uses); ``encoder``, when given, is used instead (tests inject the
+    session encoder).
+    """
+
+    usage: Usage = field(default_factory=Usage)
+    cache_path: Path | None = None
+    cache_url: str | None = None
+    encoder: Encoder | None = None
+    embeddings: EmbeddingContext = field(default_factory=EmbeddingContext)
+    _cache: CallStore | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    def call_cache(self) -> CallStore:
+        with self._lock:
+            if self._cache is None:
+                self._cache = PostgresCallCache(self.cache_url) if self.cache_url else CallCache(self.cache_path)
+            return self._cache
+
+    def chat_client(self, config: LLMConfig) -> ChatClient:
+        return ChatClient(config, self.call_cache() if config.cache else None, self.usage)
+
 
 B = TypeVar("B")
 C = TypeVar("C")

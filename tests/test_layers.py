@@ -1,0 +1,47 @@
+"""The package graph has no circles (issue 39 §1): ``bench/module_graph.py`` reads it from the source as the
+architecture page draws it, and the endpoint plumbing imports nothing of the embedding package."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _module_graph() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("module_graph", ROOT / "bench" / "module_graph.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["module_graph"] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_no_package_imports_another_that_imports_it_back() -> None:
+    graph_module = _module_graph()
+    graph = graph_module.read_graph(ROOT)
+    assert graph_module.circles(graph) == []
+    assert "embedding" in graph.top["backends"] and "llm" in graph.top["embedding"]
+
+
+def test_the_circle_finder_finds_a_lazy_circle(tmp_path: Path) -> None:
+    package = tmp_path / "tuner"
+    for name, text in {"__init__.py": "", "a/__init__.py": "from tuner.b import x\n",
+                       "b/__init__.py": "def f():\n    from tuner.a import y\n", "c.py": "import tuner.a\n"}.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(text)
+    graph_module = _module_graph()
+    graph = graph_module.read_graph(tmp_path)
+    assert graph_module.circles(graph) == [["a", "b"]]
+    layer = graph_module.layers(graph)
+    assert graph_module.back_arrows(graph, layer) == [("a", "b"), ("b", "a")] and layer["c"] == layer["a"] + 1
+
+
+def test_importing_the_llm_plumbing_loads_no_encoder_code() -> None:
+    code = "import sys, tuner.llm; print(sorted(m for m in sys.modules if m.startswith('tuner.embedding')))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -1,0 +1,131 @@
+"""External knowledge (retrieval ⇄ **a retrieval service**): Dify's External Knowledge API as typed data, the one
+definition of the contract that ``tuner serve``'s ``POST /retrieval`` answers and the ``external`` backend sends.
+
+Checked against the published page (docs.dify.ai, "External Knowledge API"), not a running Dify: Dify sends
+``POST {endpoint}/retrieval`` with ``Authorization: Bearer {API_KEY}`` and a JSON body ``{knowledge_id, query,
+retrieval_setting: {top_k, score_threshold}, metadata_condition?}`` (``score_threshold`` is 0.0 when the threshold is
+off in Dify); ``metadata_condition`` is ``{logical_operator: and|or (default and), conditions: [{name,
+comparison_operator, value?}]}``, ``name`` a string (an older version of the page: a list of names), ``value`` a
+string, a number or a list of strings, left out for ``empty`` / ``not empty``. The reply is HTTP 200 with ``{"records":
+[{content, score, title, metadata}]}`` (``metadata`` an object, never null: null breaks Dify's pipeline; no match:
+``{"records": []}``); a non-200 status surfaces to the Dify user, with ``{"error_code", "error_msg"}`` by convention:
+1001 invalid Authorization header format, 1002 authorization failed, 2001 the knowledge does not exist (HTTP 403 for
+the first two, per the page's AccessDeniedException). RAGFlow serves the same contract at ``/api/v1/dify/retrieval``
+and puts the document id in ``metadata.doc_id``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from tuner.errors import describe_validation_error
+from tuner.retrieval import Condition, operator_value
+from tuner.text import is_blank
+
+INVALID_AUTH_HEADER = 1001
+AUTH_FAILED = 1002
+UNKNOWN_KNOWLEDGE = 2001
+"""The contract's error codes; an error it has no code for carries its HTTP status as ``error_code`` (400, 503). The
+service's own guards answer before the contract is read, in the service's shape: 413 (body too large), 421 (a Host it
+does not answer to)."""
+
+
+class _Contract(BaseModel):
+    # keys the page does not list are ignored, not refused: Dify and RAGFlow add their own (RAGFlow's use_kg)
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+
+class RetrievalSetting(_Contract):
+    top_k: int = Field(ge=1, strict=True, description="the most records to return")
+    score_threshold: float = Field(0.0, ge=0.0, le=1.0, description="the least score a record may have; 0: off")
+
+
+class ConditionIn(_Contract):
+    name: str | list[str] = Field(description="metadata field(s) the condition reads")
+    comparison_operator: str
+    value: str | int | float | list[str] | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _named(cls, name: str | list[str]) -> str | list[str]:
+        if not name or (isinstance(name, list) and not all(name)):
+            raise ValueError("must name a metadata field")
+        return name
+
+    @model_validator(mode="after")
+    def _value_fits_operator(self) -> ConditionIn:
+        operator_value(self.comparison_operator, self.value)  # a ValueError names the operator and the value wanted
+        return self
+
+    def condition(self) -> Condition:
+        names = (self.name,) if isinstance(self.name, str) else tuple(self.name)
+        return Condition(names, self.comparison_operator, operator_value(self.comparison_operator, self.value))
+
+
+class MetadataCondition(_Contract):
+    logical_operator: Literal["and", "or"] = "and"
+    conditions: list[ConditionIn]
+
+    def parsed(self) -> list[Condition]:
+        return [condition.condition() for condition in self.conditions]
+
+
+class KnowledgeRequest(_Contract):
+    knowledge_id: str = Field(min_length=1)
+    query: str = Field(min_length=1)
+    retrieval_setting: RetrievalSetting
+    metadata_condition: MetadataCondition | None = None
+
+    @field_validator("query")
+    @classmethod
+    def _readable(cls, query: str) -> str:
+        if is_blank(query):
+            raise ValueError("is empty (only whitespace or invisible characters)")
+        return query
+
+
+def parse_request(body: Any) -> KnowledgeRequest:
+    """A request body (parsed JSON) as a :class:`KnowledgeRequest`; a ``ValueError`` with one line naming the key."""
+    if not isinstance(body, dict):
+        raise ValueError("body: expected a JSON object")
+    try:
+        return KnowledgeRequest.model_validate(body)
+    except ValidationError as exc:
+        raise ValueError(describe_validation_error(exc)) from None
+
+
+class Record(BaseModel):
+    """One record of a reply as the contract has it; ``metadata`` is an object (a service that sends null gets {})."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+    content: str = ""
+    score: float | None = None
+    title: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _object(cls, value: Any) -> Any:
+        return {} if value is None else value
+
+    @field_validator("title", "content", mode="before")
+    @classmethod
+    def _text(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+
+def parse_records(body: Any) -> list[Record]:
+    """The records of a reply body (parsed JSON); a ``ValueError`` with one line when it is not the contract's shape."""
+    if not isinstance(body, dict) or not isinstance(body.get("records"), list):
+        raise ValueError("the reply is not {\"records\": [...]}")
+    try:
+        return [Record.model_validate(record) for record in body["records"]]
+    except ValidationError as exc:
+        raise ValueError(f"records: {describe_validation_error(exc)}") from None
+
+
+def error_body(code: int, message: str) -> dict[str, Any]:
+    """The contract's error shape."""
+    return {"error_code": code, "error_msg": message}
