@@ -35,9 +35,9 @@ import yaml
 
 from tuner.dataset import write_dataset
 from tuner.dataset.importers import import_conflictnq, import_squad
-from tuner.objectives import RECALL
+from tuner.objectives import RECALL, robustness_objective
 from tuner.pareto import knee
-from tuner.front import StudyRecord, TrialRecord, confirmed_entries, study_front
+from tuner.front import StudyRecord, TrialRecord, confirmed_entries, optimism, study_front
 
 from paired import run  # one way to run a study and read it back, shared with the paired bench
 
@@ -103,28 +103,28 @@ def difference_interval(a: float, a_ci: tuple[float, float], b: float, b_ci: tup
 
 def measure(study: optuna.Study) -> dict[str, Any]:
     directions, _, entries = study_front(study)
-    delta = list(directions)[1]
+    delta = robustness_objective(directions)
     held = StudyRecord.from_study(study).confirm
     trials = {t.number: t for t in study.get_trials(deepcopy=False)}
 
     def row(number: int) -> str:
         tuning = next(e for e in entries if e.number == number).values
         tuning_ci = TrialRecord.from_trial(trials[number]).intervals()
-        confirmed = held[str(number)]
-        values, held_ci = confirmed["values"], confirmed.get("ci") or {}
+        confirmed = held[number]
+        values, held_ci = confirmed.values, confirmed.ci
         parts = []
         for name in (RECALL, delta):
             if values.get(name) is None:
                 parts.append(f"{name} {tuning[name]:.3f} / —")
                 continue
             text = (f"{name} {tuning[name]:.3f} {interval(tuning_ci.get(name))} / {values[name]:.3f} "
-                    f"{interval(held_ci.get(name))} (optimism {tuning[name] - values[name]:+.3f}")
+                    f"{interval(held_ci.get(name))} (optimism {optimism(tuning[name], values[name], directions[name]):+.3f}")
             bounds = held_ci.get(name)
             if name in tuning_ci and bounds and None not in bounds:
                 low, high = difference_interval(tuning[name], tuning_ci[name], values[name], (bounds[0], bounds[1]))
                 text += f" [{low:+.3f}, {high:+.3f}]"
             parts.append(text + ")")
-        return f"trial {number} (held out {confirmed['n']}/{confirmed['n_total']}): " + "; ".join(parts)
+        return f"trial {number} (held out {confirmed.n}/{confirmed.n_total}): " + "; ".join(parts)
 
     best = max(entries, key=lambda e: (e.values[RECALL], -e.number)).number
     tuning_knee = knee(entries, directions, {}).number

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-WATCHED = ("study_front", "study_margins", "pick_notes", "neighbour_comparisons", "compare_trials", "paired_comparison",
+WATCHED = ("study_front", "study_margins", "pick_notes", "neighbours", "compare", "paired_comparison",
            "confirm_front", "finish", "run_summary", "write_report")
 
 

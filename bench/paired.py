@@ -44,7 +44,7 @@ from tuner.dataset.importers import import_conflictnq
 from tuner.objectives import CONTEXT_WORDS
 from tuner.pareto import FrontEntry, front_entries, knee, tie_groups
 from tuner.stats import delta_statistic, paired_comparison
-from tuner.front import StudyRecord, TrialRecord, neighbour_comparisons, points_of, study_front
+from tuner.front import PairedComparisons, StudyRecord, TrialRecord, points_of, study_front
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFLICTNQ = Path("shared") / "datasets" / "conflictnq" / "conflict_nq_val.jsonl"
@@ -135,7 +135,7 @@ def analyse(study: optuna.Study, repetitions: int, noise: float) -> dict[str, An
     before = front_entries(points_of(study), directions, floor)
     records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
     names = [n for n in directions if n != CONTEXT_WORDS]
-    neighbours = neighbour_comparisons(after, records, names, StudyRecord.from_study(study).pruning_margin)
+    neighbours = PairedComparisons(StudyRecord.from_study(study).run_sd).neighbours(after, records, names)
     chosen = knee(after, directions, margins)
     return {
         "front": len(after),

@@ -25,7 +25,8 @@ from __future__ import annotations
 import bisect
 import re
 import threading
-from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -38,7 +39,7 @@ from tuner.settings import Chunking, ChunkUnit
 from tuner.text import sentence_spans
 
 if TYPE_CHECKING:
-    from tokenizers import Tokenizer
+    from tokenizers import Encoding, Tokenizer
 
 SNAP_MIN_FILL = 0.5
 """A sentence end is used as a chunk end only if the chunk keeps more than this share of ``chunk_size``:
@@ -90,22 +91,62 @@ def word_units(text: str) -> list[Span]:
 
 _TOKENIZERS = threading.Lock()
 
+ENCODE_BATCH = 256
+"""Documents per call of the tokenizer's ``encode_batch``: enough for its threads to share the work (it runs the
+documents of one call in parallel, on every core), few enough that one call's encodings stay small."""
 
-def token_units(embedding_model: str) -> UnitSpans:
+
+class TokenUnits:
+    """The tokens of an embedding model's fast tokenizer as units: the character spans of its tokens, special tokens
+    left out, and tokens that cover no character (some tokenizers emit them) dropped.
+
+    Safe from several threads: a Rust tokenizer is not to be called by two threads at once ("Already borrowed"), so
+    every call holds a lock. :meth:`many` encodes documents in batches with the tokenizer's own parallelism, the
+    same spans as one call per document.
+    """
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self._calls = threading.Lock()
+
+    def __call__(self, text: str) -> list[Span]:
+        with self._calls:
+            offsets = self.tokenizer.encode(text, add_special_tokens=False).offsets
+        return [(start, end) for start, end in offsets if end > start]
+
+    def many(self, texts: Sequence[str]) -> Iterator[list[Span]]:
+        """The spans of each of ``texts``, in order. The next batch is encoded on a thread of its own while the caller
+        works on this one: ``encode_batch`` releases the GIL, so the tokenizer's threads and the caller's Python
+        share the cores."""
+        batches = [list(texts[first : first + ENCODE_BATCH]) for first in range(0, len(texts), ENCODE_BATCH)]
+        with ThreadPoolExecutor(1, thread_name_prefix="tokenizer") as ahead:
+            pending = ahead.submit(self._encode, batches[0]) if batches else None
+            for index in range(len(batches)):
+                assert pending is not None
+                encodings = pending.result()
+                pending = ahead.submit(self._encode, batches[index + 1]) if index + 1 < len(batches) else None
+                for encoding in encodings:
+                    yield [(start, end) for start, end in encoding.offsets if end > start]
+
+    def _encode(self, batch: list[str]) -> list[Encoding]:
+        with self._calls:
+            return self.tokenizer.encode_batch(batch, add_special_tokens=False)
+
+
+def token_units(embedding_model: str) -> TokenUnits:
     """The tokens of ``embedding_model``'s fast tokenizer (offsets into the text, special tokens left out).
 
     Loads only the tokenizer files, never the weights, and never from the network (see
-    :func:`tuner.embedding.resolve_model_path`); for an endpoint, the tokenizer of a local copy of its model.
-    Safe from several threads: the first calls of a service's concurrent requests would otherwise race in
-    transformers' lazy imports (``cannot import name 'AutoTokenizer'``), and a Rust tokenizer is not to be
-    called by two threads at once ("Already borrowed").
+    :func:`tuner.embedding.resolve_model_path`); for an endpoint, the tokenizer of a local copy of its model. The
+    lock keeps the first calls of a service's concurrent requests from racing in transformers' lazy imports
+    (``cannot import name 'AutoTokenizer'``).
     """
     with _TOKENIZERS:
         return _token_units(embedding_model)
 
 
 @lru_cache(maxsize=8)
-def _token_units(embedding_model: str) -> UnitSpans:
+def _token_units(embedding_model: str) -> TokenUnits:
     spec = parse_endpoint(embedding_model)
     if spec is None:
         path = resolve_model_path(embedding_model)
@@ -121,15 +162,7 @@ def _token_units(embedding_model: str) -> UnitSpans:
     # a whole document is longer than the model's input on purpose: neither truncated nor padded
     tokenizer.no_truncation()
     tokenizer.no_padding()
-
-    calls = threading.Lock()
-
-    def spans(text: str) -> list[Span]:
-        with calls:
-            offsets = tokenizer.encode(text, add_special_tokens=False).offsets
-        return [(start, end) for start, end in offsets if end > start]
-
-    return spans
+    return TokenUnits(tokenizer)
 
 
 def _fast_tokenizer(embedding_model: str, path: str) -> Tokenizer:
@@ -187,7 +220,11 @@ def chunk_spans(text: str, units: UnitSpans, chunk_size: int, chunk_overlap: flo
 
     ``units`` counts the text; ``snap`` moves chunk ends to sentence ends (see :func:`unit_ranges`).
     """
-    spans = units(text)
+    return chunks_of(text, units(text), chunk_size, chunk_overlap, snap)
+
+
+def chunks_of(text: str, spans: list[Span], chunk_size: int, chunk_overlap: float, snap: bool) -> list[Span]:
+    """:func:`chunk_spans` of ``text`` whose units are ``spans`` (what a :data:`UnitSpans` gave for it)."""
     starts = [start for start, _ in spans]
     openers = [bisect.bisect_left(starts, start) for start, _ in sentence_spans(text)[1:]] if snap else []
     chunks: list[Span] = []
@@ -211,14 +248,13 @@ def chunk_dataset(dataset: Dataset, chunking: Chunking) -> list[Chunk]:
         )
     units = unit_spans(chunk_unit, chunking.tokenizer)
     snap = chunk_unit != "words"
+    documents = [(doc.doc_id, doc.text, doc.title, CORPUS, "", "") for doc in dataset.corpus]
+    documents += [(c.doc_id, c.text, c.title, CONFLICT, c.kind, c.severity) for c in dataset.conflicts]
+    texts = [text for _, text, *_ in documents]
+    # the tokenizer's batches run on every core: counting tokens is most of what chunking a corpus costs
+    spans_of = units.many(texts) if isinstance(units, TokenUnits) else map(units, texts)
     chunks: list[Chunk] = []
-
-    def add(doc_id: str, text: str, title: str, source: str, kind: str = "", severity: str = "") -> None:
-        for start, end in chunk_spans(text, units, chunk_size, chunk_overlap, snap):
+    for (doc_id, text, title, source, kind, severity), spans in zip(documents, spans_of):
+        for start, end in chunks_of(text, spans, chunk_size, chunk_overlap, snap):
             chunks.append(Chunk(f"{doc_id}#{start}-{end}", doc_id, start, end, text[start:end], title, source, kind, severity))
-
-    for doc in dataset.corpus:
-        add(doc.doc_id, doc.text, doc.title, CORPUS)
-    for conflict in dataset.conflicts:
-        add(conflict.doc_id, conflict.text, conflict.title, CONFLICT, conflict.kind, conflict.severity)
     return chunks

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from tuner.chunking import Chunk
 from tuner.dataset import GoldenCase
 from tuner.evaluation.robustness import CaseOutcome, RobustnessReport, VariantOutcome, summarize
 from tuner.generation import ABSTAIN, Answer
 from tuner.judging import KeypointVerdict
+from tuner.stats import wilson_interval
 from tuner.variants import VariantContext
 
 S, C, A = "supported", "contradicted", "absent"
@@ -146,3 +148,44 @@ def test_json_shape_and_missing_by_reason(report: RobustnessReport) -> None:
     assert (v3["n"], v3["n_total"], v3["n_paired"]) == (3, 4, 3)
     assert data["missing"] == {"v1": {"parse_failure": 1}, "v3": {"timeout": 1}, "v4": {"timeout": 1}}
     assert data["calls"]["total"] == 43
+
+
+def _context(variant: str, *sources: str) -> VariantContext:
+    return VariantContext(variant, tuple(Chunk(f"{variant}-{i}", f"d{i}", 0, 1, "x", source=s) for i, s in enumerate(sources)))
+
+
+def test_v3_delta_is_split_into_exposure_and_susceptibility() -> None:
+    # case  f0  f3   v3 context                  exposed
+    #  e1   1   0    corpus + conflict           yes
+    #  e2   1   1    conflict                    yes
+    #  u1   1   1    v0's context                no
+    #  u2   1   1    corpus, but not v0's        no (changed: its context moved without a conflict)
+    #  m    1   timeout, conflict                yes (exposure is a retrieval fact: counted; not paired for Δ)
+    # exposure 3/5; over the 4 paired: Σ f0 = 4, exposed Σ f0 = 2 → at risk 0.5; exposed loss 1 → susceptibility 0.5;
+    # Δ = (4 − 3) / 4 = 0.25 = 0.5 · 0.5 + 0
+    v0 = _context("v0", "corpus")
+    outcomes = [
+        CaseOutcome(_case(name, 1, "pricing"), {
+            "v0": VariantOutcome("v0", v0, Answer("a"), _verdicts(S)),
+            "v3": VariantOutcome("v3", context, answer, verdicts),
+        })
+        for name, context, answer, verdicts in [
+            ("e1", _context("v3", "corpus", "conflict"), Answer("b"), _verdicts(A)),
+            ("e2", _context("v3", "conflict"), Answer("a"), _verdicts(S)),
+            ("u1", v0, Answer("a"), _verdicts(S)),
+            ("u2", _context("u2", "corpus"), Answer("a"), _verdicts(S)),
+            ("m", _context("v3", "conflict"), TIMEOUT, ()),
+        ]
+    ]
+    v3 = summarize(outcomes, ("v3",)).variants["v3"]
+    assert v3.exposure is not None and (v3.exposure.successes, v3.exposure.n_total) == (3, 5)
+    assert (v3.at_risk, v3.susceptibility, v3.delta_faithful) == (0.5, 0.5, 0.25)
+    assert v3.unexposed_changed == 1
+    data = v3.to_dict()
+    assert data["exposure"] == {"value": 0.6, "n": 3, "n_total": 5, "ci": list(wilson_interval(3, 5))}
+    assert (data["at_risk"], data["susceptibility"], data["unexposed_loss"], data["exposed_paired"]) == (0.5, 0.5, 0.0, 2)
+    # no case exposed: susceptibility is null, not 0
+    quiet = summarize(outcomes[2:4], ("v3",)).variants["v3"].to_dict()
+    assert quiet["exposure"]["n"] == 0 and quiet["susceptibility"] is None and quiet["at_risk"] == 0.0
+    # only v3 carries conflicts: no other variant reports an exposure
+    assert "exposure" not in summarize(OUTCOMES, VARIANTS).to_dict()["variants"]["v1"]

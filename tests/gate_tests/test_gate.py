@@ -102,8 +102,8 @@ def test_trend_is_compared_paired_with_both_runs_noise(pipeline: RetrievalPipeli
     assert message.startswith("0.000 → 0.182 on 6 paired cases: worsening +0.182, paired 95% interval [")
     assert message.endswith("(case bootstrap only: no run-to-run noise given)")
     assert any(n.startswith("no noise floor given") for n in paired.notes)
-    # both runs' run-to-run noise widens it: a run margin of 0.3 = z·√2·run_sd is run_sd 0.108 per run
-    noisy = evaluate_gate(measurement, LENIENT, better, run_margins={"v3_delta_faithful": 0.3})
+    # both runs' run-to-run noise widens it: run_sd 0.108 per run
+    noisy = evaluate_gate(measurement, LENIENT, better, run_sd={"v3_delta_faithful": 0.108})
     widened = _checks(noisy, "pass")["trend.v3_delta_faithful"]
     assert widened.endswith("(case bootstrap plus both runs' run-to-run sd 0.108)")
     low = float(widened.split("interval [")[1].split(",")[0])
@@ -160,6 +160,9 @@ def test_outputs_summary_and_junit(tmp_path: Path, pipeline: RetrievalPipeline, 
     assert "- `retrieval.recall_at_k`: 1.000 → 0.917 (-8.3% relative, n=6): fell by more than 3%" in summary
     assert "| category: multi_hop | 1.000 (was 1.000) | 1.000 (was 1.000) | 0.500 (was 1.000) |" in summary
     assert "## Robustness per bucket (sampled cases)" in summary
+    exposure = result.measurement.retrieval.exposure
+    assert exposure is not None and f"- conflict exposure (cases shown a conflicting chunk, all cases): {exposure.describe()}" in summary
+    assert "| misled v3 | exposure v3 | susceptibility v3 | n |" in summary
     root = ET.fromstring(paths[1].read_text("utf-8").split("\n", 1)[1])
     suite = root.find("testsuite")
     assert suite is not None and int(suite.get("tests", "0")) == len(result.checks)

@@ -27,6 +27,14 @@ def test_robustness_json(tiny_dataset_dir: Path, encoder: CachedEncoder, capsys:
     assert {"by_category", "missing", "calls"} <= set(data)
     assert data["calls"]["generator"] > 0
     assert data["retrieval"]["recall_at_k"]["n_total"] == 6
+    v3 = data["variants"]["v3"]
+    assert set(v3["exposure"]) == {"value", "n", "n_total", "ci"} and v3["exposure"]["n_total"] == 6
+    assert v3["exposure"]["value"] == v3["exposure"]["n"] / 6
+    if v3["exposure"]["n"] == 0:
+        assert v3["susceptibility"] is None
+    else:  # Δ = at risk × susceptibility + the loss on unexposed cases
+        assert v3["delta_faithful"] == pytest.approx(v3["at_risk"] * v3["susceptibility"] + v3["unexposed_loss"])
+    assert "exposure" not in data["variants"]["v1"]
 
 
 def test_robustness_table_goes_to_stderr(tiny_dataset_dir: Path, encoder: CachedEncoder, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from tuner.errors import UserError
-from tuner.pareto import PickUnmet, PICK_RULES, FrontEntry, pick
+from tuner.pareto import PickUnmet, PICK_RULES, FrontEntry, pick, runner_up
 
 TWO = {"recall_at_k": "maximize", "v3_delta_faithful": "minimize"}
 EPS = {"recall_at_k": 0.05, "v3_delta_faithful": 0.05}
@@ -70,3 +70,20 @@ def test_unknown_rule_and_empty_front() -> None:
         pick("best", [A], TWO, EPS)
     with pytest.raises(UserError, match="no complete trial"):
         pick("knee", [], TWO, EPS)
+
+
+def test_pick_rules_name_their_objectives_instead_of_reading_key_order() -> None:
+    """Issue 39 §1: the knee trades recall@k against the robustness objective and min-delta minimizes that objective,
+    wherever a study lists them (context words first, Δ before recall)."""
+    reordered = {"context_words": "minimize", "v3_delta_faithful": "minimize", "recall_at_k": "maximize"}
+    front = [A, K, C, B]
+    assert pick("knee", front, reordered, EPS).number == pick("knee", front, TWO, EPS).number == 2
+    assert pick("min-delta", front, reordered, EPS, min_recall=0.6).number == 3
+
+
+def test_the_runner_up_is_what_the_rule_picks_without_the_pick() -> None:
+    assert runner_up("knee", K, [A, K, C, B], TWO, EPS) is not None
+    second = runner_up("min-delta", C, [A, K, C, B], TWO, EPS, min_recall=0.6)
+    assert second is not None and second.number == 2  # without C, K is the most robust with recall ≥ 0.6
+    assert runner_up("min-delta", A, [A, K], TWO, EPS, min_recall=0.9) is None  # K does not reach recall 0.9
+    assert runner_up("knee", C, [C], TWO, EPS) is None  # nothing else on the front

@@ -65,8 +65,25 @@ def test_wilson_interval_for_proportions() -> None:
     estimate = mean_estimate([1.0] * 8 + [0.0] * 2 + [None], ci_method="wilson")
     assert estimate.value == pytest.approx(0.8)  # 8/10
     assert estimate.ci == pytest.approx((0.4902, 0.9433), abs=1e-4)
-    with pytest.raises(ValueError, match="0/1 values"):
-        mean_estimate([0.5, 1.0], ci_method="wilson")
+    with pytest.raises(ValueError, match=r"values in \[0, 1\]"):
+        mean_estimate([0.5, 1.2], ci_method="wilson")
+
+
+def test_a_perfect_mean_of_per_case_scores_has_a_lower_bound_below_one() -> None:
+    """Issue 37 §3: 57 of 57 held-out cases at recall 1. The percentile bootstrap collapses to [1, 1]; the Wilson
+    interval keeps the lower bound at 57 / (57 + z²) = 57 / 60.8415 = 0.93686 (z = 1.959964, z² = 3.841459)."""
+    perfect = [1.0] * 57
+    assert mean_estimate(perfect, ci_method="bootstrap").ci == (1.0, 1.0)
+    low, high = mean_estimate(perfect, ci_method="wilson").ci or (None, None)
+    assert low == pytest.approx(0.93686, abs=5e-5) and high == 1.0
+    assert mean_estimate([0.0] * 57, ci_method="wilson").ci == pytest.approx((0.0, 1 - 0.93686), abs=5e-5)
+
+
+def test_fractional_scores_take_the_wilson_interval_of_their_mean() -> None:
+    # recall per case 1, 0.5, 1, 0.5: mean 0.75 over n = 4, z² = 3.841459; centre = (0.75 + 0.480182) / 1.960365
+    # = 0.627527, half = 1.959964 · √(0.046875 + 0.060023) / 1.960365 = 0.326886 → (0.300642, 0.954413)
+    estimate = mean_estimate([1.0, 0.5, 1.0, 0.5], ci_method="wilson")
+    assert estimate.ci == pytest.approx((0.300642, 0.954413), abs=5e-5)
 
 
 def test_one_scored_case_has_no_bootstrap_or_t_interval() -> None:

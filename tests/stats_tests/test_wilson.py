@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tuner.stats import wilson_interval
+from tuner.stats import Proportion, wilson_interval
 
 
 @pytest.mark.parametrize(
@@ -37,3 +37,19 @@ def test_higher_confidence_is_wider() -> None:
 def test_invalid_input_raises(successes: int, n: int, confidence: float) -> None:
     with pytest.raises(ValueError):
         wilson_interval(successes, n, confidence)
+
+
+def test_a_proportion_is_n_over_N_with_an_interval_honest_at_the_boundary() -> None:
+    # 0/57: centre = half = (z²/114)/(1 + z²/57) = 0.033696/1.067393 = 0.031569 → (0, 0.0631)
+    none = Proportion(0, 57)
+    assert none.value == 0.0 and none.ci == pytest.approx((0.0, 0.0631), abs=5e-5)
+    # 57/57 mirrors it: the lower bound stays below 1
+    every = Proportion.of([True] * 57)
+    assert every.value == 1.0 and every.ci == pytest.approx((0.9369, 1.0), abs=5e-5)
+    assert Proportion.of([True, False, False, True]).to_dict() == {
+        "value": 0.5, "n": 2, "n_total": 4, "ci": list(wilson_interval(2, 4))
+    }
+    assert Proportion(0, 0).describe() == "n/a (0/0)" and Proportion(0, 0).ci is None
+    assert Proportion(27, 225).describe() == "0.120 [0.084, 0.169] (27/225)"
+    with pytest.raises(ValueError, match="between 0 and n_total"):
+        Proportion(3, 2)

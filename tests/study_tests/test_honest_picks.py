@@ -33,12 +33,10 @@ APART: list[dict[str, Any]] = [
 ]
 
 
-def _study(eps: float, trials: list[dict[str, Any]] = TRIALS, run_margin: float | None = None) -> optuna.Study:
+def _study(eps: float, trials: list[dict[str, Any]] = TRIALS) -> optuna.Study:
     study = optuna.create_study(directions=["maximize", "minimize"])
     study.set_user_attr("objectives", ["recall_at_k", "v3_delta_faithful"])
     study.set_user_attr("noise_floor", {"recall_at_k": 0.0, "v3_delta_faithful": eps})
-    if run_margin is not None:
-        study.set_user_attr("pruning_margin", {"v3_delta_faithful": run_margin})
     for number, trial in enumerate(trials):
         study.add_trial(optuna.trial.create_trial(
             values=trial["values"], params={"top_k": number + 1}, distributions={"top_k": IntDistribution(1, 4)},
@@ -53,10 +51,11 @@ def test_a_pick_that_cannot_be_told_from_zero_or_its_neighbour_says_so_with_pair
     study = _study(0.08)
     notes = pick_notes(study, 0)
     assert len(notes) == 2
-    assert notes[0].startswith("trial #0: v3_delta_faithful 0.050 [-0.0") and notes[0].endswith(
-        "holds zero: it cannot be told from no effect")
-    assert notes[1].startswith("trial #0: v3_delta_faithful cannot be told from front neighbour #1's: paired difference "
-                               "-0.020 [-0.05")
+    # the figure's own interval is printed beside it in the tables; the note prints no second one
+    assert notes[0] == ("trial #0: v3_delta_faithful on the tuning cases (0.050) cannot be told from no effect: its 95% "
+                        "interval with case sampling and run-to-run noise holds 0")
+    assert notes[1].startswith("trial #0: v3_delta_faithful on the tuning cases cannot be told from front neighbour #1's: "
+                               "paired difference -0.020 [-0.05")
     assert notes[1].endswith("on the 3/4 cases scored in both")
     # the export's provenance and the report carry the same notes
     document = trial_document(study, 0, "knee", "sqlite:///study.db")
@@ -69,19 +68,26 @@ def test_a_consistent_difference_is_told_apart_however_wide_the_single_configura
     # the floor of one configuration (0.5) would tie everything; paired, a 0.1 loss on every case is exact
     study = _study(0.5, APART)
     assert pick_notes(study, 0) == [
-        "trial #0 vs front neighbour #1: v3_delta_faithful paired difference +0.100 [0.100, 0.100] on the 3/4 cases "
-        "scored in both",
+        "trial #0 vs front neighbour #1: v3_delta_faithful on the tuning cases paired difference +0.100 "
+        "[+0.100, +0.100] on the 3/4 cases scored in both",
     ]
 
 
-def test_run_to_run_noise_of_both_trials_widens_the_paired_interval() -> None:
-    # pruning margin 0.3 = z·√2·run_sd, so two trials' run terms add up to se = √2·run_sd and z·se = 0.3:
-    # 0.1 ± 0.3 holds 0; alone, trial 0's 0.1 ± z·run_sd = 0.1 ± 0.212 holds 0 too
-    notes = pick_notes(_study(0.0, APART, run_margin=0.3), 0)
+@pytest.mark.parametrize("stored", [{"run_sd": {"v3_delta_faithful": 0.3 / (1.96 * 2 ** 0.5)}},
+                                    {"pruning_margin": {"v3_delta_faithful": 0.3}}])
+def test_run_to_run_noise_of_both_trials_widens_the_paired_interval(stored: dict[str, Any]) -> None:
+    # run_sd 0.1082 per trial, so two trials' run terms add up to se = √2·run_sd and z·se = 0.3: 0.1 ± 0.3 holds 0;
+    # alone, trial 0's 0.1 ± z·run_sd = 0.1 ± 0.212 holds 0 too. A study written before run_sd was recorded kept the
+    # margin z·√2·run_sd = 0.3 only, read back at z 1.96: the same notes
+    study = _study(0.0, APART)
+    for key, value in stored.items():
+        study.set_user_attr(key, value)
+    notes = pick_notes(study, 0)
     assert notes == [
-        "trial #0: v3_delta_faithful 0.100 [-0.112, 0.312] holds zero: it cannot be told from no effect",
-        "trial #0: v3_delta_faithful cannot be told from front neighbour #1's: paired difference +0.100 "
-        "[-0.200, 0.400] on the 3/4 cases scored in both",
+        "trial #0: v3_delta_faithful on the tuning cases (0.100) cannot be told from no effect: its 95% interval with "
+        "case sampling and run-to-run noise holds 0",
+        "trial #0: v3_delta_faithful on the tuning cases cannot be told from front neighbour #1's: paired difference "
+        "+0.100 [-0.200, +0.400] on the 3/4 cases scored in both",
     ]
 
 
@@ -96,7 +102,7 @@ def test_run_closing_lines_json_and_export_carry_the_notes(
     captured = capsys.readouterr()
     notes = json.loads(captured.out)["pick"]["notes"]
     # a pruning margin of 1 (run-to-run noise) holds every Δ: the pick cannot be told from zero, and the run says so
-    assert notes and "holds zero: it cannot be told from no effect" in notes[0]
+    assert notes and "cannot be told from no effect" in notes[0]
     assert f"note: {notes[0]}" in captured.err
     exported = yaml.safe_load((tmp_path / "out" / "tiny" / "config.yaml").read_text())
     assert exported["provenance"]["notes"] == notes
@@ -123,14 +129,14 @@ def test_with_a_confirmation_split_the_notes_compare_the_held_out_figures_and_sa
                     "f3": [1.0, 1.0, 1.0, 0.8]}}
     notes = pick_notes(_confirmed(_study(0.5, APART), held_out), 0)
     assert len(notes) == 2
-    assert notes[0] == ("trial #0: v3_delta_faithful on the held-out cases 0.000 [0.000, 0.000] holds zero: it cannot be "
-                        "told from no effect")
-    assert notes[1].startswith("trial #0: v3_delta_faithful on the held-out cases cannot be told from front neighbour "
+    assert notes[0] == ("trial #0: v3_delta_faithful on the 4 held-out cases (0.000) cannot be told from no effect: its "
+                        "95% interval with case sampling and run-to-run noise holds 0")
+    assert notes[1].startswith("trial #0: v3_delta_faithful on the 4 held-out cases cannot be told from front neighbour "
                                "#1's: paired difference -0.050 [-0.1")
     assert "scored in both" not in notes[1]  # every held-out case was scored by both
     # a study confirmed before the per-case scores were kept: the tuning figures, said as such
     old = {number: {**trial, "per_case": False} for number, trial in held_out.items()}
     assert pick_notes(_confirmed(_study(0.5, APART), old), 0) == [
-        "trial #0 vs front neighbour #1: v3_delta_faithful on the tuning cases paired difference +0.100 [0.100, 0.100] "
-        "on the 3/4 cases scored in both",
+        "trial #0 vs front neighbour #1: v3_delta_faithful on the tuning cases paired difference +0.100 "
+        "[+0.100, +0.100] on the 3/4 cases scored in both",
     ]

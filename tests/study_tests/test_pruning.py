@@ -6,7 +6,7 @@ import pytest
 
 from tuner.front import PruneEvidence
 from tuner.study import Look, PruningConfig, TrialProfile, plan_looks, should_prune
-from tuner.study._pruning import batches
+from tuner.study._pruning import batches, exact_rival
 
 MARGIN = {"recall_at_k": 0.125, "v3_delta_faithful": 0.05}  # binary fractions: exact comparisons
 N = 40
@@ -161,3 +161,19 @@ def test_progress_names_the_rival_and_the_evidence_of_a_pruned_trial() -> None:
         "pruned after 60/180 cases (beaten by #3, p=0.0021)"
     )
     assert _outcome(create_trial(values=[0.5, 0.1])) == "complete"
+
+
+def test_exact_objectives_prune_on_dominance_beyond_the_margin_without_a_test() -> None:
+    current = {"recall_at_k": 0.80, "conflict_exposure": 0.30}
+    front = [
+        (1, {"recall_at_k": 0.90, "conflict_exposure": 0.20}),  # better on both by 0.10
+        (2, {"recall_at_k": 0.95, "conflict_exposure": 0.10}),  # better on both by 0.15 and 0.20: the named rival
+        (3, {"recall_at_k": 0.99, "conflict_exposure": 0.35}),  # more recall, but more exposure: no rival
+    ]
+    evidence = exact_rival(current, front, {}, 40)
+    assert evidence is not None and evidence.dominated_by == 2 and evidence.objective == "conflict_exposure"
+    assert evidence.differences == {"recall_at_k": pytest.approx(0.15), "conflict_exposure": pytest.approx(0.20)}
+    assert (evidence.estimate, evidence.rival_delta, evidence.p_value, evidence.cases_used) == (0.30, 0.10, 0.0, 0)
+    # a recall margin of 0.2 leaves no front trial better by more than it
+    assert exact_rival(current, front, {"recall_at_k": 0.2}, 40) is None
+    assert exact_rival(current, front[2:], {}, 40) is None

@@ -64,7 +64,7 @@ def test_study_runs_resumes_and_exports_a_config_that_reproduces_its_recall(
         if record.duplicate_of is not None:
             assert record.calls is None and study.trials[record.duplicate_of].params == trial.params
         elif trial.state == optuna.trial.TrialState.COMPLETE:
-            assert set(trial.user_attrs["ci"]) == {"recall_at_k", "v3_delta_faithful"}
+            assert set(trial.user_attrs["ci"]) == {"recall_at_k", "v3_delta_faithful", "conflict_exposure"}
             assert trial.user_attrs["n_total"] == 6
             # per-case recall in the study's case order: what paired comparisons of recall read
             assert record.recall_cases is not None and len(record.recall_cases) == 6
@@ -96,8 +96,10 @@ def test_study_runs_resumes_and_exports_a_config_that_reproduces_its_recall(
     assert "provenance" in text and "dataset_hash" in text
     capsys.readouterr()
     assert main(["eval", str(tiny_dataset_dir), "--config", str(exported), "--json"]) == 0
-    recall = json.loads(capsys.readouterr().out)["recall_at_k"]
-    assert recall == pytest.approx(front["front"][0]["values"]["recall_at_k"])
+    evaluated = json.loads(capsys.readouterr().out)
+    assert evaluated["recall_at_k"] == pytest.approx(front["front"][0]["values"]["recall_at_k"])
+    # the exposure of the export is the trial's, recounted over every golden case
+    assert set(evaluated["conflict_exposure"]) == {"value", "n", "n_total", "ci"} and evaluated["conflict_exposure"]["n_total"] == 6
     for suffix in (".json", ".env"):
         assert main(["export", str(study_file), "--pick", "knee", "-o", str(tmp_path / f"deploy{suffix}")]) == 0
     assert "TUNER_TOP_K=" in (tmp_path / "deploy.env").read_text()

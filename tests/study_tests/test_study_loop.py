@@ -14,7 +14,8 @@ from optuna.trial import TrialState
 
 import tuner.front._paired as paired
 import tuner.front._summary as summary_module
-from tuner.front import StudySummary, TrialCalls, TrialRecord, compare_trials, pick_notes, study_front, study_summary
+from tuner.front import PairedComparisons, StudySummary, TrialCalls, TrialRecord, pick_notes, study_comparisons, study_front
+from tuner.front import study_summary
 from tuner.front._summary import SummaryTracker
 
 TOP_K = {"top_k": IntDistribution(1, 9)}
@@ -37,7 +38,7 @@ def _scored(recall: list[float], f3: list[float]) -> dict[str, Any]:
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the paired bootstraps run, from an empty memo."""
+    """Counts the paired bootstraps run."""
     calls: list[int] = []
     real = paired.paired_comparison
 
@@ -46,7 +47,6 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return real(*args, **kwargs)
 
     monkeypatch.setattr(paired, "paired_comparison", counted)
-    monkeypatch.setattr(paired, "_MEMO", {})
     return calls
 
 
@@ -57,21 +57,27 @@ def test_each_pair_is_bootstrapped_once_however_often_the_front_is_read(monkeypa
         (TrialState.COMPLETE, _scored([1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 1.0, 1.0])),
         (TrialState.COMPLETE, _scored([1.0, 1.0, 1.0, 1.0], [0.5, 0.8, 1.0, 0.9])),
     ])
-    first = study_front(study)
-    notes = pick_notes(study, 0)
+    comparisons = study_comparisons(study)  # one reading of the study keeps its comparisons, nothing else does
+    first = study_front(study, comparisons)
+    notes = pick_notes(study, 0, comparisons)
     once = len(calls)
     assert once > 0
-    again = study_front(study)
-    assert pick_notes(study, 0) == notes
+    again = study_front(study, comparisons)
+    assert pick_notes(study, 0, comparisons) == notes
     assert len(calls) == once  # the second front and notes computed nothing again
     assert [(e.number, e.tie_group, e.epsilon_dominated_by) for e in first[2]] == [
         (e.number, e.tie_group, e.epsilon_dominated_by) for e in again[2]]
-    monkeypatch.setattr(paired, "_MEMO", {})
-    assert pick_notes(study, 0) == notes  # what the memo returns is what a fresh computation gives
+    assert pick_notes(study, 0) == notes  # a fresh reading computes again, and gets what was kept
+    assert len(calls) > once
 
 
-def test_other_scores_or_run_margins_are_never_served_from_the_memo(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_other_scores_or_run_sd_are_never_served_from_what_was_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = _counting(monkeypatch)
+    kept = PairedComparisons({})
+
+    def compare_trials(a: TrialRecord, b: TrialRecord | None, objective: str, run_sd: dict[str, float]) -> Any:
+        return (kept if not run_sd else PairedComparisons(run_sd)).compare(a, b, objective)
+
     a = TrialRecord(f0=(1.0, 1.0, 1.0), f3=(1.0, 0.9, 0.8))
     b = TrialRecord(f0=(1.0, 1.0, 1.0), f3=(1.0, 1.0, 1.0))
     changed = TrialRecord(f0=(1.0, 1.0, 1.0), f3=(1.0, 0.9, 0.5))
@@ -81,7 +87,7 @@ def test_other_scores_or_run_margins_are_never_served_from_the_memo(monkeypatch:
     assert len(calls) == 1
     other = compare_trials(changed, b, "v3_delta_faithful", {})
     assert other is not None and other.difference == pytest.approx(0.2)  # (1 − 0.8) − 0
-    wider = compare_trials(a, b, "v3_delta_faithful", {"v3_delta_faithful": 0.3})
+    wider = compare_trials(a, b, "v3_delta_faithful", {"v3_delta_faithful": 0.108})
     assert wider is not None and wider.margin > first.margin
     alone = compare_trials(a, None, "v3_delta_faithful", {})
     assert alone is not None and alone.difference == pytest.approx(0.1) and alone.n == 3
@@ -145,3 +151,16 @@ def test_the_loop_reads_a_finished_trial_once_and_only_unfinished_ones_again(mon
     read.clear()
     tracker.update(study)
     assert read == [6]
+
+
+def test_exposure_is_compared_paired_on_the_per_case_flags_with_no_run_term() -> None:
+    # A exposed on cases 0, 1; B on case 1 only: difference (2 − 1)/4 = 0.25, from the per-case flags
+    a, b = TrialRecord(exposed_cases=(1, 1, 0, 0)), TrialRecord(exposed_cases=(0, 1, 0, 0))
+    comparisons = PairedComparisons({"v3_delta_faithful": 0.3})  # a run-to-run sd for Δ, none for exposure
+    compared = comparisons.compare(a, b, "conflict_exposure")
+    assert compared is not None and compared.difference == pytest.approx(0.25) and compared.n == 4
+    # the run-to-run term stays 0 (exposure is deterministic): se is the paired bootstrap's alone
+    assert compared.se == pytest.approx(compared.case_sd)
+    assert comparisons.compare(a, a, "conflict_exposure").tied  # type: ignore[union-attr]
+    # a trial recorded before exposure was kept has nothing to compare
+    assert comparisons.compare(TrialRecord(recall_cases=(1.0,)), b, "conflict_exposure") is None

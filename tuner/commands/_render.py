@@ -31,6 +31,10 @@ def retrieval_table(report: RetrievalReport) -> Table:
         for label, values in buckets.items():
             head = values[metrics[0]]
             table.add_row(f"{prefix}: {label}", *[_fmt(values[m].value, None) for m in metrics], f"{head.n}/{head.n_total}")
+    if report.exposure is not None:
+        table.caption = (f"conflict exposure (cases shown a conflicting chunk over the index with conflicts): "
+                         f"{report.exposure.describe()}")
+        table.caption_justify = "left"
     return table
 
 
@@ -88,8 +92,29 @@ def robustness_table(report: RobustnessReport, retrieval: RetrievalReport, varia
         )
     calls = ", ".join(f"{name} {count}" for name, count in report.calls.items())
     table.caption = f"recall@k {_fmt(recall.value, recall.ci)} ({recall.n}/{recall.n_total}); calls: {calls or 'none'}"
+    v3 = report.variants.get("v3")
+    if v3 is not None and v3.exposure is not None:
+        table.caption += "\n" + exposure_line(v3)
     table.caption += "".join(f"\n[bold yellow]warning:[/] {warning}" for warning in report.warnings)
     return table
+
+
+def exposure_line(v3: VariantSummary) -> str:
+    """v3's Δfaithful as exposure × susceptibility: ``exposure 0.120 [0.083, 0.170] (27/225); faithfulness at risk
+    0.110, susceptibility 0.450: Δ 0.050 = 0.110 × 0.450 + unexposed 0.000``."""
+    parts = v3.parts
+    line = f"v3 conflict exposure {v3.exposure.describe() if v3.exposure else 'n/a'}"
+    if parts is None or parts.at_risk is None:
+        return line + "; no case scored at v0 and v3"
+    line += f"; faithfulness at risk {parts.at_risk:.3f}, susceptibility " + (
+        "— (no exposed case scores at v0)" if parts.susceptibility is None else f"{parts.susceptibility:.3f}"
+    )
+    if parts.susceptibility is not None and parts.unexposed_loss is not None and v3.delta_faithful is not None:
+        line += (f": Δ {v3.delta_faithful:.3f} = {parts.at_risk:.3f} × {parts.susceptibility:.3f} "
+                 f"+ unexposed {parts.unexposed_loss:.3f}")
+    if v3.unexposed_changed:
+        line += f" ({v3.unexposed_changed} unexposed cases have a context other than v0's)"
+    return line
 
 
 def robustness_buckets_table(report: RobustnessReport) -> Table:

@@ -29,13 +29,14 @@ def run(args: argparse.Namespace) -> int:
     from tuner.errors import UserError
     from tuner.export import write_export, write_framework_export
     from tuner.pareto import pick
-    from tuner.front import confirmed_entries, study_front
+    from tuner.front import confirmed_entries, study_comparisons, study_front
     from tuner.report import trial_document
     from tuner.study import load_study
 
     loaded = loaded_study(args)
     study = load_study(loaded)
-    directions, floor, entries = study_front(study)
+    comparisons = study_comparisons(study)  # the front and the pick notes compare each pair once
+    directions, floor, entries = study_front(study, comparisons)
     entries = confirmed_entries(study, entries)  # pick rules use the held-out figures when the study has them
     if args.trial is not None:
         if not 0 <= args.trial < len(study.trials) or study.trials[args.trial].state != optuna.trial.TrialState.COMPLETE:
@@ -43,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         number, rule = args.trial, None
     else:
         number, rule = pick(args.pick, entries, directions, floor, min_recall=args.min_recall).number, args.pick
-    document = trial_document(study, number, rule, loaded.storage)
+    document = trial_document(study, number, rule, loaded.storage, comparisons)
     if args.format == "tuner":
         print(write_export(args.output, document))
     else:

@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     held_out = split.get("held_out_cases") if isinstance(split, dict) else None
     result = evaluate_gate(measurement, thresholds, previous, floors, args.history, str(baseline_path or "baseline"),
                            provenance_hash if isinstance(provenance_hash, str) else None,
-                           None if noise_floor is None else noise_floor.run_margins(),
+                           None if noise_floor is None else noise_floor.run_sd(),
                            held_out if isinstance(held_out, int) else None)
     header = [f"config: `{args.config}`", f"dataset: `{args.dataset}`", f"baseline: `{baseline_path or 'none'}`"]
     recall = measurement.retrieval.overall["recall_at_k"]

@@ -97,12 +97,9 @@ def _exit_interrupted() -> NoReturn:
 
 def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[str, Any]:
     """What ``tuner run --json`` prints: counts, calls, time, the texts this worker embedded (not read from the
-    embedding store), the front with intervals, the pick and the files."""
-    from tuner.front import StudyRecord, entry_json, study_front, study_summary
+    embedding store), the front with intervals (as ``finish`` read it), the pick with its runner-up and the files."""
+    from tuner.front import study_summary
 
-    _, _, entries = study_front(result.study)
-    confirmed = StudyRecord.from_study(result.study).confirm
-    trials = {t.number: t for t in result.study.get_trials(deepcopy=False)}
     return {
         "study": result.study.study_name,
         "summary": study_summary(result.study).to_json(),
@@ -111,7 +108,8 @@ def run_summary(result: StudyRun, rule: str, outputs: dict[str, Any]) -> dict[st
         "interrupted": result.interrupted,
         "budget_ended": result.budget_ended,
         "fault": result.fault,
-        "front": [entry_json(entry, trials[entry.number], confirmed.get(str(entry.number))) for entry in entries],
-        "pick": {"rule": rule, "trial": outputs.get("picked"), "unmet": outputs.get("pick_unmet"), "notes": outputs.get("notes", [])},
+        "front": outputs.get("front", []),
+        "pick": {"rule": rule, "trial": outputs.get("picked"), "unmet": outputs.get("pick_unmet"), "notes": outputs.get("notes", []),
+                 "runner_up": outputs.get("runner_up")},
         "outputs": {key: outputs[key] for key in ("storage", "config", "report") if key in outputs},
     }

@@ -335,8 +335,8 @@ def choose_backend(model_path: str, cache: DiskCache) -> BackendChoice:
                       _installed_versions(), PROBE_TEXTS, PROBE_BATCH)
 
     def build(folder: Path) -> None:
-        log.info("embedding.backend auto: measuring the installed backends on %s (once for this machine: about a minute; "
-                 "embedding: {backend: NAME} in the study skips it)", Path(model_path).name)
+        log.info("embedding.backend auto: measuring the installed backends on %s (once for this machine: a minute or two; "
+                 "embedding: {backend: NAME} in the study skips it)", model_path)
         measured = _measure(model_path, cache)
         (folder / "choice.json").write_text(json.dumps({"measured": measured}, indent=1))
 

@@ -1,21 +1,23 @@
 """Metrics (ranking → **metrics**): retrieval evaluation of one configuration: every retrieval metric per case, mean
-with n/N, per bucket."""
+with n/N, per bucket, and the conflict exposure of its final contexts over the index with conflicts."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from tuner.metrics import RETRIEVAL_METRICS
+from tuner.metrics import RETRIEVAL_METRICS, exposed
 from tuner.retrieval import RetrievalPipeline, RetrievedContext
 from tuner.settings import RetrievalSettings
-from tuner.stats import CiMethod, Estimate, by_group, mean_estimate
+from tuner.stats import CiMethod, Estimate, Proportion, by_group, mean_estimate
 from tuner.text import word_count
 
 
 @dataclass(frozen=True)
 class RetrievalReport:
-    """Per-case metric values (dataset order) and their summaries; deterministic for a dataset and settings."""
+    """Per-case metric values (dataset order) and their summaries; deterministic for a dataset and settings.
+    ``exposed``: per case, whether its final context over the index with conflicts holds a conflicting chunk (None
+    when the dataset has no conflicts; :func:`conflict_exposure`)."""
 
     settings: RetrievalSettings
     case_ids: tuple[str, ...]
@@ -24,6 +26,12 @@ class RetrievalReport:
     overall: dict[str, Estimate]
     by_category: dict[str, dict[str, Estimate]]
     by_difficulty: dict[str, dict[str, Estimate]]
+    exposed: tuple[bool, ...] | None = None
+
+    @property
+    def exposure(self) -> Proportion | None:
+        """The share of cases shown a conflicting chunk, n/N with its Wilson interval (None without conflicts)."""
+        return None if self.exposed is None else Proportion.of(self.exposed)
 
     @property
     def mean_context_words(self) -> float:
@@ -42,6 +50,7 @@ class RetrievalReport:
             by_difficulty={b: _bucket(m) for b, m in self.by_difficulty.items()},
             settings=self.settings.model_dump(),
         )
+        out["conflict_exposure"] = None if self.exposure is None else self.exposure.to_dict()
         return out
 
 
@@ -61,10 +70,21 @@ def score_contexts(
     }
 
 
+def conflict_exposure(pipeline: RetrievalPipeline, settings: RetrievalSettings) -> tuple[bool, ...] | None:
+    """Per golden case (dataset order): does ``settings``' final context over the index with its conflicting documents
+    (the ``all`` view, what v3 ``in_index`` hands the reader) hold a conflicting chunk (:func:`tuner.metrics.exposed`)?
+    None when the dataset has no conflicts or the pipeline does not search them (a retrieval service). Retrieval only:
+    no generator or judge call."""
+    if not pipeline.dataset.conflicts or not pipeline.searches_conflicts:
+        return None
+    return tuple(exposed([c.source for c in ctx.chunks]) for ctx in pipeline.retrieve(settings, "all"))
+
+
 def evaluate_retrieval(
     pipeline: RetrievalPipeline, settings: RetrievalSettings, view: str = "clean", ci: bool = True
 ) -> RetrievalReport:
-    """Retrieve every golden case with ``settings`` in index ``view`` and score it.
+    """Retrieve every golden case with ``settings`` in index ``view`` and score it; with conflicts in the dataset, also
+    its conflict exposure (:func:`conflict_exposure`, always over the index with conflicts).
 
     >>> report = evaluate_retrieval(RetrievalPipeline(load_dataset("data/demo")), RetrievalSettings())  # doctest: +SKIP
     >>> print(report.overall["recall_at_k"])  # doctest: +SKIP
@@ -73,7 +93,9 @@ def evaluate_retrieval(
     contexts = pipeline.retrieve(settings, view)
     values = score_contexts(pipeline, contexts)
     cases = pipeline.dataset.golden
-    method: CiMethod | None = "bootstrap" if ci else None
+    # every retrieval metric is a mean of per-case scores in [0, 1]: Wilson stays honest at 0 and 1 (57/57 is not
+    # [1, 1]), where a percentile bootstrap collapses to a point
+    method: CiMethod | None = "wilson" if ci else None
     categories = [c.category for c in cases]
     difficulties = [c.difficulty for c in cases]
 
@@ -89,4 +111,5 @@ def evaluate_retrieval(
         overall={name: mean_estimate(v, ci_method=method) for name, v in values.items()},
         by_category=buckets(categories),
         by_difficulty=buckets(difficulties),
+        exposed=conflict_exposure(pipeline, settings),
     )

@@ -1,5 +1,5 @@
 """Metrics (variants → answers → verdicts → **metrics**): robustness evaluation of one configuration: answers and
-keypoint verdicts for v0–v4, Δfaithful.
+keypoint verdicts for v0–v4, Δfaithful, and v3's Δ split into conflict exposure and the reader's susceptibility.
 
 Per case and variant the generator answers from the variant's context and the judge gives, per
 keypoint, two separate verdicts (answer, context). Only the context differs between variants.
@@ -22,9 +22,12 @@ from tuner.evaluation._responder import Responder
 from tuner.generation import Answer
 from tuner.llm import map_concurrent
 from tuner.metrics import (
+    DeltaParts,
     contradicted_share,
     correct,
     delta_faithful,
+    delta_parts,
+    exposed,
     faithful,
     grade_delta,
     misled,
@@ -35,7 +38,7 @@ from tuner.progress import NullTask, Task
 from tuner.variants import GRADED_VARIANTS, VARIANTS, VariantsConfig, VariantBuilder, VariantContext, shortfall_warning
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
-from tuner.stats import CiMethod, Estimate, mean_estimate, ratio_of_means_ci
+from tuner.stats import CiMethod, Estimate, Proportion, mean_estimate, ratio_of_means_ci
 from tuner.verdicts import KeypointVerdict
 
 
@@ -71,6 +74,11 @@ class VariantOutcome:
         if not labels or any(label is None for label in labels):
             return None
         return labels.count("supported") / len(labels)
+
+    @property
+    def exposed(self) -> bool:
+        """The context holds a chunk of a conflicting document (:func:`tuner.metrics.exposed`)."""
+        return exposed([c.source for c in self.context.chunks])
 
 
 @dataclass(frozen=True)
@@ -167,7 +175,14 @@ class VariantSummary:
     """One variant over a set of cases. ``faithful``: the answer states the keypoint; ``correct``: it states it
     or does not contradict it (lenient). Each has its Δ against v0 (``delta_faithful``/``delta_ci`` and
     ``delta_correct``/``delta_correct_ci``, over the ``delta_n`` cases scored at both); ``grade`` grades
-    Δfaithful (v1–v3 only)."""
+    Δfaithful (v1–v3 only).
+
+    v3 only (None elsewhere): ``exposure``, the cases whose v3 context holds a conflicting chunk (n/N over every case
+    evaluated; with ``hard_mode: in_index`` a retrieval fact), ``parts``, Δfaithful split into faithfulness at risk and
+    susceptibility (:func:`tuner.metrics.delta_parts`), and ``unexposed_changed``, the unexposed cases whose v3
+    context still differs from v0's (the only ones that can put a loss in ``parts.unexposed_loss``: with BM25 the
+    conflicting documents change the term statistics of every query, so a context can move without a conflict in it).
+    """
 
     variant: str
     faithful: Estimate
@@ -184,6 +199,19 @@ class VariantSummary:
     context_support: Estimate
     injected: int
     shortfall: int
+    exposure: Proportion | None = None
+    parts: DeltaParts | None = None
+    unexposed_changed: int = 0
+
+    @property
+    def susceptibility(self) -> float | None:
+        """Δ among exposed cases, Σ_E(f0 − f3) / Σ_E f0 (None when none is exposed)."""
+        return None if self.parts is None else self.parts.susceptibility
+
+    @property
+    def at_risk(self) -> float | None:
+        """The share of v0-faithful keypoint credit on exposed cases, Σ_E f0 / Σ f0."""
+        return None if self.parts is None else self.parts.at_risk
 
     @property
     def shortfall_warning(self) -> str | None:
@@ -212,6 +240,20 @@ class VariantSummary:
             "injected": self.injected,
             "shortfall": self.shortfall,
             "shortfall_warning": self.shortfall_warning,
+            **self._exposure_dict(),
+        }
+
+    def _exposure_dict(self) -> dict[str, Any]:
+        """v3's exposure and Δ's parts (nothing for the other variants)."""
+        if self.exposure is None:
+            return {}
+        return {
+            "exposure": self.exposure.to_dict(),
+            "at_risk": self.at_risk,
+            "susceptibility": self.susceptibility,
+            "unexposed_loss": None if self.parts is None else self.parts.unexposed_loss,
+            "exposed_paired": 0 if self.parts is None else self.parts.exposed,
+            "unexposed_changed": self.unexposed_changed,
         }
 
 
@@ -230,6 +272,24 @@ def paired_scores(outcomes: Sequence[CaseOutcome], variant: str, score: str = "f
             s0.append(a)
             sv.append(b)
     return s0, sv
+
+
+def exposure_parts(outcomes: Sequence[CaseOutcome], variant: str = "v3") -> tuple[Proportion, DeltaParts | None, int]:
+    """(exposure over every outcome, Δfaithful's parts over the cases scored at both v0 and ``variant``, unexposed
+    cases whose context differs from v0's) of ``variant``'s contexts; the parts are None when no case is paired."""
+    flags = [o.variants[variant].exposed for o in outcomes]
+    changed = sum(
+        1 for o, flag in zip(outcomes, flags)
+        if not flag and [c.chunk_id for c in o.variants[variant].context.chunks] != [c.chunk_id for c in o.variants["v0"].context.chunks]
+    )
+    f0, fv, shown = [], [], []
+    for outcome, flag in zip(outcomes, flags):
+        a, b = outcome.variants["v0"].faithful, outcome.variants[variant].faithful
+        if a is not None and b is not None:
+            f0.append(a)
+            fv.append(b)
+            shown.append(flag)
+    return Proportion.of(flags), delta_parts(f0, fv, shown) if f0 else None, changed
 
 
 def _relative_drop(
@@ -251,7 +311,8 @@ def summarize_variant(
     Δ is graded only for the variants in :data:`~tuner.variants.GRADED_VARIANTS`: v4 has no relevant context,
     so its Δ is ~1 by construction and says nothing; its rejection rate is what it measures.
     """
-    method: CiMethod | None = "bootstrap" if ci else None
+    # faithful and correct are means of per-case shares in [0, 1]: Wilson stays honest at 0 and 1 (see tuner.stats)
+    method: CiMethod | None = "wilson" if ci else None
     rows = [o.variants[variant] for o in outcomes]
     reasons = [r.missing for r in rows]
     faithful_values = [r.faithful if r.missing is None else None for r in rows]
@@ -265,6 +326,10 @@ def summarize_variant(
         flags = [misled(o.variants["v0"].verdicts, o.variants[variant].verdicts)
                  if o.variants["v0"].verdicts and o.variants[variant].verdicts else None for o in outcomes]
         misled_rate = mean_estimate([None if f is None else float(f) for f in flags], ci_method=None)
+    exposure = parts = None
+    changed = 0
+    if variant == "v3":
+        exposure, parts, changed = exposure_parts(outcomes)
     rejection = None
     if variant == "v4":
         rejection = mean_estimate(
@@ -288,6 +353,9 @@ def summarize_variant(
         context_support=mean_estimate([r.context_support if r.missing is None else None for r in rows], reasons, ci_method=None),
         injected=sum(r.context.injected for r in rows),
         shortfall=sum(r.context.shortfall for r in rows),
+        exposure=exposure,
+        parts=parts,
+        unexposed_changed=changed,
     )
 
 

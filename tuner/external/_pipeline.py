@@ -74,6 +74,8 @@ class ExternalPipeline(RetrievalPipeline):
     """Retrieval of every golden question by ``client``'s service; the rest (chunk tables, question vectors, noise)
     is :class:`RetrievalPipeline`'s over the local ``dataset``. ``matching`` holds the counts of the last retrieval."""
 
+    searches_conflicts = False
+
     def __init__(self, dataset: Dataset, client: ExternalClient, cache: DiskCache | None = None,
                  reporter: Reporter | None = None, embeddings: EmbeddingContext | None = None) -> None:
         super().__init__(dataset, cache, reporter, embeddings=embeddings)

@@ -5,34 +5,47 @@ running a study is ``tuner.study``."""
 
 from __future__ import annotations
 
-from tuner.front._confirm import confirmed_entries, held_out_record
-from tuner.front._front import directions_of, entry_json, feasible, points_of, study_front, study_margins, trial_point
-from tuner.front._honest import pick_notes
+from tuner.front._confirm import confirmed_entries, optimism
+from tuner.front._front import (
+    directions_of,
+    entry_json,
+    feasible,
+    points_of,
+    study_comparisons,
+    study_front,
+    study_margins,
+    trial_point,
+)
+from tuner.front._honest import compared_figures, pick_notes, runner_up_comparison
 from tuner.front._labels import entry_caveat, front_labels, study_labels, trial_caveats
-from tuner.front._paired import NeighbourComparison, compare_trials, neighbour_comparisons
-from tuner.front._record import PruneEvidence, StudyRecord, TrialCalls, TrialRecord
+from tuner.front._paired import NeighbourComparison, PairedComparisons, separating_cases
+from tuner.front._record import Confirmation, PruneEvidence, StudyRecord, TrialCalls, TrialRecord
 from tuner.front._summary import StudySummary, SummaryTracker, study_summary, unscored_reason
 from tuner.front._table import trial_rows
 
 __all__ = [
+    "Confirmation",
     "NeighbourComparison",
+    "PairedComparisons",
     "PruneEvidence",
     "StudyRecord",
     "StudySummary",
     "SummaryTracker",
     "TrialCalls",
     "TrialRecord",
-    "compare_trials",
+    "compared_figures",
     "confirmed_entries",
     "directions_of",
     "entry_caveat",
     "entry_json",
     "feasible",
     "front_labels",
-    "held_out_record",
-    "neighbour_comparisons",
+    "optimism",
     "pick_notes",
     "points_of",
+    "runner_up_comparison",
+    "separating_cases",
+    "study_comparisons",
     "study_front",
     "study_labels",
     "study_margins",

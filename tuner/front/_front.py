@@ -11,8 +11,9 @@ import optuna
 from tuner.errors import UserError
 from tuner.objectives import CONTEXT_WORDS, Direction
 from tuner.pareto import FrontEntry, PairedMargins, Point, front_entries
-from tuner.front._paired import paired_margins
-from tuner.front._record import StudyRecord, TrialRecord
+from tuner.front._confirm import optimism
+from tuner.front._paired import PairedComparisons
+from tuner.front._record import Confirmation, StudyRecord, TrialRecord
 
 
 def directions_of(study: optuna.Study) -> dict[str, Direction]:
@@ -55,37 +56,51 @@ def points_of(study: optuna.Study) -> list[Point]:
     return [trial_point(trial, names) for trial in sorted(trials, key=lambda t: t.number) if feasible(trial)]
 
 
-def study_margins(study: optuna.Study) -> PairedMargins:
+def study_comparisons(study: optuna.Study) -> PairedComparisons:
+    """A fresh keeper of the paired comparisons of ``study``'s trials, with its recorded run-to-run sd: pass one to the
+    functions below to compute each pair once across them (what ``tuner run`` does at its end)."""
+    return PairedComparisons(StudyRecord.from_study(study).run_sd)
+
+
+def study_margins(study: optuna.Study, comparisons: PairedComparisons | None = None) -> PairedMargins:
     """The study's noise floor (one configuration's, what is shown as ε), with the paired margin of any two of its
-    complete trials from the per-case scores they recorded and the study's run-to-run margins."""
+    complete trials from the per-case scores they recorded and the study's run-to-run sd (``comparisons``: kept
+    comparisons to reuse; a fresh :func:`study_comparisons` by default)."""
     record = StudyRecord.from_study(study)
     directions = directions_of(study)
     floor = {k: v for k, v in (record.noise_floor or {}).items() if k in directions}
     records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
-    return paired_margins(records, list(directions), floor, record.pruning_margin)
+    return (comparisons or study_comparisons(study)).margins(records, list(directions), floor)
 
 
-def study_front(study: optuna.Study) -> tuple[dict[str, Direction], PairedMargins, list[FrontEntry]]:
+def study_front(
+    study: optuna.Study, comparisons: PairedComparisons | None = None
+) -> tuple[dict[str, Direction], PairedMargins, list[FrontEntry]]:
     """Directions, the margins two trials are compared with (the noise floor as a mapping; paired per pair of
     trials) and the front entries with their ε-ties and ε-dominance decided paired."""
     directions = directions_of(study)
-    margins = study_margins(study)
+    margins = study_margins(study, comparisons)
     return directions, margins, front_entries(points_of(study), directions, margins)
 
 
 def entry_json(
-    entry: FrontEntry, trial: optuna.trial.FrozenTrial, confirmed: Mapping[str, Any] | None = None
+    entry: FrontEntry, trial: optuna.trial.FrozenTrial, directions: Mapping[str, Direction],
+    confirmed: Confirmation | None = None,
 ) -> dict[str, Any]:
-    """A front row as ``tuner pareto --json`` and ``tuner run --json`` print it; with ``confirmed`` (the trial's entry
-    in the study's ``confirm`` record) its figures on the held-out cases, their intervals and the optimism
-    (tuning − confirmation) beside the tuning ones."""
+    """A front row as ``tuner pareto --json`` and ``tuner run --json`` print it; with ``confirmed`` (the trial's
+    :class:`Confirmation`) its figures on the held-out cases, their intervals and the optimism beside the tuning ones
+    (:func:`tuner.front.optimism`, oriented by each objective's direction: positive = the tuning figure looked
+    better). Beside Δ: the conflict ``exposure`` (``{"value", "ci"}``, Wilson), ``exposed`` (n/N), faithfulness
+    ``at_risk``, ``susceptibility`` (null when no case is exposed) and ``delta`` (the v3 Δ the trial measured, also where
+    the study optimizes exposure) — None each where the trial has no record of them."""
     record = TrialRecord.from_trial(trial)
+    share, parts = record.exposure(), record.delta_parts()
     confirm = {} if confirmed is None else {
-        "confirm": dict(confirmed["values"]),
-        "confirm_ci": dict(confirmed["ci"]),
-        "confirm_n": confirmed["n"],
-        "optimism": {name: entry.values[name] - value for name, value in confirmed["values"].items()
-                     if value is not None and name in entry.values},
+        "confirm": dict(confirmed.values),
+        "confirm_ci": dict(confirmed.ci),
+        "confirm_n": confirmed.n,
+        "optimism": {name: optimism(entry.values[name], value, directions[name])
+                     for name, value in confirmed.values.items() if value is not None and name in entry.values},
     }
     return {
         "trial": entry.number,
@@ -97,5 +112,10 @@ def entry_json(
         "n_total": record.n_total,
         "tie_group": entry.tie_group,
         "epsilon_dominated_by": list(entry.epsilon_dominated_by),
+        "exposure": None if share is None else {"value": share.value, "ci": None if share.ci is None else list(share.ci)},
+        "exposed": None if share is None else f"{share.successes}/{share.n_total}",
+        "at_risk": None if parts is None else parts.at_risk,
+        "susceptibility": None if parts is None else parts.susceptibility,
+        "delta": None if parts is None else parts.delta,
         **confirm,
     }

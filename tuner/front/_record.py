@@ -15,7 +15,9 @@ from typing import Any
 import optuna
 
 from tuner.dataset import LabelProvenance
+from tuner.metrics import DeltaParts, delta_parts
 from tuner.objectives import CONTEXT_WORDS, DELTA
+from tuner.stats import Proportion, run_sd_of_margin
 
 
 @dataclass(frozen=True)
@@ -27,7 +29,9 @@ class PruneEvidence:
     context words exact, Δ estimated); ``estimate`` ± ``se`` is the pruned trial's estimated Δ on all
     cases and ``rival_delta`` the rival's; H0 (not beaten by more than ``margin``) had ``p_value`` <
     ``alpha``, the α this look's test uses; ``objective`` names the robustness objective
-    (``v3_delta_faithful`` or ``v3_delta_correct``) the Δ figures are of. ``fraction`` is the look's
+    (``v3_delta_faithful`` or ``v3_delta_correct``) the Δ figures are of. Pruned exactly (``objective``
+    ``conflict_exposure``, ``tuner.study._pruning.exact_rival``): look 0 of 0 before any case was answered,
+    ``estimate`` and ``rival_delta`` the two exposures, ``se``, ``p_value`` and ``alpha`` 0. ``fraction`` is the look's
     information fraction (planned cases / N), ``alpha_spent`` the α spent up to and including this look
     by the ``spending`` function. Evidence written before looks at fixed fractions has no fraction, spent
     α or spending (NaN, NaN, "").
@@ -128,6 +132,8 @@ class TrialRecord:
     """A trial's user attributes. Every field is optional: a running, pruned or failed trial has only some.
 
     ``recall_cases`` is recall@k per case in the study's case order (what paired comparisons of recall read);
+    ``exposed_cases`` per case in that order 1 when its final context over the index with conflicts holds a
+    conflicting chunk, else 0 (conflict exposure is their mean; Δ's parts are read from it with ``f0``/``f3``);
     ``f0``/``f3`` are per-case faithfulness at v0 and v3 in the study's case order (None = missing);
     ``ci`` maps an objective to its 95% interval (a bound is None when undefined); ``n``/``n_total`` are
     the cases scored at both variants and the cases with keypoints; ``partial_values`` are a pruned
@@ -148,6 +154,7 @@ class TrialRecord:
     calls: TrialCalls | None = None
     cases_evaluated: int | None = None
     recall_cases: tuple[float, ...] | None = None
+    exposed_cases: tuple[int, ...] | None = None
     f0: tuple[float | None, ...] | None = None
     f3: tuple[float | None, ...] | None = None
     ci: dict[str, list[float | None] | None] | None = None
@@ -196,6 +203,7 @@ class TrialRecord:
             calls=None if calls is None else TrialCalls.from_dict(calls),
             cases_evaluated=attrs.get("cases_evaluated"),
             recall_cases=None if attrs.get("recall_cases") is None else tuple(attrs["recall_cases"]),
+            exposed_cases=None if attrs.get("exposed_cases") is None else tuple(attrs["exposed_cases"]),
             f0=None if f0 is None else tuple(f0),
             f3=None if f3 is None else tuple(f3),
             ci=attrs.get("ci"),
@@ -216,6 +224,42 @@ class TrialRecord:
     def from_trial(cls, trial: optuna.trial.FrozenTrial) -> TrialRecord:
         return cls.from_attrs(trial.user_attrs)
 
+    def exposure(self) -> Proportion | None:
+        """Conflict exposure over the study's cases: exposed / all, with its Wilson interval (None when not recorded)."""
+        return None if self.exposed_cases is None else Proportion.of([bool(flag) for flag in self.exposed_cases])
+
+    def delta_parts(self) -> DeltaParts | None:
+        """Δ of the recorded v0/v3 scores split by exposure (:func:`tuner.metrics.delta_parts`) over the cases scored at
+        both; None without per-case exposure or scores."""
+        if self.exposed_cases is None or self.f0 is None or self.f3 is None:
+            return None
+        paired = [(a, b, bool(e)) for a, b, e in zip(self.f0, self.f3, self.exposed_cases) if a is not None and b is not None]
+        if not paired:
+            return None
+        return delta_parts([p[0] for p in paired], [p[1] for p in paired], [p[2] for p in paired])
+
+    def exposure_figures(self) -> dict[str, Any] | None:
+        """What an export's provenance keeps beside Δ: the exposure (``value``, ``ci``, ``n`` exposed of ``n_total``)
+        and Δ's parts (``at_risk``, ``susceptibility``, ``delta``); None when the trial has no exposure recorded."""
+        share, parts = self.exposure(), self.delta_parts()
+        if share is None:
+            return None
+        return {**share.to_dict(), "at_risk": None if parts is None else parts.at_risk,
+                "susceptibility": None if parts is None else parts.susceptibility,
+                "delta": None if parts is None else parts.delta}
+
+    def describe_exposure(self) -> str | None:
+        """``conflict exposure 0.120 [0.084, 0.169] (27/225); faithfulness at risk 0.110, susceptibility 0.450`` (the
+        susceptibility — when no case is exposed), or None when the trial has no exposure recorded."""
+        share, parts = self.exposure(), self.delta_parts()
+        if share is None:
+            return None
+        text = f"conflict exposure {share.describe()}"
+        if parts is not None and parts.at_risk is not None:
+            susceptibility = "—" if parts.susceptibility is None else f"{parts.susceptibility:.3f}"
+            text += f"; faithfulness at risk {parts.at_risk:.3f}, susceptibility {susceptibility}"
+        return text
+
     def intervals(self) -> dict[str, tuple[float, float]]:
         """The 95% interval of each objective whose bounds are both defined."""
         intervals: dict[str, tuple[float, float]] = {}
@@ -228,16 +272,86 @@ class TrialRecord:
         return intervals
 
 
+MARGIN_Z = 1.96
+"""The z of the run-to-run margins of a study written before its run-to-run sd was recorded (``NoiseFloor.z``, which
+no study file could change): what :meth:`StudyRecord.from_study` reads such margins back with."""
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """A front member's figures on the confirmation cases (``confirm:``), measured when the study ended: per quality
+    objective its value and 95% interval (``ci``; a bound is None when undefined), ``n``/``n_total`` the held-out cases
+    scored and asked, and the per-case scores they come from, in the golden set's order (``recall_cases`` over the
+    held-out cases, ``f0``/``f3`` and ``exposed_cases`` over those with keypoints; None in a study written before they
+    were kept), which the pick notes compare paired. Stored in the study's ``confirm`` user attribute as :meth:`to_dict` writes it,
+    keyed by the trial number as a string (JSON keys are strings)."""
+
+    values: dict[str, float | None]
+    ci: dict[str, list[float | None] | None]
+    n: int
+    n_total: int
+    recall_cases: tuple[float, ...] | None = None
+    f0: tuple[float | None, ...] | None = None
+    f3: tuple[float | None, ...] | None = None
+    exposed_cases: tuple[int, ...] | None = None
+
+    FIGURES = ("values", "ci", "n", "n_total")
+    """What an export keeps of a confirmation (its per-case scores stay in the study)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        stored: dict[str, Any] = {"values": dict(self.values), "ci": dict(self.ci), "n": self.n, "n_total": self.n_total}
+        for name in ("recall_cases", "f0", "f3", "exposed_cases"):
+            value = getattr(self, name)
+            if value is not None:
+                stored[name] = list(value)
+        return stored
+
+    def figures(self) -> dict[str, Any]:
+        """The figures without the per-case scores: what an export's provenance keeps."""
+        return {name: value for name, value in self.to_dict().items() if name in self.FIGURES}
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> Confirmation:
+        """The stored form back; an entry written before the per-case scores were kept has none."""
+        recall, f0, f3, shown = stored.get("recall_cases"), stored.get("f0"), stored.get("f3"), stored.get("exposed_cases")
+        return cls(
+            values={name: None if v is None else float(v) for name, v in dict(stored.get("values") or {}).items()},
+            ci=dict(stored.get("ci") or {}),
+            n=int(stored.get("n") or 0),
+            n_total=int(stored.get("n_total") or 0),
+            recall_cases=None if recall is None else tuple(float(v) for v in recall),
+            f0=None if f0 is None else tuple(f0),
+            f3=None if f3 is None else tuple(f3),
+            exposed_cases=None if shown is None else tuple(int(flag) for flag in shown),
+        )
+
+    def interval(self, name: str) -> tuple[float, float] | None:
+        """The 95% interval of objective ``name`` when both bounds are defined."""
+        bounds = self.ci.get(name)
+        if bounds is None or bounds[0] is None or bounds[1] is None:
+            return None
+        return float(bounds[0]), float(bounds[1])
+
+    def held_out_record(self) -> TrialRecord | None:
+        """The per-case scores on the held-out cases as a trial record that paired comparisons read; None for an entry
+        written before they were kept."""
+        if self.recall_cases is None:
+            return None
+        return TrialRecord(recall_cases=self.recall_cases, f0=self.f0, f3=self.f3, exposed_cases=self.exposed_cases,
+                           n_total=None if self.f0 is None else len(self.f0))
+
+
 @dataclass(frozen=True)
 class StudyRecord:
     """A study's user attributes, fixed when the first worker creates it: the dataset it ran on, the one
-    shuffled case order every trial walks, the objectives in ``trial.values`` order, the noise floor
-    and the pruning margins (see ``tuner.noisefloor``), the study file, the fixed settings, and the worker
+    shuffled case order every trial walks, the objectives in ``trial.values`` order, the noise floor,
+    the pruning margins and one configuration's run-to-run sd per objective (``run_sd``, what paired comparisons add;
+    see ``tuner.noisefloor``), the study file, the fixed settings, and the worker
     (``host:pid``) that measured the noise floor (None when the study file gave it), ``labels``: the golden set's
     provenance (``golden.provenance.json`` as :meth:`tuner.dataset.LabelProvenance.to_dict` writes it; None: unknown
     origin), the golden cases held out for confirmation (``confirm_cases``, empty without ``confirm:``) and each
-    confirmed front member's figures on them (``confirm``: trial number → ``values``, ``ci``, ``n``, ``n_total``, and
-    the per-case ``recall_cases``, ``f0``, ``f3``), ``golden_hash``, the content hash of the whole golden set the
+    confirmed front member's figures on them (``confirm``: trial number → :class:`Confirmation`), ``golden_hash``,
+    the content hash of the whole golden set the
     study file names (``dataset_hash`` is that of the tuning share with ``confirm:``; None in a study written before
     tuner recorded it), and ``retrieval``: the retrieval service a study over one measured
     (:meth:`tuner.external.ExternalConfig.described`; None: tuner's own retrieval)."""
@@ -247,11 +361,12 @@ class StudyRecord:
     objectives: list[str] = field(default_factory=list)
     noise_floor: dict[str, float] | None = None
     pruning_margin: dict[str, float] = field(default_factory=dict)
+    run_sd: dict[str, float] = field(default_factory=dict)
     study_file: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     calibrated_by: str | None = None
     confirm_cases: list[str] = field(default_factory=list)
-    confirm: dict[str, dict[str, Any]] = field(default_factory=dict)
+    confirm: dict[int, Confirmation] = field(default_factory=dict)
     labels: dict[str, Any] | None = None
     golden_hash: str | None = None
     retrieval: dict[str, Any] | None = None
@@ -272,17 +387,22 @@ class StudyRecord:
     def from_study(cls, study: optuna.Study) -> StudyRecord:
         attrs = study.user_attrs
         floor = attrs.get("noise_floor")
+        margins = {k: float(v) for k, v in (attrs.get("pruning_margin") or {}).items()}
+        run_sd = attrs.get("run_sd")
+        # a study written before run_sd was recorded kept only the margins z · √2 · run_sd, at MARGIN_Z
+        run_sd = {k: run_sd_of_margin(v, MARGIN_Z) for k, v in margins.items()} if run_sd is None else run_sd
         return cls(
             dataset_hash=attrs.get("dataset_hash"),
             case_order=list(attrs.get("case_order") or []),
             objectives=list(attrs.get("objectives") or []),
             noise_floor=None if floor is None else {k: float(v) for k, v in floor.items()},
-            pruning_margin={k: float(v) for k, v in (attrs.get("pruning_margin") or {}).items()},
+            pruning_margin=margins,
+            run_sd={k: float(v) for k, v in run_sd.items()},
             study_file=attrs.get("study_file"),
             settings=dict(attrs.get("settings") or {}),
             calibrated_by=attrs.get("calibrated_by"),
             confirm_cases=list(attrs.get("confirm_cases") or []),
-            confirm=dict(attrs.get("confirm") or {}),
+            confirm={int(number): Confirmation.from_dict(c) for number, c in (attrs.get("confirm") or {}).items()},
             labels=attrs.get("labels"),
             golden_hash=attrs.get("golden_hash"),
             retrieval=attrs.get("retrieval"),

@@ -7,6 +7,7 @@ from typing import Any
 import optuna
 
 from tuner.objectives import CONTEXT_WORDS
+from tuner.front._confirm import optimism
 from tuner.front._front import directions_of, feasible
 from tuner.front._record import StudyRecord, TrialRecord
 
@@ -16,9 +17,13 @@ def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
     each objective value with its 95% interval (``NAME``, ``NAME.low``, ``NAME.high``), ``n``/``n_total``,
     context words, calls, and why a trial was pruned (rival, cases used, p-value), repeated, unscorable,
     left unanswered (``skipped``) or failed. With ``confirm:``, each objective's figure on the held-out cases and the
-    optimism beside it (``NAME.confirm``, ``NAME.optimism`` = tuning − confirmation; None off the front). Missing values
-    are None, so every row has the same columns."""
-    names = list(directions_of(study))
+    optimism beside it (``NAME.confirm``; ``NAME.optimism``: how much better the tuning figure looked, oriented by the
+    objective's direction, :func:`tuner.front.optimism`; None off the front). Beside Δ the conflict exposure
+    (``exposure`` with ``exposure.low``/``exposure.high``, Wilson, and ``exposed``/``n_total``), the faithfulness
+    ``at_risk``, ``susceptibility`` and the measured v3 ``delta`` they split. Missing values are None, so every row has
+    the same columns."""
+    directions = directions_of(study)
+    names = list(directions)
     study_record = StudyRecord.from_study(study)
     confirmed = study_record.confirm if study_record.confirm_cases else None
     trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
@@ -40,9 +45,21 @@ def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
             bounds = ci.get(name) or [None, None]
             row.update({name: values.get(name), f"{name}.low": bounds[0], f"{name}.high": bounds[1]})
             if confirmed is not None:
-                held = (confirmed.get(str(trial.number)) or {}).get("values", {}).get(name)
-                optimism = None if held is None or name not in values else values[name] - held
-                row.update({f"{name}.confirm": held, f"{name}.optimism": optimism})
+                confirmation = confirmed.get(trial.number)
+                held = None if confirmation is None else confirmation.values.get(name)
+                better = None if held is None or name not in values else optimism(values[name], held, directions[name])
+                row.update({f"{name}.confirm": held, f"{name}.optimism": better})
+        share, parts = record.exposure(), record.delta_parts()
+        low, high = (None, None) if share is None or share.ci is None else share.ci
+        row.update({
+            "exposure": None if share is None else share.value,
+            "exposure.low": low,
+            "exposure.high": high,
+            "exposed": None if share is None else share.successes,
+            "at_risk": None if parts is None else parts.at_risk,
+            "susceptibility": None if parts is None else parts.susceptibility,
+            "delta": None if parts is None else parts.delta,
+        })
         row.update({
             "n": record.n,
             "n_total": record.n_total,

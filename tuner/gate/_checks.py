@@ -194,14 +194,14 @@ def trend_checks(
     history: int = 1,
     seed: int = 0,
     cases: Collection[str] | None = None,
-    run_margins: Mapping[str, float] | None = None,
+    run_sd: Mapping[str, float] | None = None,
 ) -> list[Check]:
     """faithful(v0) and each graded variant's Δfaithful vs the baseline, on the measured cases among ``cases``
     (all when None: see :func:`paired_cases`).
 
     ``history`` = 1: against the baseline's per-case values, paired (``tuner.stats.paired_comparison`` on the
     cases both scored); fails when the 95% interval of the worsening lies above 0. Its run-to-run term is each
-    run's sd from ``run_margins`` (``NoiseFloor.run_margins``: z · √2 · run_sd), 0 without. ``history`` > 1:
+    run's sd from ``run_sd`` (``NoiseFloor.run_sd``), 0 without. ``history`` > 1:
     against the mean of the last ``history`` accepted runs' means, which have no cases to pair, so it needs
     ``floors`` and fails when the worsening exceeds ``floors[key]``.
     """
@@ -226,11 +226,10 @@ def trend_checks(
         if spec.n < 2:
             checks.append(Check("trend", spec.key, "skip", f"{text}: too few cases for an interval"))
             continue
-        margin = (run_margins or {}).get(spec.key)
-        run_sd = 0.0 if margin is None else margin / (1.96 * math.sqrt(2))
-        worse, low, high = spec.paired(run_sd, seed)
-        source = "case bootstrap only: no run-to-run noise given" if margin is None else (
-            f"case bootstrap plus both runs' run-to-run sd {run_sd:.3f}")
+        sd = (run_sd or {}).get(spec.key)
+        worse, low, high = spec.paired(sd or 0.0, seed)
+        source = "case bootstrap only: no run-to-run noise given" if sd is None else (
+            f"case bootstrap plus both runs' run-to-run sd {sd:.3f}")
         interval = f"worsening {worse:+.3f}, paired 95% interval [{low:+.3f}, {high:+.3f}] ({source})"
         status: Status = "fail" if low > 0 else "pass"
         checks.append(Check("trend", spec.key, status, f"{text}: {interval}", now_value, base_value))

@@ -104,7 +104,7 @@ def evaluate_gate(
     history: int = 1,
     baseline_source: str = "baseline",
     config_dataset_hash: str | None = None,
-    run_margins: Mapping[str, float] | None = None,
+    run_sd: Mapping[str, float] | None = None,
     config_held_out: int | None = None,
 ) -> GateResult:
     """Every check of docs/gate.md. A judge that fails its self-check leaves faithfulness ungraded
@@ -114,8 +114,8 @@ def evaluate_gate(
     are compared; the notes say how many were compared and how many changed. ``config_dataset_hash`` is
     the dataset hash the configuration's provenance names (the study that chose it), noted when it is
     not the measured dataset's; ``config_held_out`` the cases its study held out for confirmation (provenance
-    ``confirm_split``; None without ``confirm:``), noted when the measured dataset is that study's. ``run_margins`` (``NoiseFloor.run_margins``) adds both runs' run-to-run noise to
-    the paired trend intervals.
+    ``confirm_split``; None without ``confirm:``), noted when the measured dataset is that study's. ``run_sd`` (``NoiseFloor.run_sd``: one
+    configuration's run-to-run sd per objective) adds both runs' run-to-run noise to the paired trend intervals.
 
     Raises :class:`UserError` when a measured case is missing from the baseline, or when fewer than
     ``thresholds.min_compared`` of the measured cases still match it (``baseline_source`` names the file):
@@ -142,10 +142,10 @@ def evaluate_gate(
         return GateResult(measurement, tuple(checks), tuple(notes))
     faithfulness = grade_checks(measurement.robustness, thresholds)
     if baseline is not None:
-        if run_margins is None:
+        if run_sd is None:
             notes.append("no noise floor given: trends fail when the paired case bootstrap 95% interval of the worsening "
                          "is above 0, with no run-to-run noise added")
-        faithfulness.extend(trend_checks(measurement, baseline, floors, history, cases=compared, run_margins=run_margins))
+        faithfulness.extend(trend_checks(measurement, baseline, floors, history, cases=compared, run_sd=run_sd))
     if measurement.judge_agreement is None:
         notes.append("judge self-check not run")
     else:

@@ -58,7 +58,7 @@ def _robustness_table(result: GateResult) -> list[str]:
     variants = [v for v in report.variants if v != "v0"]
     head = ["faithful v0"] + [f"Δfaithful {v}" if v != "v4" else "rejection v4" for v in variants]
     if "v3" in variants:
-        head.append("misled v3")
+        head += ["misled v3", "exposure v3", "susceptibility v3"]
     rows = ["| bucket | " + " | ".join(head) + " | n |", "|---" * (len(head) + 2) + "|"]
     buckets = {"all": report.variants, **{f"category: {k}": v for k, v in report.by_category.items()}}
     for bucket, per_variant in buckets.items():
@@ -71,8 +71,13 @@ def _robustness_table(result: GateResult) -> list[str]:
             else:
                 cells.append(_fmt(summary.delta_faithful, pct=True) + (f" ({summary.grade})" if summary.grade else ""))
         if "v3" in variants:
-            misled = per_variant["v3"].misled_rate
-            cells.append(_fmt(None if misled is None else misled.value, pct=True))
+            v3 = per_variant["v3"]
+            misled, exposure = v3.misled_rate, v3.exposure
+            cells += [
+                _fmt(None if misled is None else misled.value, pct=True),
+                "n/a" if exposure is None else f"{_fmt(exposure.value, pct=True)} ({exposure.successes}/{exposure.n_total})",
+                _fmt(v3.susceptibility, pct=True),
+            ]
         rows.append(f"| {_cell(bucket)} | " + " | ".join(cells) + f" | {v0.n}/{v0.n_total} |")
     return rows
 
@@ -85,7 +90,11 @@ def summary_markdown(result: GateResult, baseline: Baseline | None, header: Sequ
     sample = len(measurement.outcomes)
     lines += [f"- retrieval: {len(measurement.retrieval.case_ids)} cases; variants {', '.join(measurement.variants)}: "
               f"{sample} sampled case(s)" if measurement.robustness else
-              f"- retrieval: {len(measurement.retrieval.case_ids)} cases; robustness not measured", ""]
+              f"- retrieval: {len(measurement.retrieval.case_ids)} cases; robustness not measured"]
+    exposure = measurement.retrieval.exposure
+    if exposure is not None:
+        lines.append(f"- conflict exposure (cases shown a conflicting chunk, all cases): {exposure.describe()}")
+    lines.append("")
     for title, checks in (("Failed", result.failures), ("Warnings", result.warnings)):
         if checks:
             lines += [f"## {title}", ""] + [f"- `{c.group}.{c.name}`: {c.message}" for c in checks] + [""]

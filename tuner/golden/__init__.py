@@ -14,7 +14,7 @@ from tuner.golden._keypoints import (
     BACKUP_SUFFIX, SHORT_ANSWER, KeypointsReport, PendingCase, aliases_found, fill_keypoints, keypoint_prompt, parse_keypoints, pending_cases,
     rule_keypoints,
 )
-from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question, shingles
+from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question, question_groups, shingles
 from tuner.golden._draft import (
     DRAFT, FOUND_BY, STATUSES, DraftCase, DraftConflict, DraftRow, PoolChunk, ReviewState, draft_case, golden_row, load_draft, read_draft,
     write_draft,
@@ -95,6 +95,7 @@ __all__ = [
     "near_duplicate_groups",
     "near_duplicate_pairs",
     "normalize_question",
+    "question_groups",
     "parse_columns",
     "parse_keypoints",
     "parse_pool",

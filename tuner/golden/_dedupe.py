@@ -114,6 +114,17 @@ def near_duplicate_groups(texts: Sequence[str], threshold: float = NEAR_DUPLICAT
     return [root(i) for i in range(len(texts))]
 
 
+def question_groups(questions: Sequence[str], threshold: float = NEAR_DUPLICATE) -> list[int]:
+    """For each question, the index of the first question of its group: exact duplicates once normalized
+    (:func:`normalize_question`) and near duplicates (:func:`near_duplicate_groups`) are one group. What keeps a
+    question and its copy on one side of a confirmation split, and what ``tuner validate`` lists.
+
+    >>> question_groups(["What is X?", "what is x", "退款要多久才能到账户里", "退款需要多久才能到账户里", "How much is Y?"])
+    [0, 0, 2, 2, 4]
+    """
+    return near_duplicate_groups([normalize_question(q) for q in questions], threshold)
+
+
 class NearDuplicateIndex:
     """Texts added one at a time; :meth:`match` names an earlier text that ``text`` nearly duplicates (the same test as
     :func:`near_duplicate_groups`, against each earlier text rather than its group)."""

@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Sequence
 from tuner.metrics.context_precision import context_precision
 from tuner.metrics.correct import correct
 from tuner.metrics.delta import Grade, delta_faithful, grade_delta
+from tuner.metrics.exposure import DeltaParts, delta_parts, exposed
 from tuner.metrics.faithfulness import contradicted_share, faithful, missing_reason
 from tuner.metrics.hit_at_k import hit_at_k
 from tuner.metrics.misled import misled
@@ -32,12 +33,15 @@ RETRIEVAL_METRICS: dict[str, RetrievalMetric] = {
 __all__ = [
     "ABSTENTION_PHRASES",
     "RETRIEVAL_METRICS",
+    "DeltaParts",
     "Grade",
     "RetrievalMetric",
     "context_precision",
     "contradicted_share",
     "correct",
     "delta_faithful",
+    "delta_parts",
+    "exposed",
     "faithful",
     "grade_delta",
     "hit_at_k",

@@ -75,6 +75,11 @@ class NoiseFloor:
         """
         return {name: min_detectable_difference(c.run_sd, 0.0, self.z) for name, c in self.components.items()}
 
+    def run_sd(self) -> dict[str, float]:
+        """Per objective, one configuration's run-to-run sd (``NoiseComponent.run_sd``): what a paired comparison adds
+        for each of the two configurations, with no z to undo."""
+        return {name: c.run_sd for name, c in self.components.items()}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "objectives": dict(self.objectives),

@@ -15,7 +15,7 @@ from tuner.pareto._hypervolume import (
     hypervolume_2d,
     hypervolume_history,
 )
-from tuner.pareto._pick import PICK_RULES, PickRule, cheapest, knee, min_delta, pick
+from tuner.pareto._pick import PICK_RULES, PickRule, cheapest, knee, min_delta, pick, runner_up
 from tuner.objectives import CONTEXT_WORDS, DELTA, RECALL, Direction
 from tuner.pareto._types import FrontEntry, PairedMargins, Point
 
@@ -42,6 +42,7 @@ __all__ = [
     "min_delta",
     "pareto_front",
     "pick",
+    "runner_up",
     "tie_groups",
     "ties_of",
 ]

@@ -11,7 +11,7 @@ import numpy as np
 
 from tuner.errors import PickUnmet, UserError
 from tuner.pareto._dominance import ties_of
-from tuner.objectives import RECALL, Direction
+from tuner.objectives import RECALL, Direction, robustness_objective
 from tuner.pareto._types import FrontEntry, goodness
 
 
@@ -35,7 +35,8 @@ def knee(
 ) -> FrontEntry:
     """The front point that bulges furthest from the straight trade-off between the two extremes.
 
-    On the first two objectives of ``directions`` (recall_at_k, v3_delta_faithful), each is min-max
+    On recall_at_k and the study's robustness objective (v3_delta_faithful or v3_delta_correct, named by
+    ``tuner.objectives.robustness_objective``, wherever they sit in ``directions``), each is min-max
     normalized over the entries to u ∈ [0, 1] with 1 = best (an objective on which all entries are
     equal gets u = 1). A is the entry best on the first objective, B the entry best on the second.
     The knee maximizes the signed distance to the line AB,
@@ -46,7 +47,7 @@ def knee(
     of one or two points, or a straight front) go to the entry best on the first objective.
     ``eps`` and ``min_recall`` are not used.
     """
-    names = list(directions)[:2]
+    names = [RECALL, robustness_objective(directions)]
     good = goodness(entries, {name: directions[name] for name in names})
     low, high = good.min(axis=0), good.max(axis=0)
     span = np.where(high > low, high - low, 1.0)
@@ -73,12 +74,11 @@ def min_delta(
     *,
     min_recall: float | None,
 ) -> FrontEntry:
-    """The entry with the lowest robustness objective (the second of ``directions``: v3_delta_faithful or
-    v3_delta_correct) among those with recall_at_k ≥ ``min_recall``
-    (ties: higher recall, then lower trial number)."""
+    """The entry with the lowest robustness objective (v3_delta_faithful or v3_delta_correct, whichever ``directions``
+    names) among those with recall_at_k ≥ ``min_recall`` (ties: higher recall, then lower trial number)."""
     if min_recall is None:
         raise UserError("the min-delta rule needs a recall floor (min_recall)")
-    delta = list(directions)[1]
+    delta = robustness_objective(directions)
     qualified = [e for e in entries if e.values[RECALL] >= min_recall]
     if not qualified:
         closest = max(entries, key=lambda e: (e.values[RECALL], -e.values[delta], -e.number))
@@ -127,3 +127,22 @@ def pick(
     if not entries:
         raise UserError("the study has no complete trial on its front to pick from")
     return PICK_RULES[rule](entries, directions, eps, min_recall=min_recall)
+
+
+def runner_up(
+    rule: str,
+    chosen: FrontEntry,
+    entries: Sequence[FrontEntry],
+    directions: Mapping[str, Direction],
+    eps: Mapping[str, float],
+    min_recall: float | None = None,
+) -> FrontEntry | None:
+    """The entry rule ``rule`` would pick if ``chosen`` were not on the front: the configuration a team would take
+    instead, which a pick is compared with. None when nothing else is on the front or nothing else meets the rule."""
+    others = [e for e in entries if e.number != chosen.number]
+    if not others:
+        return None
+    try:
+        return pick(rule, others, directions, eps, min_recall=min_recall)
+    except PickUnmet:
+        return None

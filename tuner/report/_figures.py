@@ -12,7 +12,7 @@ import optuna
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from tuner.objectives import CONTEXT_WORDS, DELTA, DELTA_CORRECT, RECALL
+from tuner.objectives import CONTEXT_WORDS, DELTA, DELTA_CORRECT, EXPOSURE, RECALL
 from tuner.pareto import FrontEntry, Point
 from tuner.report._study import StudySummary
 from tuner.front import PruneEvidence, TrialRecord
@@ -20,7 +20,8 @@ from tuner.front import PruneEvidence, TrialRecord
 MIN_IMPORTANCE_TRIALS = 10
 """Below this many complete trials PED-ANOVA's top quantile holds one or two trials and its importances are noise."""
 
-LABELS = {RECALL: "recall@k", DELTA: "v3 Δfaithful", DELTA_CORRECT: "v3 Δcorrect", CONTEXT_WORDS: "context words"}
+LABELS = {RECALL: "recall@k", DELTA: "v3 Δfaithful", DELTA_CORRECT: "v3 Δcorrect", EXPOSURE: "conflict exposure",
+          CONTEXT_WORDS: "context words"}
 FRONT_COLOR = "#1f5fbf"
 DOMINATED_COLOR = "rgba(120, 120, 120, 0.35)"
 PRUNED_COLOR = "#e07b00"

@@ -16,7 +16,8 @@ from plotly.offline import get_plotlyjs
 from tuner.dataset import labels_line
 from tuner.errors import UserError
 from tuner.io import atomic_write_text
-from tuner.objectives import RECALL
+from tuner.objectives import DELTA, EXPOSURE, RECALL
+from tuner.stats import PairedComparison
 from tuner.redaction import redact
 from tuner.pareto import (
     CONTEXT_WORDS,
@@ -28,6 +29,7 @@ from tuner.pareto import (
     hypervolume_history,
     knee,
     pick,
+    runner_up,
     tie_groups,
 )
 from tuner.report._figures import (
@@ -41,8 +43,21 @@ from tuner.report._figures import (
 )
 from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
 from tuner.settings import RetrievalSettings, format_settings, shared_settings
-from tuner.front import StudyRecord, TrialRecord, confirmed_entries, entry_caveat, neighbour_comparisons, pick_notes
-from tuner.front import study_labels
+from tuner.front import (
+    Confirmation,
+    PairedComparisons,
+    StudyRecord,
+    TrialRecord,
+    compared_figures,
+    entry_caveat,
+    optimism,
+    pick_notes,
+    runner_up_comparison,
+    separating_cases,
+    study_comparisons,
+    study_labels,
+)
+from tuner.objectives import Direction, robustness_objective
 
 STATE_WORDS = {"complete": "complete", "pruned": "pruned", "repeated": "repeated configurations not evaluated again",
                "fail": "failed", "running": "running", "waiting": "waiting"}
@@ -50,6 +65,10 @@ CALL_WORDS = {
     "generator": "generator calls", "judge": "judge calls", "tokens": "tokens",
     "cached_tokens": "of them prompt tokens served from the provider's prefix cache",
 }
+INTERVALS = ("95%, one per figure: a mean of per-case scores in [0, 1] (recall@k) by the Wilson score interval, honest "
+             "at 0 and 1; a relative drop Δ by a case bootstrap; a difference of two trials by the paired case bootstrap "
+             "plus both trials' run-to-run noise")
+"""How every interval of the report is made, said once in its header."""
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1180px; color: #222; }
@@ -151,6 +170,7 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
         ("trials", counts),
         ("objectives", objectives),
         ("noise floor ε", floor),
+        ("intervals", INTERVALS),
         ("spent", calls),
         ("hypervolume", "—" if final_hv is None else f"{final_hv:.4f}"),
         ("generated", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
@@ -169,24 +189,28 @@ def _header(summary: StudySummary, final_hv: float | None, storage_url: str | No
     )
 
 
-def _confirmed(entry: Point, names: Sequence[str], confirmed: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The held-out figure of each quality objective with its interval and n, and the optimism (tuning − held out)."""
-    held = confirmed.get(str(entry.number))
+def _confirmed(
+    entry: Point, directions: Mapping[str, Direction], names: Sequence[str], confirmed: Mapping[int, Confirmation]
+) -> list[str]:
+    """The held-out figure of each quality objective with its interval and n, and the optimism (how much better the
+    tuning figure looked, oriented by the objective's direction)."""
+    held = confirmed.get(entry.number)
     cells = []
     for name in names:
-        value = None if held is None else held["values"].get(name)
+        value = None if held is None else held.values.get(name)
         if held is None or value is None:
             cells += ["—", "—"]
             continue
-        ci = (held["ci"] or {}).get(name)
-        interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci and None not in ci else ""
-        cells += [f"{value:.3f}{interval} ({held['n']}/{held['n_total']})", f"{entry.values[name] - value:+.3f}"]
+        ci = held.interval(name)
+        interval = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
+        cells += [f"{value:.3f}{interval} ({held.n}/{held.n_total})",
+                  f"{optimism(entry.values[name], value, directions[name]):+.3f}"]
     return cells
 
 
 def _front_table(
     entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord],
-    confirmed: Mapping[str, Mapping[str, Any]],
+    confirmed: Mapping[int, Confirmation],
 ) -> str:
     names = list(summary.directions)
     quality = [n for n in names if n != CONTEXT_WORDS] if confirmed else []
@@ -195,18 +219,26 @@ def _front_table(
             f"#{e.number}", *(_value(e, n) for n in names),
             *([] if CONTEXT_WORDS in names else ["—" if e.context_words is None else f"{e.context_words:.0f}"]),
             _n_of_total(records[e.number]),
-            *_confirmed(e, quality, confirmed),
+            *_beside_delta(records[e.number], names),
+            *_confirmed(e, summary.directions, quality, confirmed),
             "" if e.tie_group is None else f"T{e.tie_group + 1}",
             ", ".join(f"#{n}" for n in e.epsilon_dominated_by),
         ]
         for e in entries
     ]
     header = ["trial", *(label(n) for n in names), *([] if CONTEXT_WORDS in names else ["context words"]),
-              "n/N", *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism")),
+              "n/N", *_beside_delta_header(names),
+              *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism")),
               "ε-tie", "ε-dominated by"]
     note = ('<p class="note">Held out: each front member evaluated when the study ended on the confirmation cases the '
-            "search never saw (confirm: in the study file); optimism = tuning − held out, the part of the search's "
-            "figure that did not hold. Pick rules use the held-out figures.</p>") if quality else ""
+            "search never saw (confirm: in the study file); optimism: how much better the tuning figure looked than the "
+            "held-out one, in the objective's direction (positive: the search's figure did not hold; for a minimized "
+            "objective, held out − tuning). Pick rules use the held-out figures.</p>") if quality else ""
+    note += ('<p class="note">Conflict exposure: the share of cases whose context over the index with its conflicting '
+             "documents holds a conflicting chunk, exposed/all with its Wilson 95% interval — a retrieval fact, exact "
+             "like recall@k. Susceptibility: what the reader loses once shown one, Σ(f0 − f3) / Σ f0 over the exposed "
+             "cases (— when none is). v3 Δfaithful = faithfulness at risk × susceptibility when unexposed cases keep "
+             "their v0 context.</p>")
     shared, lines = settings_lines([e.params for e in entries])
     return shared + _table(header, rows, settings=lines) + note
 
@@ -220,24 +252,41 @@ def settings_lines(configurations: Sequence[Mapping[str, Any]]) -> tuple[str, li
     return note, [f"settings: {line}" if line else "" for line in lines]
 
 
+def _beside_delta_header(names: Sequence[str]) -> list[str]:
+    """The columns shown beside Δ: exposure (unless an objective), the measured Δ (when exposure is one), susceptibility."""
+    return [*(["conflict exposure"] if EXPOSURE not in names else [label(DELTA) + " (measured)"]), "susceptibility"]
+
+
+def _beside_delta(record: TrialRecord, names: Sequence[str]) -> list[str]:
+    share, parts = record.exposure(), record.delta_parts()
+    first = ("—" if share is None else share.describe()) if EXPOSURE not in names else (
+        "—" if parts is None or parts.delta is None else f"{parts.delta:.3f}")
+    return [first, "—" if parts is None or parts.susceptibility is None else f"{parts.susceptibility:.3f}"]
+
+
+def _difference(c: PairedComparison) -> str:
+    """A paired difference with its interval, whether it holds 0, and the cases at which it would separate."""
+    needed = separating_cases(c)
+    return (f"{c.difference:+.3f} [{c.ci[0]:+.3f}, {c.ci[1]:+.3f}] " + ("tied" if c.tied else "apart")
+            + f" ({c.n} cases" + ("" if needed is None else f"; separates at ~{needed}") + ")")
+
+
 def _neighbour_table(entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord],
-                     run_margins: Mapping[str, float]) -> str:
-    """Each front member against the next by recall@k: the paired 95% interval of their difference per objective."""
+                     comparisons: PairedComparisons) -> str:
+    """Each front member against the next by recall@k: the paired 95% interval of their difference per objective, and
+    the cases at which that difference would separate."""
     names = [n for n in summary.directions if n != CONTEXT_WORDS]
     rows = []
-    for row in neighbour_comparisons(entries, records, names, run_margins):
-        cells = []
-        for name in names:
-            c = row.objectives.get(name)
-            cells.append("—" if c is None else f"{c.difference:+.3f} [{c.ci[0]:+.3f}, {c.ci[1]:+.3f}] "
-                         + ("tied" if c.tied else "apart") + f" ({c.n} cases)")
+    for row in comparisons.neighbours(entries, records, names):
+        cells = ["—" if (c := row.objectives.get(name)) is None else _difference(c) for name in names]
         rows.append([f"#{row.trial} − #{row.other}", *cells])
     if not rows:
         return ""
     table = _table(["front neighbours", *(f"{label(n)} difference" for n in names)], rows, text_columns=[0])
     return ('<p class="note">Neighbouring front members compared paired on the cases both scored: the difference, its '
-            "95% interval (case bootstrap of the per-case differences, plus both trials' run-to-run noise) and whether "
-            "it holds 0. ε-ties and ε-dominance above are decided the same way.</p>" + table)
+            "95% interval (case bootstrap of the per-case differences, plus both trials' run-to-run noise), whether "
+            "it holds 0, and about how many cases would separate a difference of that size (80% power, α 5% "
+            "two-sided). ε-ties and ε-dominance above are decided the same way.</p>" + table)
 
 
 def _labels_section(study: optuna.Study, entries: Sequence[FrontEntry]) -> str:
@@ -270,8 +319,37 @@ def _pruned_table(summary: StudySummary) -> str:
     return f"<details><summary>{len(rows)} pruned trial(s)</summary>{shared}{table}</details>"
 
 
+def _runner_ups(
+    picks: Mapping[str, int], study: optuna.Study, entries: Sequence[FrontEntry], summary: StudySummary,
+    comparisons: PairedComparisons, min_recall: float | None,
+) -> str:
+    """Each pick against its runner-up (what its rule would pick without it), paired on the figures the rules use,
+    with the cases at which each difference would separate."""
+    if not entries:
+        return ""
+    figures, _, where = compared_figures(study, entries)
+    by_number = {e.number: e for e in figures}
+    rows = []
+    for rule, number in picks.items():
+        chosen = by_number.get(number)
+        second = None if chosen is None else runner_up(rule, chosen, figures, summary.directions, summary.noise_floor,
+                                                       min_recall)
+        if second is None:
+            continue
+        row = runner_up_comparison(study, number, second.number, comparisons)
+        names = list(row.objectives)
+        rows.append([rule, f"#{number} − #{second.number}", *(_difference(row.objectives[n]) for n in names)])
+    if not rows:
+        return ""
+    names = [n for n in summary.directions if n != CONTEXT_WORDS]
+    return (f'<p class="note">Each pick against its runner-up (what its rule picks without it), paired {_esc(where)}, '
+            "as the front neighbours above.</p>"
+            + _table(["rule", "pick − runner-up", *(f"{label(n)} difference" for n in names)], rows, text_columns=[0]))
+
+
 def _picks_section(
-    picks: Mapping[str, int], summary: StudySummary, records: Mapping[int, TrialRecord], study: optuna.Study
+    picks: Mapping[str, int], summary: StudySummary, records: Mapping[int, TrialRecord], study: optuna.Study,
+    comparisons: PairedComparisons,
 ) -> str:
     if not picks:
         return '<p class="note">No configuration picked.</p>'
@@ -280,19 +358,19 @@ def _picks_section(
     # beside the tuning figures, the held-out ones the pick rules and notes use (a study with confirm:)
     confirmed = StudyRecord.from_study(study).confirm
     quality = [n for n in names if n != CONTEXT_WORDS] if confirmed else []
-    header = ["rule", "trial", *(label(n) for n in names), "n/N",
+    header = ["rule", "trial", *(f"{label(n)} (tuning)" if quality else label(n) for n in names), "n/N",
               *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism"))]
     overview = _table(
         header,
         [[rule, f"#{n}", *(_value(points[n], m) for m in names), _n_of_total(records[n]),
-          *_confirmed(points[n], quality, confirmed)]
+          *_confirmed(points[n], summary.directions, quality, confirmed)]
          for rule, n in picks.items()],
         text_columns=[0],
         settings=[f"settings: {format_settings(points[n].params, ' · ')}" for n in picks.values()],  # each pick whole: it is deployed
     )
     # what the noise floor says about each pick: indistinguishable from zero or from a front neighbour
     overview += "".join(f'<p class="note">{html.escape(note)}</p>'
-                        for number in dict.fromkeys(picks.values()) for note in pick_notes(study, number))
+                        for number in dict.fromkeys(picks.values()) for note in pick_notes(study, number, comparisons))
     by_category = {rule: records[n].by_category or {} for rule, n in picks.items()}
     categories = sorted({c for cats in by_category.values() for c in cats})
     if not categories:
@@ -302,10 +380,11 @@ def _picks_section(
         scores = by_category[rule].get(category)
         if scores is None:
             return ["—", "—", "—"]
-        delta = scores.get(names[1])
+        delta = scores.get(robustness)
         return [f"{scores['recall_at_k']:.3f}", "—" if delta is None else f"{delta:.3f}", str(scores.get("n", ""))]
 
-    header = ["category", *(f"{rule} #{picks[rule]}: {h}" for rule in picks for h in ("recall@k", label(names[1]), "n"))]
+    robustness = robustness_objective(names)
+    header = ["category", *(f"{rule} #{picks[rule]}: {h}" for rule in picks for h in ("recall@k", label(robustness), "n"))]
     rows = [[c, *(v for rule in picks for v in cells(c, rule))] for c in categories]
     return overview + _table(header, rows, text_columns=[0])
 
@@ -349,15 +428,16 @@ def _compare_section(study: optuna.Study, summary: StudySummary, entries: Sequen
 
 def render_report(
     study: optuna.Study, picks: Mapping[str, int] | None = None, storage_url: str | None = None,
-    compare: optuna.Study | None = None,
+    compare: optuna.Study | None = None, comparisons: PairedComparisons | None = None, min_recall: float | None = None,
 ) -> str:
     """The report of ``study`` as one HTML page (see ``write_report``)."""
-    summary = summarize_study(study)
+    comparisons = comparisons or study_comparisons(study)
+    summary = summarize_study(study, comparisons)
     names = list(summary.directions)
     records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
     entries = front_entries(summary.points, summary.directions, summary.noise_floor) if summary.points else []
     groups = tie_groups(entries, summary.directions, summary.noise_floor)
-    chosen = default_picks(confirmed_entries(study, entries), summary) if picks is None else dict(picks)
+    chosen = default_picks(compared_figures(study, entries)[0], summary) if picks is None else dict(picks)
     complete = {p.number for p in summary.points}
     for rule, number in chosen.items():
         if number not in complete:
@@ -370,13 +450,14 @@ def render_report(
         ("1. Front", _figure_html(front_figure(summary, entries, groups, chosen), "front")
          + (_front_table(entries, summary, records, StudyRecord.from_study(study).confirm) if entries else _empty_front(records))
          + _labels_section(study, entries)
-         + _neighbour_table(entries, summary, records, StudyRecord.from_study(study).pruning_margin)
+         + _neighbour_table(entries, summary, records, comparisons)
          + _pruned_table(summary)),
         ("2. Hypervolume history", _figure_html(
             hypervolume_figure([p.number for p in summary.points], history, reference), "hypervolume")),
         ("3. Sweet spot: top_k", _figure_html(sweet_spot_figure(summary, on_front, names[:2]), "sweet-spot")),
         ("4. Parameter importances", _figure_html(importance_figure(study, summary), "importances")),
-        ("5. Picked configurations by category", _picks_section(chosen, summary, records, study)),
+        ("5. Picked configurations by category", _picks_section(chosen, summary, records, study, comparisons)
+         + _runner_ups(chosen, study, entries, summary, comparisons, min_recall)),
     ]
     if compare is not None:
         sections.append((f"6. Side by side with study '{compare.study_name}'", _compare_section(study, summary, entries, compare)))
@@ -393,7 +474,7 @@ def render_report(
 
 def write_report(
     study: optuna.Study, path: Path, picks: Mapping[str, int] | None = None, storage_url: str | None = None,
-    compare: optuna.Study | None = None,
+    compare: optuna.Study | None = None, comparisons: PairedComparisons | None = None, min_recall: float | None = None,
 ) -> Path:
     """Write the study report to ``path`` atomically and return ``path``.
 
@@ -403,7 +484,9 @@ def write_report(
     history, 3. objectives against top_k, 4. parameter importances per objective, 5. the ``picks``
     (rule name → trial number; default: the knee and its cheapest ε-tie) per category, and with ``compare`` (a study
     of the same objectives, e.g. the same study file without the version knobs) 6. both fronts side by side, their
-    hypervolumes against one reference and the knobs each front uses.
+    hypervolumes against one reference and the knobs each front uses. ``comparisons``: the paired comparisons of this
+    reading of the study, to reuse (a fresh one by default); ``min_recall``: the recall floor of a ``min-delta`` pick,
+    for its runner-up.
     """
-    atomic_write_text(path, render_report(study, picks, storage_url, compare))
+    atomic_write_text(path, render_report(study, picks, storage_url, compare, comparisons, min_recall))
     return Path(path)

@@ -11,7 +11,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from tuner.objectives import Direction
 from tuner.pareto import PairedMargins, Point
-from tuner.front import StudyRecord, TrialRecord, directions_of, points_of, study_margins, study_summary
+from tuner.front import PairedComparisons, StudyRecord, TrialRecord, directions_of, points_of, study_margins, study_summary
 
 CALL_KINDS = ("generator", "judge", "tokens", "cached_tokens")
 
@@ -41,8 +41,9 @@ class StudySummary:
     retrieval: dict[str, Any] | None = None
 
 
-def summarize_study(study: optuna.Study) -> StudySummary:
-    """Objectives, directions, noise floor, complete trials as points, pruned trials, counts by state and calls spent."""
+def summarize_study(study: optuna.Study, comparisons: PairedComparisons | None = None) -> StudySummary:
+    """Objectives, directions, noise floor, complete trials as points, pruned trials, counts by state and calls spent
+    (``comparisons``: the paired comparisons of this reading of the study, to reuse)."""
     directions = directions_of(study)
     trials = sorted(study.get_trials(deepcopy=False), key=lambda t: t.number)
     records = [TrialRecord.from_trial(t) for t in trials]
@@ -54,7 +55,7 @@ def summarize_study(study: optuna.Study) -> StudySummary:
     return StudySummary(
         name=study.study_name,
         directions=directions,
-        noise_floor=study_margins(study),
+        noise_floor=study_margins(study, comparisons),
         points=tuple(points_of(study)),
         pruned=pruned,
         counts=counts,

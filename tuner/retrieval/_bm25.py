@@ -31,7 +31,7 @@ from tuner.retrieval._base import Hits, register_retriever
 from tuner.retrieval._keys import bm25_key
 from tuner.retrieval._table import ChunkTable
 from tuner.settings import RetrievalSettings
-from tuner.text import bm25_tokens
+from tuner.text import bm25_token_lists, bm25_tokens
 
 EMPTY_PASSAGE = "\x00"
 """The one token of a passage without BM25 terms (bm25s cannot index an empty document); no query has it."""
@@ -47,7 +47,7 @@ def build_index(passages: Sequence[str], k1: float, b: float) -> bm25s.BM25:
     """bm25s' ``lucene`` index of ``passages``, equal bit for bit to ``bm25s.BM25.index`` over their token strings
     (``tests/retrieval_tests/test_bm25_topk.py``) but computed for all postings at once instead of chunk by chunk.
 
-    Passages are tokenized one by one into ids of one vocabulary (a term's string is kept once, however many chunks
+    Passages are tokenized in batches (:func:`tuner.text.bm25_token_lists`) into ids of one vocabulary (a term's string is kept once, however many chunks
     hold it); the (term, chunk) pairs are counted with one sort, which also gives the index's column order. Per
     posting, in bm25s' own dtypes and order of operations: ``idf(t) · tf / (k1 · ((1 − b) + b · dl / avgdl) + tf)``
     with ``idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))`` rounded to float32, the rest in float64, the product
@@ -55,8 +55,8 @@ def build_index(passages: Sequence[str], k1: float, b: float) -> bm25s.BM25:
     vocab: defaultdict[str, int] = defaultdict(count().__next__)  # a new term gets the next id
     flat = array("l")
     counts = []
-    for passage in passages:
-        terms = bm25_tokens(passage) or [EMPTY_PASSAGE]
+    for terms in bm25_token_lists(passages):
+        terms = terms or [EMPTY_PASSAGE]
         flat.extend(map(vocab.__getitem__, terms))
         counts.append(len(terms))
     lengths = np.array(counts, dtype=np.int64)

@@ -71,6 +71,10 @@ class RetrievalPipeline:
     >>> contexts = pipeline.retrieve(RetrievalSettings(top_k=4))  # doctest: +SKIP
     """
 
+    searches_conflicts = True
+    """Whether the ``all`` view searches the dataset's conflicting documents beside the corpus (what conflict exposure
+    and v3 ``in_index`` read); a retrieval service has only its own index."""
+
     def __init__(
         self,
         dataset: Dataset,

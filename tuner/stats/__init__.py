@@ -7,7 +7,7 @@ Every function is pure; formulas are in the docstrings and in docs/metrics.md.
 from __future__ import annotations
 
 from tuner.stats._estimate import CiMethod, Estimate, by_group, finite_or_none, mean_estimate
-from tuner.stats._variance import VarianceDecomposition, min_detectable_difference, variance_decomposition
+from tuner.stats._variance import VarianceDecomposition, min_detectable_difference, run_sd_of_margin, variance_decomposition
 from tuner.stats._paired import (
     CaseScores,
     PairedComparison,
@@ -27,7 +27,8 @@ from tuner.stats._sequential import (
     pocock_spending,
     ratio_excess_test,
 )
-from tuner.stats._wilson import wilson_interval
+from tuner.stats._power import cases_to_separate
+from tuner.stats._wilson import Proportion, wilson_interval
 
 __all__ = [
     "SPENDING",
@@ -37,6 +38,7 @@ __all__ = [
     "LookAlpha",
     "PairedComparison",
     "PairedDifference",
+    "Proportion",
     "RatioExcess",
     "SpendingKind",
     "VarianceDecomposition",
@@ -44,6 +46,7 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_sd",
     "by_group",
+    "cases_to_separate",
     "delta_statistic",
     "finite_or_none",
     "linear_spending",
@@ -56,6 +59,7 @@ __all__ = [
     "pocock_spending",
     "ratio_excess_test",
     "ratio_of_means_ci",
+    "run_sd_of_margin",
     "variance_decomposition",
     "wilson_interval",
 ]

@@ -85,8 +85,9 @@ def mean_estimate(
     be None with a reason, so nothing shrinks the average silently.
 
     ``ci_method``: "bootstrap" (percentile bootstrap of the mean, see ``bootstrap_ci``); "t"
-    (x̄ ± t_{1−α/2, n−1} · s/√n); "wilson" (Wilson interval of Σx_i / n, values must be 0 or 1);
-    None for no interval.
+    (x̄ ± t_{1−α/2, n−1} · s/√n); "wilson" (Wilson score interval of Σx_i / n, values in [0, 1]: exact
+    for 0/1 scores, conservative for fractional ones, and never a point at 0 or 1, see
+    ``wilson_interval``: what means of per-case scores in [0, 1] use); None for no interval.
 
     >>> print(mean_estimate([1.0, 0.5, None], [None, None, "timeout"], ci_method=None).describe())
     0.750 (2/3; missing: timeout 1)
@@ -118,9 +119,9 @@ def _interval(
     if method is None or not present:
         return None
     if method == "wilson":
-        if any(value not in (0.0, 1.0) for value in present):
-            raise ValueError("the Wilson interval needs 0/1 values")
-        return wilson_interval(int(sum(present)), len(present), confidence)
+        if any(not 0.0 <= value <= 1.0 for value in present):
+            raise ValueError("the Wilson interval needs values in [0, 1]")
+        return wilson_interval(min(math.fsum(present), len(present)), len(present), confidence)
     if len(present) < 2:
         return None
     if method == "bootstrap":

@@ -28,6 +28,19 @@ def min_detectable_difference(run_sd: float, bootstrap_sd: float, z: float = 1.9
     return z * math.sqrt(2) * math.hypot(run_sd, bootstrap_sd)
 
 
+
+def run_sd_of_margin(margin: float, z: float) -> float:
+    """One configuration's run-to-run sd from a run-to-run margin z · √2 · run_sd (``min_detectable_difference`` with no
+    case-sampling part), the inverse of that function: run_sd = margin / (z · √2). Only for margins whose z is known
+    (a study file's given noise floor, a study recorded before its run-to-run sd was).
+
+    >>> round(run_sd_of_margin(0.0832, 1.96), 4)   # 0.0832 / 2.7719
+    0.03
+    """
+    if margin < 0 or z <= 0:
+        raise ValueError(f"margin must be non-negative and z positive, got {margin} and {z}")
+    return margin / (z * math.sqrt(2))
+
 @dataclass(frozen=True)
 class VarianceDecomposition:
     """Run-to-run variance of a per-case score split into judge and generator parts.

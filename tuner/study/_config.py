@@ -15,7 +15,7 @@ from tuner.generation import ExtractiveGeneratorConfig, GeneratorConfig, parse_g
 from tuner.judging import JudgeConfig, LexicalJudgeConfig, parse_judge_config
 from tuner.llm import LLMConfig
 from tuner.variants import VariantsConfig
-from tuner.objectives import CONTEXT_WORDS, OBJECTIVES, RECALL, REQUIRED, ROBUSTNESS_OBJECTIVES, Direction
+from tuner.objectives import CONTEXT_WORDS, EXPOSURE, OBJECTIVES, RECALL, REQUIRED, SECOND_OBJECTIVES, Direction
 from tuner.settings import MetadataFilter, RetrievalSettings, settings_from_mapping
 from tuner.study._tracking import TrackingConfig
 from tuner.embedding import EmbeddingOptions
@@ -114,11 +114,13 @@ class PickConfig(_Strict):
 
 
 class ConstraintsConfig(_Strict):
-    """``min_recall``: trials whose recall@k is below it are infeasible (off every front and pick). Their recall is
-    known before any answer, so they are completed without a generator or judge request unless
+    """``min_recall``: trials whose recall@k is below it are infeasible (off every front and pick); ``max_exposure``
+    likewise for trials whose conflict exposure (the share of cases shown a conflicting chunk) is above it. Both are
+    known before any answer, so such trials are completed without a generator or judge request unless
     ``answer_infeasible`` asks for their Δ anyway (the report then shows it for them too)."""
 
     min_recall: float | None = Field(None, ge=0, le=1)
+    max_exposure: float | None = Field(None, ge=0, le=1)
     answer_infeasible: bool = False
 
 
@@ -190,10 +192,13 @@ class LoadedStudy:
         unknown = [o for o in config.objectives if o not in OBJECTIVES]
         if unknown:
             raise UserError(f"{path}: objectives: unknown {unknown} (known: {', '.join(OBJECTIVES)})")
-        if config.objectives[0] != RECALL or config.objectives[1] not in ROBUSTNESS_OBJECTIVES:
+        if config.objectives[0] != RECALL or config.objectives[1] not in SECOND_OBJECTIVES:
             raise UserError(
-                f"{path}: objectives: must start with {RECALL}, then one of {', '.join(ROBUSTNESS_OBJECTIVES)}"
+                f"{path}: objectives: must start with {RECALL}, then one of {', '.join(SECOND_OBJECTIVES)}"
             )
+        if (EXPOSURE in config.objectives or config.constraints.max_exposure is not None) and config.variants.hard_mode != "in_index":
+            raise UserError(f"{path}: {EXPOSURE} (objectives, constraints.max_exposure) needs variants.hard_mode: in_index: "
+                            "with inject every case is shown the conflicts v3 adds, whatever the retrieval settings")
         if len(set(config.objectives)) != len(config.objectives) or len(config.objectives) > 3 or (
             len(config.objectives) == 3 and config.objectives[2] != CONTEXT_WORDS
         ):

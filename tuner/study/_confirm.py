@@ -1,6 +1,6 @@
-"""Front (trial record → **front** → report/export): the confirmation split (``confirm:`` in a study file): golden
-cases the search never sees, on which each front member is evaluated when the study ends, so the winner's curse is
-measured (optimism = tuning − confirmation)."""
+"""Study (**confirmation**): the confirmation split (``confirm:`` in a study file): golden cases the search never sees,
+on which each front member is evaluated when the study ends, so the winner's curse is measured (the figures are read
+by ``tuner.front``: optimism, held-out picks)."""
 
 from __future__ import annotations
 
@@ -14,32 +14,48 @@ import optuna
 
 from tuner.dataset import Dataset
 from tuner.errors import UserError
+from tuner.golden import question_groups
 from tuner.evaluation import RobustnessEvaluator, evaluate_retrieval, summarize_variant
-from tuner.objectives import DELTA_CORRECT, RECALL
+from tuner.objectives import DELTA, DELTA_CORRECT, EXPOSURE, RECALL, ROBUSTNESS_OBJECTIVES, robustness_objective
 from tuner.pareto import FrontEntry
 from tuner.progress import Reporter
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import ConfirmConfig
 from tuner.study._interrupt import InterruptGuard
 from tuner.study._objective import robustness_scores
-from tuner.front import StudyRecord, TrialRecord
-from tuner.stats import finite_or_none
+from tuner.front import Confirmation, StudyRecord, TrialRecord
+from tuner.stats import Proportion, finite_or_none
 
 MIN_CONFIRM_CASES = 30
-"""Fewer confirmation cases than this cannot tell a pick's optimism from case-sampling noise."""
+"""Fewer confirmation cases than this cannot tell a pick's optimism from case-sampling noise; fewer tuning cases than
+this leave the search nothing but noise to pick on."""
 
 
 def split_cases(cases: Sequence[Any], share: float, seed: int) -> tuple[list[str], list[str]]:
     """(tuning ids, confirmation ids): within each stratum of the split (a case's category, and its drafted stratum
-    where it has one: ``head``, ``tail``, ``known_bad``, ...), sorted by id and shuffled with ``seed``, the first
-    round(share · n_stratum) cases are held out, the counts rounded by largest remainder so that the total is
-    round(share · N). It depends only on the case ids, categories, strata, share and seed: every worker and every
-    resume draws the same split, and a set without strata splits by category alone, as before strata were kept."""
+    where it has one: ``head``, ``tail``, ``known_bad``, ...), round(share · n_stratum) cases are held out, the counts
+    rounded by largest remainder so that the total is round(share · N).
+
+    Questions that are one question (exact duplicates once normalized, or near duplicates:
+    :func:`tuner.golden.question_groups`) are one unit, counted in the stratum of their first case by id, and fall on
+    one side together: a copy of a held-out question in the tuning share would let the search see it. Within a
+    stratum the units, sorted by their first id and shuffled with ``seed``, are held out in that order while they fit
+    the stratum's count. It depends only on the case ids, questions, categories, strata, share and seed: every worker
+    and every resume draws the same split, and a set without duplicates splits exactly as before they were grouped."""
+    ordered = sorted(cases, key=lambda c: c.id)
+    roots = question_groups([c.question for c in ordered])
+    units: dict[str, list[str]] = {}
+    for case, root in zip(ordered, roots):
+        units.setdefault(ordered[root].id, []).append(case.id)
     by_stratum: dict[tuple[str, ...], list[str]] = {}
-    for case in sorted(cases, key=lambda c: c.id):
+    sizes: dict[tuple[str, ...], int] = {}
+    for case in ordered:
+        if case.id not in units:
+            continue
         key: tuple[str, ...] = (case.category,) if case.stratum is None else (case.category, case.stratum)
         by_stratum.setdefault(key, []).append(case.id)
-    wanted = {key: share * len(ids) for key, ids in by_stratum.items()}
+        sizes[key] = sizes.get(key, 0) + len(units[case.id])
+    wanted = {key: share * size for key, size in sizes.items()}
     counts = {key: int(value) for key, value in wanted.items()}
     left = round(share * len(cases)) - sum(counts.values())
     for key in sorted(wanted, key=lambda k: (-(wanted[k] - counts[k]), k))[:max(left, 0)]:
@@ -47,9 +63,13 @@ def split_cases(cases: Sequence[Any], share: float, seed: int) -> tuple[list[str
     rng = random.Random(seed)
     held: set[str] = set()
     for key in sorted(by_stratum):
-        ids = list(by_stratum[key])
-        rng.shuffle(ids)
-        held.update(ids[: counts[key]])
+        firsts = list(by_stratum[key])
+        rng.shuffle(firsts)
+        taken = 0
+        for first in firsts:
+            if taken + len(units[first]) <= counts[key]:
+                held.update(units[first])
+                taken += len(units[first])
     return [c.id for c in cases if c.id not in held], [c.id for c in cases if c.id in held]
 
 
@@ -63,25 +83,39 @@ def _subset(dataset: Dataset, ids: Sequence[str], part: str) -> Dataset:
 
 def confirmation_split(dataset: Dataset, config: ConfirmConfig | None) -> tuple[Dataset, Dataset | None]:
     """(the tuning share, the confirmation share) of ``dataset``; without ``confirm:`` the whole dataset and None.
-    Fewer than ``MIN_CONFIRM_CASES`` confirmation cases is a :class:`UserError` naming ``confirm.share``."""
+    Fewer than ``MIN_CONFIRM_CASES`` confirmation cases, or fewer than that many tuning cases (a search on a handful of
+    cases picks noise), is a :class:`UserError` naming ``confirm.share``."""
     if config is None:
         return dataset, None
     tuning, held = split_cases(dataset.golden, config.share, config.seed)
+    total = len(dataset.golden)
     if len(held) < MIN_CONFIRM_CASES:
-        raise UserError(f"confirm.share {config.share:g}: {len(held)} confirmation case(s) of {len(dataset.golden)}, "
+        raise UserError(f"confirm.share {config.share:g}: {len(held)} confirmation case(s) of {total}, "
                         f"fewer than {MIN_CONFIRM_CASES}; raise confirm.share, add cases or remove confirm:")
+    if len(tuning) < MIN_CONFIRM_CASES:
+        raise UserError(f"confirm.share {config.share:g}: {len(tuning)} tuning case(s) of {total}, fewer than "
+                        f"{MIN_CONFIRM_CASES}; lower confirm.share, add cases or remove confirm:")
     return _subset(dataset, tuning, "tuning"), _subset(dataset, held, "confirm")
 
 
-def _confirm_one(evaluator: RobustnessEvaluator, settings: RetrievalSettings, robustness: str, seed: int) -> dict[str, Any]:
-    """One configuration on the held-out cases: recall@k and the robustness objective with their intervals and n/N,
-    and the per-case scores they come from (``recall_cases`` over the held-out cases, ``f0``/``f3`` over those with
-    keypoints, both in the golden set's order), which the pick notes compare paired."""
+def _confirm_one(evaluator: RobustnessEvaluator, settings: RetrievalSettings, robustness: str, seed: int) -> Confirmation:
+    """One configuration on the held-out cases: recall@k, the robustness Δ and the conflict exposure with their
+    intervals and n/N, and the per-case scores they come from (``recall_cases`` over the held-out cases, ``f0``/``f3``
+    and ``exposed_cases`` over those with keypoints, all in the golden set's order), which the pick notes compare
+    paired. In a study that optimizes exposure the Δ is Δfaithful."""
     retrieval = evaluate_retrieval(evaluator.pipeline, settings, "clean")
     recall = retrieval.overall[RECALL]
     values: dict[str, float | None] = {RECALL: recall.value}
     ci: dict[str, list[float | None] | None] = {RECALL: list(recall.ci) if recall.ci else None}
-    scores: dict[str, list[float | None]] = {"recall_cases": list(retrieval.per_case[RECALL])}
+    scores: tuple[tuple[float | None, ...], tuple[float | None, ...]] | tuple[None, None] = (None, None)
+    shown: tuple[int, ...] | None = None
+    if retrieval.exposed is not None:
+        shown = tuple(int(flag) for flag, case in zip(retrieval.exposed, evaluator.pipeline.dataset.golden, strict=True)
+                      if case.keypoints)
+        exposure = Proportion.of([bool(flag) for flag in shown])
+        values[EXPOSURE] = exposure.value
+        ci[EXPOSURE] = None if exposure.ci is None else list(exposure.ci)
+    robustness = robustness if robustness in ROBUSTNESS_OBJECTIVES else DELTA
     if not evaluator.pipeline.dataset.retrieval_only:
         outcomes = evaluator.evaluate(settings, ("v0", "v3"))
         summary = summarize_variant(outcomes, "v3", seed=seed)
@@ -89,36 +123,36 @@ def _confirm_one(evaluator: RobustnessEvaluator, settings: RetrievalSettings, ro
                            else (summary.delta_faithful, summary.delta_ci))
         values[robustness] = finite_or_none(delta)
         ci[robustness] = None if delta_ci is None else [finite_or_none(c) for c in delta_ci]
-        f0, f3 = robustness_scores(outcomes, robustness)
-        scores.update(f0=list(f0), f3=list(f3))
-    return {"values": values, "ci": ci, "n": recall.n, "n_total": recall.n_total, **scores}
+        scores = robustness_scores(outcomes, robustness)
+    return Confirmation(values, ci, recall.n, recall.n_total, tuple(retrieval.per_case[RECALL]), f0=scores[0], f3=scores[1],
+                        exposed_cases=shown)
 
 
 def confirm_front(
     study: optuna.Study, entries: Sequence[FrontEntry], evaluator: RobustnessEvaluator, reporter: Reporter,
     guard: InterruptGuard,
-) -> dict[str, dict[str, Any]]:
+) -> dict[int, Confirmation]:
     """Evaluate each front member not yet confirmed on the confirmation share (``evaluator``'s dataset): recall@k and
     the robustness objective at v0 and v3 with the study's backends. Each result goes to the study's ``confirm`` user
     attribute as soon as it is measured, keyed by trial number (a finished trial's attributes cannot change), so an
     interrupt keeps those done and the next run confirms the rest; returns them all."""
     record = StudyRecord.from_study(study)
-    robustness = record.objectives[1]
+    robustness = robustness_objective(record.objectives)
     results = dict(record.confirm)
     trials = {t.number: t for t in study.get_trials(deepcopy=False)}
-    pending = [e for e in entries if str(e.number) not in results]
+    pending = [e for e in entries if e.number not in results]
     cases = len(evaluator.pipeline.dataset.golden)
     for done, entry in enumerate(pending, 1):
         reporter.stage(f"confirming front trial {entry.number} on the {cases} held-out cases ({done}/{len(pending)})")
         settings = settings_from_mapping(TrialRecord.from_trial(trials[entry.number]).settings or {}, "trial settings")
         try:
             with guard.interruptible():
-                results[str(entry.number)] = guard.call(_confirm_one, evaluator, settings, robustness, entry.number)
+                results[entry.number] = guard.call(_confirm_one, evaluator, settings, robustness, entry.number)
         except KeyboardInterrupt:
             reporter.stage(f"interrupted while confirming: {done - 1} of {len(pending)} front trials confirmed and kept; "
                            "run the same command to confirm the rest")
             raise
-        study.set_user_attr("confirm", results)
+        study.set_user_attr("confirm", {str(number): c.to_dict() for number, c in results.items()})
     return results
 
 

@@ -1,5 +1,5 @@
-"""Trial record (metrics → **trial record** → front): one trial: recall@k on every case first (cheap, deterministic),
-then v3 Δfaithful in batches with pruning."""
+"""Trial record (metrics → **trial record** → front): one trial: recall@k and conflict exposure on every case first
+(cheap, deterministic), then v3 Δfaithful in batches with pruning."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from tuner.errors import BackendFailure, BudgetSpent
 from tuner.evaluation import CaseOutcome, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant
 from tuner.external import ExternalPipeline
 from tuner.llm import Usage, UsageCounts
-from tuner.objectives import CONTEXT_WORDS, DELTA_CORRECT, RECALL
+from tuner.objectives import CONTEXT_WORDS, DELTA, DELTA_CORRECT, EXPOSURE, RECALL, ROBUSTNESS_OBJECTIVES
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import PruningConfig
-from tuner.study._pruning import Look, TrialProfile, batches, should_prune
+from tuner.study._pruning import Look, TrialProfile, batches, exact_rival, should_prune
 from tuner.front import PruneEvidence, TrialCalls, TrialRecord
-from tuner.stats import finite_or_none
+from tuner.stats import Proportion, finite_or_none
 from tuner.study._space import SearchSpace
 
 
@@ -82,6 +82,7 @@ class TrialObjective:
         usage: Usage,
         min_recall: float | None = None,
         answer_infeasible: bool = False,
+        max_exposure: float | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.evaluator = evaluator
@@ -94,7 +95,9 @@ class TrialObjective:
         self.usage = usage
         self.min_recall = min_recall
         self.answer_infeasible = answer_infeasible
-        self.robustness = self.objectives[1]
+        self.max_exposure = max_exposure
+        self.robustness = self.objectives[1] if self.objectives[1] in ROBUSTNESS_OBJECTIVES else DELTA
+        """The Δ measured (and shown beside exposure when the study optimizes ``conflict_exposure``)."""
 
     def settings_for(self, params: dict[str, Any]) -> RetrievalSettings:
         return settings_from_mapping({**self.base.model_dump(), **params}, "search space")
@@ -126,15 +129,24 @@ class TrialObjective:
         recall = retrieval.overall[RECALL]
         recall_value = float(recall.value or 0.0)
         per_case = dict(zip(retrieval.case_ids, retrieval.per_case[RECALL], strict=True))
+        shown = dict(zip(retrieval.case_ids, retrieval.exposed or (False,) * len(retrieval.case_ids), strict=True))
+        exposure = Proportion.of([shown[case_id] for case_id in self.case_order])
         TrialRecord(settings=settings.model_dump(), context_words=retrieval.mean_context_words,
                     recall_cases=tuple(per_case[case_id] for case_id in self.case_order),
+                    exposed_cases=tuple(int(shown[case_id]) for case_id in self.case_order),
                     embedding_backend=self.pipeline.embeddings.backend_in_use(settings.embedding_model, self.pipeline.cache.root)).write(trial)
+        exposure_value = float(exposure.value or 0.0)
+        # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
         if self.min_recall is not None:
-            # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
             trial.set_constraint("min_recall", self.min_recall - recall_value)
-        skip = self._unanswerable(recall_value, retrieval.mean_context_words)
+        if self.max_exposure is not None:
+            trial.set_constraint("max_exposure", exposure_value - self.max_exposure)
+        exact = {RECALL: recall_value, EXPOSURE: exposure_value, CONTEXT_WORDS: retrieval.mean_context_words}
+        skip = self._unanswerable(recall_value, exposure_value, retrieval.mean_context_words)
         if skip is not None:
-            return self._skipped(trial, recall_value, retrieval.mean_context_words, skip)
+            return self._skipped(trial, exact, skip)
+        if self.objectives[1] == EXPOSURE:
+            self._prune_exactly(trial, {name: exact[name] for name in self.objectives})
         outcomes: list[CaseOutcome] = []
         for batch, look in batches(self.case_order, self.pruning):
             try:
@@ -144,7 +156,9 @@ class TrialObjective:
                 raise
             if look is None:
                 continue
-            evidence = self._check(trial, outcomes, recall_value, retrieval.mean_context_words, look)
+            evidence = None if self.objectives[1] == EXPOSURE else self._check(
+                trial, outcomes, recall_value, retrieval.mean_context_words, look
+            )
             if evidence is not None:
                 partial, _ = self._robustness(summarize_variant(outcomes, "v3", ci=False))
                 self._spent(outcomes, calls_before, usage_before).write(trial)
@@ -155,21 +169,38 @@ class TrialObjective:
         summary = summarize_variant(outcomes, "v3", seed=trial.number)
         self._spent(outcomes, calls_before, usage_before).write(trial)
         delta, delta_ci = self._robustness(summary)
-        if delta is None:
-            return self._unscorable(trial, recall_value, retrieval.mean_context_words, summary.delta_n, summary.faithful.missing)
+        if delta is None and self.objectives[1] != EXPOSURE:
+            return self._unscorable(trial, exact, summary.delta_n, summary.faithful.missing)
         TrialRecord(
             ci={
                 RECALL: list(recall.ci) if recall.ci else None,
                 self.robustness: [finite_or_none(c) for c in delta_ci] if delta_ci else None,
+                EXPOSURE: None if exposure.ci is None else list(exposure.ci),
             },
             n=summary.delta_n,
             n_total=len(self.case_order),
             grade=summary.grade,
             by_category=self._by_category(retrieval.by_category, outcomes),
-            warnings=tuple(w for w in (summary.shortfall_warning, self._unmatched()) if w is not None) or None,
+            warnings=tuple(
+                w for w in (summary.shortfall_warning, self._undefined(delta, summary.delta_n, summary.faithful.missing), self._unmatched()) if w is not None
+            ) or None,
         ).write(trial)
-        values = {RECALL: recall_value, self.robustness: delta, CONTEXT_WORDS: retrieval.mean_context_words}
+        # delta is None only in a study that optimizes exposure, and then it is not among the values returned
+        values = {**exact, self.robustness: UNSCORABLE_DELTA if delta is None else delta}
         return tuple(values[name] for name in self.objectives)
+
+    def _undefined(self, delta: float | None, paired: int, missing: Mapping[str, int]) -> str | None:
+        """Why Δ is undefined in a study that optimizes conflict exposure (the trial stays feasible: its objectives
+        are exact), else None."""
+        return None if delta is not None else f"{self.robustness} is undefined: {self._why_undefined(paired, missing)}"
+
+    def _why_undefined(self, paired: int, missing: Mapping[str, int]) -> str:
+        """Why Δ is undefined on the cases answered; ``missing``, v3's missing scores by reason, says why a backend gave
+        none (``v3 malformed_reply 6``)."""
+        if paired == 0:
+            counts = ", ".join(f"{reason} {count}" for reason, count in missing.items())
+            return f"no case has scores at both v0 and v3 (every answer or verdict is missing{': v3 ' + counts if counts else ''})"
+        return f"no case scores above 0 at v0, so {self.robustness} = (S(v0) − S(v3)) / S(v0) is undefined"
 
     def _unmatched(self) -> str | None:
         """With a retrieval service (:class:`tuner.external.ExternalPipeline`), the warning when some of the records it
@@ -180,38 +211,43 @@ class TrialObjective:
         return (f"external: {matching.unmatched} of {matching.records} records matched no golden document by "
                 f"{self.pipeline.client.config.match} (counted as retrieved, not relevant)")
 
-    def _unanswerable(self, recall: float, words: float) -> str | None:
+    def _unanswerable(self, recall: float, exposure: float, words: float) -> str | None:
         """Why this trial needs no answer at all, from what retrieval alone tells (None: answer it). Such a trial is
         infeasible whatever its answers would be, so every generator and judge request on it would be wasted."""
         if self.min_recall is not None and recall < self.min_recall and not self.answer_infeasible:
             return f"recall@k {recall:.4g} is below constraints.min_recall {self.min_recall:g}"
+        if self.max_exposure is not None and exposure > self.max_exposure and not self.answer_infeasible:
+            return f"conflict exposure {exposure:.4g} is above constraints.max_exposure {self.max_exposure:g}"
         if words == 0:
             return "retrieval returned nothing for every case"
         return None
 
-    def _skipped(self, trial: optuna.Trial, recall: float, words: float, reason: str) -> tuple[float, ...]:
-        """Complete a trial :meth:`_unanswerable` rules out, with its exact recall@k and no request: infeasible through
-        the ``min_recall`` constraint already set, or through ``scorable`` when nothing was retrieved (Δ is undefined).
-        Optuna's constraint-aware samplers learn from it as from any infeasible trial."""
+    def _prune_exactly(self, trial: optuna.Trial, current: dict[str, float]) -> None:
+        """Prune, before any answer, a trial that a front trial beats on every objective by more than its margin when
+        every objective is exact (recall@k, conflict exposure, context words: known from retrieval alone)."""
+        front = [(t.number, dict(zip(self.objectives, t.values))) for t in trial.study.best_trials if t.values is not None]
+        evidence = exact_rival(current, front, self.margin, len(self.case_order))
+        if evidence is not None:
+            TrialRecord(partial_values=dict(current), pruning=evidence, calls=TrialCalls(), cases_evaluated=0).write(trial)
+            raise optuna.TrialPruned(f"dominated by trial {evidence.dominated_by} on every exact objective")
+
+    def _skipped(self, trial: optuna.Trial, exact: dict[str, float], reason: str) -> tuple[float, ...]:
+        """Complete a trial :meth:`_unanswerable` rules out, with its exact recall@k and exposure and no request:
+        infeasible through the ``min_recall`` or ``max_exposure`` constraint already set, or through ``scorable`` when
+        nothing was retrieved (Δ is undefined). Optuna's constraint-aware samplers learn from it as from any infeasible
+        trial."""
         TrialRecord(skipped=reason, calls=TrialCalls(), cases_evaluated=0, n=0, n_total=len(self.case_order)).write(trial)
-        if words == 0:
+        if exact[CONTEXT_WORDS] == 0:
             TrialRecord(unscorable=reason).write(trial)
             trial.set_constraint("scorable", 1.0)
-        values = {RECALL: recall, self.robustness: UNSCORABLE_DELTA, CONTEXT_WORDS: words}
+        values = {**exact, self.robustness: UNSCORABLE_DELTA}
         return tuple(values[name] for name in self.objectives)
 
-    def _unscorable(self, trial: optuna.Trial, recall: float, words: float, paired: int,
-                    missing: Mapping[str, int]) -> tuple[float, ...]:
-        """Record why Δ is undefined on the cases answered (``missing``: v3's missing scores by reason, which say why a
-        backend gave none) and complete the trial as infeasible (see ``UNSCORABLE_DELTA``)."""
-        if paired == 0:
-            counts = ", ".join(f"{reason} {count}" for reason, count in missing.items())
-            reason = f"no case has scores at both v0 and v3 (every answer or verdict is missing{': v3 ' + counts if counts else ''})"
-        else:
-            reason = f"no case scores above 0 at v0, so {self.robustness} = (S(v0) − S(v3)) / S(v0) is undefined"
-        TrialRecord(unscorable=reason, n=paired, n_total=len(self.case_order)).write(trial)
+    def _unscorable(self, trial: optuna.Trial, exact: dict[str, float], paired: int, missing: Mapping[str, int]) -> tuple[float, ...]:
+        """Record why Δ is undefined on the cases answered and complete the trial as infeasible (see ``UNSCORABLE_DELTA``)."""
+        TrialRecord(unscorable=self._why_undefined(paired, missing), n=paired, n_total=len(self.case_order)).write(trial)
         trial.set_constraint("scorable", 1.0)
-        values = {RECALL: recall, self.robustness: UNSCORABLE_DELTA, CONTEXT_WORDS: words}
+        values = {**exact, self.robustness: UNSCORABLE_DELTA}
         return tuple(values[name] for name in self.objectives)
 
     def _check(

@@ -28,18 +28,23 @@ uncertainty is the cases not yet evaluated. With deterministic backends the marg
 
 What this guarantees: with probability ≥ 1 − alpha, a pruned trial would have been dominated on the
 complete evaluation by a trial that stays in the study, so it would not have been on the front.
+
+A study whose second objective is ``conflict_exposure`` has only exact objectives (recall@k, exposure and context
+words all come from retrieval): a trial is pruned before any answer when a front trial beats it on every one of
+them by more than its margin (``exact_rival``; no test, no run-to-run term: exposure has none, and its margin is 0),
+and with certainty it would not have been on the front.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from tuner.metrics import delta_faithful
-from tuner.objectives import CONTEXT_WORDS, DELTA, RECALL
+from tuner.objectives import CONTEXT_WORDS, DELTA, EXPOSURE, OBJECTIVES, RECALL
 from tuner.front import PruneEvidence
 from tuner.stats import alpha_spending, ratio_excess_test
 from tuner.study._config import PruningConfig
@@ -171,4 +176,35 @@ def should_prune(
         fraction=look.fraction,
         alpha_spent=look.spent,
         spending=look.spending,
+    )
+
+
+def exact_rival(
+    current: Mapping[str, float], front: Sequence[tuple[int, Mapping[str, float]]], margin: Mapping[str, float],
+    n_total: int,
+) -> PruneEvidence | None:
+    """The evidence for pruning a trial whose objectives ``current`` are all exact (recall@k, conflict exposure,
+    context words), or None. A front trial (number, its values) is a rival when, for every objective o of
+    ``current``, it is better by more than ``margin[o]`` (0 when absent): value_F − value_T > margin for a maximized
+    objective, value_T − value_F > margin for a minimized one. The rival with the lowest exposure is named.
+
+    >>> exact_rival({"recall_at_k": 0.8, "conflict_exposure": 0.3}, [(4, {"recall_at_k": 0.9, "conflict_exposure": 0.1})], {}, 50).dominated_by
+    4
+    """
+
+    def advantage(name: str, theirs: float, mine: float) -> float:
+        return theirs - mine if OBJECTIVES[name] == "maximize" else mine - theirs
+
+    rivals = [
+        (number, values) for number, values in front
+        if all(advantage(name, values[name], value) > margin.get(name, 0.0) for name, value in current.items())
+    ]
+    if not rivals:
+        return None
+    number, values = min(rivals, key=lambda rival: (rival[1][EXPOSURE], rival[0]))
+    return PruneEvidence(
+        look=0, max_looks=0, cases_used=0, n_total=n_total, dominated_by=number,
+        differences={name: round(advantage(name, values[name], value), 6) for name, value in current.items()},
+        estimate=current[EXPOSURE], se=0.0, rival_delta=values[EXPOSURE], margin=dict(margin), p_value=0.0, alpha=0.0,
+        objective=EXPOSURE,
     )

@@ -26,6 +26,7 @@ from tuner.progress import Reporter, SilentReporter, Task
 from tuner.redaction import redact
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
+from tuner.stats import run_sd_of_margin
 from tuner.study._budget import SpendingMeter
 from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
@@ -149,14 +150,16 @@ class _InterruptibleEvaluator(RobustnessEvaluator):
 
 def _noise_floor(
     loaded: LoadedStudy, objective: TrialObjective, reporter: Reporter, resources: BackendResources, guard: InterruptGuard
-) -> tuple[dict[str, float], dict[str, float]]:
-    """(noise floor, pruning margin) per objective: from the study file's numbers (both the same), a
-    ``tuner calibrate`` file, or a calibration run now (``auto``) on the baseline configuration."""
+) -> tuple[dict[str, float], dict[str, float], dict[str, float]]:
+    """(noise floor, pruning margin, run-to-run sd) per objective: from the study file's numbers (floor and margin the
+    same, read as run-to-run margins at ``NoiseFloor.z``), a ``tuner calibrate`` file, or a calibration run now
+    (``auto``) on the baseline configuration."""
+    from tuner.noisefloor import NoiseFloor, calibrate
+
     spec = loaded.config.noise_floor
     if isinstance(spec, dict):
         values = {k: float(v) for k, v in spec.items()}
-        return values, values
-    from tuner.noisefloor import NoiseFloor, calibrate
+        return values, values, {k: run_sd_of_margin(v, NoiseFloor.z) for k, v in values.items()}
 
     if spec != "auto":
         floor = NoiseFloor.from_file((loaded.path.parent / spec).resolve())
@@ -172,7 +175,7 @@ def _noise_floor(
             reporter.stage("interrupted during the noise floor calibration: nothing was recorded; "
                            "run the same command to calibrate and start")
             raise
-    return dict(floor.objectives), floor.run_margins()
+    return dict(floor.objectives), floor.run_margins(), floor.run_sd()
 
 
 def run_study(
@@ -321,12 +324,13 @@ def _join(
     objective = TrialObjective(
         pipeline, evaluator, space, loaded.base_settings, config.objectives, order, {}, config.pruning,
         resources.usage, config.constraints.min_recall, config.constraints.answer_infeasible,
+        config.constraints.max_exposure,
     )
     if not record.created:
-        floor, objective.margin = _noise_floor(loaded, objective, reporter, resources, guard)
+        floor, objective.margin, run_sd = _noise_floor(loaded, objective, reporter, resources, guard)
         StudyRecord(
             dataset_hash=dataset.content_hash, case_order=order, objectives=list(config.objectives), noise_floor=floor,
-            pruning_margin=objective.margin, study_file=str(loaded.path), settings=loaded.base_settings.model_dump(),
+            pruning_margin=objective.margin, run_sd=run_sd, study_file=str(loaded.path), settings=loaded.base_settings.model_dump(),
             calibrated_by=worker_name() if config.noise_floor == "auto" else None,
             labels=None if dataset.provenance is None else dataset.provenance.to_dict(),
             retrieval=None if config.retriever is None else config.retriever.described(),

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
 from tuner.text._language import CJK_CHARS
-from tuner.text._segment import segment
+from tuner.text._segment import SEGMENTER, segment, segmenter
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
 
 _LATIN_RUN = "[a-z0-9]+(?:[.,][0-9]+)*"
@@ -48,16 +49,52 @@ def bm25_tokens(text: str) -> list[str]:
     >>> bm25_tokens("ＩＰｈｏｎｅ 15的售价是5999元")
     ['iphone', '15', '售价', '5999', '元']
     """
-    normalized = normalize_text(text)
-    if not _CJK_RUN.search(normalized):  # the common case, all in C: BM25 tokenizes every chunk of a corpus
-        return [word for word in _LATIN.findall(normalized) if word not in STOPWORDS_LATIN]
-    tokens: list[str] = []
-    for cjk, latin in _RUN.findall(normalized):
-        if cjk:
-            tokens.extend(word for word in segment(cjk) if word not in STOPWORDS_ZH)
-        elif latin not in STOPWORDS_LATIN:
-            tokens.append(latin)
-    return tokens
+    return next(bm25_token_lists([text]))
+
+
+BM25_BATCH = 512
+"""Texts whose CJK runs :func:`bm25_token_lists` hands the segmenter in one call."""
+
+_KEPT_LATIN = "\ue000"
+_TEXT_END = "\ue001"
+"""Private-use characters standing for a kept Latin token and for the end of a text in what :func:`bm25_token_lists`
+hands the segmenter: no CJK run holds them, and both segmenters give a character that is neither an ideograph, a
+letter nor whitespace back as a word of its own."""
+
+
+def bm25_token_lists(texts: Sequence[str]) -> Iterator[list[str]]:
+    """:func:`bm25_tokens` of each of ``texts``, in order, with :data:`BM25_BATCH` texts at a time segmented in one
+    call: their CJK runs joined by line breaks (never segmented across: both segmenters cut a text into blocks of
+    ideographs at whitespace first), each kept Latin token standing in its place as :data:`_KEPT_LATIN`, each text
+    closed by :data:`_TEXT_END`. The same tokens, for a corpus at a fraction of the cost: one segmenter call per run
+    and a generator per run cost more than the segmenting (millions of runs in a Chinese corpus)."""
+    cut = segmenter(SEGMENTER)
+    for first in range(0, len(texts), BM25_BATCH):
+        pieces: list[str] = []
+        latin_tokens: list[list[str]] = []
+        for text in texts[first : first + BM25_BATCH]:
+            normalized = normalize_text(text)
+            if not _CJK_RUN.search(normalized):  # the common case in English, all in C
+                kept = [word for word in _LATIN.findall(normalized) if word not in STOPWORDS_LATIN]
+                pieces.append(_KEPT_LATIN * len(kept))
+            else:
+                kept = []
+                for cjk, latin in _RUN.findall(normalized):
+                    if cjk:
+                        pieces.append(cjk)
+                    elif latin not in STOPWORDS_LATIN:
+                        kept.append(latin)
+                        pieces.append(_KEPT_LATIN)
+            latin_tokens.append(kept)
+            pieces.append(_TEXT_END)
+        words = cut("\n".join(pieces))
+        start = 0
+        for kept in latin_tokens:
+            end = words.index(_TEXT_END, start)
+            latin = iter(kept)
+            yield [next(latin) if word == _KEPT_LATIN else word for word in words[start:end]
+                   if word != "\n" and word not in STOPWORDS_ZH]
+            start = end + 1
 
 
 @lru_cache(maxsize=65536)  # every trial counts the words of its contexts, which repeat across trials

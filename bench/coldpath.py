@@ -1,0 +1,133 @@
+"""The cold path of a Chinese knowledge base (issue 39 §2): ``tuner eval --retriever bm25`` with nothing cached.
+
+Parts:
+
+- ``build --docs N --out DIR``: a Chinese dataset folder of N documents (default 68,000, the size of issue 31 §4's
+  held-out news knowledge base) made from public text: the CMRC 2018 trial split's 256 paragraphs with their
+  questions (``tuner import squad``), plus N − 256 documents of 4–40 sentences (about 800 characters on average, news
+  length) drawn with a fixed seed from the sentences of those paragraphs, each under a title of its own. Written
+  outside the repository (the data is CC BY-SA 4.0 and read from the shared folder).
+- ``time --dataset DIR [--root TREE ...]``: for each source tree (``--root``, default this checkout; give the tree
+  before a change and after it to compare them on the same machine in one run), a fresh child process runs
+  ``python -m tuner eval DIR --retriever bm25 --json`` with ``TUNER_CACHE`` in a new empty folder: its wall time,
+  its CPU time (user + system of the child and every thread and process it starts, from ``wait4``), its peak RSS,
+  and the load average before and after. ``--phases`` also times, in another fresh child per tree, chunking and the
+  BM25 index alone (``time.process_time``: CPU of the whole process, all threads).
+
+The machine this runs on is shared: the wall time is inflated by other work, the CPU time much less (it still
+counts cache misses and frequency drops under load), so both are printed.
+
+Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/coldpath.py build --docs 68000 --out /tmp/coldkb
+     HF_HUB_OFFLINE=1 .venv/bin/python bench/coldpath.py time --dataset /tmp/coldkb --root /tmp/before --root . --phases
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from cmrc import default_path  # noqa: E402
+from tuner.dataset import write_dataset  # noqa: E402
+from tuner.dataset.importers import import_squad  # noqa: E402
+from tuner.text import split_sentences  # noqa: E402
+
+PHASES = """
+import json, sys, time
+from tuner.chunking import chunk_dataset
+from tuner.dataset import load_dataset
+from tuner.retrieval._bm25 import build_index
+from tuner.settings import RetrievalSettings
+
+dataset = load_dataset(sys.argv[1])
+settings = RetrievalSettings(retriever="bm25")
+start = time.process_time()
+chunks = chunk_dataset(dataset, settings.chunking)
+chunked = time.process_time()
+build_index([chunk.passage for chunk in chunks], 1.5, 0.75)
+indexed = time.process_time()
+print(json.dumps({"chunks": len(chunks), "chunking_cpu_s": chunked - start, "bm25_index_cpu_s": indexed - chunked}))
+"""
+
+
+def build(docs: int, out: Path, seed: int = 0) -> None:
+    result = import_squad(default_path())
+    sentences = [s for record in result.corpus for s in split_sentences(record["text"])]
+    titles = [record.get("title") or "" for record in result.corpus]
+    rng = random.Random(seed)
+    corpus = list(result.corpus)
+    for number in range(docs - len(corpus)):
+        text = "".join(rng.choice(sentences) for _ in range(rng.randint(4, 40)))
+        corpus.append({"doc_id": f"kb-{number:06d}", "title": f"{rng.choice(titles)}（{number}）", "text": text})
+    write_dataset(out, corpus, result.golden, [], force=True)
+    chars = sum(len(record["text"]) for record in corpus)
+    print(f"wrote {out}: {len(corpus)} documents, {chars:,} characters ({chars / len(corpus):.0f} per document), "
+          f"{len(result.golden)} questions")
+
+
+def _child(argv: list[str], root: Path, cache: Path) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(root), "TUNER_CACHE": str(cache), "HF_HUB_OFFLINE": "1"}
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, env=env, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert process.stdout is not None
+    output = process.stdout.read()
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - started
+    if status != 0:
+        raise SystemExit(f"{' '.join(argv)} under {root} failed ({status})")
+    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024,
+            "load_before": load_before[0], "load_after": os.getloadavg()[0], "output": output}
+
+
+def time_trees(dataset: Path, roots: list[Path], phases: bool) -> None:
+    print(f"dataset {dataset}; machine: {os.cpu_count()} cores (shared); python {sys.version.split()[0]}")
+    print("| tree | wall s | CPU s | peak RSS MB | load avg before → after | recall@5 |")
+    print("|---|---|---|---|---|---|")
+    for root in roots:
+        with tempfile.TemporaryDirectory(prefix="coldpath-cache-") as cache:
+            run = _child([sys.executable, "-m", "tuner", "eval", str(dataset), "--retriever", "bm25", "--json"], root,
+                         Path(cache))
+        recall = json.loads(run["output"])["recall_at_k"]
+        print(f"| {root} | {run['wall_s']:.1f} | {run['cpu_s']:.1f} | {run['peak_rss_mb']:.0f} | "
+              f"{run['load_before']:.1f} → {run['load_after']:.1f} | {recall:.4f} |")
+    if phases:
+        print("\n| tree | chunks | chunking CPU s | BM25 index CPU s | wall s of the child | load avg before → after |")
+        print("|---|---|---|---|---|---|")
+        for root in roots:
+            with tempfile.TemporaryDirectory(prefix="coldpath-cache-") as cache:
+                run = _child([sys.executable, "-c", PHASES, str(dataset)], root, Path(cache))
+            figures = json.loads(run["output"])
+            print(f"| {root} | {figures['chunks']} | {figures['chunking_cpu_s']:.1f} | {figures['bm25_index_cpu_s']:.1f} | "
+                  f"{run['wall_s']:.1f} | {run['load_before']:.1f} → {run['load_after']:.1f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parts = parser.add_subparsers(dest="part", required=True)
+    making = parts.add_parser("build")
+    making.add_argument("--docs", type=int, default=68_000)
+    making.add_argument("--out", type=Path, required=True)
+    timing = parts.add_parser("time")
+    timing.add_argument("--dataset", type=Path, required=True)
+    timing.add_argument("--root", type=Path, action="append", help="a tree holding tuner/ (repeatable; default: here)")
+    timing.add_argument("--phases", action="store_true", help="also time chunking and the BM25 index alone")
+    args = parser.parse_args()
+    if args.part == "build":
+        build(args.docs, args.out)
+    else:
+        time_trees(args.dataset.resolve(), [root.resolve() for root in (args.root or [ROOT])], args.phases)
+
+
+if __name__ == "__main__":
+    main()
