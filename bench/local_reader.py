@@ -48,12 +48,16 @@ from tuner.dataset import Dataset, load_dataset, resolve_dataset, write_dataset 
 from tuner.dataset.importers import import_conflictnq  # noqa: E402
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, summarize  # noqa: E402
 from tuner.generation import (  # noqa: E402
+    LOCAL_PROMPT,
     ExtractiveGeneratorConfig,
+    LocalGenerator,
     LocalGeneratorConfig,
+    LocalPrompt,
     build_generator,
     llama_cpp_runtime,
     model_file,
 )
+from tuner.generation._local import LlamaCpp  # noqa: E402
 from tuner.judging import LexicalJudge  # noqa: E402
 from tuner.backends import BackendResources  # noqa: E402
 from tuner.metrics import grade_delta  # noqa: E402
@@ -80,7 +84,30 @@ CONFIGS: dict[str, dict[str, object]] = {
 position parts use ``hybrid k3``, so their answers
 are the agreement study's, from the cache."""
 READING = "hybrid k3"
-PARTS = ("speed", "readers", "agreement", "position")
+PARTS = ("speed", "prompts", "readers", "agreement", "position")
+QUESTION_STOPS = ("\n", "Question:", "问题：")
+BARE = {"en": "Context:\n{context}\n\nQuestion: {question}\nAnswer:", "zh": "上下文：\n{context}\n\n问题：{question}\n回答："}
+INSTRUCTION = {
+    "en": "Answer the question using the words of the passages.\n\n{context}\n\nQuestion: {question}\nAnswer:",
+    "zh": "请用段落中的原话回答问题。\n\n{context}\n\n问题：{question}\n回答：",
+}
+EVERY_PART = {
+    "en": "Answer every part of the question in one sentence, using the words of the passages.\n\n{context}\n\n"
+          "Question: {question}\nAnswer:",
+    "zh": "请用段落中的原话，在一句话里回答问题的每一部分。\n\n{context}\n\n问题：{question}\n回答：",
+}
+BLANK_LINE_STOPS = ("\n\n", "Question:", "问题：")
+PROMPTS: dict[str, LocalPrompt] = {
+    "instruction first": LocalPrompt(INSTRUCTION, QUESTION_STOPS),
+    "instruction first, every part": LocalPrompt(EVERY_PART, QUESTION_STOPS),  # = LOCAL_PROMPT
+    "instruction first, every part, stop at a blank line": LocalPrompt(EVERY_PART, BLANK_LINE_STOPS),
+    "instruction after the question": LocalPrompt({
+        "en": "{context}\n\nQuestion: {question}\nAnswer the question using the words of the text above.\nAnswer:",
+        "zh": "{context}\n\n问题：{question}\n请用上文中的原话回答问题。\n回答：",
+    }, QUESTION_STOPS),
+    "bare, first line (issue 32)": LocalPrompt(BARE, ("\n",)),
+}
+"""The local model's prompt variants tried by the ``prompts`` part (``LOCAL_PROMPT`` is the one chosen)."""
 READERS: dict[str, ExtractiveGeneratorConfig | LocalGeneratorConfig] = {
     "span reader": ExtractiveGeneratorConfig(reader="span"),
     "gemma-3-270m (local)": LocalGeneratorConfig(),
@@ -141,6 +168,14 @@ class Bench:
         resources.encoder = self.encoder
         self.responders = {reader: Responder(build_generator(config, resources), self.judge) for reader, config in READERS.items()}
 
+    def prompt_outcomes(self, prompt: LocalPrompt, resources: BackendResources) -> list[CaseOutcome]:
+        """v0 outcomes of the local model asked with ``prompt`` at :data:`READING` (reading efficiency needs no v3)."""
+        config = LocalGeneratorConfig()
+        local = LocalGenerator(config, llama_cpp_runtime(config), resources.call_cache(), resources.usage, prompt)
+        evaluator = RobustnessEvaluator(self.pipeline, Responder(local, self.judge), VariantsConfig())
+        task = Progress(f"{self.name} / prompt", 2 * len(self.case_ids))  # an answer and a verdict per case
+        return evaluator.evaluate(settings_for(self.name, READING), ("v0",), self.case_ids, task)
+
     def outcomes(self, reader: str, config: str, variant_config: VariantsConfig = VariantsConfig()) -> list[CaseOutcome]:
         evaluator = RobustnessEvaluator(self.pipeline, self.responders[reader], variant_config)
         task = Progress(f"{self.name} / {reader} / {config} / injected at {variant_config.position}", 4 * len(self.case_ids))
@@ -176,100 +211,112 @@ def part_readers(benches: dict[str, Bench]) -> list[str]:
     return lines
 
 
-def delta(pairs: tuple[Sequence[float], Sequence[float]], rows: np.ndarray | None = None) -> float:
-    """Δ = (Σ S(v0) − Σ S(v3)) / Σ S(v0) over the paired cases (``rows``: a bootstrap resample of them); nan when
-    Σ S(v0) = 0."""
-    s0, s3 = np.asarray(pairs[0]), np.asarray(pairs[1])
-    if rows is not None:
-        s0, s3 = s0[rows], s3[rows]
-    total = s0.sum()
-    return float((total - s3.sum()) / total) if total else float("nan")
+def part_prompts(benches: dict[str, Bench], resources: BackendResources) -> list[str]:
+    """Reading efficiency of the local model under each prompt of :data:`PROMPTS`, beside the span reader's."""
+    names = list(benches)
+    lines = [
+        "", f"#### Local model prompts: reading efficiency (v0 faithful / v0 context support, `{READING}`, lexical judge)", "",
+        "| prompt | " + " | ".join(names) + " |", "|---|" + "---|" * len(names),
+    ]
+    span = [efficiency(summarize(benches[n].outcomes("span reader", READING), ("v0",))) for n in names]
+    lines.append("| span reader | " + " | ".join(span) + " |")
+    for label, prompt in PROMPTS.items():
+        cells = [efficiency(summarize(benches[n].prompt_outcomes(prompt, resources), ("v0",))) for n in names]
+        chosen = " (chosen: `LOCAL_PROMPT`)" if prompt == LOCAL_PROMPT else ""
+        lines.append(f"| {label}{chosen} | " + " | ".join(cells) + " |")
+        print(lines[-1], file=sys.stderr, flush=True)
+    return lines
+
+
+def efficiency(report: object) -> str:
+    """``efficiency (faithful / support)`` of a report's v0."""
+    v0 = report.variants["v0"]  # type: ignore[attr-defined]
+    support = v0.context_support.value
+    return "n/a" if not support else f"{v0.faithful.value / support:.3f} ({v0.faithful.value:.3f} / {support:.3f})"
+
+
+MEASURES = ("Δ", "susceptibility")
+"""What the agreement part compares per configuration: v3 Δfaithful over all cases, and the susceptibility, Δ among
+the exposed cases only (Σ_exposed (f0 − f3) / Σ_exposed f0; exposed: the configuration's v3 context holds at least
+one conflicting chunk, so an unexposed case's v3 context is its v0 one)."""
+
+
+def case_table(outcomes: Sequence[CaseOutcome], case_ids: Sequence[str]) -> np.ndarray:
+    """Rows of (f0, f3, exposed) per case of ``case_ids``; f0, f3 nan where a score is missing."""
+    by_id = {o.case.id: o for o in outcomes}
+    rows = []
+    for cid in case_ids:
+        o = by_id.get(cid)
+        if o is None:
+            rows.append((np.nan, np.nan, 0.0))
+            continue
+        f0, f3 = o.variants["v0"].faithful, o.variants["v3"].faithful
+        rows.append((np.nan if f0 is None else f0, np.nan if f3 is None else f3, float(o.variants["v3"].context.injected > 0)))
+    return np.array(rows, dtype=float)
+
+
+def measure(table: np.ndarray, which: str) -> tuple[float, int]:
+    """(value, cases) of ``which`` (:data:`MEASURES`) over the rows of ``table`` scored at both variants: Δ = (Σ f0 −
+    Σ f3) / Σ f0 over them all, the susceptibility the same over the exposed ones; nan where Σ f0 is 0.
+
+    >>> measure(np.array([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0], [0.5, 0.5, 1.0]]), "Δ")
+    (0.4, 3)
+    >>> measure(np.array([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0], [0.5, 0.5, 1.0]]), "susceptibility")
+    (0.6666666666666666, 2)
+    """
+    kept = table[~np.isnan(table[:, :2]).any(axis=1)]
+    if which == "susceptibility":
+        kept = kept[kept[:, 2] > 0]
+    total = kept[:, 0].sum()
+    return (float((total - kept[:, 1].sum()) / total) if total else float("nan")), len(kept)
 
 
 def part_agreement(benches: dict[str, Bench], replicates: int = 2000) -> list[str]:
     lines = [
-        "", "#### Agreement: per-configuration v3 Δfaithful, span reader vs local model", "",
-        "| dataset | configuration | span Δ (n) | local Δ (n) | span rank | local rank | span grade | local grade |",
-        "|---|---|---|---|---|---|---|---|",
+        "", "#### Agreement: per-configuration v3 Δfaithful and susceptibility, span reader vs local model", "",
+        "| dataset | configuration | exposed (n/N) | span Δ | local Δ | span susceptibility | local susceptibility | span grade | local grade |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    summary = ["", "| dataset | configurations × cases | Spearman ρ | 95% case-bootstrap interval (valid replicates) | disagree |",
+    summary = ["", "| dataset | measure | configurations × cases | Spearman ρ | 95% case-bootstrap interval (valid replicates) |",
                "|---|---|---|---|---|"]
     for name, bench in benches.items():
-        per_case: dict[str, dict[str, dict[str, tuple[float | None, float | None]]]] = {}
-        for reader in READERS:
-            for config in CONFIGS:
-                outcomes = bench.outcomes(reader, config)
-                per_case.setdefault(reader, {})[config] = {
-                    o.case.id: (o.variants["v0"].faithful, o.variants["v3"].faithful) for o in outcomes
-                }
-        span, local = (
-            np.array([delta(paired_scores_by_id(per_case[r][c], bench.case_ids)) for c in CONFIGS]) for r in READERS
-        )
-        defined = np.isfinite(span) & np.isfinite(local)  # Δ is undefined where a configuration retrieves nothing useful
-        ranks = {r: np.full(len(CONFIGS), np.nan) for r in READERS}
-        for r, values in zip(READERS, (span, local)):
-            ranks[r][defined] = rankdata(values[defined])
-        disagree = []
-        for index, config in enumerate(CONFIGS):
-            grades = [grade_delta(v) if np.isfinite(v) else "n/a" for v in (span[index], local[index])]
-            rank = [ranks[r][index] for r in READERS]
-            if abs(rank[0] - rank[1]) > 2 or grades[0] != grades[1]:
-                disagree.append(config)
-            counts = [len(paired_scores_by_id(per_case[r][config], bench.case_ids)[0]) for r in READERS]
+        tables = {r: {c: case_table(bench.outcomes(r, c), bench.case_ids) for c in CONFIGS} for r in READERS}
+        for config in CONFIGS:
+            values = {r: {m: measure(tables[r][config], m) for m in MEASURES} for r in READERS}
+            span, local = (values[r] for r in READERS)
+            exposed = int(tables["span reader"][config][:, 2].sum())
+            grades = [grade_delta(v["Δ"][0]) if np.isfinite(v["Δ"][0]) else "n/a" for v in (span, local)]
             lines.append(
-                f"| {name} | {config} | {span[index]:.3f} ({counts[0]}) | {local[index]:.3f} ({counts[1]}) | {rank[0]:g} | {rank[1]:g} "
-                f"| {grades[0]} | {grades[1]} |"
+                f"| {name} | {config} | {exposed}/{len(bench.case_ids)} | {span['Δ'][0]:.3f} | {local['Δ'][0]:.3f} "
+                f"| {span['susceptibility'][0]:.3f} ({span['susceptibility'][1]}) | {local['susceptibility'][0]:.3f} "
+                f"({local['susceptibility'][1]}) | {grades[0]} | {grades[1]} |"
             )
-        rho = float(spearmanr(span[defined], local[defined]).statistic) if defined.sum() > 2 else float("nan")
-        low, high, valid = bootstrap_spearman(per_case, bench.case_ids, replicates)
-        summary.append(
-            f"| {name} | {len(CONFIGS)} × {len(bench.case_ids)} | {rho:.2f} | [{low:.2f}, {high:.2f}] ({valid}/{replicates}) "
-            f"| {', '.join(disagree) or 'none'} |"
-        )
+        for which in MEASURES:
+            span_values, local_values = (np.array([measure(tables[r][c], which)[0] for c in CONFIGS]) for r in READERS)
+            defined = np.isfinite(span_values) & np.isfinite(local_values)
+            rho = float(spearmanr(span_values[defined], local_values[defined]).statistic) if defined.sum() > 2 else float("nan")
+            low, high, valid = bootstrap_spearman(tables, which, len(bench.case_ids), replicates)
+            summary.append(
+                f"| {name} | {which} | {int(defined.sum())} × {len(bench.case_ids)} | {rho:.2f} | [{low:.2f}, {high:.2f}] ({valid}/{replicates}) |"
+            )
     return lines + summary
 
 
-def paired_scores_by_id(scores: dict[str, tuple[float | None, float | None]], case_ids: Sequence[str]) -> tuple[list[float], list[float]]:
-    """(S(v0), S(v3)) of the cases of ``case_ids`` scored at both, in that order."""
-    kept = [scores[cid] for cid in case_ids if cid in scores and None not in scores[cid]]
-    return [float(a) for a, _ in kept], [float(b) for _, b in kept]  # type: ignore[arg-type]
-
-
-def rankdata(values: np.ndarray) -> np.ndarray:
-    from scipy.stats import rankdata as ranks
-
-    return np.asarray(ranks(values))
-
-
-def bootstrap_spearman(
-    per_case: dict[str, dict[str, dict[str, tuple[float | None, float | None]]]], case_ids: Sequence[str], replicates: int
-) -> tuple[float, float, int]:
-    """2.5% and 97.5% percentiles of Spearman's ρ between the readers' per-configuration Δ when the cases are resampled
-    with replacement (the same resample for every configuration and both readers), over the configurations whose Δ
-    is defined for both; replicates with fewer than 3 such configurations or with one reader's Δ all tied are left
-    out and counted."""
+def bootstrap_spearman(tables: dict[str, dict[str, np.ndarray]], which: str, cases: int, replicates: int) -> tuple[float, float, int]:
+    """2.5% and 97.5% percentiles of Spearman's ρ between the readers' per-configuration ``which`` (:func:`measure`)
+    when the cases are resampled with replacement (the same resample for every configuration and both readers), over
+    the configurations where it is defined for both; replicates with fewer than 3 such configurations or with one
+    reader's values all tied are left out and counted."""
     rng = np.random.default_rng(0)
-    readers = list(per_case)
-    table = {  # reader → config → (S0, S3) per case of case_ids, nan where missing
-        r: {c: np.array([[np.nan if v is None else v for v in per_case[r][c].get(cid, (None, None))] for cid in case_ids])
-            for c in CONFIGS} for r in readers
-    }
+    readers = list(tables)
     values = []
     for _ in range(replicates):
-        rows = rng.integers(0, len(case_ids), len(case_ids))
-        deltas = []
-        for r in readers:
-            row = []
-            for c in CONFIGS:
-                sample = table[r][c][rows]
-                sample = sample[~np.isnan(sample).any(axis=1)]
-                total = sample[:, 0].sum()
-                row.append((total - sample[:, 1].sum()) / total if total else np.nan)
-            deltas.append(np.array(row))
-        kept = np.isfinite(deltas[0]) & np.isfinite(deltas[1])
-        if kept.sum() < 3 or any(np.ptp(d[kept]) == 0 for d in deltas):
+        rows = rng.integers(0, cases, cases)
+        per_reader = [np.array([measure(tables[r][c][rows], which)[0] for c in CONFIGS]) for r in readers]
+        kept = np.isfinite(per_reader[0]) & np.isfinite(per_reader[1])
+        if kept.sum() < 3 or any(np.ptp(v[kept]) == 0 for v in per_reader):
             continue
-        values.append(float(spearmanr(deltas[0][kept], deltas[1][kept]).statistic))
+        values.append(float(spearmanr(per_reader[0][kept], per_reader[1][kept]).statistic))
     if not values:
         return float("nan"), float("nan"), 0
     return float(np.percentile(values, 2.5)), float(np.percentile(values, 97.5)), len(values)
@@ -297,7 +344,7 @@ def part_position(benches: dict[str, Bench]) -> list[str]:
 
 
 def speed_prompt(tokens: int, salt: int) -> str:
-    """A prompt of about ``tokens`` tokens in the local generator's English template; ``salt`` makes its start differ."""
+    """A prompt of about ``tokens`` tokens in the issue 32 English template; ``salt`` makes its start differ."""
     passage = (
         "The X200 router ships with a warranty of 24 months from the date of purchase, covering hardware faults. "
         "Its firmware is updated every quarter and the support line answers on weekdays from 9 to 18. "
@@ -309,7 +356,7 @@ def speed_prompt(tokens: int, salt: int) -> str:
 
 def part_speed(thread_counts: Sequence[int], repeats: int) -> list[str]:
     lines = [
-        "", "#### Speed: seconds per call (greedy, first line, max_tokens 32; median of "
+        "", "#### Speed: seconds per call (greedy, to the first stop, max_tokens 32; median of "
         f"{repeats}, prompt cache defeated)", "",
         "| runtime | threads | load s | prompt tokens | s / call | prompt tokens/s | generated tokens/s | answer |",
         "|---|---|---|---|---|---|---|---|",
@@ -326,11 +373,11 @@ def part_speed(thread_counts: Sequence[int], repeats: int) -> list[str]:
             timings, generated, read, answer = [], 0, 0, ""
             for salt in range(repeats):
                 begin = time.perf_counter()
-                reply = runtime.complete(speed_prompt(size, salt + 1000 * threads), 32)
+                reply = runtime.complete(speed_prompt(size, salt + 1000 * threads), 32, LOCAL_PROMPT.stops)
                 timings.append(time.perf_counter() - begin)
                 generated, read, answer = reply.completion_tokens, reply.prompt_tokens, reply.text.strip()
             per_call = statistics.median(timings)
-            prompt_rate, gen_rate = prefill_and_decode_rates(runtime, speed_prompt(size, 7), 32)
+            prompt_rate, gen_rate = prefill_and_decode_rates(runtime, speed_prompt(size, 7))
             lines.append(
                 f"| {runtime.name} | {threads} | {load:.1f} | {read} | {per_call:.2f} | {prompt_rate:.0f} | {gen_rate:.1f} "
                 f"| `{answer[:40]}` ({generated} tokens) |"
@@ -339,23 +386,16 @@ def part_speed(thread_counts: Sequence[int], repeats: int) -> list[str]:
     return lines
 
 
-def prefill_and_decode_rates(runtime: object, prompt: str, max_tokens: int) -> tuple[float, float]:
-    """(prompt tokens/s, generated tokens/s) of llama.cpp: the prompt evaluated alone, then 16 tokens decoded."""
-    llama = runtime.llama  # type: ignore[attr-defined]
-    tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=True, special=False)
-    llama.reset()
+def prefill_and_decode_rates(runtime: LlamaCpp, prompt: str) -> tuple[float, float]:
+    """(prompt tokens/s, generated tokens/s) of llama.cpp: a call that writes 1 token (the prompt evaluated), and one
+    that writes 17 without stops; the decode rate is the 16 extra tokens over the extra time."""
     begin = time.perf_counter()
-    llama.eval(tokens)
+    one = runtime.complete(prompt, 1, ())
     prefill = time.perf_counter() - begin
     begin = time.perf_counter()
-    count = 0
-    for _ in llama.generate([], temp=0.0, top_k=1, reset=False):
-        count += 1
-        if count >= 16:
-            break
-    decode = time.perf_counter() - begin
-    llama.reset()
-    return len(tokens) / prefill, count / decode
+    many = runtime.complete(prompt, 17, ())
+    decode = time.perf_counter() - begin - prefill
+    return one.prompt_tokens / prefill, (many.completion_tokens - 1) / decode
 
 
 def transformers_speed(repeats: int) -> list[str]:
@@ -400,9 +440,19 @@ def main() -> None:
     parser.add_argument("--threads", default="1,2", help="llama.cpp thread counts of the speed part (default 1,2)")
     parser.add_argument("--repeats", type=int, default=5, help="calls per prompt size in the speed part (default 5)")
     parser.add_argument("--datasets", default="ConflictNQ val,CMRC 2018 trial,demo,demo-zh", help="readers part: datasets")
+    parser.add_argument("--prompts", default=",".join(PROMPTS), help="prompts part: the variants of PROMPTS to run (default: all)")
+    parser.add_argument("--configs", default=",".join(CONFIGS), help="agreement part: configurations (default: all of CONFIGS)")
+    parser.add_argument("--agreement-datasets", default="ConflictNQ val,demo-zh", help="agreement part: datasets")
     parser.add_argument("--append", action="store_true", help="append the tables to bench/RESULTS.md")
     args = parser.parse_args()
     parts = args.parts or list(PARTS)
+    chosen = args.configs.split(",")
+    if any(c not in CONFIGS for c in chosen):
+        parser.error(f"unknown configuration in --configs; choose from {', '.join(CONFIGS)}")
+    for config in [c for c in CONFIGS if c not in chosen]:
+        del CONFIGS[config]
+    for label in [p for p in PROMPTS if p not in args.prompts.split(",")]:
+        del PROMPTS[label]
     unknown = [part for part in parts if part not in PARTS]
     if unknown:
         parser.error(f"unknown part {unknown[0]!r}; choose from {', '.join(PARTS)}")
@@ -425,11 +475,15 @@ def main() -> None:
         if "speed" in parts:
             report(part_speed([int(t) for t in args.threads.split(",")], args.repeats))
         wanted = {
-            "readers": args.datasets.split(","), "agreement": ["ConflictNQ val", "demo-zh"], "position": ["ConflictNQ val", "demo-zh"],
+            "readers": args.datasets.split(","), "prompts": args.datasets.split(","), "agreement": args.agreement_datasets.split(","), "position": ["ConflictNQ val", "demo-zh"],
         }
         names = sorted({n for part in parts if part in wanted for n in wanted[part]})
         found = datasets(Path(folder), args.cases, names)
         benches = {name: Bench(name, dataset, args.cases, resources) for name, dataset in found.items()}
+        if "prompts" in parts:
+            start = time.perf_counter()
+            report([*part_prompts({n: b for n, b in benches.items() if n in wanted["prompts"]}, resources), "",
+                    f"- prompts: {time.perf_counter() - start:.0f} s wall, {usage_line(resources)}"])
         for part, run in (("agreement", part_agreement), ("readers", part_readers), ("position", part_position)):
             if part in parts:
                 start = time.perf_counter()

@@ -3,12 +3,13 @@ tested in test_local_model.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from tuner.errors import UserError
-from tuner.generation import GENERATORS, Answer, LocalGenerator, LocalGeneratorConfig, first_line, require_local
+from tuner.generation import LOCAL_PROMPT, GENERATORS, Answer, LocalGenerator, LocalGeneratorConfig, LocalPrompt, cut_answer, require_local
 from tuner.generation import _local
 from tuner.generation._local import Generated
 from tuner.llm import CallCache, Usage
@@ -21,40 +22,77 @@ class ScriptedRuntime:
         self.reply = reply
         self.name = name
         self.prompts: list[str] = []
+        self.stops: list[tuple[str, ...]] = []
 
-    def complete(self, prompt: str, max_tokens: int) -> Generated:
+    def complete(self, prompt: str, max_tokens: int, stops: Sequence[str]) -> Generated:
         self.prompts.append(prompt)
+        self.stops.append(tuple(stops))
         return Generated(self.reply, prompt_tokens=len(prompt.split()), completion_tokens=3)
 
 
-def generator(runtime: ScriptedRuntime, store: CallCache | None = None, **config: object) -> LocalGenerator:
-    return LocalGenerator(LocalGeneratorConfig.model_validate(config), runtime, store, Usage())
+def generator(runtime: ScriptedRuntime, store: CallCache | None = None, prompt: LocalPrompt = LOCAL_PROMPT, **config: object) -> LocalGenerator:
+    return LocalGenerator(LocalGeneratorConfig.model_validate(config), runtime, store, Usage(), prompt)
 
 
-def test_prompt_is_a_completion_prompt_in_the_question_language() -> None:
+def test_prompt_is_an_instruction_passages_question_and_cue_in_the_question_language() -> None:
     runtime = ScriptedRuntime("24 months")
     generator(runtime).generate("How long is the warranty?", ["The warranty is 24 months.", "Old: 12 months."])
     generator(runtime).generate("保修期是多久？", ["保修期为二十四个月。"])
     assert runtime.prompts == [
-        "Context:\nThe warranty is 24 months.\n\nOld: 12 months.\n\nQuestion: How long is the warranty?\nAnswer:",
-        "上下文：\n保修期为二十四个月。\n\n问题：保修期是多久？\n回答：",
+        "Answer every part of the question in one sentence, using the words of the passages.\n\n"
+        "The warranty is 24 months.\n\nOld: 12 months.\n\nQuestion: How long is the warranty?\nAnswer:",
+        "请用段落中的原话，在一句话里回答问题的每一部分。\n\n保修期为二十四个月。\n\n问题：保修期是多久？\n回答：",
     ]
+    assert runtime.stops == [("\n", "Question:", "问题："), ("\n", "Question:", "问题：")]
 
 
 def test_pinned_prompt_language_overrides_the_question() -> None:
     runtime = ScriptedRuntime("24")
     generator(runtime, prompt_language="en").generate("保修期是多久？", ["保修期为二十四个月。"])
-    assert runtime.prompts[0].startswith("Context:\n")
+    assert runtime.prompts[0].startswith("Answer every part of the question")
 
 
-def test_the_answer_is_the_first_non_blank_line() -> None:
-    runtime = ScriptedRuntime("\n  24 months.\nQuestion: and the price?\nAnswer: $99")
-    assert generator(runtime).generate("How long?", ["x"]) == Answer("24 months.")
-    assert first_line(" \n\t\n") == ""
+@pytest.mark.parametrize(("continuation", "answer"), [
+    ("\n  24 months.\nQuestion: and the price?\nAnswer: $99", "24 months."),
+    (" 24 months. Question: and the price?", "24 months."),
+    (" 保修期为24个月。问题：价格是多少？", "保修期为24个月。"),
+    (" Answer: 1889\n", "1889"),
+    (" 回答：1889年", "1889年"),
+    ("\n\n1. 罗马大学\n", "罗马大学"),
+    ("\nAnswer:\n", ""),
+])
+def test_the_answer_ends_at_the_first_stop(continuation: str, answer: str) -> None:
+    assert generator(ScriptedRuntime(continuation)).generate("How long?", ["x"]) == Answer.of(answer)
+    assert cut_answer(" \n\t\n") == ""
+
+
+def test_with_a_blank_line_stop_a_title_line_is_kept_with_the_line_after_it() -> None:
+    assert cut_answer(" The Raven\nA poem about loss.\n\nQuestion: next", ("\n\n", "Question:")) == "The Raven A poem about loss."
+    assert cut_answer("\nAnswer:\nJohn Sullivan\n\n", ("\n\n",)) == "John Sullivan"
 
 
 def test_a_blank_continuation_is_a_missing_empty_answer() -> None:
     assert generator(ScriptedRuntime("\n \n")).generate("How long?", ["x"]) == Answer.missing("empty_answer")
+
+
+def test_a_changed_prompt_or_stop_rule_is_a_new_answer_not_a_cached_one(tmp_path: Path) -> None:
+    cache = CallCache(tmp_path / "calls.sqlite")
+    question, passages = "How long?", ["The warranty is 24 months."]
+    assert generator(ScriptedRuntime("24 months"), cache).generate(question, passages) == Answer("24 months")
+    reworded = LocalPrompt({"en": "Read and answer.\n\n{context}\n\nQuestion: {question}\nAnswer:", "zh": "{context}{question}"}, LOCAL_PROMPT.stops)
+    runtime = ScriptedRuntime("two years")
+    assert generator(runtime, cache, reworded).generate(question, passages) == Answer("two years") and len(runtime.prompts) == 1
+    restopped = LocalPrompt(LOCAL_PROMPT.templates, ("\n",))
+    runtime = ScriptedRuntime("24 months, from purchase")
+    assert generator(runtime, cache, restopped).generate(question, passages) == Answer("24 months, from purchase")
+    assert len(runtime.prompts) == 1
+
+
+def test_the_seed_is_not_part_of_the_answer_key(tmp_path: Path) -> None:
+    cache = CallCache(tmp_path / "calls.sqlite")
+    generator(ScriptedRuntime("24 months"), cache, seed=1).generate("How long?", ["x"])
+    again = ScriptedRuntime("other")
+    assert generator(again, cache, seed=2).generate("How long?", ["x"]) == Answer("24 months") and again.prompts == []
 
 
 def test_answers_are_cached_by_prompt_and_runtime(tmp_path: Path) -> None:
@@ -83,7 +121,7 @@ def test_a_call_counts_its_tokens() -> None:
 
 def test_config_is_parsed_from_a_generator_mapping() -> None:
     config = GENERATORS.parse({"backend": "local", "model": "gemma-3-270m", "threads": 2}, "study.yaml")
-    assert isinstance(config, LocalGeneratorConfig) and config.threads == 2 and config.max_tokens == 32
+    assert isinstance(config, LocalGeneratorConfig) and config.threads == 2 and config.max_tokens == 48
     with pytest.raises(UserError, match=r"^study.yaml: generator\.model"):
         GENERATORS.parse({"backend": "local", "model": "gpt-5"}, "study.yaml")
 
@@ -111,15 +149,4 @@ def test_extra_buffers_are_off_when_the_build_has_amx_kernels() -> None:
     amx = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | "
     assert not _local.extra_buffers_safe(amx)
     assert _local.extra_buffers_safe(amx.replace("AMX_INT8 = 1 | ", ""))
-
-
-def test_the_model_defaults_are_patched_only_while_a_model_loads() -> None:
-    pytest.importorskip("llama_cpp")
-    import llama_cpp.llama_cpp as api
-
-    original = api.llama_model_default_params
-    with pytest.raises(RuntimeError, match="load failed"), _local._model_defaults(use_extra_bufts=False):
-        assert api.llama_model_default_params().use_extra_bufts is False
-        raise RuntimeError("load failed")
-    assert api.llama_model_default_params is original
-    assert original().use_extra_bufts is True
+    assert _local.extra_buffers_safe(amx.replace("AMX_INT8 = 1", "AMX_INT8 = 0"))

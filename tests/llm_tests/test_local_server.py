@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -25,26 +26,46 @@ CASES = 2
 
 
 SERVER = """
-import runpy
-from tuner.generation._local import safe_model_loading
-with safe_model_loading():
-    runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+import json, sys
+import uvicorn
+import llama_cpp.llama_cpp as api
+from llama_cpp.server.app import create_app
+from llama_cpp.server.settings import ModelSettings, ServerSettings
+from tuner.generation._local import extra_buffers_here
+
+model, server = ModelSettings(**json.loads(sys.argv[1])), ServerSettings(**json.loads(sys.argv[2]))
+defaults, safe = api.llama_model_default_params, extra_buffers_here()
+
+def load_defaults():
+    params = defaults()
+    params.use_extra_bufts = safe
+    return params
+
+api.llama_model_default_params = load_defaults
+try:
+    app = create_app(server_settings=server, model_settings=[model])  # loads the model
+finally:
+    api.llama_model_default_params = defaults
+uvicorn.run(app, host=server.host, port=server.port)
 """
-"""``python -m llama_cpp.server`` with the model loaded as the local generator loads it: llama.cpp's AMX kernels
-segfault in the first decode on some AMX CPUs (:func:`tuner.generation._local.safe_model_loading`)."""
+"""llama-cpp-python's server app, its model loaded as the local generator loads it: with llama.cpp's extra buffer
+types only where :func:`tuner.generation._local.extra_buffers_here` says they are safe (its AMX kernels segfault in the
+first decode on some AMX CPUs). The server's ``Llama`` takes no argument for that model parameter, so its defaults are
+replaced in this child process while the app loads the model, and restored before it serves (llama-cpp-python
+0.3.36, the version pyproject pins)."""
 
 
 @pytest.fixture(scope="module")
 def llama_server(local_model_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``python -m llama_cpp.server`` on a free loopback port, serving the model as ``gemma-3-270m`` with Gemma's chat
+    """llama-cpp-python's server on a free loopback port, serving the model as ``gemma-3-270m`` with Gemma's chat
     format, loaded with extra buffers only where they are safe (:data:`SERVER`); its log goes to a file (llama.cpp logs
     more than a pipe holds, and a full pipe stops the server)."""
     port = free_port()
-    command = [
-        sys.executable, "-c", SERVER, "--model", str(local_model_path), "--model_alias", "gemma-3-270m",
-        "--chat_format", "gemma", "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
-        "--n_threads", str(max(1, len(os.sched_getaffinity(0)) - 1)),
-    ]
+    model = {
+        "model": str(local_model_path), "model_alias": "gemma-3-270m", "chat_format": "gemma", "n_ctx": 2048,
+        "n_threads": max(1, len(os.sched_getaffinity(0)) - 1), "verbose": False,
+    }
+    command = [sys.executable, "-c", SERVER, json.dumps(model), json.dumps({"host": "127.0.0.1", "port": port})]
     log = tmp_path_factory.mktemp("llama-server") / "server.log"
     with log.open("w") as sink:
         process = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, text=True)

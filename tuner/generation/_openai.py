@@ -16,9 +16,10 @@ from typing import Literal
 from pydantic import field_validator
 
 from tuner.generation._base import ABSTAIN, Answer
-from tuner.llm import BackendError, ChatClient, LLMConfig, RequestCount, fill, missing_reason_for
 from tuner.backends import BackendResources
-from tuner.text import Language, detect_language
+from tuner.generation._prompts import NO_CONTEXT, PromptLanguage, prompt_language
+from tuner.llm import BackendError, ChatClient, LLMConfig, RequestCount, fill, missing_reason_for
+from tuner.text import Language
 
 ABSTAIN_ZH = "我不知道。"
 """What the Chinese prompt asks for when the passages hold no answer (a rejection phrase, see tuner.metrics)."""
@@ -41,18 +42,6 @@ ZH_PROMPT_TEMPLATE = (
 )
 PROMPT_TEMPLATES: Mapping[Language, str] = {"en": DEFAULT_PROMPT_TEMPLATE, "zh": ZH_PROMPT_TEMPLATE}
 """The default prompt template per language of the question."""
-NO_CONTEXT = "(no passages)"
-
-PromptLanguage = Literal["auto", "en", "zh"]
-"""Which language's prompt a backend uses: ``auto`` = the question's language, else the one named."""
-
-
-def prompt_language(question: str, setting: PromptLanguage) -> Language:
-    """The language of the prompt for ``question``: ``setting`` unless it is ``auto``, else the
-    question's language (``zh`` when at least :data:`tuner.text.ZH_THRESHOLD` of its letters are CJK)."""
-    return detect_language([question]) if setting == "auto" else setting
-
-
 def format_contexts(contexts: Sequence[str]) -> str:
     """Contexts numbered ``[1]``, ``[2]``, ... in the order given, separated by blank lines."""
     if not contexts:
