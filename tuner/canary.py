@@ -12,7 +12,6 @@ on the same scale as the threshold.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Sequence
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.errors import UserError
+from tuner.io import MalformedLine, jsonl_lines, parse_jsonl_line
 
 _DURATION = re.compile(r"^(\d+)([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -71,13 +71,11 @@ def read_log(path: str | Path) -> list[Retrieval]:
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
     records = []
-    for number, line in enumerate(raw.split(b"\n"), start=1):
-        if not line.strip():
-            continue
+    for number, line in jsonl_lines(raw):
         try:
-            records.append(_parse_record(json.loads(line.decode("utf-8"))))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise UserError(f"{path}:{number}: not a JSON line") from None
+            records.append(_parse_record(parse_jsonl_line(line, first=number == 1)))
+        except MalformedLine as exc:
+            raise UserError(f"{path}:{number}: not a JSON line ({exc})") from None
         except ValueError as exc:
             raise UserError(f"{path}:{number}: {exc}") from None
     if not records:

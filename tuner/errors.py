@@ -3,13 +3,13 @@
 
 - Errors a user can cause (:class:`UserError` and its subclasses): the CLI prints them as one line each and exits 2.
 - Failures of a model backend: :class:`BackendError` (a request failed) in two branches besides itself:
-  :class:`TransientBackendError` (a timeout, a rate limit, a server error, a failed connection: retried, and once the
-  retries run out the item is recorded as missing) and :class:`FatalBackendError`, also a :class:`UserError` (an
-  unreachable endpoint, a rejected key, an unknown model: the user's to fix, so the run stops); and
+  :class:`TransientBackendError` (a timeout, a rate limit, a server error, a failed connection, a malformed 200 reply:
+  retried, and once the retries run out the item is recorded as missing) and :class:`FatalBackendError`, also a
+  :class:`UserError` (an unreachable endpoint, a rejected key, an unknown model: the user's to fix, so the run stops); and
   :class:`BackendFailure` (a generator or judge raised on one item: the trial fails, the study goes on). The CLI
   prints every one of them that reaches it as one line.
 - Signals between tuner's own modules: :class:`BudgetSpent`, :class:`CorruptionFailed`, :class:`ReplyParseError`,
-  :class:`ConversionError`, :class:`StaleVersion`.
+  :class:`MalformedReply`, :class:`ConversionError`, :class:`StaleVersion`.
 
 Bugs still raise whatever they raise. The modules that raised these before keep importing them from here under
 the same names."""
@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
     from tuner.pareto import FrontEntry
 
-ErrorKind = Literal["timeout", "rate_limit", "server", "connection", "auth", "not_found", "request", "bad_response"]
-TRANSIENT_KINDS: frozenset[ErrorKind] = frozenset({"timeout", "rate_limit", "server", "connection"})
+ErrorKind = Literal["timeout", "rate_limit", "server", "connection", "malformed", "auth", "not_found", "request", "bad_response"]
+TRANSIENT_KINDS: frozenset[ErrorKind] = frozenset({"timeout", "rate_limit", "server", "connection", "malformed"})
 """Backend error kinds another attempt may not meet: what clients retry."""
 FATAL_KINDS: frozenset[ErrorKind] = frozenset({"connection", "auth", "not_found"})
 """Backend error kinds no later request can recover from once the retries are spent: the user's to fix."""
@@ -61,7 +61,7 @@ class BackendError(Exception):
 
 class TransientBackendError(BackendError):
     """A failure another attempt may not meet (``TRANSIENT_KINDS``: a timeout, a rate limit, a server error, a failed
-    connection). Clients retry these and nothing else, waiting at least ``retry_after`` seconds (what the server asked
+    connection, a 200 reply that is not the protocol's — a truncated body, a proxy's HTML page). Clients retry these and nothing else, waiting at least ``retry_after`` seconds (what the server asked
     for; 0: nothing). Once the retries run out the last one reaches the caller, which records the item as missing;
     a connection that never succeeded is a :class:`FatalBackendError` by then."""
 
@@ -97,6 +97,11 @@ def backend_error(kind: ErrorKind, message: str, retry_after: float = 0.0, retri
 
 class ReplyParseError(Exception):
     """A reply that does not hold a JSON object valid for the requested response model."""
+
+
+class MalformedReply(Exception):
+    """An HTTP 200 reply whose body is not what the protocol sends (truncated JSON, an HTML page, no ``choices``): the
+    server's or a proxy's failure, which clients turn into a transient ``malformed`` :class:`BackendError`."""
 
 
 class BudgetSpent(Exception):

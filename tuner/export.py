@@ -20,7 +20,7 @@ import yaml
 
 from tuner import __version__
 from tuner.errors import UserError
-from tuner.io import atomic_write_text, read_yaml_mapping
+from tuner.io import atomic_write_text, line_safe_json, read_yaml_mapping
 from tuner.retrieval import FILTER_FIELDS
 from tuner.settings import RetrievalSettings, settings_from_mapping
 
@@ -57,7 +57,7 @@ def export_document(
 
 
 def _env_value(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, (str, dict)) else str(value)
+    return line_safe_json(value) if isinstance(value, (str, dict)) else str(value)
 
 
 def write_export(path: str | Path, document: dict[str, Any]) -> Path:
@@ -73,7 +73,7 @@ def write_export(path: str | Path, document: dict[str, Any]) -> Path:
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     else:
         lines = ["# written by tuner export; load with: tuner serve --config THIS_FILE"]
-        lines += [f"# {key}: {json.dumps(value, ensure_ascii=False)}" for key, value in document["provenance"].items()]
+        lines += [f"# {key}: {line_safe_json(value)}" for key, value in document["provenance"].items()]
         lines += [f"{ENV_PREFIX}{key.upper()}={_env_value(value)}" for key, value in document["settings"].items()]
         text = "\n".join(lines) + "\n"
     atomic_write_text(target, text)
@@ -91,7 +91,7 @@ class ExportedConfig:
 
 def _read_env(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     try:
-        lines = path.read_text("utf-8").splitlines()
+        lines = path.read_text("utf-8").split("\n")  # one setting a line: U+2028 in a value is not a line end
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
     settings: dict[str, Any] = {}

@@ -1,5 +1,5 @@
 """Beside the flows: what tuner's two web services (``tuner golden review``, ``tuner serve``) share against hostile
-pages in the user's own browser, and the port check both run before they start.
+pages in the user's own browser, and how both listen on their port.
 
 :class:`WriteGuard` is ASGI middleware. A request whose ``Host`` is not a name the service answers to gets 421 (a
 hostile page that made its own domain resolve to this machine, DNS rebinding, would otherwise read and write it).
@@ -98,13 +98,30 @@ class WriteGuard:
         await JSONResponse({"error": reason}, status_code=status)(scope, receive, send)
 
 
-def check_port(host: str, port: int, flags: str) -> None:
-    """A :class:`UserError` naming ``flags`` unless ``host:port`` can be listened on. Like uvicorn's own bind it sets
-    ``SO_REUSEADDR``: a port that only holds connections of a stopped run (TIME-WAIT) is free, a port another
-    process listens on is not."""
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((host, port))
-        except OSError as exc:
-            raise UserError(f"{flags}: cannot listen there: {exc.strerror}") from None
+def listen(host: str, port: int, flags: str) -> socket.socket:
+    """A socket listening on ``host:port``, which the service then runs on (:func:`serve_on`): the port printed is the
+    one bound, also for port 0, and no other process can take it in between. Like uvicorn's own bind it sets
+    ``SO_REUSEADDR``: a port that only holds connections of a stopped run (TIME-WAIT) is free, a port another process
+    listens on is a :class:`UserError` naming ``flags``."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)  # uvicorn's default backlog
+    except OSError as exc:
+        sock.close()
+        raise UserError(f"{flags}: cannot listen there: {exc.strerror}") from None
+    return sock
+
+
+def url_of(sock: socket.socket) -> str:
+    """``http://HOST:PORT/`` of a listening socket (``[::1]`` for an IPv6 address)."""
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
+
+
+def serve_on(app: ASGIApp, sock: socket.socket) -> None:
+    """Run ``app`` with uvicorn on the socket :func:`listen` bound, until it is stopped (Ctrl-C, SIGTERM)."""
+    import uvicorn
+
+    uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False)).run(sockets=[sock])

@@ -4,11 +4,13 @@ torn write. Files and folders get the modes the umask gives a plain ``open``/``m
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -57,8 +59,87 @@ def atomic_write_json(path: str | Path, payload: Any) -> None:
     atomic_write_text(path, json.dumps(payload, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
 
 
+_LINE_BREAKS = {"\u2028": "\\u2028", "\u2029": "\\u2029", "\x85": "\\u0085"}
+_LINE_BREAK = re.compile("[\u2028\u2029\x85]")
+
+
+def line_safe_json(value: Any, *, sort_keys: bool = False) -> str:
+    """``value`` as one line of JSON: text as written (``ensure_ascii=False``: Chinese stays readable) except U+0085,
+    U+2028 and U+2029, written as ``\\u`` escapes. They are legal raw in a JSON string, but ``str.splitlines()``,
+    JavaScript before ES2019 and many editors break lines there, so a file holding them raw is torn by readers that
+    are not ours (text pasted from a PDF carries U+2028). The one rule of every JSON Lines file tuner writes.
+
+    >>> line_safe_json({"text": "24\u2028months 两年"})
+    '{"text": "24\\\\u2028months 两年"}'
+    """
+    text = json.dumps(value, ensure_ascii=False, sort_keys=sort_keys)
+    # outside strings JSON has no place for these characters, so every one found is inside a string
+    return _LINE_BREAK.sub(lambda match: _LINE_BREAKS[match.group()], text)
+
+
+def jsonl_text(records: Iterable[Any], *, sort_keys: bool = False) -> str:
+    """``records`` as JSON Lines text: one :func:`line_safe_json` line each, every line ended by ``"\\n"``."""
+    return "".join(line_safe_json(record, sort_keys=sort_keys) + "\n" for record in records)
+
+
 def write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
-    path.write_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records), "utf-8")
+    path.write_text(jsonl_text(records, sort_keys=True), "utf-8")
+
+
+class MalformedLine(ValueError):
+    """One JSON Lines line that does not parse; the message says why, without the file and line (the caller's)."""
+
+
+def jsonl_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line)`` for each non-blank line of JSON Lines ``data``, split at ``"\\n"`` only (JSON Lines'
+    one separator: U+2028 inside a string is text, which ``str.splitlines()`` would cut), numbered from 1."""
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if line.strip():
+            yield number, line
+
+
+def parse_jsonl_line(line: bytes | str, first: bool = False) -> Any:
+    """The JSON value of one line (``first``: the file's first line, where a UTF-8 byte order mark is accepted, as
+    files saved on Windows have one). Whatever a hostile line can do to the parser — invalid UTF-8, malformed JSON,
+    nesting deeper than the parser's recursion allows, an integer over Python's digit limit — is a
+    :class:`MalformedLine`, never another exception."""
+    try:
+        text = line.decode("utf-8-sig" if first else "utf-8") if isinstance(line, bytes) else line.removeprefix("\ufeff" if first else "")
+    except UnicodeDecodeError as exc:
+        raise MalformedLine(f"invalid UTF-8 at byte {exc.start}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedLine(f"malformed JSON: {exc.msg} (column {exc.colno})") from None
+    except RecursionError:
+        raise MalformedLine("malformed JSON: nested too deeply") from None
+    except ValueError as exc:  # int() past sys.get_int_max_str_digits(): "Exceeds the limit (4300 digits) ..."
+        raise MalformedLine(f"malformed JSON: a number too long ({str(exc).split(':')[0]})") from None
+
+
+def jsonl_objects(path: str | Path, what: str = "file") -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of JSON Lines file ``path``, read as it goes; an unreadable
+    file or the first line that is malformed (:func:`parse_jsonl_line`) or not a JSON object is one
+    :class:`UserError` naming ``path:line``. ``what`` names the file in the not-found line."""
+    from tuner.errors import UserError
+
+    try:
+        handle = Path(path).open("rb")
+    except FileNotFoundError:
+        raise UserError(f"{path}: {what} not found") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+    with handle:
+        for number, line in enumerate(handle, start=1):  # a binary file's lines end at b"\n" only
+            if not line.strip():
+                continue
+            try:
+                record = parse_jsonl_line(line, first=number == 1)
+            except MalformedLine as exc:
+                raise UserError(f"{path}:{number}: {exc}") from None
+            if not isinstance(record, dict):
+                raise UserError(f"{path}:{number}: expected a JSON object")
+            yield number, record
 
 
 @contextmanager
@@ -88,6 +169,60 @@ def atomic_directory(path: str | Path) -> Iterator[Path]:
         raise
 
 
+YAML_MAX_DEPTH = 100
+"""Deepest nesting of collections a YAML file may hold (a config needs a handful; deeper is an attack on the parser's
+recursion)."""
+
+
+@functools.cache
+def _guarded_loader(dates: bool) -> type[Any]:
+    import yaml
+
+    class GuardedLoader(yaml.SafeLoader):  # type: ignore[misc]
+        """PyYAML's SafeLoader without aliases (``*a`` expanding ``&a``: a few hundred bytes stand for gigabytes once
+        anything copies the value — the billion-laughs attack) and with nesting at most :data:`YAML_MAX_DEPTH`."""
+
+        def __init__(self, stream: str) -> None:
+            super().__init__(stream)
+            self.depth = 0
+
+        def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+            if self.check_event(yaml.AliasEvent):
+                raise yaml.composer.ComposerError(None, None, "aliases are not allowed", self.peek_event().start_mark)
+            self.depth += 1
+            try:
+                if self.depth > YAML_MAX_DEPTH:
+                    raise yaml.composer.ComposerError(None, None, f"nested deeper than {YAML_MAX_DEPTH} levels",
+                                                      self.peek_event().start_mark)
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    if not dates:
+        GuardedLoader.yaml_implicit_resolvers = {
+            first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+    return GuardedLoader
+
+
+def load_yaml(text: str, dates: bool = True) -> Any:
+    """The value of YAML ``text``, read by the one loader of every YAML tuner reads (study, search space, backend and
+    LLM configs, ``dataset.yaml``, mappings, Markdown front matter): safe types only, no aliases, nesting at most
+    :data:`YAML_MAX_DEPTH` (a ``yaml.YAMLError`` saying so, with its line, like any malformed YAML). ``dates=False``
+    keeps a date the text written (``2024-02-30`` is then checked where it is used, not a parse error).
+
+    >>> load_yaml("a: &a [x, x]\\nb: [*a, *a]")
+    Traceback (most recent call last):
+    yaml.composer.ComposerError: aliases are not allowed
+      in "<unicode string>", line 2, column 5:
+        b: [*a, *a]
+            ^
+    """
+    import yaml
+
+    return yaml.load(text, Loader=_guarded_loader(dates))  # noqa: S506 (a SafeLoader)
+
+
 def read_yaml_mapping(path: str | Path, what: str) -> dict[str, Any]:
     """The mapping in YAML file ``path``; an unreadable file, malformed YAML (with its line) or a
     document that is not a mapping is one :class:`UserError` line naming the file. An empty file is ``{}``."""
@@ -96,7 +231,7 @@ def read_yaml_mapping(path: str | Path, what: str) -> dict[str, Any]:
     from tuner.errors import UserError
 
     try:
-        data = yaml.safe_load(Path(path).read_text("utf-8-sig"))
+        data = load_yaml(Path(path).read_text("utf-8-sig"))
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError as exc:

@@ -18,6 +18,7 @@ VERDICTS: tuple[Verdict, ...] = (SUPPORTED, CONTRADICTED, ABSENT)
 MISSING_REASONS: dict[str, str] = {
     "timeout": "the backend did not answer in time",
     "backend_error": "the backend failed on this request (after its retries)",
+    "malformed_reply": "the server answered HTTP 200 with a body that is not a reply (truncated JSON, an HTML page), after the retries",
     "empty_answer": "the generator returned no text",
     "parse_failure": "a judge reply was not the JSON asked for, even after repair prompts",
     "not_judged": "the keypoint judge has no score for this sample, so there is nothing to compare with (ragas)",
@@ -27,7 +28,7 @@ MISSING_REASONS: dict[str, str] = {
     "no_statements": "the model found no statements in the answer, so the ratio is undefined (ragas)",
 }
 """Every reason a score can be missing, with its meaning. A missing score is counted by reason, never as 0."""
-GENERATION_MISSING: Final = ("timeout", "backend_error", "empty_answer")
+GENERATION_MISSING: Final = ("timeout", "backend_error", "malformed_reply", "empty_answer")
 """The reasons an answer can be missing."""
 
 

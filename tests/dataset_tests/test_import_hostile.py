@@ -124,3 +124,26 @@ def test_no_message_names_the_staging_folder(source: Path, tmp_path: Path, capsy
     err = capsys.readouterr().err
     assert f"{kb}/golden.jsonl:1" in err and "warranty.md" in err and f".{kb.name}." not in err, err
     assert (kb / "corpus.jsonl").read_text("utf-8").count("\n") == 2  # nothing replaced
+
+
+def test_binary_bytes_and_dangling_links_are_one_line_each_not_text(source: Path, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 38: a file of NUL bytes was imported as text, a dangling link skipped without a word
+    (source / "zeros.txt").write_bytes(b"\x00\x01\x02binary header\x00" * 200)  # valid UTF-8: it was imported
+    (source / "image.md").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
+    (source / "gone.md").symlink_to(source / "deleted.md")
+    (source / "utf16.txt").write_bytes("退货运费由买家承担。".encode("utf-16-le"))  # valid UTF-8 too, full of NULs
+    assert main(["import", "files", str(source), str(tmp_path / "kb")]) == 0
+    out = capsys.readouterr().out
+    assert f"{source / 'zeros.txt'}: binary data, not text (400 NUL bytes)" in out
+    assert f"{source / 'image.md'}: unknown text encoding" in out
+    assert f"{source / 'gone.md'}: a link to nothing (its target does not exist): skipped" in out
+    corpus = _corpus(tmp_path / "kb")
+    assert sorted(corpus) == ["good.md", "utf16.txt"] and corpus["utf16.txt"]["text"] == "退货运费由买家承担。"
+    assert main(["import", "files", str(source), str(tmp_path / "strict"), "--strict"]) == 2
+    only = tmp_path / "only"
+    only.mkdir()
+    (only / "zeros.txt").write_bytes(bytes(10))
+    assert main(["import", "files", str(only), str(tmp_path / "none")]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"1 could not be imported, the first: {only / 'zeros.txt'}: binary data, "
+                                                   "not text (10 NUL bytes)")

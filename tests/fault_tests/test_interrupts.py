@@ -437,3 +437,18 @@ def test_first_interrupt_stops_at_once_even_inside_a_long_call_into_c(
         assert "interrupted after 0 trial(s) in this run: the study is saved" in worker.output
         study = load(tmp_path)
         assert study is not None and study_summary(study).n_running == 0  # failed and queued again
+
+
+def test_an_interrupt_while_confirming_the_front_still_writes_the_report_and_config(tmp_path: Path) -> None:
+    # issue 38: Ctrl-C during "confirming front trial ..." exited 130 with neither (docs/cli.md: Ctrl-C writes them)
+    from tests.study_tests.test_confirm import _distinct_cases
+
+    dataset = _distinct_cases(tmp_path / "data", 11)  # 66 cases: share 0.5 holds out 33
+    study_file = write_fault_study(tmp_path, dataset, budget={"trials": 1}, confirm={"share": 0.5, "seed": 0},
+                                   enqueue=[{"top_k": 1, "chunk_size": 40, "retriever": "bm25"}])
+    worker = tuner_run(tmp_path, study_file, SLOW_ANSWER="0.3")
+    wait_until(worker, lambda: "confirming front trial" in worker.output, what="the front being confirmed", timeout=300)
+    worker.process.send_signal(signal.SIGINT)
+    assert_clean_exit(worker, 130)
+    assert "interrupted while confirming: 0 of 1 front trials confirmed and kept" in worker.output
+    assert (tmp_path / "out" / "tiny" / "report.html").exists() and (tmp_path / "out" / "tiny" / "config.yaml").exists()

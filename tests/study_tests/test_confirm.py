@@ -191,3 +191,26 @@ def test_front_members_are_confirmed_on_held_out_cases_and_every_output_shows_bo
     again = StudyRecord.from_study(optuna.load_study(study_name="tiny", storage=storage))
     assert again.confirm_cases == record.confirm_cases
     assert {k: v for k, v in again.confirm.items() if k in confirmed} == confirmed
+
+
+def test_resuming_with_another_split_names_the_split_not_another_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 38: the tuning share's hash changes with the split, and was checked first ("was run on another dataset")
+    dataset = _distinct_cases(tmp_path / "data", 11)  # 66 cases: share 0.5 holds out 33
+    space = {"top_k": {"type": "int", "low": 1, "high": 2}, "retriever": {"type": "categorical", "choices": ["bm25"]}}
+    (tmp_path / "space.yaml").write_text(yaml.safe_dump(space))
+    study_file = write_study(tmp_path, dataset, budget={"trials": 1}, confirm={"share": 0.5, "seed": 0},
+                             enqueue=[{"top_k": 1, "retriever": "bm25"}])
+    assert main(["run", str(study_file), "--no-report"]) == 0
+    capsys.readouterr()
+    split = "tuner: error: study 'tiny' was run with another confirmation split (33 held-out cases, now {}): keep its confirm: "
+    for confirm, now in (({"share": 0.5, "seed": 1}, "33"), (None, "none (no confirm:)")):
+        changed = write_study(tmp_path, dataset, budget={"trials": 2}, enqueue=[{"top_k": 1, "retriever": "bm25"}],
+                              **({"confirm": confirm} if confirm else {}))
+        assert main(["run", str(changed), "--no-report"]) == 2
+        assert capsys.readouterr().err.strip() == split.format(now) + "(share and seed) as it was, or use a new name or storage"
+    # other data under the same study name is still "another dataset"
+    rows = [json.loads(line) for line in (dataset / "golden.jsonl").read_text("utf-8").splitlines()]
+    write_jsonl(dataset / "golden.jsonl", [{**row, "ground_truth": row["ground_truth"] + "."} for row in rows])
+    write_study(tmp_path, dataset, budget={"trials": 2}, confirm={"share": 0.5, "seed": 0}, enqueue=[{"top_k": 1, "retriever": "bm25"}])
+    assert main(["run", str(study_file), "--no-report"]) == 2
+    assert "was run on another dataset" in capsys.readouterr().err

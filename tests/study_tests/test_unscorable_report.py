@@ -1,4 +1,5 @@
-"""A study whose every trial is unscorable still writes its report (issue 30 §5), saying why nothing is on the front."""
+"""A study whose every trial is unscorable still writes its report (issue 30 §5), saying why nothing is on the front,
+and exits 2 with the reason (issue 38)."""
 
 from __future__ import annotations
 
@@ -21,9 +22,11 @@ def test_a_study_of_unscorable_trials_writes_a_report_that_says_why_the_front_is
         tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     study_file = write_study(tmp_path, tiny_dataset_dir, budget={"trials": 2}, enqueue=[])
     (tmp_path / "space.yaml").write_text(yaml.safe_dump(NOTHING_RETRIEVED))
-    assert main(["run", str(study_file)]) == 0
+    assert main(["run", str(study_file)]) == 2  # no trial could be scored: a failure, said in one line (issue 38)
     err = capsys.readouterr().err
     assert "no complete scorable trial yet: nothing to export" in err
+    assert err.strip().splitlines()[-1].startswith("tuner: error: no trial could be scored (2 failed or unscorable; trial #0: "
+                                                   "unscorable: retrieval returned nothing for every case); the report says")
     reports = list(tmp_path.rglob("report.html"))
     assert len(reports) == 1 and not list(tmp_path.rglob("config.yaml"))
     page = reports[0].read_text("utf-8")

@@ -20,6 +20,19 @@ if TYPE_CHECKING:
 
 C = TypeVar("C")
 
+
+def port_number(text: str) -> int:
+    """The ``--port`` of the two services, for argparse: a whole number from 0 (any free port, the one chosen is
+    printed) to 65535; anything else is argparse's one-line error (exit 2), never an OverflowError at bind time."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is from 0 to 65535 (0: any free port), got {port}")
+    return port
+
+
 def add_dataset_argument(parser: argparse.ArgumentParser, optional: bool = False) -> None:
     parser.add_argument(
         "dataset", metavar="DATASET", nargs="?" if optional else None, help="dataset folder, or 'demo' / 'demo-zh' for the built-in English / Chinese demo"
@@ -64,8 +77,10 @@ def _yaml_mapping(text: str) -> dict[str, Any]:
     """A mapping written as YAML on the command line; anything else is argparse's one-line error."""
     import yaml
 
+    from tuner.io import load_yaml
+
     try:
-        value = yaml.safe_load(text)
+        value = load_yaml(text)
     except yaml.YAMLError:
         value = None
     if not isinstance(value, dict):

@@ -22,9 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tuner.dataset import load_knowledge_base
     from tuner.golden import family_summary, find_conflicts
-    import json
-
-    from tuner.io import atomic_write_text
+    from tuner.io import atomic_write_text, jsonl_text
 
     from tuner.errors import UserError
     from tuner.progress import RichReporter
@@ -36,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
                                 reporter=RichReporter() if args.similar is not None else None)
     corpus = {doc.doc_id: doc for doc in kb.corpus}
     out = Path(args.out) if args.out else Path(args.kb) / CANDIDATES
-    atomic_write_text(out, "".join(json.dumps(c.row(corpus), ensure_ascii=False) + "\n" for c in candidates))
+    atomic_write_text(out, jsonl_text(c.row(corpus) for c in candidates))
     summary = family_summary(candidates, kb)
     families = sum(1 for label, _, _ in summary if label.startswith("family "))
     print(f"{out}: {len(candidates)} candidate pairs: {families} version families and {len(summary) - families} "

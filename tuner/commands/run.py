@@ -83,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
         # everything is written; a thread may still be inside an answer the interrupt stopped waiting for, and
         # waiting for it at interpreter exit is where a second Ctrl-C would land: leave now
         _exit_interrupted()
+    if "unscored" in outputs:
+        written = f"; the report says what was done ({outputs['report']})" if "report" in outputs else ""
+        raise UserError(f"no trial could be scored ({outputs['unscored']}){written}; nothing exported")
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from tuner.commands._common import add_embedding_arguments, embeddings_from_args
+from tuner.commands._common import add_embedding_arguments, embeddings_from_args, port_number
 
 HELP = ("Serve exported configurations over HTTP: POST /retrieve, GET /healthz, GET /config, POST /documents, and "
         "POST /retrieval (Dify's External Knowledge API).")
@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a knowledge base of POST /retrieval: knowledge id, export and dataset (repeatable; instead of "
                              "--config and --dataset; the first one also answers /retrieve)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    parser.add_argument("--port", type=port_number, default=8000, help="port (default 8000; 0: any free port, printed)")
     parser.add_argument("--max-body-mb", type=float, default=4.0, metavar="MB",
                         help="largest request body accepted; larger ones get 413 (default 4)")
     parser.add_argument("--batch-wait-ms", type=float, default=3.0, metavar="MS",
@@ -40,13 +40,13 @@ def run(args: argparse.Namespace) -> int:
     from tuner.embedding import EmbeddingOptions
     from tuner.errors import UserError
     from tuner.export import read_export
-    from tuner.http_guard import TOKEN_HEADER, answered_hosts, check_port, new_token
+    from tuner.http_guard import TOKEN_HEADER, answered_hosts, listen, new_token, serve_on, url_of
 
     if args.batch_wait_ms < 0:
         raise UserError(f"--batch-wait-ms: must be 0 or more, got {args.batch_wait_ms:g}")
 
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401 (serve_on runs it)
 
         from tuner.deploy.service import build_app
     except ImportError as exc:
@@ -60,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
     measured = EmbeddingOptions(backend=first.provenance.get("embedding_backend", "torch"))
     embeddings = embeddings_from_args(args, measured)
     datasets = {knowledge_id: load_dataset(resolve_dataset(dataset)) for knowledge_id, (_, dataset) in served.items()}
-    check_port(args.host, args.port, f"--host {args.host} --port {args.port}")
     if args.max_body_mb <= 0:
         raise UserError(f"--max-body-mb: must be positive, got {args.max_body_mb:g}")
+    sock = listen(args.host, args.port, f"--host {args.host} --port {args.port}")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     token = os.environ.get(TOKEN_VARIABLE, "").strip()
     if token:
@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
     # uvicorn answers SIGTERM by finishing the requests in flight, then raises the signal again at the handler it
     # found when it started: this one, so a stop asked for by SIGTERM ends with exit 0 rather than death by signal
     signal.signal(signal.SIGTERM, lambda _signum, _frame: None)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    print(f"tuner serve: listening on {url_of(sock)}", flush=True)
+    serve_on(app, sock)
     return 0
 
 

@@ -3,7 +3,6 @@ records of conflicts.jsonl."""
 
 from __future__ import annotations
 
-import json
 import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -15,6 +14,7 @@ from tuner.corruption._base import CaseFacts, Corruptor
 from tuner.corruption._script import ENGLISH, script_of
 from tuner.corruption._text import Span
 from tuner.dataset import Conflict, Dataset
+from tuner.io import jsonl_text, line_safe_json, parse_jsonl_line
 
 
 NOTHING_TO_CORRUPT = "nothing to corrupt"
@@ -137,7 +137,7 @@ def conflict_record(conflict: Conflict) -> dict[str, Any]:
 
 
 def conflicts_jsonl(conflicts: Sequence[Conflict]) -> str:
-    return "".join(json.dumps(conflict_record(c), ensure_ascii=False) + "\n" for c in conflicts)
+    return jsonl_text(conflict_record(c) for c in conflicts)
 
 
 def value_type(text: str) -> str:
@@ -182,8 +182,8 @@ def with_wrong_answers(golden_text: str, additions: Mapping[str, Sequence[str]])
     for number, line in enumerate(lines):
         if not line.strip():
             continue
-        record = json.loads(line)
+        record = parse_jsonl_line(line, first=number == 0)
         if record["id"] in additions:
             record["wrong_answers"] = list(record.get("wrong_answers", [])) + list(additions[record["id"]])
-            lines[number] = json.dumps(record, ensure_ascii=False)
+            lines[number] = line_safe_json(record)
     return "\n".join(lines)

@@ -3,7 +3,6 @@ what is wrong`` line."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +11,7 @@ from typing import Any
 from tuner.dataset._provenance import PROVENANCE, read_provenance
 from tuner.dataset._model import DATE, FAMILY, Conflict, Dataset, Document, GoldenCase, hash_files
 from tuner.errors import DatasetError, UserError
-from tuner.io import read_yaml_mapping
+from tuner.io import MalformedLine, jsonl_lines, parse_jsonl_line, read_yaml_mapping
 from tuner.text import DeclaredLanguage, detect_language, is_blank, parse_date
 
 CORPUS = "corpus.jsonl"
@@ -66,20 +65,12 @@ def _records(path: Path, problems: _Problems) -> Iterator[tuple[str, dict[str, A
     except OSError as exc:
         problems.add(str(path), f"cannot read: {exc.strerror}")
         return
-    for number, line in enumerate(raw.split(b"\n"), start=1):
+    for number, line in jsonl_lines(raw):
         where = f"{path}:{number}"
-        if not line.strip():
-            continue
         try:
-            # a UTF-8 byte order mark (files saved on Windows) is accepted, as every importer accepts it
-            text = line.decode("utf-8-sig" if number == 1 else "utf-8")
-        except UnicodeDecodeError as exc:
-            problems.add(where, f"invalid UTF-8 at byte {exc.start}")
-            continue
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as exc:
-            problems.add(where, f"malformed JSON: {exc.msg} (column {exc.colno})")
+            record = parse_jsonl_line(line, first=number == 1)
+        except MalformedLine as exc:
+            problems.add(where, str(exc))
             continue
         if not isinstance(record, dict):
             problems.add(where, "expected a JSON object")

@@ -20,7 +20,7 @@ from tuner.front._honest import compared_figures, pick_notes, runner_up_comparis
 from tuner.front._labels import entry_caveat, front_labels, study_labels, trial_caveats
 from tuner.front._paired import NeighbourComparison, PairedComparisons, separating_cases
 from tuner.front._record import Confirmation, PruneEvidence, StudyRecord, TrialCalls, TrialRecord
-from tuner.front._summary import StudySummary, SummaryTracker, study_summary
+from tuner.front._summary import StudySummary, SummaryTracker, study_summary, unscored_reason
 from tuner.front._table import trial_rows
 
 __all__ = [
@@ -53,4 +53,5 @@ __all__ = [
     "trial_caveats",
     "trial_point",
     "trial_rows",
+    "unscored_reason",
 ]

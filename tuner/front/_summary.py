@@ -77,6 +77,24 @@ class StudySummary:
         return {**counts, "calls": {name: getattr(self.calls, name) for name in SUMMARY_CALLS}}
 
 
+def unscored_reason(study: optuna.Study) -> str | None:
+    """Why no trial of ``study`` could be scored, when every trial that ended failed or is unscorable (one at least):
+    how many, and the first one's reason (``trial #0: unscorable: no case has scores at both v0 and v3 (every answer
+    or verdict is missing: v3 backend_error 6)``). None when a trial was scored (complete, or pruned on evidence), when
+    one was ruled out by the recall floor alone (the constraint's answer, not a failure), or when none ended. A repeat
+    of an evaluated configuration counts as that one."""
+    unscored: list[str] = []
+    for trial in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)):
+        record = TrialRecord.from_trial(trial)
+        if trial.state == TrialState.FAIL:
+            unscored.append(f"trial #{trial.number}: failed: {record.failure or 'no reason recorded'}")
+        elif record.unscorable is not None:
+            unscored.append(f"trial #{trial.number}: unscorable: {record.unscorable}")
+        elif record.duplicate_of is None:
+            return None
+    return f"{len(unscored)} failed or unscorable; {unscored[0]}" if unscored else None
+
+
 def study_summary(study: optuna.Study) -> StudySummary:
     """Every trial of ``study`` counted (see :class:`SummaryTracker` for the loop's incremental form)."""
     return StudySummary().with_trials(study.get_trials(deepcopy=False))

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
@@ -12,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from tuner.dataset.importers import NO_REFERENCE
 from tuner.errors import UserError
-from tuner.io import atomic_write_text
+from tuner.io import MalformedLine, atomic_write_text, jsonl_text, parse_jsonl_line
 
 DRAFT = "review.jsonl"
 Status = Literal["pending", "accepted", "rejected", "skipped", "no_answer"]
@@ -209,11 +208,9 @@ def draft_rows(text: str, where: str) -> tuple[str, list[DraftRow]]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UserError(f"{where}:{number}: malformed JSON: {exc.msg} (column {exc.colno})") from None
-        except RecursionError:
-            raise UserError(f"{where}:{number}: malformed JSON: nested too deeply") from None
+            row = parse_jsonl_line(line, first=number == 1)
+        except MalformedLine as exc:
+            raise UserError(f"{where}:{number}: {exc}") from None
         if not isinstance(row, dict):
             raise UserError(f"{where}:{number}: expected a JSON object")
         numbered.append((number, row))
@@ -253,7 +250,7 @@ def read_draft(path: Path) -> list[dict[str, Any]]:
 def draft_text(rows: Sequence[DraftRow | dict[str, Any]]) -> str:
     """Draft file text of ``rows`` (typed, or dicts validated here: a row the review app could not read is a bug)."""
     typed = [row if isinstance(row, _Row) else _MODELS[draft_kind([row], "a draft row")].model_validate(row) for row in rows]
-    return "".join(json.dumps(row.record(), ensure_ascii=False) + "\n" for row in typed)
+    return jsonl_text(row.record() for row in typed)
 
 
 def write_draft(path: Path, rows: Sequence[DraftRow | dict[str, Any]]) -> None:

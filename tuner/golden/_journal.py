@@ -13,7 +13,6 @@ before the next append."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -22,7 +21,7 @@ from typing import Any
 
 from tuner.errors import UserError
 from tuner.golden._draft import DraftRow, draft_rows, draft_text, parse_row
-from tuner.io import atomic_write_text
+from tuner.io import MalformedLine, atomic_write_text, jsonl_text, parse_jsonl_line
 
 REVIEW_FIELDS = ("status", "keypoints_reviewed")
 """Fields of a save's ``changes`` that belong to the row's review state."""
@@ -101,9 +100,9 @@ class Journal:
             if not line.strip():
                 continue
             try:
-                entry = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
-                raise UserError(f"{self.log}:{number}: malformed JSON (the review log of {self.draft.name})") from None
+                entry = parse_jsonl_line(line)
+            except MalformedLine as exc:
+                raise UserError(f"{self.log}:{number}: {exc} (the review log of {self.draft.name})") from None
             if not isinstance(entry, dict):
                 raise UserError(f"{self.log}:{number}: expected a JSON object")
             entries.append((number, entry))
@@ -140,7 +139,7 @@ class Journal:
 
     def append(self, entry: dict[str, Any]) -> None:
         """Append ``entry`` as one line and flush it to disk; a torn last line left by a killed append is cut off first."""
-        line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
+        line = jsonl_text([entry]).encode("utf-8")
         with self.log.open("a+b") as log:
             size = log.seek(0, os.SEEK_END)
             if size:

@@ -24,7 +24,6 @@ A case a person reviewed (``"keypoints_reviewed": true``) or that already has ke
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -35,7 +34,7 @@ from typing import Any
 from tuner.dataset import CORPUS, GOLDEN, load_knowledge_base
 from tuner.errors import UserError
 from tuner.golden._ask import Spend
-from tuner.io import atomic_write_bytes, atomic_write_text
+from tuner.io import atomic_write_bytes, atomic_write_text, jsonl_lines, jsonl_text, parse_jsonl_line
 from tuner.llm import ChatClient, fill, json_object
 from tuner.text import (
     CJK_CHARS, NUMBER, STOPWORDS_LATIN, Language, detect_language, find_dates, format_number, has_chinese, normalize_text, parse_number, tag,
@@ -322,7 +321,7 @@ def _golden(dataset: Path) -> tuple[Path, bytes, list[dict[str, Any]], dict[str,
     if not golden.is_file():
         raise UserError(f"{golden}: missing (keypoints are filled in a golden set; {CORPUS} alone has none)")
     raw = golden.read_bytes()
-    rows = [json.loads(line) for line in raw.decode("utf-8").splitlines() if line.strip()]
+    rows = [parse_jsonl_line(line, first=number == 1) for number, line in jsonl_lines(raw)]  # validated by the load above
     return golden, raw, rows, {doc.doc_id: f"{doc.title}\n{doc.text}" for doc in kb.corpus}
 
 
@@ -377,5 +376,5 @@ def fill_keypoints(dataset: Path, client: ChatClient | None = None, *, budget: i
                 row["keypoints"] = [list(k) for k in report.filled[row["id"]]]
         report.backup = golden.with_name(golden.name + BACKUP_SUFFIX)
         atomic_write_bytes(report.backup, raw)
-        atomic_write_text(golden, "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+        atomic_write_text(golden, jsonl_text(rows))
     return report

@@ -26,7 +26,7 @@ from tuner.golden._draft import (
 )
 from tuner.golden._journal import Journal, now
 from tuner.golden._pool import KnowledgeSearch
-from tuner.io import atomic_write_text
+from tuner.io import atomic_write_text, jsonl_objects, jsonl_text
 from tuner.text import bm25_tokens, normalize_text
 
 ACTIONS: dict[str, Status] = {"accept": "accepted", "reject": "rejected", "skip": "skipped", "reopen": "pending", "no_answer": "no_answer"}
@@ -263,14 +263,14 @@ class ReviewStore:
                             f"or reopen it, or mark it no answer ({len(unlabelled)} such case{'s' if len(unlabelled) > 1 else ''}: "
                             f"{', '.join(unlabelled[:5])}{', …' if len(unlabelled) > 5 else ''})")
         entries = kept + [golden_row(row) if isinstance(row, DraftCase) else conflict_row(row) for row in accepted]
-        files = {name: _jsonl_text(entries)}
+        files = {name: jsonl_text(entries)}
         if self.kind != CASES:
             # a stale version found in the corpus becomes a conflict: it leaves corpus.jsonl (it stays in the index,
             # as conflicts do under hard_mode: in_index, but is no longer a document a case may count as relevant)
             moved = {entry["doc_id"] for entry in entries}
             corpus = _jsonl(self.dataset / CORPUS)
             if any(doc.get("doc_id") in moved for doc in corpus):
-                files[CORPUS] = _jsonl_text([doc for doc in corpus if doc.get("doc_id") not in moved])
+                files[CORPUS] = jsonl_text([doc for doc in corpus if doc.get("doc_id") not in moved])
         if self.kind == CASES:
             try:
                 earlier = read_provenance(self.dataset / PROVENANCE)
@@ -338,13 +338,7 @@ class Export:
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-
-
-def _jsonl_text(entries: Sequence[dict[str, Any]]) -> str:
-    return "".join(json.dumps(entry, ensure_ascii=False) + "\n" for entry in entries)
+    return [record for _, record in jsonl_objects(path)] if path.is_file() else []
 
 
 def _validated(root: Path, files: dict[str, str]) -> Dataset:

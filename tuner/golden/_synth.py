@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import re
@@ -26,6 +25,7 @@ from tuner.golden._draft import draft_case
 from tuner.golden._keypoints import aliases_found, keypoint_list
 from tuner.golden._pool import DEFAULT_DEPTH, POOL_RETRIEVERS, build_pools
 from tuner.golden._ask import Spend
+from tuner.io import MalformedLine, jsonl_lines, jsonl_text, parse_jsonl_line
 from tuner.llm import ChatClient, fill, json_object
 from tuner.progress import Reporter, SilentReporter
 from tuner.retrieval import RetrievalPipeline
@@ -392,7 +392,7 @@ class Synthesizer:
                         outcome = "closed_book" if states_every_keypoint(closed_reply, judged.keypoints) else ""
                     if not outcome:
                         outcome, case = "kept", self._case(source, judged)
-                    log.write(json.dumps({"source": source.key, "outcome": outcome, "case": case}, ensure_ascii=False) + "\n")
+                    log.write(jsonl_text([{"source": source.key, "outcome": outcome, "case": case}]))
                     log.flush()
                     if case is None:
                         run.dropped[outcome] += 1
@@ -415,10 +415,10 @@ def _read_progress(path: Path) -> dict[str, dict[str, Any]]:
     if not path.is_file():
         return {}
     done: dict[str, dict[str, Any]] = {}
-    for line in path.read_text("utf-8").splitlines():
+    for _, line in jsonl_lines(path.read_bytes()):
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
+            record = parse_jsonl_line(line)
+        except MalformedLine:
             continue
         done[record["source"]] = record
     return done

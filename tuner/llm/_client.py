@@ -3,6 +3,7 @@ our own retries, a call cache, usage counters."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from email.utils import parsedate_to_datetime
@@ -12,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from tuner.errors import BackendError, ErrorKind, TransientBackendError, UserError, backend_error
+from tuner.errors import BackendError, ErrorKind, MalformedReply, TransientBackendError, UserError, backend_error
 from tuner.llm._cache import CachedReply, CallStore, request_key
 from tuner.llm._config import LLMConfig
 from tuner.llm._usage import Usage
@@ -24,6 +25,8 @@ if TYPE_CHECKING:
 Message = Mapping[str, str]
 _MAX_BACKOFF = 60.0
 _NO_KEY = "no-key"
+_QUOTED = 120
+"""Characters of a malformed reply quoted in its failure line."""
 T = TypeVar("T")
 
 
@@ -158,6 +161,8 @@ class EndpointClient:
                 return send()
         except openai.OpenAIError as exc:
             kind, reason, wait = _classify(exc)
+        except MalformedReply as exc:
+            kind, reason, wait = "malformed", str(exc), 0.0
         raise backend_error(kind, self._redact(f"{self.config.model} at {self.config.base_url}: {reason}"), wait)
 
     def _redact(self, text: str) -> str:
@@ -228,30 +233,74 @@ class ChatClient(EndpointClient):
         extra[request.get("token_limit", "max_tokens")] = request["max_tokens"]
         if "response_format" in request:
             extra["response_format"] = request["response_format"]
-        response = self._client.chat.completions.create(
+        raw = self._client.chat.completions.with_raw_response.create(
             model=request["model"],
             messages=request["messages"],
             temperature=request["temperature"],
             extra_body=request.get("extra_body"),
             **extra,
         )
-        # A reply without choices or content is kept as "": callers record it as an empty answer.
-        text = (response.choices[0].message.content or "") if response.choices else ""
-        usage = response.usage
-        if usage is None:
-            return Completion(text, 0, 0, cached=False)
-        return Completion(
-            text, int(usage.prompt_tokens), int(usage.completion_tokens), cached=False,
-            cached_prompt_tokens=cached_prompt_tokens(usage),
-        )
+        return chat_completion(reply_object(raw.http_response.content, raw.headers.get("content-type", "")))
 
 
-def cached_prompt_tokens(usage: Any) -> int:
+def reply_object(body: bytes, content_type: str) -> dict[str, Any]:
+    """The JSON object of an HTTP 200 reply; anything else (a truncated body, a proxy's HTML page, a bare list) is a
+    :class:`MalformedReply` quoting its start.
+
+    >>> reply_object(b'<html><body>502 Bad Gateway</body></html>', "text/html")
+    Traceback (most recent call last):
+    tuner.errors.MalformedReply: HTTP 200 but the body is not a JSON object (text/html: '<html><body>502 Bad Gateway</body></html>')
+    """
+    try:
+        payload = json.loads(body)
+    except (ValueError, RecursionError):  # malformed JSON, invalid UTF-8, nesting past the parser's recursion
+        payload = None
+    if not isinstance(payload, dict):
+        start = " ".join(body[:_QUOTED].decode("utf-8", "replace").split())
+        raise MalformedReply(f"HTTP 200 but the body is not a JSON object ({content_type or 'no content-type'}: {start!r})")
+    return payload
+
+
+def chat_completion(payload: dict[str, Any]) -> Completion:
+    """The text and token counts of a chat-completions reply. A reply with no choices or no content is kept as "" (its
+    caller records an empty answer); one without a ``choices`` list, or whose first choice holds no message object, is
+    a :class:`MalformedReply`. Token counts that are not whole numbers read 0.
+
+    >>> chat_completion({"choices": [{"message": {"content": "24 months"}}], "usage": {"prompt_tokens": 9}}).text
+    '24 months'
+    >>> chat_completion({"error": {"message": "overloaded"}})
+    Traceback (most recent call last):
+    tuner.errors.MalformedReply: HTTP 200 but no 'choices' in the reply (error: overloaded)
+    """
+    choices = payload.get("choices")
+    if not isinstance(choices, list):
+        error = payload.get("error")
+        detail = error.get("message") if isinstance(error, dict) else error
+        raise MalformedReply("HTTP 200 but no 'choices' in the reply" + (f" (error: {str(detail)[:_QUOTED]})" if detail else ""))
+    content: Any = None
+    if choices:
+        message = choices[0].get("message") if isinstance(choices[0], dict) else None
+        content = message.get("content") if isinstance(message, dict) else 0
+        if content is not None and not isinstance(content, str):
+            raise MalformedReply("HTTP 200 but choices[0] holds no message with text content")
+    usage = payload.get("usage")
+    usage = usage if isinstance(usage, dict) else {}
+    return Completion(
+        content or "", whole_number(usage.get("prompt_tokens")), whole_number(usage.get("completion_tokens")), cached=False,
+        cached_prompt_tokens=cached_prompt_tokens(usage),
+    )
+
+
+def whole_number(value: Any, default: int = 0) -> int:
+    """``value`` when a reply gives a whole number of 0 or more there (not a bool), else ``default``."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else default
+
+
+def cached_prompt_tokens(usage: dict[str, Any]) -> int:
     """The prompt tokens a provider says it served from its prefix cache: OpenAI's
     ``usage.prompt_tokens_details.cached_tokens``, else DeepSeek's ``usage.prompt_cache_hit_tokens``; 0 when neither
-    is reported (``openai`` keeps fields it does not model in ``model_extra``, hence ``getattr``)."""
-    details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
-    if cached is None:
-        cached = getattr(usage, "prompt_cache_hit_tokens", None)
-    return int(cached or 0)
+    is reported."""
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, dict) and "cached_tokens" in details:
+        return whole_number(details["cached_tokens"])
+    return whole_number(usage.get("prompt_cache_hit_tokens"))

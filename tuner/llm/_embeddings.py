@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from tuner.errors import BackendError
-from tuner.llm._client import EndpointClient
+from tuner.errors import BackendError, MalformedReply
+from tuner.llm._client import EndpointClient, reply_object, whole_number
 
 
 class EmbeddingClient(EndpointClient):
@@ -16,18 +17,29 @@ class EmbeddingClient(EndpointClient):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         inputs = list(texts)
-        response = self._send_with_retries(
-            lambda: self._client.embeddings.create(
-                model=self.config.model, input=inputs, encoding_format="float", extra_body=self.config.extra_body or None
-            )
-        )
-        rows = sorted(response.data, key=lambda row: row.index)
-        if [row.index for row in rows] != list(range(len(inputs))):
+        payload = self._send_with_retries(lambda: self._vectors(inputs))
+        rows = sorted(payload["data"], key=lambda row: row["index"])
+        if [row["index"] for row in rows] != list(range(len(inputs))):
             self.usage.add(failures=1)
             raise BackendError(
                 "bad_response",
                 f"{self.config.model} at {self.config.base_url}: {len(rows)} vectors for {len(inputs)} texts",
             )
-        usage = response.usage
-        self.usage.add(calls=1, prompt_tokens=int(usage.prompt_tokens) if usage is not None else 0)
-        return np.asarray([row.embedding for row in rows], dtype=np.float32)
+        usage = payload.get("usage")
+        self.usage.add(calls=1, prompt_tokens=whole_number(usage.get("prompt_tokens")) if isinstance(usage, dict) else 0)
+        return np.asarray([row["embedding"] for row in rows], dtype=np.float32)
+
+    def _vectors(self, inputs: list[str]) -> dict[str, Any]:
+        """The reply to one request, checked to be an embeddings reply (a ``data`` list of rows with an integer
+        ``index`` and a list ``embedding``): anything else is a :class:`MalformedReply`, retried like a 5xx."""
+        raw = self._client.embeddings.with_raw_response.create(
+            model=self.config.model, input=inputs, encoding_format="float", extra_body=self.config.extra_body or None
+        )
+        payload = reply_object(raw.http_response.content, raw.headers.get("content-type", ""))
+        data = payload.get("data")
+        if not isinstance(data, list) or not all(
+            isinstance(row, dict) and whole_number(row.get("index"), -1) >= 0 and isinstance(row.get("embedding"), list) for row in data
+        ):
+            raise MalformedReply("HTTP 200 but no 'data' list of indexed embeddings in the reply")
+        return payload
+

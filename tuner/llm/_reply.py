@@ -55,8 +55,8 @@ def parse_structured(reply: str, model: type[M]) -> M:
 
 
 def missing_reason_for(exc: BackendError) -> str:
-    """``timeout`` or ``backend_error`` for a failed request; a fatal failure (unreachable endpoint, rejected
-    key) is re-raised, since every later request would fail the same way."""
+    """``timeout``, ``malformed_reply`` or ``backend_error`` for a failed request (:data:`tuner.verdicts.MISSING_REASONS`);
+    a fatal failure (unreachable endpoint, rejected key) is re-raised, since every later request would fail the same way."""
     if exc.fatal:
         raise exc
-    return "timeout" if exc.kind == "timeout" else "backend_error"
+    return {"timeout": "timeout", "malformed": "malformed_reply"}.get(exc.kind, "backend_error")

@@ -47,7 +47,15 @@ class Failure:
     """Extra response headers, e.g. ``(("retry-after-ms", "250"),)`` or an HTTP-date ``retry-after``."""
 
 
-Behaviour = Reply | Failure
+@dataclass(frozen=True)
+class Garbled:
+    """HTTP 200 with ``body`` as it is, not a chat completion: a truncated JSON reply, or the HTML page a proxy sends."""
+
+    body: str
+    content_type: str = "application/json"
+
+
+Behaviour = Reply | Failure | Garbled
 
 
 @dataclass(frozen=True)
@@ -243,6 +251,9 @@ class FakeChatServer:
                     headers.update(behaviour.headers)
                     self._send(behaviour.status, {"error": {"message": behaviour.message}}, headers)
                     return
+                if isinstance(behaviour, Garbled):
+                    self._send_raw(200, behaviour.body.encode(), behaviour.content_type)
+                    return
                 time.sleep(behaviour.delay)
                 if route == "/v1/embeddings":
                     self._embeddings(body)
@@ -287,10 +298,12 @@ class FakeChatServer:
                 )
 
             def _send(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload).encode()
+                self._send_raw(status, json.dumps(payload).encode(), "application/json", headers)
+
+            def _send_raw(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
                 try:
                     self.send_response(status)
-                    self.send_header("content-type", "application/json")
+                    self.send_header("content-type", content_type)
                     self.send_header("content-length", str(len(data)))
                     for name, value in (headers or {}).items():
                         self.send_header(name, value)

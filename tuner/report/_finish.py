@@ -26,6 +26,7 @@ from tuner.front import (
     study_front,
     study_labels,
     study_summary,
+    unscored_reason,
 )
 from tuner.pareto import FrontEntry, PickUnmet, pick, runner_up
 from tuner.progress import Reporter
@@ -97,8 +98,9 @@ def finish(
 ) -> dict[str, Any]:
     """Print the front, write the HTML report (with ``report``; ``compare``: a study to show beside it) and export the
     picked configuration; return their paths, the picked trial's number (``picked``), what its noise floor says about it
-    (``notes``) and its comparison with the runner-up (``runner_up``), or why none was picked (``pick_unmet``). The
-    closing lines print each figure of the pick with its interval and say which cases they come from."""
+    (``notes``) and its comparison with the runner-up (``runner_up``), or why none was picked (``pick_unmet``), and why no trial could
+    be scored when none could (``unscored``: :func:`tuner.front.unscored_reason`). The closing lines print each figure
+    of the pick with its interval and say which cases they come from."""
     study = result.study
     comparisons = study_comparisons(study)  # one reading of the study: each pair of trials is compared once
     summary = study_summary(study)
@@ -121,6 +123,9 @@ def finish(
     where = ""
     if not entries:  # the report still says what was done, and why nothing is on the front
         reporter.stage("no complete scorable trial yet: nothing to export")
+        unscored = unscored_reason(study)
+        if unscored is not None:
+            paths["unscored"] = unscored
     else:
         entries, _, where = compared_figures(study, entries)
         picks = {name: pick(name, entries, directions, floor).number for name in ("knee", "cheapest")}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from tuner.cache import DiskCache
 from tuner.chunking import CHUNKER_VERSION, CONFLICT, Chunk, chunk_dataset
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder
+from tuner.io import jsonl_objects, jsonl_text
 from tuner.retrieval._keys import chunking_key, chunks_key
 from tuner.settings import Chunking
 
@@ -61,13 +61,11 @@ class ChunkTable:
 
 
 def _write_chunks(chunks: list[Chunk], folder: Path) -> None:
-    lines = [json.dumps(chunk.__dict__, ensure_ascii=False) for chunk in chunks]
-    (folder / "chunks.jsonl").write_text("\n".join(lines) + "\n", "utf-8")
+    (folder / "chunks.jsonl").write_text(jsonl_text(chunk.__dict__ for chunk in chunks), "utf-8")
 
 
 def _read_chunks(folder: Path) -> list[Chunk]:
-    text = (folder / "chunks.jsonl").read_text("utf-8")
-    return [Chunk(**json.loads(line)) for line in text.splitlines() if line]
+    return [Chunk(**record) for _, record in jsonl_objects(folder / "chunks.jsonl")]
 
 
 def load_chunk_table(dataset: Dataset, chunking: Chunking, cache: DiskCache, encoder: CachedEncoder) -> ChunkTable:

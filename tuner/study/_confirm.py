@@ -156,17 +156,28 @@ def confirm_front(
     return results
 
 
+def check_split(study: optuna.Study, golden_hash: str, held_out: Dataset | None) -> None:
+    """A :class:`UserError` when this run splits the golden set the study recorded (``golden_hash``, the whole set's
+    content hash) into other confirmation cases than it did (another ``confirm.share`` or ``confirm.seed``, or
+    ``confirm:`` added or removed): trials must all see one tuning share. Checked before the tuning share's own hash,
+    which a new split changes too and which would otherwise call the same data "another dataset"."""
+    if "confirm_cases" not in study.user_attrs:
+        return
+    record = StudyRecord.from_study(study)
+    ids = [] if held_out is None else [c.id for c in held_out.golden]
+    if record.golden_hash in (None, golden_hash) and record.confirm_cases != ids:
+        before = f"{len(record.confirm_cases)} held-out cases" if record.confirm_cases else "no confirm:"
+        now = f"{len(ids)}" if ids else "none (no confirm:)"
+        raise UserError(f"study '{study.study_name}' was run with another confirmation split ({before}, now {now}): keep "
+                        "its confirm: (share and seed) as it was, or use a new name or storage")
+
+
 def record_split(study: optuna.Study, golden_hash: str, held_out: Dataset | None) -> None:
     """Record the confirmation cases in the study (``confirm_cases``) the first time, and the whole golden set's hash
     (``golden_hash``: what an export names, so that the gate knows the set it measures as the one the configuration
-    was chosen on); a later run or worker whose split differs (another ``confirm:`` or dataset) is a
-    :class:`UserError`: trials must all see one tuning share."""
-    ids = [] if held_out is None else [c.id for c in held_out.golden]
-    recorded = StudyRecord.from_study(study).confirm_cases
+    was chosen on); a later run or worker whose split differs is a :class:`UserError` (:func:`check_split`)."""
+    check_split(study, golden_hash, held_out)
     if "confirm_cases" not in study.user_attrs:
-        study.set_user_attr("confirm_cases", ids)
-    elif recorded != ids:
-        raise UserError(f"study '{study.study_name}' was run with another confirmation split ({len(recorded)} held-out "
-                        f"cases, now {len(ids)}): keep its confirm: as it was, or use a new name or storage")
+        study.set_user_attr("confirm_cases", [] if held_out is None else [c.id for c in held_out.golden])
     if "golden_hash" not in study.user_attrs:
         study.set_user_attr("golden_hash", golden_hash)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import optuna
@@ -170,7 +170,7 @@ class TrialObjective:
         self._spent(outcomes, calls_before, usage_before).write(trial)
         delta, delta_ci = self._robustness(summary)
         if delta is None and self.objectives[1] != EXPOSURE:
-            return self._unscorable(trial, exact, summary.delta_n)
+            return self._unscorable(trial, exact, summary.delta_n, summary.faithful.missing)
         TrialRecord(
             ci={
                 RECALL: list(recall.ci) if recall.ci else None,
@@ -182,21 +182,24 @@ class TrialObjective:
             grade=summary.grade,
             by_category=self._by_category(retrieval.by_category, outcomes),
             warnings=tuple(
-                w for w in (summary.shortfall_warning, self._undefined(delta, summary.delta_n), self._unmatched()) if w is not None
+                w for w in (summary.shortfall_warning, self._undefined(delta, summary.delta_n, summary.faithful.missing), self._unmatched()) if w is not None
             ) or None,
         ).write(trial)
         # delta is None only in a study that optimizes exposure, and then it is not among the values returned
         values = {**exact, self.robustness: UNSCORABLE_DELTA if delta is None else delta}
         return tuple(values[name] for name in self.objectives)
 
-    def _undefined(self, delta: float | None, paired: int) -> str | None:
+    def _undefined(self, delta: float | None, paired: int, missing: Mapping[str, int]) -> str | None:
         """Why Δ is undefined in a study that optimizes conflict exposure (the trial stays feasible: its objectives
         are exact), else None."""
-        return None if delta is not None else f"{self.robustness} is undefined: {self._why_undefined(paired)}"
+        return None if delta is not None else f"{self.robustness} is undefined: {self._why_undefined(paired, missing)}"
 
-    def _why_undefined(self, paired: int) -> str:
+    def _why_undefined(self, paired: int, missing: Mapping[str, int]) -> str:
+        """Why Δ is undefined on the cases answered; ``missing``, v3's missing scores by reason, says why a backend gave
+        none (``v3 malformed_reply 6``)."""
         if paired == 0:
-            return "no case has scores at both v0 and v3 (every answer or verdict is missing)"
+            counts = ", ".join(f"{reason} {count}" for reason, count in missing.items())
+            return f"no case has scores at both v0 and v3 (every answer or verdict is missing{': v3 ' + counts if counts else ''})"
         return f"no case scores above 0 at v0, so {self.robustness} = (S(v0) − S(v3)) / S(v0) is undefined"
 
     def _unmatched(self) -> str | None:
@@ -240,9 +243,9 @@ class TrialObjective:
         values = {**exact, self.robustness: UNSCORABLE_DELTA}
         return tuple(values[name] for name in self.objectives)
 
-    def _unscorable(self, trial: optuna.Trial, exact: dict[str, float], paired: int) -> tuple[float, ...]:
+    def _unscorable(self, trial: optuna.Trial, exact: dict[str, float], paired: int, missing: Mapping[str, int]) -> tuple[float, ...]:
         """Record why Δ is undefined on the cases answered and complete the trial as infeasible (see ``UNSCORABLE_DELTA``)."""
-        TrialRecord(unscorable=self._why_undefined(paired), n=paired, n_total=len(self.case_order)).write(trial)
+        TrialRecord(unscorable=self._why_undefined(paired, missing), n=paired, n_total=len(self.case_order)).write(trial)
         trial.set_constraint("scorable", 1.0)
         values = {**exact, self.robustness: UNSCORABLE_DELTA}
         return tuple(values[name] for name in self.objectives)

@@ -30,7 +30,7 @@ from tuner.stats import run_sd_of_margin
 from tuner.study._budget import SpendingMeter
 from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
-from tuner.study._confirm import confirm_front, confirmation_split, record_split
+from tuner.study._confirm import check_split, confirm_front, confirmation_split, record_split
 from tuner.study._faults import storage_fault
 from tuner.study._inert import InertKnob, active_space, enqueued_params
 from tuner.study._interrupt import InterruptGuard
@@ -215,7 +215,7 @@ def run_study(
             lock.acquire()
         try:
             study, objective, worker = _join(loaded, storage, dataset, space, pipeline, evaluator, resources, reporter, guard,
-                                             inert)
+                                             inert, (golden.content_hash, held_out))
         finally:
             lock.release()
         seed = worker_seed(config.sampler.seed, worker)
@@ -227,9 +227,12 @@ def run_study(
         loop = _TrialLoop(study, storage, objective, loaded, target, reporter, guard, lock, trackers, meter, asked)
         run = _optimize(loop, dataset, space)
         if held_out is not None and not run.interrupted:
-            confirm_front(study, study_front(study)[2],
-                          RobustnessEvaluator(study_pipeline(loaded, held_out, resources, reporter), responder, config.variants),
-                          reporter, guard)
+            try:
+                confirm_front(study, study_front(study)[2],
+                              RobustnessEvaluator(study_pipeline(loaded, held_out, resources, reporter), responder, config.variants),
+                              reporter, guard)
+            except KeyboardInterrupt:
+                run.interrupted = True  # as during a trial: the report and config of what is done are still written
         run.texts_embedded = embeddings.texts_encoded()
         return run
     except Exception as exc:
@@ -298,10 +301,11 @@ def reread_after_fault(loaded: LoadedStudy, reporter: Reporter, asked: set[int])
 def _join(
     loaded: LoadedStudy, storage: optuna.storages.RDBStorage, dataset: Dataset, space: SearchSpace,
     pipeline: RetrievalPipeline, evaluator: RobustnessEvaluator, resources: BackendResources, reporter: Reporter,
-    guard: InterruptGuard, inert: list[InertKnob],
+    guard: InterruptGuard, inert: list[InertKnob], split: tuple[str, Dataset | None],
 ) -> tuple[optuna.Study, TrialObjective, int]:
-    """Under the study's lock: create or load the study, claim this worker's index, repair trials no live worker
-    owns, and calibrate the noise floor if no worker has (the others wait for it and reuse it)."""
+    """Under the study's lock: create or load the study, check that it was run on this data split the same way
+    (``split``: the whole golden set's hash and the held-out share), claim this worker's index, repair trials no live
+    worker owns, and calibrate the noise floor if no worker has (the others wait for it and reuse it)."""
     config = loaded.config
     study = optuna.create_study(study_name=config.name, storage=storage, directions=loaded.directions, load_if_exists=True)
     if study.metric_names is None:
@@ -310,6 +314,7 @@ def _join(
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             study.set_metric_names(list(config.objectives))
     record = StudyRecord.from_study(study)
+    check_split(study, *split)
     if record.dataset_hash not in (None, dataset.content_hash):
         raise UserError(f"study '{config.name}' in {redact(loaded.storage)} was run on another dataset; use a new name or storage")
     worker = claim_worker_index(study)

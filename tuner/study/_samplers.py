@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import optuna
@@ -20,6 +22,36 @@ def _tpe(config: SamplerConfig, space: SearchSpace) -> optuna.samplers.BaseSampl
     with warnings.catch_warnings():  # both options are still marked experimental in Optuna
         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
         return optuna.samplers.TPESampler(seed=config.seed, **{**defaults, **config.options})
+
+
+SAMPLER_CLASSES: dict[str, type[optuna.samplers.BaseSampler]] = {
+    "tpe": optuna.samplers.TPESampler, "nsga2": optuna.samplers.NSGAIISampler, "gp": optuna.samplers.GPSampler,
+    "random": optuna.samplers.RandomSampler, "grid": optuna.samplers.GridSampler,
+}
+_SET_BY_TUNER = ("seed", "search_space")
+"""Constructor arguments tuner passes itself: ``sampler.seed``, and the grid of the search space."""
+
+
+def option_problem(name: str, options: Mapping[str, Any]) -> str | None:
+    """What is wrong with ``sampler.options`` for sampler ``name``, as one line naming the first bad key: a key the
+    sampler's constructor does not take (a typo: ``n_startup_trial``) or one tuner sets itself; None when all is well.
+    Checked when the study file is read, so ``--dry-run`` catches it and a run never starts with it.
+
+    >>> option_problem("tpe", {"n_startup_trial": 5})
+    "unknown option 'n_startup_trial' for the tpe sampler (did you mean 'n_startup_trials'?)"
+    >>> option_problem("random", {"seed": 1})
+    "'seed' is set by tuner: write sampler.seed"
+    """
+    parameters = inspect.signature(SAMPLER_CLASSES[name].__init__).parameters
+    accepted = [key for key in list(parameters)[1:] if key not in _SET_BY_TUNER]
+    for key in options:
+        if key in _SET_BY_TUNER:
+            return f"'{key}' is set by tuner" + (": write sampler.seed" if key == "seed" else " (the grid of the search space)")
+        if key not in accepted:
+            close = difflib.get_close_matches(str(key), accepted, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(accepted) or 'none'}"
+            return f"unknown option '{key}' for the {name} sampler ({hint})"
+    return None
 
 
 SAMPLERS: dict[str, Callable[[SamplerConfig, SearchSpace], optuna.samplers.BaseSampler]] = {

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from tuner.errors import ConversionError
+from tuner.io import load_yaml
 from tuner.text import cjk_share, is_blank
 
 CONVERTER_VERSION = "files-v2"
@@ -45,15 +46,40 @@ _HTML_TITLE = re.compile(r"<title[^>]*>(?P<title>.*?)</title>", re.IGNORECASE | 
 
 
 def decode_text(data: bytes) -> str:
-    """``data`` as text: UTF-8 (with or without BOM) when it is valid UTF-8, else the encoding charset-normalizer finds.
+    """``data`` as text: UTF-8 (with or without BOM) when it is valid UTF-8 without NUL bytes, else the encoding
+    charset-normalizer finds (UTF-16 without a BOM is valid UTF-8 full of NULs). Text that still holds NUL bytes or is
+    mostly control characters is binary data (an image or archive renamed ``.txt``), a :class:`ConversionError`.
 
     Short Chinese text is where detectors slip (GBK bytes also decode as some Cyrillic or Latin code page), so when
     GB18030 decodes the bytes cleanly into mostly Chinese text it wins over a guess whose text has no CJK at all.
+
+    >>> decode_text("保修两年".encode("utf-16-le"))
+    '保修两年'
+    >>> decode_text(bytes(64))
+    Traceback (most recent call last):
+    tuner.errors.ConversionError: binary data, not text (64 NUL bytes)
     """
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        pass
+        text = None
+    if text is None or "\x00" in text:
+        text = _detected(data)
+    nul = text.count("\x00")
+    control = len(_CONTROL.findall(text))
+    if nul or control > _BINARY_CONTROL_SHARE * len(text):
+        raise ConversionError(f"binary data, not text ({nul} NUL bytes)" if nul else
+                              f"binary data, not text ({control} control characters in {len(text)})")
+    return text
+
+
+_BINARY_CONTROL_SHARE = 0.1
+"""Above this share of control characters a decoded file is not text."""
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
+"""Control characters (Unicode Cc) but the tab, the line ends and U+0085 (NEL), which text pasted from elsewhere holds."""
+
+
+def _detected(data: bytes) -> str:
     from charset_normalizer import from_bytes
 
     best = from_bytes(data).best()
@@ -67,21 +93,6 @@ def decode_text(data: bytes) -> str:
     if guess is None:
         raise ConversionError("unknown text encoding (not UTF-8, and no encoding could be detected)")
     return guess
-
-
-class _FrontMatterLoader(yaml.SafeLoader):  # type: ignore[misc]
-    """YAML without aliases (``*a`` expanding ``&a``: a few hundred bytes can stand for gigabytes) and without
-    implicit timestamps (a date stays the text written, checked where it is used: ``2024-02-30`` fails one file)."""
-
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
-        if self.check_event(yaml.AliasEvent):
-            raise yaml.composer.ComposerError(None, None, "aliases are not allowed", self.peek_event().start_mark)
-        return super().compose_node(parent, index)
-
-
-_FrontMatterLoader.yaml_implicit_resolvers = {
-    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 
 
 def _scalar(value: object) -> bool:
@@ -102,7 +113,7 @@ def read_front_matter(text: str) -> dict[str, Any]:
     if len(text.encode("utf-8", "surrogatepass")) > FRONT_MATTER_BYTES:
         raise ConversionError(f"front matter over {FRONT_MATTER_BYTES // 1024} KiB")
     try:
-        loaded = yaml.load(text, Loader=_FrontMatterLoader)  # a SafeLoader, without aliases
+        loaded = load_yaml(text, dates=False)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or type(exc).__name__

@@ -26,7 +26,7 @@ from tuner.dataset._kb import load_knowledge_base
 from tuner.dataset._load import CORPUS
 from tuner.dataset.importers._converters import CONVERTER_VERSION, CONVERTERS, convert_file
 from tuner.errors import ConversionError, DatasetError, UserError
-from tuner.io import atomic_directory, atomic_write_json, write_jsonl
+from tuner.io import atomic_directory, atomic_write_json, load_yaml, write_jsonl
 from tuner.progress import Reporter, SilentReporter
 from tuner.text import find_dates, normalize_text
 
@@ -115,9 +115,9 @@ def read_family_mapping(path: Path) -> dict[str, dict[str, str]]:
     entries: dict[str, dict[str, str]] = {}
     if path.suffix.lower() in {".yaml", ".yml"}:
         try:
-            loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+            loaded = load_yaml(path.read_text(encoding="utf-8"))
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise UserError(f"{path}: not valid YAML ({type(exc).__name__})") from None
+            raise UserError(f"{path}: not valid YAML ({getattr(exc, 'problem', None) or type(exc).__name__})") from None
         if not isinstance(loaded, dict):
             raise UserError(f"{path}: expected a mapping of doc_id to {{family, date}}")
         rows = [(f"{path}: {doc_id}", str(doc_id), value) for doc_id, value in loaded.items()]
@@ -201,12 +201,17 @@ def shown_path(path: Path) -> str:
 def _sources(source: Path, follow_links: bool) -> tuple[list[tuple[str, Path]], int, list[tuple[str, str]]]:
     """``(doc_id, path)`` of every file with a converter under ``source`` (hidden ones left out), how many others,
     and ``(path, reason)`` of those refused: a name that is not UTF-8, a link to a file outside ``source`` (unless
-    ``follow_links``)."""
+    ``follow_links``), a link whose target does not exist."""
     files, skipped, refused = [], 0, []
     inside = source.resolve()
     for path in sorted(source.rglob("*")):
         relative = path.relative_to(source)
-        if not path.is_file() or any(part.startswith(".") for part in relative.parts):
+        if any(part.startswith(".") for part in relative.parts):
+            continue
+        if path.is_symlink() and not path.exists():
+            refused.append((shown_path(path), "a link to nothing (its target does not exist): skipped"))
+            continue
+        if not path.is_file():
             continue
         if path.suffix.lower() not in CONVERTERS:
             skipped += 1
@@ -272,7 +277,8 @@ def import_files(source: Path, destination: Path, *, families: Path | None = Non
     if strict and result.failed:
         raise UserError(f"{source}: {len(result.failed)} file(s) could not be imported (--strict); nothing written")
     if not records:
-        raise UserError(f"{source}: no importable files ({', '.join(sorted(CONVERTERS))})")
+        first = f"; {len(result.failed)} could not be imported, the first: {': '.join(result.failed[0])}" if result.failed else ""
+        raise UserError(f"{source}: no importable files ({', '.join(sorted(CONVERTERS))}){first}")
     with atomic_directory(destination) as staging:
         write_jsonl(staging / CORPUS, records)
         atomic_write_json(staging / STATE, {"converter": CONVERTER_VERSION, "files": state})

@@ -11,7 +11,6 @@ text, a repeated question id, a relevant document that no row provides — are r
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.errors import UserError
+from tuner.io import jsonl_objects
 
 NO_REFERENCE = "(retrieval-only: no reference answer)"
 
@@ -38,23 +38,12 @@ def read_jsonl(path: Path, required: tuple[str, ...] = ()) -> Iterator[tuple[str
     line or a record without one of the ``required`` keys is a :class:`UserError` naming the line."""
     if not path.is_file():
         raise UserError(f"{path}: not found")
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            where = f"{path}:{number}"
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw.decode("utf-8-sig" if number == 1 else "utf-8"))  # a BOM is accepted
-            except UnicodeDecodeError:
-                raise UserError(f"{where}: invalid UTF-8") from None
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{where}: malformed JSON: {exc.msg}") from None
-            if not isinstance(record, dict):
-                raise UserError(f"{where}: expected a JSON object")
-            missing = [key for key in required if key not in record]
-            if missing:
-                raise UserError(f"{where}: missing field '{missing[0]}'")
-            yield where, record
+    for number, record in jsonl_objects(path):
+        where = f"{path}:{number}"
+        missing = [key for key in required if key not in record]
+        if missing:
+            raise UserError(f"{where}: missing field '{missing[0]}'")
+        yield where, record
 
 
 def cell_text(where: str, column: str, value: Any) -> str:
