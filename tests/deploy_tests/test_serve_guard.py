@@ -63,18 +63,18 @@ def test_hosts_follow_the_bound_address() -> None:
 
 def test_serve_prints_a_new_token_unless_one_is_set(tmp_path: Path, tiny_dataset_dir: Path, monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
-    import uvicorn
-
+    import tuner.http_guard
     from tuner.cli import main
     from tuner.export import export_document, write_export
 
     served: list[tuple[str, str | None]] = []
 
-    def run(app: object, host: str, port: int, **_options: object) -> None:
+    def run(app: object, sock: object) -> None:  # in place of uvicorn serving forever on the bound socket
         guard = next(m for m in app.user_middleware if m.cls.__name__ == "WriteGuard")  # type: ignore[attr-defined]
         served.append((guard.kwargs["token"], guard.kwargs["hosts"]))
+        sock.close()  # type: ignore[attr-defined]
 
-    monkeypatch.setattr(uvicorn, "run", run)
+    monkeypatch.setattr(tuner.http_guard, "serve_on", run)
     config = write_export(tmp_path / "deploy.yaml", export_document({"top_k": 2}, {}))
     serve = ["serve", "--config", str(config), "--dataset", str(tiny_dataset_dir), "--port", str(free_port())]
     monkeypatch.delenv("TUNER_SERVE_TOKEN", raising=False)

@@ -240,7 +240,7 @@ def test_the_report_header_counts_repeated_configurations_as_the_run_line_does(
     report's header both count it as repeated, not as pruned, and agree on every count."""
     twice = {"top_k": 1, "retriever": "bm25", "chunk_size": 40}
     study_file = write_study(tmp_path, tiny_dataset_dir, budget={"trials": 2}, pruning={"enabled": False},
-                             enqueue=[twice, twice])  # the second enqueued trial repeats the first
+                             enqueue=[twice, dict(twice)])  # the second enqueued trial repeats the first (a copy: study files have no YAML aliases)
     (tmp_path / "space.yaml").write_text(yaml.safe_dump(
         {"top_k": {"type": "int", "low": 1, "high": 2}, "retriever": {"type": "categorical", "choices": ["bm25"]},
          "chunk_size": {"type": "categorical", "choices": [40]}}))

@@ -65,7 +65,9 @@ def run(args: argparse.Namespace) -> int:
     # the params are what gets deployed: one setting per line, only those that differ between entries, never cut
     common = shared_settings([row["params"] for row in front])
     params = [format_settings({k: v for k, v in row["params"].items() if k not in common}, "\n") for row in front]
-    beside = exposure_columns(list(directions))
+    # a study without conflicts in its index has no exposure to show: its columns would only hold "—"
+    beside = [column for column in exposure_columns(list(directions))
+              if any(exposure_cells(row, [column]) != ["—"] for row in front)]
     for column in ("trial", *directions, *beside, *(f"{name} held out (optimism)" for name in held_out), "context words",
                    "n/N", "tie"):
         table.add_column(column)

@@ -83,11 +83,11 @@ def echo_reply(body: dict[str, Any]) -> str:
 
 
 def context_echo_reply(body: dict[str, Any]) -> str:
-    """A deterministic stand-in answerer: the first line of the prompt's ``Context:`` block without its ``[1]``
-    number (the best-ranked chunk), else an abstention."""
+    """A deterministic stand-in answerer: the first passage of the prompt's ``Context:`` block (the best-ranked chunk,
+    its title line included) on one line without its ``[1]`` number, else an abstention."""
     prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
-    match = re.search(r"Context:\s*\n(?:\[\d+\]\s*)?(.+)", prompt)
-    return match.group(1).strip()[:300] if match else "I don't know."
+    match = re.search(r"Context:\s*\n(?:\[\d+\]\s*)?(.+?)(?:\n\s*\n|$)", prompt, re.S)
+    return " ".join(match.group(1).split())[:300] if match else "I don't know."
 
 
 _FACT = re.compile(r"^(?:Fact \(any of these phrasings counts\)|事实（以下任一说法都算）)[:：] ?(.+)$", re.M)
