@@ -130,16 +130,25 @@ def jsonl_objects(path: str | Path, what: str = "file") -> Iterator[tuple[int, d
     except OSError as exc:
         raise UserError(f"{path}: cannot read: {exc.strerror}") from None
     with handle:
-        for number, line in enumerate(handle, start=1):  # a binary file's lines end at b"\n" only
-            if not line.strip():
-                continue
-            try:
-                record = parse_jsonl_line(line, first=number == 1)
-            except MalformedLine as exc:
-                raise UserError(f"{path}:{number}: {exc}") from None
-            if not isinstance(record, dict):
-                raise UserError(f"{path}:{number}: expected a JSON object")
-            yield number, record
+        yield from numbered_objects(handle, str(path))  # a binary file's lines end at b"\n" only
+
+
+def numbered_objects(lines: Iterable[bytes | str], where: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each non-blank line of ``lines`` (a JSON Lines file's lines, split at ``\n``
+    only); the first line that is malformed (:func:`parse_jsonl_line`) or not a JSON object is one
+    :class:`UserError` naming ``where:line``."""
+    from tuner.errors import UserError
+
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = parse_jsonl_line(line, first=number == 1)
+        except MalformedLine as exc:
+            raise UserError(f"{where}:{number}: {exc}") from None
+        if not isinstance(record, dict):
+            raise UserError(f"{where}:{number}: expected a JSON object")
+        yield number, record
 
 
 @contextmanager

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from tuner.dataset.importers import NO_REFERENCE
 from tuner.errors import UserError
-from tuner.io import MalformedLine, atomic_write_text, jsonl_text, parse_jsonl_line
+from tuner.io import atomic_write_text, jsonl_text, numbered_objects
 
 DRAFT = "review.jsonl"
 Status = Literal["pending", "accepted", "rejected", "skipped", "no_answer"]
@@ -203,17 +203,7 @@ def draft_rows(text: str, where: str) -> tuple[str, list[DraftRow]]:
     """The kind (:data:`CASES` or :data:`CONFLICTS`) and typed rows of a draft file's ``text`` (``where`` names it in
     problems): a malformed line, a file mixing kinds, a row the review app could not show or save, or two rows with
     one id is one line naming ``where:line``."""
-    numbered = []
-    for number, line in enumerate(text.split("\n"), start=1):  # JSONL lines end at \n only (U+2028 is text)
-        if not line.strip():
-            continue
-        try:
-            row = parse_jsonl_line(line, first=number == 1)
-        except MalformedLine as exc:
-            raise UserError(f"{where}:{number}: {exc}") from None
-        if not isinstance(row, dict):
-            raise UserError(f"{where}:{number}: expected a JSON object")
-        numbered.append((number, row))
+    numbered = list(numbered_objects(text.split("\n"), where))  # JSONL lines end at \n only (U+2028 is text)
     if not numbered:
         raise UserError(f"{where}: empty draft file")
     kind = draft_kind([row for _, row in numbered], where)
