@@ -284,13 +284,17 @@ def test_an_external_study_injects_v3_and_refuses_in_index(tmp_path: Path, tiny_
         load_study_file(tmp_path / "study.yaml")
 
 
-def test_without_a_key_in_the_environment_serve_prints_a_new_one_once(exported: Path, tiny_dataset_dir: Path) -> None:
+def test_without_a_key_in_the_environment_serve_prints_a_new_one_once(tiny_dataset_dir: Path, tmp_path: Path) -> None:
     import re
 
     from tests.net import free_port, start_serve, wait_until_ready
+    from tuner.export import export_document, write_export
 
+    # BM25: the key is the service's, whatever it retrieves with, and this server then loads no embedding model
+    config = write_export(tmp_path / "deploy.yaml", export_document(
+        RetrievalSettings(top_k=3, chunk_size=32, retriever="bm25").model_dump(), {"study": "tiny", "trial": 0}))
     port = free_port()
-    process = start_serve(["--config", str(exported), "--dataset", str(tiny_dataset_dir), "--port", str(port)],
+    process = start_serve(["--config", str(config), "--dataset", str(tiny_dataset_dir), "--port", str(port)],
                           TUNER_SERVE_API_KEY="")
     url = f"http://127.0.0.1:{port}"
     try:

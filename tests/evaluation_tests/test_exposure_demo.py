@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tuner.dataset import load_dataset, resolve_dataset
+from tuner.embedding import EmbeddingContext
 from tuner.evaluation import Responder, RobustnessEvaluator, evaluate_retrieval, summarize_variant
 from tuner.generation import ExtractiveGeneratorConfig, build_generator
 from tuner.judging import build_judge, parse_judge_config
@@ -14,13 +15,13 @@ from tuner.settings import RetrievalSettings
 from tuner.variants import VariantsConfig
 
 
-def test_never_exposed_cases_keep_their_v0_context_and_score() -> None:
-    pipeline = RetrievalPipeline(load_dataset(resolve_dataset("demo")))
-    resources = BackendResources()
+def test_never_exposed_cases_keep_their_v0_context_and_score(embeddings: EmbeddingContext) -> None:
+    pipeline = RetrievalPipeline(load_dataset(resolve_dataset("demo")), embeddings=embeddings)
+    resources = BackendResources(embeddings=embeddings)  # the reader embeds sentences: the session's model
     responder = Responder(build_generator(ExtractiveGeneratorConfig(), resources),
                           build_judge(parse_judge_config({}, "test"), resources))
     settings = RetrievalSettings(retriever="bm25", top_k=5)
-    cases = [case.id for case in pipeline.dataset.golden[:40]]
+    cases = [case.id for case in pipeline.dataset.golden[:10]]  # 5 of them exposed at top_k 5, 5 not
     outcomes = RobustnessEvaluator(pipeline, responder, VariantsConfig()).evaluate(settings, ("v0", "v3"), cases)
     unexposed = [o for o in outcomes if not o.variants["v3"].exposed]
     assert unexposed and len(unexposed) < len(outcomes)  # both kinds, so the check below checks something

@@ -1,5 +1,5 @@
 """The OpenAI-compatible path against a real model: llama-cpp-python's server with Gemma 3 270M on loopback, the
-``openai`` generator and the ``llm`` judge through it on a few demo cases (issue 32 §4); skipped without
+``openai`` generator and the ``llm`` judge through it on a demo case (issue 32 §4); skipped without
 ``tuner[local]``."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from tuner.backends import BackendResources
 from tuner.verdicts import GENERATION_MISSING, MISSING_REASONS, VERDICTS
 
 pytestmark = pytest.mark.local_model
-CASES = 2
+CASES = 1  # each case is two requests of a few hundred prompt tokens on one thread: ~35 s on 2 cores
 
 
 SERVER = """
