@@ -18,7 +18,7 @@ import optuna
 import pytest
 import sqlalchemy.exc
 
-from tests.fault_tests.test_interrupts import Worker, assert_clean_exit, tuner_run, wait_until, write_fault_study
+from tests.fault_tests.test_interrupts import Worker, assert_clean_exit, run_here, tuner_run, wait_until, write_fault_study
 from tests.net import TcpProxy
 from tests.study_tests.test_workers_postgres import URL, require_postgres
 from tuner.front import study_summary
@@ -61,10 +61,9 @@ def _finished(study: optuna.Study) -> int:
 
 
 def _resume(folder: Path, study_file: Path, storage: str, target: int) -> None:
-    worker = tuner_run(folder, study_file, "--no-report", SLOW_ANSWER="0")
-    assert_clean_exit(worker, 0, timeout=600)
+    run_here(folder, study_file)
     study = optuna.load_study(study_name="tiny", storage=open_storage(storage))
-    assert _finished(study) == target and study_summary(study).n_running == 0, worker.output
+    assert _finished(study) == target and study_summary(study).n_running == 0
 
 
 def _one_error_line(worker: Worker) -> str:

@@ -107,12 +107,20 @@ def _finish(*workers: subprocess.Popen[str]) -> None:
         assert worker.returncode == 0, err[-1500:]
 
 
+def _run_here(study_file: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One more worker, in this process (no interpreter to start): ``tuner run`` with its own ``TUNER_CACHE``."""
+    monkeypatch.setenv("TUNER_CACHE", str(cache))
+    assert main(["run", str(study_file), "--storage", URL, "--no-report"]) == 0
+
+
 def _distinct(requests: list[Any]) -> int:
     return len({json.dumps(r.body, sort_keys=True) for r in requests})
 
 
 @needs_postgres
-def test_two_workers_and_a_later_machine_repeat_no_call(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+def test_two_workers_and_a_later_machine_repeat_no_call(
+    tiny_dataset_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     name = f"shared-{uuid.uuid4().hex[:8]}"
     model = f"stand-in-{name}"  # no row of an earlier run (the table outlives tests) can answer this run's requests
     gate = threading.Event()  # the first phase's replies wait until both workers have taken a trial
@@ -130,13 +138,13 @@ def test_two_workers_and_a_later_machine_repeat_no_call(tiny_dataset_dir: Path, 
         # another machine (a fresh TUNER_CACHE) evaluates the same configurations in a new study: all cache hits
         again = _study(tmp_path / "b", tiny_dataset_dir, server, model, name=f"{name}-again",
                        budget={"trials": len(configs)}, enqueue=configs)
-        _finish(_worker(again, tmp_path / "cache-3"))
+        _run_here(again, tmp_path / "cache-3", monkeypatch)
         assert len(server.requests) == sent
 
         # the same with a local cache on that machine: every call is sent again
         local = _study(tmp_path / "c", tiny_dataset_dir, server, model, name=f"{name}-local",
                        budget={"trials": len(configs)}, enqueue=configs, call_cache="local")
-        _finish(_worker(local, tmp_path / "cache-4"))
+        _run_here(local, tmp_path / "cache-4", monkeypatch)
         assert len(server.requests) - sent == sent
 
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
-
-from datasketch import MinHash, MinHashLSH
+from typing import TYPE_CHECKING
 
 from tuner.text import CJK_CHARS, DIGITS, cjk_share, normalize_text
 
@@ -16,6 +15,9 @@ NEAR_DUPLICATE = 0.7
 _PERMUTATIONS = 128
 _SPACE = re.compile(r"\s+")
 _EDGE_PUNCTUATION = " ?？!！.。,，;；:：'\"“”‘’"
+
+if TYPE_CHECKING:
+    from datasketch import MinHash
 
 
 def normalize_question(text: str) -> str:
@@ -79,6 +81,8 @@ def same_wording(a: str, b: str) -> bool:
 
 
 def _minhash(text: str) -> MinHash:
+    from datasketch import MinHash  # imported on use: datasketch loads scipy.integrate, which `tuner run` never needs
+
     signature = MinHash(num_perm=_PERMUTATIONS, seed=1)
     for gram in shingles(text):
         signature.update(gram.encode("utf-8"))
@@ -90,6 +94,8 @@ def near_duplicate_groups(texts: Sequence[str], threshold: float = NEAR_DUPLICAT
     similarity of :func:`shingles` reaches ``threshold`` and that differ by typo-sized edits only (:func:`same_wording`) are joined, transitively (union-find over MinHash LSH
     candidates; each candidate pair is confirmed on the signatures, so LSH's banding only decides what gets
     compared). Identical texts are always one group."""
+    from datasketch import MinHashLSH
+
     lsh = MinHashLSH(threshold=threshold, num_perm=_PERMUTATIONS)
     signatures = [_minhash(text) for text in texts]
     parent = list(range(len(texts)))
@@ -130,6 +136,8 @@ class NearDuplicateIndex:
     :func:`near_duplicate_groups`, against each earlier text rather than its group)."""
 
     def __init__(self, threshold: float = NEAR_DUPLICATE) -> None:
+        from datasketch import MinHashLSH
+
         self.threshold = threshold
         self._lsh = MinHashLSH(threshold=threshold, num_perm=_PERMUTATIONS)
         self._signatures: list[MinHash] = []
