@@ -74,6 +74,11 @@ class Chunk:
     severity: str = ""
 
     @property
+    def conflicting(self) -> bool:
+        """A chunk of a conflicting document (``source`` is :data:`CONFLICT`)."""
+        return self.source == CONFLICT
+
+    @property
     def passage(self) -> str:
         """What is indexed and shown to the generator: the title as a header line, then the chunk text."""
         return f"{self.title}\n{self.text}" if self.title else self.text

@@ -77,7 +77,7 @@ def conflict_exposure(pipeline: RetrievalPipeline, settings: RetrievalSettings) 
     no generator or judge call."""
     if not pipeline.dataset.conflicts or not pipeline.searches_conflicts:
         return None
-    return tuple(exposed([c.source for c in ctx.chunks]) for ctx in pipeline.retrieve(settings, "all"))
+    return tuple(exposed([c.conflicting for c in ctx.chunks]) for ctx in pipeline.retrieve(settings, "all"))
 
 
 def evaluate_retrieval(

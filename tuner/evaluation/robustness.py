@@ -78,7 +78,7 @@ class VariantOutcome:
     @property
     def exposed(self) -> bool:
         """The context holds a chunk of a conflicting document (:func:`tuner.metrics.exposed`)."""
-        return exposed([c.source for c in self.context.chunks])
+        return exposed([c.conflicting for c in self.context.chunks])
 
 
 @dataclass(frozen=True)

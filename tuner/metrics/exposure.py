@@ -10,19 +10,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tuner.chunking import CONFLICT
 
+def exposed(conflicting: Sequence[bool]) -> bool:
+    """exposed = ∃ i: conflicting_i: the context holds at least one chunk of a conflicting document.
 
-def exposed(sources: Sequence[str]) -> bool:
-    """exposed = ∃ i: source_i = ``"conflict"`` (``tuner.chunking.CONFLICT``): the context holds at least one chunk of a conflicting document.
+    ``conflicting`` says of each chunk of one case's final context, in any order, whether it comes from a conflicting
+    document (``Chunk.conflicting`` in ``tuner.chunking``). Any conflicting chunk counts, whichever document it
+    contradicts: a stale version in front of the reader is the risk.
 
-    ``sources`` are the ``source`` of each chunk of one case's final context, in any order. Any conflicting chunk
-    counts, whichever document it contradicts: a stale version in front of the reader is the risk.
-
-    >>> exposed(["corpus", "conflict"]), exposed(["corpus"]), exposed([])
+    >>> exposed([False, True]), exposed([False]), exposed([])
     (True, False, False)
     """
-    return CONFLICT in sources
+    return any(conflicting)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from tuner.cache import DiskCache
-from tuner.chunking import CHUNKER_VERSION, CONFLICT, Chunk, chunk_dataset
+from tuner.chunking import CHUNKER_VERSION, Chunk, chunk_dataset
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder
 from tuner.io import jsonl_objects, jsonl_text
@@ -28,7 +28,7 @@ class ChunkTable:
 
     def __post_init__(self) -> None:
         self.doc_ids = np.array([c.doc_id for c in self.chunks], dtype=object)
-        self.is_conflict: NDArray[np.bool_] = np.array([c.source == CONFLICT for c in self.chunks], dtype=bool)
+        self.is_conflict: NDArray[np.bool_] = np.array([c.conflicting for c in self.chunks], dtype=bool)
         self.passages = [c.passage for c in self.chunks]
 
     def __len__(self) -> int:
