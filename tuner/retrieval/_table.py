@@ -77,7 +77,13 @@ def load_chunk_table(dataset: Dataset, chunking: Chunking, cache: DiskCache, enc
     """
     key = chunks_key(dataset.content_hash, dataset.language, chunking_key(chunking), CHUNKER_VERSION)
 
-    def build(folder: Path) -> None:
-        _write_chunks(chunk_dataset(dataset, chunking), folder)
+    built: list[Chunk] = []
 
-    return ChunkTable(cache.get_or_build("chunks", key, build, _read_chunks), key, encoder)
+    def build(folder: Path) -> None:
+        built.extend(chunk_dataset(dataset, chunking))
+        _write_chunks(built, folder)
+
+    def read(folder: Path) -> list[Chunk]:
+        return built or _read_chunks(folder)  # the chunks just written are the ones in memory: no need to parse them
+
+    return ChunkTable(cache.get_or_build("chunks", key, build, read), key, encoder)
