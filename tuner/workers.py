@@ -7,6 +7,11 @@ Workers are forked from a fresh server process (``forkserver``), never from this
 other threads (the tokenizer's, a progress display's, a server's requests) may inherit a lock one of them held. The
 server starts once per process and imports the module of the first work it is given (about a second of CPU); each
 worker then starts in milliseconds. Texts shorter than :data:`PARALLEL_MIN_CHARS` in all are worked in this process.
+
+As with every start method but ``fork``, each worker imports the main module first: a script that chunks or indexes a
+large corpus through tuner's Python API must do so under ``if __name__ == "__main__":`` (Python's rule for
+``multiprocessing``), or its workers run the script again and fail (``BrokenProcessPool``). The ``tuner`` command,
+``python -m tuner``, notebooks and ``python -c`` need nothing.
 """
 
 from __future__ import annotations
