@@ -11,7 +11,9 @@ from typing import Any
 import optuna
 
 from tuner.errors import BackendFailure, BudgetSpent
-from tuner.evaluation import CaseOutcome, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant
+from tuner.evaluation import (
+    CaseOutcome, RetrievalReport, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant,
+)
 from tuner.external import ExternalPipeline
 from tuner.llm import Usage, UsageCounts
 from tuner.objectives import CONTEXT_WORDS, DELTA, DELTA_CORRECT, EXPOSURE, RECALL, ROBUSTNESS_OBJECTIVES
@@ -180,7 +182,7 @@ class TrialObjective:
             n=summary.delta_n,
             n_total=len(self.case_order),
             grade=summary.grade,
-            by_category=self._by_category(retrieval.by_category, outcomes),
+            by_category=self._by_category(retrieval, outcomes),
             warnings=tuple(
                 w for w in (summary.shortfall_warning, self._undefined(delta, summary.delta_n, summary.faithful.missing), self._unmatched()) if w is not None
             ) or None,
@@ -290,16 +292,23 @@ class TrialObjective:
             f3=scores[1],
         )
 
-    def _by_category(self, retrieval_buckets: dict[str, Any], outcomes: list[CaseOutcome]) -> dict[str, Any]:
+    def _by_category(self, retrieval: RetrievalReport, outcomes: list[CaseOutcome]) -> dict[str, Any]:
+        """Per case category: recall@k, the Δ measured (None where no case of it was scored), conflict exposure (the
+        share of its cases exposed; absent without conflicts) and its case count."""
         groups: dict[str, list[CaseOutcome]] = {}
         for outcome in outcomes:
             groups.setdefault(outcome.case.category, []).append(outcome)
+        shown: dict[str, list[bool]] = {}
+        if retrieval.exposed is not None:
+            for case, flag in zip(self.pipeline.dataset.golden, retrieval.exposed, strict=True):
+                shown.setdefault(case.category, []).append(flag)
         table: dict[str, Any] = {}
-        for category, metrics in retrieval_buckets.items():
+        for category, metrics in retrieval.by_category.items():
             summary = summarize_variant(groups[category], "v3", ci=False) if category in groups else None
             table[category] = {
                 RECALL: metrics[RECALL].value,
                 self.robustness: None if summary is None else finite_or_none(self._robustness(summary)[0]),
+                **({EXPOSURE: sum(shown[category]) / len(shown[category])} if category in shown else {}),
                 "n": metrics[RECALL].n,
             }
         return table
