@@ -61,7 +61,7 @@ def test_exposure_objective_is_the_mean_of_the_exposed_cases_and_delta_is_measur
     assert front
     for row in front:
         record = TrialRecord.from_trial(study.trials[row["trial"]])
-        assert record.exposed_cases is not None and set(row["exposure"]) == {"value", "ci"}
+        assert record.exposed_cases is not None and set(row["exposure"]) == {"value", "ci", "tied", "could_expose", "could_unexpose", "range"}
         assert row["exposure"]["value"] == row["values"]["conflict_exposure"]
         assert row["exposure"]["ci"] == list(wilson_interval(sum(record.exposed_cases), len(record.exposed_cases)))
         assert row["exposed"] == f"{sum(record.exposed_cases)}/{len(record.exposed_cases)}"

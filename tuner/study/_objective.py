@@ -133,9 +133,11 @@ class TrialObjective:
         per_case = dict(zip(retrieval.case_ids, retrieval.per_case[RECALL], strict=True))
         shown = dict(zip(retrieval.case_ids, retrieval.exposed or (False,) * len(retrieval.case_ids), strict=True))
         exposure = Proportion.of([shown[case_id] for case_id in self.case_order])
+        ties = None if retrieval.exposure_ties is None else dict(zip(retrieval.case_ids, retrieval.exposure_ties, strict=True))
         TrialRecord(settings=settings.model_dump(), context_words=retrieval.mean_context_words,
                     recall_cases=tuple(per_case[case_id] for case_id in self.case_order),
                     exposed_cases=tuple(int(shown[case_id]) for case_id in self.case_order),
+                    exposure_ties=None if ties is None else tuple(ties[case_id] for case_id in self.case_order),
                     embedding_backend=self.pipeline.embeddings.backend_in_use(settings.embedding_model, self.pipeline.cache.root)).write(trial)
         exposure_value = float(exposure.value or 0.0)
         # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
