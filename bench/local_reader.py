@@ -10,16 +10,19 @@ Parts (any of them; all by default):
   with its paired-bootstrap interval, local model beside the span reader (lexical judge, default noise), on the
   first ``--cases`` cases of ConflictNQ val, a seeded sample of CMRC 2018 trial (with conflicts made by
   ``tuner corrupt``, as in bench/cmrc.py), the demo and the Chinese demo.
-- ``agreement``: per-configuration v3 Δfaithful of both readers on :data:`CONFIGS` (8 configurations spanning
-  top_k, relevance threshold and retriever) × ``--cases`` cases of ConflictNQ val and the Chinese demo; Spearman's
-  ρ between the two readers' Δ, with a case-bootstrap 95% interval; the configurations whose ranks differ by more
-  than 2 or whose grades (robust / watch / sensitive) differ.
+- ``prompts``: reading efficiency of the local model under each prompt of :data:`PROMPTS` (``--prompts``, names
+  separated by ``;``) beside the span reader's, at ``hybrid k3``, v0 only, on the ``--datasets``.
+- ``agreement``: per-configuration v3 Δfaithful and susceptibility (Δ among the cases exposed to a conflicting
+  chunk) of both readers on :data:`CONFIGS` (8 configurations spanning top_k, relevance threshold and retriever;
+  ``--configs`` picks some) × ``--cases`` cases of ConflictNQ val and the Chinese demo, with the exposure and the
+  unexposed cases whose v3 context still moved; Spearman's ρ between the two readers on each, with a case-bootstrap
+  95% interval.
 - ``position``: v3 Δfaithful of the local model with the conflicting chunks injected (``hard_mode: inject``; in the
   default ``in_index`` mode they sit where retrieval ranks them, whatever the position) at the front, middle and end.
 
-Answers go through the LLM call cache (``~/.cache/tuner``), so a rerun costs only what changed.
+Answers go through the LLM call cache (``$TUNER_CACHE``, default ``~/.cache/tuner``), so a rerun costs only what changed.
 
-Run from the repository root: ``PYTHONPATH=. python bench/local_reader.py [speed] [readers] [agreement] [position]
+Run from the repository root: ``PYTHONPATH=. python bench/local_reader.py [speed] [prompts] [readers] [agreement] [position]
 [--cases 40] [--threads 1,2] [--append]`` (needs ``tuner[local]``; ConflictNQ and CMRC are read from
 ``/work/shared/datasets`` and skipped when absent; as a script, not ``-m bench.local_reader``, because the CMRC sample
 comes from bench/cmrc.py, which imports its neighbours as scripts do). ``--append`` appends the tables to
