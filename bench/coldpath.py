@@ -10,9 +10,10 @@ Parts:
 - ``time --dataset DIR [--root TREE ...]``: for each source tree (``--root``, default this checkout; give the tree
   before a change and after it to compare them on the same machine in one run), a fresh child process runs
   ``python -m tuner eval DIR --retriever bm25 --json`` with ``TUNER_CACHE`` in a new empty folder: its wall time,
-  its CPU time (user + system of the child and every thread and process it starts, from ``wait4``), its peak RSS,
-  and the load average before and after. ``--phases`` also times, in another fresh child per tree, chunking and the
-  BM25 index alone (``time.process_time``: CPU of the whole process, all threads).
+  its CPU time (user + system of the child and every thread and process it starts, from ``wait4``; this process is
+  their subreaper, so the worker processes tuner starts for a large corpus, which outlive it by a moment, are counted
+  too), its peak RSS (of the largest single process), and the load average before and after. ``--phases`` also times, in another fresh child per tree, chunking and the
+  BM25 index alone (CPU of the whole process, all threads, and of its worker processes, read from ``/proc``).
 
 The machine this runs on is shared: the wall time is inflated by other work, the CPU time much less (it still
 counts cache misses and frequency drops under load), so both are printed.
@@ -24,6 +25,7 @@ Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/coldpath.py build --docs 68000 --ou
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import random
@@ -35,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+PR_SET_CHILD_SUBREAPER = 36
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cmrc import default_path  # noqa: E402
@@ -43,19 +46,34 @@ from tuner.dataset.importers import import_squad  # noqa: E402
 from tuner.text import split_sentences  # noqa: E402
 
 PHASES = """
-import json, sys, time
+import json, os, sys
 from tuner.chunking import chunk_dataset
 from tuner.dataset import load_dataset
 from tuner.retrieval._bm25 import build_index
 from tuner.settings import RetrievalSettings
 
+def cpu():
+    # this process and its descendants (tuner's worker server and its workers): user + system of the live ones and
+    # of the ones they reaped, from /proc (process_time would miss the workers)
+    total, pids = 0, [os.getpid()]
+    while pids:
+        pid = pids.pop()
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+            tasks = os.listdir(f"/proc/{pid}/task")
+            pids += [int(child) for task in tasks for child in open(f"/proc/{pid}/task/{task}/children").read().split()]
+        except FileNotFoundError:
+            continue
+        total += sum(int(field) for field in fields[11:15])
+    return total / os.sysconf("SC_CLK_TCK")
+
 dataset = load_dataset(sys.argv[1])
 settings = RetrievalSettings(retriever="bm25")
-start = time.process_time()
+start = cpu()
 chunks = chunk_dataset(dataset, settings.chunking)
-chunked = time.process_time()
+chunked = cpu()
 build_index([chunk.passage for chunk in chunks], 1.5, 0.75)
-indexed = time.process_time()
+indexed = cpu()
 print(json.dumps({"chunks": len(chunks), "chunking_cpu_s": chunked - start, "bm25_index_cpu_s": indexed - chunked}))
 """
 
@@ -86,11 +104,26 @@ def _child(argv: list[str], root: Path, cache: Path) -> dict[str, Any]:
     wall = time.perf_counter() - started
     if status != 0:
         raise SystemExit(f"{' '.join(argv)} under {root} failed ({status})")
-    return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024,
+    cpu, peak = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+    while True:  # descendants it left behind (the worker server exits a moment after tuner), handed to us
+        try:
+            _, _, orphan = os.wait4(-1, 0)
+        except ChildProcessError:
+            break
+        cpu, peak = cpu + orphan.ru_utime + orphan.ru_stime, max(peak, orphan.ru_maxrss)
+    return {"wall_s": wall, "cpu_s": cpu, "peak_rss_mb": peak / 1024,
             "load_before": load_before[0], "load_after": os.getloadavg()[0], "output": output}
 
 
+def _adopt_orphans() -> None:
+    """Make this process the subreaper of its descendants (Linux ``PR_SET_CHILD_SUBREAPER``): a process a timed child
+    leaves behind is handed to us, not to init, so :func:`_child` reaps it and counts its CPU and its workers'."""
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER)")
+
+
 def time_trees(dataset: Path, roots: list[Path], phases: bool) -> None:
+    _adopt_orphans()
     print(f"dataset {dataset}; machine: {os.cpu_count()} cores (shared); python {sys.version.split()[0]}")
     print("| tree | wall s | CPU s | peak RSS MB | load avg before → after | recall@5 |")
     print("|---|---|---|---|---|---|")

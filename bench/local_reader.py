@@ -10,16 +10,19 @@ Parts (any of them; all by default):
   with its paired-bootstrap interval, local model beside the span reader (lexical judge, default noise), on the
   first ``--cases`` cases of ConflictNQ val, a seeded sample of CMRC 2018 trial (with conflicts made by
   ``tuner corrupt``, as in bench/cmrc.py), the demo and the Chinese demo.
-- ``agreement``: per-configuration v3 Δfaithful of both readers on :data:`CONFIGS` (8 configurations spanning
-  top_k, relevance threshold and retriever) × ``--cases`` cases of ConflictNQ val and the Chinese demo; Spearman's
-  ρ between the two readers' Δ, with a case-bootstrap 95% interval; the configurations whose ranks differ by more
-  than 2 or whose grades (robust / watch / sensitive) differ.
+- ``prompts``: reading efficiency of the local model under each prompt of :data:`PROMPTS` (``--prompts``, names
+  separated by ``;``) beside the span reader's, at ``hybrid k3``, v0 only, on the ``--datasets``.
+- ``agreement``: per-configuration v3 Δfaithful and susceptibility (Δ among the cases exposed to a conflicting
+  chunk) of both readers on :data:`CONFIGS` (8 configurations spanning top_k, relevance threshold and retriever;
+  ``--configs`` picks some) × ``--cases`` cases of ConflictNQ val and the Chinese demo, with the exposure and the
+  unexposed cases whose v3 context still moved; Spearman's ρ between the two readers on each, with a case-bootstrap
+  95% interval.
 - ``position``: v3 Δfaithful of the local model with the conflicting chunks injected (``hard_mode: inject``; in the
   default ``in_index`` mode they sit where retrieval ranks them, whatever the position) at the front, middle and end.
 
-Answers go through the LLM call cache (``~/.cache/tuner``), so a rerun costs only what changed.
+Answers go through the LLM call cache (``$TUNER_CACHE``, default ``~/.cache/tuner``), so a rerun costs only what changed.
 
-Run from the repository root: ``PYTHONPATH=. python bench/local_reader.py [speed] [readers] [agreement] [position]
+Run from the repository root: ``PYTHONPATH=. python bench/local_reader.py [speed] [prompts] [readers] [agreement] [position]
 [--cases 40] [--threads 1,2] [--append]`` (needs ``tuner[local]``; ConflictNQ and CMRC are read from
 ``/work/shared/datasets`` and skipped when absent; as a script, not ``-m bench.local_reader``, because the CMRC sample
 comes from bench/cmrc.py, which imports its neighbours as scripts do). ``--append`` appends the tables to
@@ -47,12 +50,14 @@ from tuner.cache import DiskCache, default_cache_root  # noqa: E402
 from tuner.dataset import Dataset, load_dataset, resolve_dataset, write_dataset  # noqa: E402
 from tuner.dataset.importers import import_conflictnq  # noqa: E402
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, summarize  # noqa: E402
+from tuner.evaluation.robustness import exposure_parts  # noqa: E402
 from tuner.generation import (  # noqa: E402
     LOCAL_PROMPT,
     ExtractiveGeneratorConfig,
     LocalGenerator,
     LocalGeneratorConfig,
     LocalPrompt,
+    Shot,
     build_generator,
     llama_cpp_runtime,
     model_file,
@@ -60,7 +65,7 @@ from tuner.generation import (  # noqa: E402
 from tuner.generation._local import LlamaCpp  # noqa: E402
 from tuner.judging import LexicalJudge  # noqa: E402
 from tuner.backends import BackendResources  # noqa: E402
-from tuner.metrics import grade_delta  # noqa: E402
+from tuner.metrics import delta_parts, grade_delta  # noqa: E402
 from tuner.variants import VariantsConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import DEFAULT_EMBEDDING_MODEL, RetrievalSettings  # noqa: E402
@@ -85,29 +90,35 @@ position parts use ``hybrid k3``, so their answers
 are the agreement study's, from the cache."""
 READING = "hybrid k3"
 PARTS = ("speed", "prompts", "readers", "agreement", "position")
-QUESTION_STOPS = ("\n", "Question:", "问题：")
-BARE = {"en": "Context:\n{context}\n\nQuestion: {question}\nAnswer:", "zh": "上下文：\n{context}\n\n问题：{question}\n回答："}
-INSTRUCTION = {
-    "en": "Answer the question using the words of the passages.\n\n{context}\n\nQuestion: {question}\nAnswer:",
-    "zh": "请用段落中的原话回答问题。\n\n{context}\n\n问题：{question}\n回答：",
-}
-EVERY_PART = {
-    "en": "Answer every part of the question in one sentence, using the words of the passages.\n\n{context}\n\n"
-          "Question: {question}\nAnswer:",
-    "zh": "请用段落中的原话，在一句话里回答问题的每一部分。\n\n{context}\n\n问题：{question}\n回答：",
-}
+QUESTION_STOPS = LOCAL_PROMPT.stops
 BLANK_LINE_STOPS = ("\n\n", "Question:", "问题：")
+BODY = LOCAL_PROMPT.body
+QUOTE, QUOTE_SHOTS = LOCAL_PROMPT.instruction, LOCAL_PROMPT.shots
+INSTRUCTION = {"en": "Answer the question using the words of the passages.", "zh": "请用段落中的原话回答问题。"}
+EVERY_PART = {
+    "en": "Answer every part of the question in one sentence, using the words of the passages.",
+    "zh": "请用段落中的原话，在一句话里回答问题的每一部分。",
+}
+SHOTS = {
+    "en": (Shot(QUOTE_SHOTS["en"][0].passages, "When was the Lumen K2 desk lamp released, and what LED does it use?",
+                "The Lumen K2 desk lamp was released in March 2019 and uses a 9-watt LED."),),
+    "zh": (Shot(QUOTE_SHOTS["zh"][0].passages, "青柳牌电热水壶是什么时候上市的？容量是多少？", "青柳牌电热水壶于2020年5月上市，容量为1.7升。"),),
+}
+"""``LOCAL_PROMPT``'s worked example with a two-part question, answered in one sentence in the passage's words."""
 PROMPTS: dict[str, LocalPrompt] = {
-    "instruction first": LocalPrompt(INSTRUCTION, QUESTION_STOPS),
-    "instruction first, every part": LocalPrompt(EVERY_PART, QUESTION_STOPS),  # = LOCAL_PROMPT
-    "instruction first, every part, stop at a blank line": LocalPrompt(EVERY_PART, BLANK_LINE_STOPS),
+    "instruction first": LocalPrompt(BODY, QUESTION_STOPS, INSTRUCTION),
+    "instruction first, every part": LocalPrompt(BODY, QUESTION_STOPS, EVERY_PART),
+    "instruction first, every part, stop at a blank line": LocalPrompt(BODY, BLANK_LINE_STOPS, EVERY_PART),
     "instruction after the question": LocalPrompt({
         "en": "{context}\n\nQuestion: {question}\nAnswer the question using the words of the text above.\nAnswer:",
         "zh": "{context}\n\n问题：{question}\n请用上文中的原话回答问题。\n回答：",
     }, QUESTION_STOPS),
-    "bare, first line (issue 32)": LocalPrompt(BARE, ("\n",)),
+    "bare, first line (issue 32)": LocalPrompt({"en": "Context:\n{context}\n\nQuestion: {question}\nAnswer:", "zh": "上下文：\n{context}\n\n问题：{question}\n回答："}, ("\n",)),
+    "one worked example, every part": LocalPrompt(BODY, QUESTION_STOPS, EVERY_PART, SHOTS),
+    "one worked example, quote the sentence": LOCAL_PROMPT,
 }
-"""The local model's prompt variants tried by the ``prompts`` part (``LOCAL_PROMPT`` is the one chosen)."""
+"""The local model's prompt variants tried by the ``prompts`` part (``LOCAL_PROMPT`` is the one chosen); ``--prompts``
+names them separated by ``;``."""
 READERS: dict[str, ExtractiveGeneratorConfig | LocalGeneratorConfig] = {
     "span reader": ExtractiveGeneratorConfig(reader="span"),
     "gemma-3-270m (local)": LocalGeneratorConfig(),
@@ -237,8 +248,8 @@ def efficiency(report: object) -> str:
 
 MEASURES = ("Δ", "susceptibility")
 """What the agreement part compares per configuration: v3 Δfaithful over all cases, and the susceptibility, Δ among
-the exposed cases only (Σ_exposed (f0 − f3) / Σ_exposed f0; exposed: the configuration's v3 context holds at least
-one conflicting chunk, so an unexposed case's v3 context is its v0 one)."""
+the exposed cases only (:func:`tuner.metrics.delta_parts`; exposed: the configuration's v3 context holds at least
+one conflicting chunk, so an unexposed case's v3 context is its v0 one, except where BM25's statistics moved it)."""
 
 
 def case_table(outcomes: Sequence[CaseOutcome], case_ids: Sequence[str]) -> np.ndarray:
@@ -251,13 +262,13 @@ def case_table(outcomes: Sequence[CaseOutcome], case_ids: Sequence[str]) -> np.n
             rows.append((np.nan, np.nan, 0.0))
             continue
         f0, f3 = o.variants["v0"].faithful, o.variants["v3"].faithful
-        rows.append((np.nan if f0 is None else f0, np.nan if f3 is None else f3, float(o.variants["v3"].context.injected > 0)))
+        rows.append((np.nan if f0 is None else f0, np.nan if f3 is None else f3, float(o.variants["v3"].exposed)))
     return np.array(rows, dtype=float)
 
 
 def measure(table: np.ndarray, which: str) -> tuple[float, int]:
-    """(value, cases) of ``which`` (:data:`MEASURES`) over the rows of ``table`` scored at both variants: Δ = (Σ f0 −
-    Σ f3) / Σ f0 over them all, the susceptibility the same over the exposed ones; nan where Σ f0 is 0.
+    """(value, cases) of ``which`` (:data:`MEASURES`) over the rows of ``table`` scored at both variants: the product's
+    Δ and susceptibility (:func:`tuner.metrics.delta_parts`); nan where undefined.
 
     >>> measure(np.array([[1.0, 0.0, 1.0], [1.0, 1.0, 0.0], [0.5, 0.5, 1.0]]), "Δ")
     (0.4, 3)
@@ -265,29 +276,31 @@ def measure(table: np.ndarray, which: str) -> tuple[float, int]:
     (0.6666666666666666, 2)
     """
     kept = table[~np.isnan(table[:, :2]).any(axis=1)]
-    if which == "susceptibility":
-        kept = kept[kept[:, 2] > 0]
-    total = kept[:, 0].sum()
-    return (float((total - kept[:, 1].sum()) / total) if total else float("nan")), len(kept)
+    parts = delta_parts(list(kept[:, 0]), list(kept[:, 1]), list(kept[:, 2] > 0))
+    value = parts.delta if which == "Δ" else parts.susceptibility
+    return (float("nan") if value is None else float(value)), (parts.n if which == "Δ" else parts.exposed)
 
 
 def part_agreement(benches: dict[str, Bench], replicates: int = 2000) -> list[str]:
     lines = [
         "", "#### Agreement: per-configuration v3 Δfaithful and susceptibility, span reader vs local model", "",
-        "| dataset | configuration | exposed (n/N) | span Δ | local Δ | span susceptibility | local susceptibility | span grade | local grade |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| dataset | configuration | exposed (n/N) | unexposed, v3 context ≠ v0 | span Δ | local Δ | span susceptibility | local susceptibility "
+        "| span grade | local grade |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     summary = ["", "| dataset | measure | configurations × cases | Spearman ρ | 95% case-bootstrap interval (valid replicates) |",
                "|---|---|---|---|---|"]
     for name, bench in benches.items():
-        tables = {r: {c: case_table(bench.outcomes(r, c), bench.case_ids) for c in CONFIGS} for r in READERS}
+        outcomes = {r: {c: bench.outcomes(r, c) for c in CONFIGS} for r in READERS}
+        tables = {r: {c: case_table(outcomes[r][c], bench.case_ids) for c in CONFIGS} for r in READERS}
         for config in CONFIGS:
+            changed = exposure_parts(outcomes["span reader"][config])[2]
             values = {r: {m: measure(tables[r][config], m) for m in MEASURES} for r in READERS}
             span, local = (values[r] for r in READERS)
             exposed = int(tables["span reader"][config][:, 2].sum())
             grades = [grade_delta(v["Δ"][0]) if np.isfinite(v["Δ"][0]) else "n/a" for v in (span, local)]
             lines.append(
-                f"| {name} | {config} | {exposed}/{len(bench.case_ids)} | {span['Δ'][0]:.3f} | {local['Δ'][0]:.3f} "
+                f"| {name} | {config} | {exposed}/{len(bench.case_ids)} | {changed} | {span['Δ'][0]:.3f} | {local['Δ'][0]:.3f} "
                 f"| {span['susceptibility'][0]:.3f} ({span['susceptibility'][1]}) | {local['susceptibility'][0]:.3f} "
                 f"({local['susceptibility'][1]}) | {grades[0]} | {grades[1]} |"
             )
@@ -440,7 +453,7 @@ def main() -> None:
     parser.add_argument("--threads", default="1,2", help="llama.cpp thread counts of the speed part (default 1,2)")
     parser.add_argument("--repeats", type=int, default=5, help="calls per prompt size in the speed part (default 5)")
     parser.add_argument("--datasets", default="ConflictNQ val,CMRC 2018 trial,demo,demo-zh", help="readers part: datasets")
-    parser.add_argument("--prompts", default=",".join(PROMPTS), help="prompts part: the variants of PROMPTS to run (default: all)")
+    parser.add_argument("--prompts", default=";".join(PROMPTS), help="prompts part: the variants of PROMPTS to run, separated by ';' (default: all)")
     parser.add_argument("--configs", default=",".join(CONFIGS), help="agreement part: configurations (default: all of CONFIGS)")
     parser.add_argument("--agreement-datasets", default="ConflictNQ val,demo-zh", help="agreement part: datasets")
     parser.add_argument("--append", action="store_true", help="append the tables to bench/RESULTS.md")
@@ -451,8 +464,12 @@ def main() -> None:
         parser.error(f"unknown configuration in --configs; choose from {', '.join(CONFIGS)}")
     for config in [c for c in CONFIGS if c not in chosen]:
         del CONFIGS[config]
-    for label in [p for p in PROMPTS if p not in args.prompts.split(",")]:
-        del PROMPTS[label]
+    wanted_prompts = args.prompts.split(";")
+    if any(p not in PROMPTS for p in wanted_prompts):
+        parser.error(f"unknown prompt in --prompts; choose from {'; '.join(PROMPTS)}")
+    kept = {label: PROMPTS[label] for label in wanted_prompts}  # in the order given
+    PROMPTS.clear()
+    PROMPTS.update(kept)
     unknown = [part for part in parts if part not in PARTS]
     if unknown:
         parser.error(f"unknown part {unknown[0]!r}; choose from {', '.join(PARTS)}")

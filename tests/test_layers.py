@@ -26,6 +26,8 @@ def test_no_package_imports_another_that_imports_it_back() -> None:
     graph = graph_module.read_graph(ROOT)
     assert graph_module.circles(graph) == []
     assert "embedding" in graph.top["backends"] and "llm" in graph.top["embedding"]
+    # pure metrics sit low: they take what they measure (a chunk is conflicting or not), not the chunker's names
+    assert graph.runtime("metrics") <= {"text", "verdicts"}
 
 
 def test_the_circle_finder_finds_a_lazy_circle(tmp_path: Path) -> None:

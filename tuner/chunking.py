@@ -23,12 +23,13 @@ is one chunk whatever the overlap, which lets its embedding be shared across con
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,7 @@ from tuner.embedding import parse_endpoint, resolve_model_path
 from tuner.errors import UserError
 from tuner.settings import Chunking, ChunkUnit
 from tuner.text import sentence_spans
+from tuner.workers import map_shards
 
 if TYPE_CHECKING:
     from tokenizers import Encoding, Tokenizer
@@ -72,6 +74,11 @@ class Chunk:
     source: str = CORPUS
     kind: str = ""
     severity: str = ""
+
+    @property
+    def conflicting(self) -> bool:
+        """A chunk of a conflicting document (``source`` is :data:`CONFLICT`)."""
+        return self.source == CONFLICT
 
     @property
     def passage(self) -> str:
@@ -239,22 +246,28 @@ def chunks_of(text: str, spans: list[Span], chunk_size: int, chunk_overlap: floa
 
 def chunk_dataset(dataset: Dataset, chunking: Chunking) -> list[Chunk]:
     """Chunks of every corpus document, then of every conflicting document (marked by ``source``), cut as ``chunking``
-    (``RetrievalSettings.chunking``) says."""
-    chunk_size, chunk_overlap, chunk_unit = chunking.chunk_size, chunking.chunk_overlap, chunking.chunk_unit
-    if chunk_unit == "words" and dataset.language == "zh":
+    (``RetrievalSettings.chunking``) says; a large corpus is cut in worker processes (:func:`tuner.workers.map_shards`),
+    the same chunks."""
+    if chunking.chunk_unit == "words" and dataset.language == "zh":
         raise UserError(
             f"{dataset.path}: chunk_unit 'words' counts whitespace-separated words, which Chinese text does not "
             "have: use chunk_unit: tokens or chars"
         )
-    units = unit_spans(chunk_unit, chunking.tokenizer)
-    snap = chunk_unit != "words"
+    unit_spans(chunking.chunk_unit, chunking.tokenizer)  # a unit that cannot be counted fails here, not in a worker
     documents = [(doc.doc_id, doc.text, doc.title, CORPUS, "", "") for doc in dataset.corpus]
     documents += [(c.doc_id, c.text, c.title, CONFLICT, c.kind, c.severity) for c in dataset.conflicts]
-    texts = [text for _, text, *_ in documents]
-    # the tokenizer's batches run on every core: counting tokens is most of what chunking a corpus costs
-    spans_of = units.many(texts) if isinstance(units, TokenUnits) else map(units, texts)
+    shards = map_shards(partial(_cut, chunking=chunking), [text for _, text, *_ in documents])
     chunks: list[Chunk] = []
-    for (doc_id, text, title, source, kind, severity), spans in zip(documents, spans_of):
-        for start, end in chunks_of(text, spans, chunk_size, chunk_overlap, snap):
+    for (doc_id, text, title, source, kind, severity), spans in zip(documents, itertools.chain.from_iterable(shards)):
+        for start, end in spans:
             chunks.append(Chunk(f"{doc_id}#{start}-{end}", doc_id, start, end, text[start:end], title, source, kind, severity))
     return chunks
+
+
+def _cut(texts: list[str], chunking: Chunking) -> list[list[Span]]:
+    """The chunk spans of each of ``texts`` (:func:`chunks_of`)."""
+    units = unit_spans(chunking.chunk_unit, chunking.tokenizer)
+    # the tokenizer's batches run on every core: counting tokens is most of what chunking a corpus costs
+    spans_of = units.many(texts) if isinstance(units, TokenUnits) else map(units, texts)
+    snap = chunking.chunk_unit != "words"
+    return [chunks_of(text, spans, chunking.chunk_size, chunking.chunk_overlap, snap) for text, spans in zip(texts, spans_of)]

@@ -35,5 +35,10 @@ def test_never_exposed_cases_keep_their_v0_context_and_score(embeddings: Embeddi
     assert v3.unexposed_changed == 0 and v3.parts is not None and v3.parts.unexposed_loss == 0.0
     assert v3.delta_faithful == pytest.approx(v3.parts.at_risk * (v3.parts.susceptibility or 0.0))
     # the exposure a study records comes from retrieval alone, and is the same fact
-    flags = dict(zip((c.id for c in pipeline.dataset.golden), evaluate_retrieval(pipeline, settings, ci=False).exposed or ()))
+    report = evaluate_retrieval(pipeline, settings, ci=False)
+    flags = dict(zip((c.id for c in pipeline.dataset.golden), report.exposed or ()))
     assert [flags[o.case.id] for o in outcomes] == [o.variants["v3"].exposed for o in outcomes]
+    # … and so is where a tie at the cut decided it: +1 only on unexposed cases, −1 only on exposed ones
+    ties = dict(zip((c.id for c in pipeline.dataset.golden), report.exposure_ties or ()))
+    assert [ties[o.case.id] for o in outcomes] == [o.variants["v3"].exposure_tie for o in outcomes]
+    assert all(tie == 0 or (tie < 0) == flags[case_id] for case_id, tie in ties.items())

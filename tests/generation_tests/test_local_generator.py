@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tuner.errors import UserError
-from tuner.generation import LOCAL_PROMPT, GENERATORS, Answer, LocalGenerator, LocalGeneratorConfig, LocalPrompt, cut_answer, require_local
+from tuner.generation import LOCAL_PROMPT, GENERATORS, Answer, LocalGenerator, LocalGeneratorConfig, LocalPrompt, Shot, cut_answer, require_local
 from tuner.generation import _local
 from tuner.generation._local import Generated
 from tuner.llm import CallCache, Usage
@@ -34,14 +34,20 @@ def generator(runtime: ScriptedRuntime, store: CallCache | None = None, prompt: 
     return LocalGenerator(LocalGeneratorConfig.model_validate(config), runtime, store, Usage(), prompt)
 
 
-def test_prompt_is_an_instruction_passages_question_and_cue_in_the_question_language() -> None:
+def test_prompt_is_an_instruction_a_worked_example_passages_question_and_cue_in_the_question_language() -> None:
     runtime = ScriptedRuntime("24 months")
     generator(runtime).generate("How long is the warranty?", ["The warranty is 24 months.", "Old: 12 months."])
     generator(runtime).generate("保修期是多久？", ["保修期为二十四个月。"])
     assert runtime.prompts == [
-        "Answer every part of the question in one sentence, using the words of the passages.\n\n"
+        "Copy the sentence of the passages that answers the question.\n\n"
+        "Halvard Lighting is a lamp maker based in Gothenburg. It also makes ceiling fans and garden lights.\n\n"
+        "The Lumen K2 desk lamp was released by Halvard Lighting in March 2019. It uses a 9-watt LED and has three brightness levels.\n\n"
+        "Question: When was the Lumen K2 desk lamp released?\nAnswer: The Lumen K2 desk lamp was released by Halvard Lighting in March 2019.\n\n"
         "The warranty is 24 months.\n\nOld: 12 months.\n\nQuestion: How long is the warranty?\nAnswer:",
-        "请用段落中的原话，在一句话里回答问题的每一部分。\n\n保修期为二十四个月。\n\n问题：保修期是多久？\n回答：",
+        "请从段落中抄出回答问题的那一句话。\n\n青柳电器公司成立于2008年，总部位于杭州，主要生产小家电。\n\n"
+        "青柳牌电热水壶于2020年5月上市，容量为1.7升，采用不锈钢内胆。\n\n问题：青柳牌电热水壶是什么时候上市的？\n"
+        "回答：青柳牌电热水壶于2020年5月上市，容量为1.7升，采用不锈钢内胆。\n\n"
+        "保修期为二十四个月。\n\n问题：保修期是多久？\n回答：",
     ]
     assert runtime.stops == [("\n", "Question:", "问题："), ("\n", "Question:", "问题：")]
 
@@ -49,7 +55,7 @@ def test_prompt_is_an_instruction_passages_question_and_cue_in_the_question_lang
 def test_pinned_prompt_language_overrides_the_question() -> None:
     runtime = ScriptedRuntime("24")
     generator(runtime, prompt_language="en").generate("保修期是多久？", ["保修期为二十四个月。"])
-    assert runtime.prompts[0].startswith("Answer every part of the question")
+    assert runtime.prompts[0].startswith("Copy the sentence of the passages")
 
 
 @pytest.mark.parametrize(("continuation", "answer"), [
@@ -82,10 +88,15 @@ def test_a_changed_prompt_or_stop_rule_is_a_new_answer_not_a_cached_one(tmp_path
     reworded = LocalPrompt({"en": "Read and answer.\n\n{context}\n\nQuestion: {question}\nAnswer:", "zh": "{context}{question}"}, LOCAL_PROMPT.stops)
     runtime = ScriptedRuntime("two years")
     assert generator(runtime, cache, reworded).generate(question, passages) == Answer("two years") and len(runtime.prompts) == 1
-    restopped = LocalPrompt(LOCAL_PROMPT.templates, ("\n",))
+    restopped = LocalPrompt(LOCAL_PROMPT.body, ("\n",), LOCAL_PROMPT.instruction)
     runtime = ScriptedRuntime("24 months, from purchase")
     assert generator(runtime, cache, restopped).generate(question, passages) == Answer("24 months, from purchase")
     assert len(runtime.prompts) == 1
+    shot = Shot(("The lamp uses a 9-watt LED.",), "What LED does the lamp use?", "A 9-watt LED.")
+    with_example = LocalPrompt(LOCAL_PROMPT.body, LOCAL_PROMPT.stops, LOCAL_PROMPT.instruction, {"en": (shot,)})
+    runtime = ScriptedRuntime("The warranty is 24 months.")
+    assert generator(runtime, cache, with_example).generate(question, passages) == Answer("The warranty is 24 months.")
+    assert len(runtime.prompts) == 1 and "Answer: A 9-watt LED.\n\nThe warranty is 24 months." in runtime.prompts[0]
 
 
 def test_the_seed_is_not_part_of_the_answer_key(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from tuner.metrics import delta_faithful, delta_parts, exposed
 
 
 def test_a_context_is_exposed_by_any_conflicting_chunk() -> None:
-    assert exposed(["corpus", "corpus", "conflict"])
-    assert not exposed(["corpus", "corpus"])
+    assert exposed([False, False, True])
+    assert not exposed([False, False])
     assert not exposed([])
 
 

@@ -17,6 +17,7 @@ from tuner.dataset import load_dataset
 from tuner.embedding import CachedEncoder
 from tuner.errors import UserError
 from tuner.evaluation import Responder, RobustnessEvaluator
+from tuner.evaluation.retrieval import conflict_exposure
 from tuner.generation import ExtractiveGeneratorConfig, OpenAIGeneratorConfig, build_generator, parse_generator_config
 from tuner.judging import LexicalJudgeConfig, LLMJudgeConfig, build_judge
 from tuner.backends import BackendResources
@@ -24,7 +25,7 @@ from tuner.llm.testing import FakeChatServer
 from tuner.variants import VariantsConfig
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
-from tuner.stats import min_detectable_difference
+from tuner.stats import bootstrap_sd, min_detectable_difference
 
 SETTINGS = RetrievalSettings(chunk_size=40, top_k=3)
 RETRIEVAL = ("hit_at_k", "mrr", "recall_at_k", "context_precision")
@@ -48,7 +49,7 @@ def test_offline_backends_leave_only_case_sampling_noise(
     pipeline: RetrievalPipeline, tmp_path: Path, encoder: CachedEncoder
 ) -> None:
     floor = _calibrate(pipeline, _resources(tmp_path, encoder), ExtractiveGeneratorConfig(), LexicalJudgeConfig())
-    assert set(floor.objectives) == {*RETRIEVAL, "faithful_v0", "faithful_v3", "v3_delta_faithful"}
+    assert set(floor.objectives) == {*RETRIEVAL, "conflict_exposure", "faithful_v0", "faithful_v3", "v3_delta_faithful"}
     for name, part in floor.components.items():
         assert (part.run_sd, part.judge_var, part.generator_var) == (0.0, 0.0, 0.0), name
         assert part.judge_share is None and part.generator_share is None
@@ -58,6 +59,12 @@ def test_offline_backends_leave_only_case_sampling_noise(
     assert floor.components["faithful_v0"].bootstrap_sd > 0
     assert floor.objectives["faithful_v0"] > 0
     assert floor.calls["generator"] > 0 and floor.calls["judge"] > 0
+    # conflict exposure is measured as recall@k is: its run-to-run part is 0, its floor the case-sampling term of
+    # the per-case exposure flags (some of the tiny set's cases are shown a conflicting chunk at top_k 3, some not)
+    flags = conflict_exposure(pipeline, SETTINGS)
+    assert flags is not None and 0 < sum(flags) < len(flags)
+    assert floor.components["conflict_exposure"].bootstrap_sd == bootstrap_sd([float(f) for f in flags]) > 0
+    assert floor.run_sd()["conflict_exposure"] == floor.run_margins()["conflict_exposure"] == 0.0
 
 
 def test_a_random_generator_puts_the_run_noise_in_the_generator_share(
@@ -139,9 +146,15 @@ def test_retrieval_only_dataset_gets_a_floor_for_retrieval_metrics(
     (folder / "golden.jsonl").write_text("".join(json.dumps({**g, "keypoints": []}) + "\n" for g in golden), "utf-8")
     pipeline = RetrievalPipeline(load_dataset(folder), cache=DiskCache(tmp_path / "cache"), encoder=encoder)
     floor = _calibrate(pipeline, _resources(tmp_path, encoder), ExtractiveGeneratorConfig(), LexicalJudgeConfig(), runs=2)
-    assert set(floor.objectives) == set(RETRIEVAL)
+    assert set(floor.objectives) == {*RETRIEVAL, "conflict_exposure"}
     assert set(floor.undefined) == {"faithful_v0", "faithful_v3", "v3_delta_faithful"}
     assert floor.calls["total"] == 0
+    # without conflicting documents exposure has no floor, and the file says why
+    (folder / "conflicts.jsonl").unlink()
+    pipeline = RetrievalPipeline(load_dataset(folder), cache=DiskCache(tmp_path / "cache"), encoder=encoder)
+    floor = _calibrate(pipeline, _resources(tmp_path, encoder), ExtractiveGeneratorConfig(), LexicalJudgeConfig(), runs=2)
+    assert set(floor.objectives) == set(RETRIEVAL)
+    assert floor.undefined["conflict_exposure"] == "the dataset has no conflicting documents"
 
 
 def test_needs_two_runs(pipeline: RetrievalPipeline, tmp_path: Path, encoder: CachedEncoder) -> None:

@@ -157,3 +157,44 @@ def test_settings_are_read_in_a_line_under_each_row_not_a_column_off_the_page(re
     assert re.search(r'<tr class="settings"><td colspan="\d+">settings: chunk_overlap=[\d.]+ · chunk_size=\d+ · ', front)
     assert front.count('<tr class="settings">') == front.count("<tr>") - 1  # one under every entry (the header row aside)
     assert "tr.settings td" in page
+
+
+def _picks_by_category(page: str) -> tuple[list[str], dict[str, list[str]]]:
+    """The header and, per category, the cells of the report's table of the picks by category."""
+    section = page.split("5. Picked configurations by category", 1)[1]
+    table = section[section.index('<th class="text">category</th>'):]
+    table = table[: table.index("</table>")]
+    header = re.findall(r"<th[^>]*>(.*?)</th>", table)
+    rows = {cells[0]: cells[1:] for row in re.findall(r"<tr>(.*?)</tr>", table)
+            if (cells := re.findall(r"<td[^>]*>(.*?)</td>", row))}
+    return header, rows
+
+
+def _one_trial(objectives: list[str], values: list[float], by_category: dict[str, dict[str, float | None]]) -> optuna.Study:
+    study = optuna.create_study(directions=["maximize", "minimize"])
+    study.set_user_attr("objectives", objectives)
+    study.add_trial(create_trial(values=values, params={"top_k": 3}, distributions={"top_k": IntDistribution(1, 20)},
+                                 user_attrs={"n": 6, "n_total": 6, "by_category": by_category}))
+    return study
+
+
+def test_picks_by_category_show_exposure_beside_delta_and_drop_a_column_no_pick_has() -> None:
+    by_category: dict[str, dict[str, float | None]] = {
+        "policy": {"recall_at_k": 0.9, "conflict_exposure": 0.25, "v3_delta_faithful": 0.1, "n": 4},
+        "pricing": {"recall_at_k": 0.8, "conflict_exposure": 0.5, "v3_delta_faithful": None, "n": 2},
+    }
+    exposure = _one_trial(["recall_at_k", "conflict_exposure"], [0.85, 0.333], by_category)
+    header, rows = _picks_by_category(render_report(exposure, picks={"knee": 0}))
+    assert header == ["category", "knee #0: recall@k", "knee #0: conflict exposure",
+                      "knee #0: v3 Δfaithful (measured)", "knee #0: n"]
+    assert rows == {"policy": ["0.900", "0.250", "0.100", "4"], "pricing": ["0.800", "0.500", "—", "2"]}
+    delta = _one_trial(["recall_at_k", "v3_delta_faithful"], [0.85, 0.1], by_category)
+    header, rows = _picks_by_category(render_report(delta, picks={"knee": 0}))
+    assert header == ["category", "knee #0: recall@k", "knee #0: v3 Δfaithful", "knee #0: conflict exposure", "knee #0: n"]
+    assert rows["policy"] == ["0.900", "0.100", "0.250", "4"]
+    # trials recorded before they kept exposure per category: no column of dashes
+    for scores in by_category.values():
+        del scores["conflict_exposure"]
+    header, rows = _picks_by_category(render_report(_one_trial(["recall_at_k", "conflict_exposure"], [0.85, 0.333], by_category), picks={"knee": 0}))
+    assert header == ["category", "knee #0: recall@k", "knee #0: v3 Δfaithful (measured)", "knee #0: n"]
+    assert rows["pricing"] == ["0.800", "—", "2"]

@@ -1,5 +1,6 @@
-"""The cold path's batches change no chunk (issue 39 §2): the chunk table a corpus gets, byte for byte, is the one the
-code before batching wrote (digests pinned from it), and BM25 terms of a batch are those of one text at a time."""
+"""The cold path's batches and worker processes change no chunk (issue 39 §2): the chunk table a corpus gets, byte for
+byte, is the one the code before batching wrote (digests pinned from it), BM25 terms of a batch are those of one text
+at a time, and a corpus cut and indexed in shards by worker processes gets the same table and index."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from tests.tiny_dataset import write_tiny_dataset
 from tuner.chunking import chunk_dataset, chunk_spans, unit_spans
 from tuner.dataset import Dataset, load_dataset
 from tuner.io import write_jsonl
+from tuner import workers
+from tuner.retrieval._bm25 import build_index
 from tuner.retrieval._table import _write_chunks
 from tuner.settings import RetrievalSettings
 from tuner.text import STOPWORDS_LATIN, STOPWORDS_ZH, bm25_token_lists, normalize_text
@@ -88,3 +91,19 @@ def test_bm25_terms_of_a_batch_are_those_one_segmenter_call_per_run_gave(tmp_pat
                       for w in (_segment.segmenter(name)(cjk) if cjk else [latin])
                       if w not in STOPWORDS_ZH and w not in STOPWORDS_LATIN] for text in texts]
             assert batched == alone
+
+
+def test_worker_processes_cut_and_index_as_one_process_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    dataset = _mixed_corpus(tmp_path / "data")
+    chunking = RetrievalSettings(chunk_size=24, chunk_overlap=0.25).chunking
+    alone = build_index([chunk.passage for chunk in chunk_dataset(dataset, chunking)], 1.5, 0.75)
+    monkeypatch.setattr(workers, "PARALLEL_MIN_CHARS", 0)  # this small corpus in shards, on two workers
+    monkeypatch.setattr(workers, "worker_count", lambda: 2)
+    chunks = chunk_dataset(dataset, chunking)
+    _write_chunks(chunks, tmp_path)
+    assert _digest((tmp_path / "chunks.jsonl").read_bytes()) == BEFORE[("tokens", 24, 0.25)]
+    sharded = build_index([chunk.passage for chunk in chunks], 1.5, 0.75)
+    assert sharded.vocab_dict == alone.vocab_dict and list(sharded.vocab_dict) == list(alone.vocab_dict)
+    for name in ("data", "indices", "indptr"):
+        assert sharded.scores[name].dtype == alone.scores[name].dtype
+        assert sharded.scores[name].tobytes() == alone.scores[name].tobytes()

@@ -11,9 +11,10 @@ import yaml
 
 from tests.study_tests.test_study import write_study
 from tuner.cli import main
+from tuner.dataset import load_dataset
 from tuner.metrics import delta_parts
 from tuner.stats import wilson_interval
-from tuner.front import TrialRecord
+from tuner.front import StudyRecord, TrialRecord
 
 
 def _study(tmp_path: Path) -> optuna.Study:
@@ -30,6 +31,9 @@ def test_exposure_objective_is_the_mean_of_the_exposed_cases_and_delta_is_measur
     assert [d.name for d in study.directions] == ["MAXIMIZE", "MINIMIZE"]
     complete = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
     assert complete
+    order = StudyRecord.from_study(study).case_order
+    categories = {case.id: case.category for case in load_dataset(tiny_dataset_dir).golden}
+    assert len(set(categories.values())) > 1
     for trial in complete:
         record = TrialRecord.from_trial(trial)
         assert record.exposed_cases is not None and record.f0 is not None and record.f3 is not None
@@ -41,6 +45,12 @@ def test_exposure_objective_is_the_mean_of_the_exposed_cases_and_delta_is_measur
         paired = [(a, b, e) for a, b, e in zip(record.f0, record.f3, record.exposed_cases) if a is not None and b is not None]
         parts = delta_parts([p[0] for p in paired], [p[1] for p in paired], [bool(p[2]) for p in paired])
         assert parts.n == record.n
+        # per case category, the share of its cases exposed, beside recall@k and the Δ measured
+        assert record.by_category is not None and set(record.by_category) == set(categories.values())
+        for category, scores in record.by_category.items():
+            flags = [e for case_id, e in zip(order, record.exposed_cases) if categories[case_id] == category]
+            assert scores["conflict_exposure"] == pytest.approx(sum(flags) / len(flags)) and scores["n"] == len(flags)
+            assert "v3_delta_faithful" in scores
     for trial in study.get_trials(states=(optuna.trial.TrialState.PRUNED,)):
         pruning = trial.user_attrs.get("pruning")
         if pruning is not None:  # pruned exactly, before any answer
@@ -51,7 +61,7 @@ def test_exposure_objective_is_the_mean_of_the_exposed_cases_and_delta_is_measur
     assert front
     for row in front:
         record = TrialRecord.from_trial(study.trials[row["trial"]])
-        assert record.exposed_cases is not None and set(row["exposure"]) == {"value", "ci"}
+        assert record.exposed_cases is not None and set(row["exposure"]) == {"value", "ci", "tied", "could_expose", "could_unexpose", "range"}
         assert row["exposure"]["value"] == row["values"]["conflict_exposure"]
         assert row["exposure"]["ci"] == list(wilson_interval(sum(record.exposed_cases), len(record.exposed_cases)))
         assert row["exposed"] == f"{sum(record.exposed_cases)}/{len(record.exposed_cases)}"

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from tuner.text import sentence_spans, split_sentences
+import random
+
+from tuner.text import SENTENCE_BREAK, sentence_breaks, sentence_spans, split_sentences
 
 
 def test_english_sentences_are_split_as_before() -> None:
@@ -58,3 +60,12 @@ def test_spans_point_into_the_text_without_whitespace() -> None:
 def test_pieces_without_words_are_dropped() -> None:
     assert split_sentences("……。好。") == ["好。"]
     assert sentence_spans("") == []
+
+
+def test_sentence_breaks_are_the_matches_finditer_finds() -> None:
+    # every end mark, closer, space and line break of the pattern, between ideographs, letters and digits, with a seed
+    marks = list("。！？；」』）”’》〉】〕)]\"'.!?") + ["\n", " ", "\t", "\u3000", "\r\n", "\u2028", "中", "文", "a", "A", "1", "$", "(", "…"]
+    rng = random.Random(39)
+    for _ in range(20_000):
+        text = "".join(rng.choices(marks, k=rng.randint(0, 24)))
+        assert [m.span() for m in sentence_breaks(text)] == [m.span() for m in SENTENCE_BREAK.finditer(text)], text

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from tuner.evaluation.robustness import RobustnessReport, VariantSummary
     from tuner.variants import VariantsConfig
     from tuner.stats import Estimate
+    from tuner.metrics import TiedExposure
 
 
 def retrieval_table(report: RetrievalReport) -> Table:
@@ -33,7 +34,7 @@ def retrieval_table(report: RetrievalReport) -> Table:
             table.add_row(f"{prefix}: {label}", *[_fmt(values[m].value, None) for m in metrics], f"{head.n}/{head.n_total}")
     if report.exposure is not None:
         table.caption = (f"conflict exposure (cases shown a conflicting chunk over the index with conflicts): "
-                         f"{report.exposure.describe()}")
+                         f"{report.exposure.describe()}{tie_clause(report.tied_exposure)}")
         table.caption_justify = "left"
     return table
 
@@ -99,11 +100,18 @@ def robustness_table(report: RobustnessReport, retrieval: RetrievalReport, varia
     return table
 
 
+def tie_clause(ties: TiedExposure | None) -> str:
+    """``, 114 more if tied scores at the cut were ordered the other way`` after an exposure's n/N; empty when no tie
+    decided a case (or nobody looked)."""
+    said = None if ties is None else ties.describe()
+    return "" if said is None else f", {said}"
+
+
 def exposure_line(v3: VariantSummary) -> str:
     """v3's Δfaithful as exposure × susceptibility: ``exposure 0.120 [0.083, 0.170] (27/225); faithfulness at risk
     0.110, susceptibility 0.450: Δ 0.050 = 0.110 × 0.450 + unexposed 0.000``."""
     parts = v3.parts
-    line = f"v3 conflict exposure {v3.exposure.describe() if v3.exposure else 'n/a'}"
+    line = f"v3 conflict exposure {v3.exposure.describe() if v3.exposure else 'n/a'}{tie_clause(v3.exposure_ties)}"
     if parts is None or parts.at_risk is None:
         return line + "; no case scored at v0 and v3"
     line += f"; faithfulness at risk {parts.at_risk:.3f}, susceptibility " + (

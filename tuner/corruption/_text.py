@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tuner.text import ARABIC, CJK, SENTENCE_BREAK
+from tuner.text import ARABIC, CJK, sentence_breaks
 from tuner.dataset import Keypoint
 
 MONTH_NAMES = (
@@ -101,7 +101,7 @@ def sentence_spans(text: str, protected: Sequence[Span | AnswerSpan] = ()) -> li
     """``(start, end)`` of each sentence; a break inside a protected span is not a break."""
     spans: list[tuple[int, int]] = []
     start = 0
-    for match in SENTENCE_BREAK.finditer(text):
+    for match in sentence_breaks(text):
         if _overlaps(match.start(), match.end(), protected):
             continue
         if match.start() > start:

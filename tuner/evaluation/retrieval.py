@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tuner.metrics import RETRIEVAL_METRICS, exposed
+from tuner.metrics import RETRIEVAL_METRICS, TiedExposure, exposed, tie_flip
 from tuner.retrieval import RetrievalPipeline, RetrievedContext
 from tuner.settings import RetrievalSettings
 from tuner.stats import CiMethod, Estimate, Proportion, by_group, mean_estimate
@@ -17,7 +17,8 @@ from tuner.text import word_count
 class RetrievalReport:
     """Per-case metric values (dataset order) and their summaries; deterministic for a dataset and settings.
     ``exposed``: per case, whether its final context over the index with conflicts holds a conflicting chunk (None
-    when the dataset has no conflicts; :func:`conflict_exposure`)."""
+    when the dataset has no conflicts; :func:`conflict_exposure`); ``exposure_ties``, per case, whether a tie at the cut
+    decided that flag (:func:`exposure_ties`, +1/−1/0; None with ``exposed``)."""
 
     settings: RetrievalSettings
     case_ids: tuple[str, ...]
@@ -27,11 +28,17 @@ class RetrievalReport:
     by_category: dict[str, dict[str, Estimate]]
     by_difficulty: dict[str, dict[str, Estimate]]
     exposed: tuple[bool, ...] | None = None
+    exposure_ties: tuple[int, ...] | None = None
 
     @property
     def exposure(self) -> Proportion | None:
         """The share of cases shown a conflicting chunk, n/N with its Wilson interval (None without conflicts)."""
         return None if self.exposed is None else Proportion.of(self.exposed)
+
+    @property
+    def tied_exposure(self) -> TiedExposure | None:
+        """How many cases' exposure a tie at the cut decided (None without conflicts)."""
+        return None if self.exposure_ties is None else TiedExposure.of(self.exposure_ties)
 
     @property
     def mean_context_words(self) -> float:
@@ -50,7 +57,9 @@ class RetrievalReport:
             by_difficulty={b: _bucket(m) for b, m in self.by_difficulty.items()},
             settings=self.settings.model_dump(),
         )
-        out["conflict_exposure"] = None if self.exposure is None else self.exposure.to_dict()
+        exposure, ties = self.exposure, self.tied_exposure
+        out["conflict_exposure"] = None if exposure is None else {
+            **exposure.to_dict(), **({} if ties is None else ties.to_dict(exposure.successes))}
         return out
 
 
@@ -77,14 +86,29 @@ def conflict_exposure(pipeline: RetrievalPipeline, settings: RetrievalSettings) 
     no generator or judge call."""
     if not pipeline.dataset.conflicts or not pipeline.searches_conflicts:
         return None
-    return tuple(exposed([c.source for c in ctx.chunks]) for ctx in pipeline.retrieve(settings, "all"))
+    return tuple(exposed([c.conflicting for c in ctx.chunks]) for ctx in pipeline.retrieve(settings, "all"))
+
+
+def exposure_ties(pipeline: RetrievalPipeline, settings: RetrievalSettings, flags: tuple[bool, ...]) -> tuple[int, ...]:
+    """Per golden case, whether an exact tie at the cut decided its exposure flag ``flags[i]`` (:func:`conflict_exposure`):
+    :func:`tuner.metrics.tie_flip` of the flag and of the flags with conflicting chunks ranked ahead of, then behind,
+    the chunks they tie with. Two more rankings of the cached candidates; the figures keep the first-stage order."""
+    table = pipeline.table(settings)
+    conflicting = table.is_conflict
+    ahead = pipeline.retrieve(settings, "all", conflicting)
+    behind = pipeline.retrieve(settings, "all", ~conflicting)
+    return tuple(
+        tie_flip(flag, exposed([c.conflicting for c in a.chunks]), exposed([c.conflicting for c in b.chunks]))
+        for flag, a, b in zip(flags, ahead, behind, strict=True)
+    )
 
 
 def evaluate_retrieval(
     pipeline: RetrievalPipeline, settings: RetrievalSettings, view: str = "clean", ci: bool = True
 ) -> RetrievalReport:
     """Retrieve every golden case with ``settings`` in index ``view`` and score it; with conflicts in the dataset, also
-    its conflict exposure (:func:`conflict_exposure`, always over the index with conflicts).
+    its conflict exposure (:func:`conflict_exposure`, always over the index with conflicts) and where a tie decided it
+    (:func:`exposure_ties`).
 
     >>> report = evaluate_retrieval(RetrievalPipeline(load_dataset("data/demo")), RetrievalSettings())  # doctest: +SKIP
     >>> print(report.overall["recall_at_k"])  # doctest: +SKIP
@@ -99,6 +123,8 @@ def evaluate_retrieval(
     categories = [c.category for c in cases]
     difficulties = [c.difficulty for c in cases]
 
+    flags = conflict_exposure(pipeline, settings)
+
     def buckets(labels: list[str]) -> dict[str, dict[str, Estimate]]:
         grouped = {name: by_group(v, labels, ci_method=None) for name, v in values.items()}
         return {label: {name: grouped[name][label] for name in values} for label in sorted(set(labels))}
@@ -111,5 +137,6 @@ def evaluate_retrieval(
         overall={name: mean_estimate(v, ci_method=method) for name, v in values.items()},
         by_category=buckets(categories),
         by_difficulty=buckets(difficulties),
-        exposed=conflict_exposure(pipeline, settings),
+        exposed=flags,
+        exposure_ties=None if flags is None else exposure_ties(pipeline, settings, flags),
     )

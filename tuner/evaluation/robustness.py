@@ -19,10 +19,12 @@ import numpy as np
 
 from tuner.dataset import GoldenCase
 from tuner.evaluation._responder import Responder
+from tuner.evaluation.retrieval import exposure_ties
 from tuner.generation import Answer
 from tuner.llm import map_concurrent
 from tuner.metrics import (
     DeltaParts,
+    TiedExposure,
     contradicted_share,
     correct,
     delta_faithful,
@@ -44,10 +46,14 @@ from tuner.verdicts import KeypointVerdict
 
 @dataclass(frozen=True)
 class VariantOutcome:
+    """One case at one variant. ``exposure_tie``: v3 ``in_index`` only, whether a tie at the cut decided
+    :attr:`exposed` (:func:`tuner.metrics.tie_flip`: +1 could become exposed, −1 unexposed, 0 neither)."""
+
     variant: str
     context: VariantContext
     answer: Answer
     verdicts: tuple[KeypointVerdict, ...]
+    exposure_tie: int | None = None
 
     @property
     def missing(self) -> str | None:
@@ -78,7 +84,7 @@ class VariantOutcome:
     @property
     def exposed(self) -> bool:
         """The context holds a chunk of a conflicting document (:func:`tuner.metrics.exposed`)."""
-        return exposed([c.source for c in self.context.chunks])
+        return exposed([c.conflicting for c in self.context.chunks])
 
 
 @dataclass(frozen=True)
@@ -136,6 +142,8 @@ class RobustnessEvaluator:
             if "v3" in variants and self.variant_config.hard_mode == "in_index"
             else None
         )
+        ties = None if in_index is None else exposure_ties(
+            self.pipeline, settings, tuple(exposed([c.conflicting for c in ctx.chunks]) for ctx in in_index))
         builder = self._builder(settings)
         contexts = []
         for case in cases:
@@ -160,7 +168,8 @@ class RobustnessEvaluator:
         verdicts = map_concurrent(judge_one, list(zip(contexts, answers)), responder.judge_backend.concurrency)
         outcomes: dict[str, dict[str, VariantOutcome]] = {}
         for (case, context), answer, verdict in zip(contexts, answers, verdicts):
-            outcomes.setdefault(case.id, {})[context.variant] = VariantOutcome(context.variant, context, answer, verdict)
+            tie = ties[self._rows[case.id]] if ties is not None and context.variant == "v3" else None
+            outcomes.setdefault(case.id, {})[context.variant] = VariantOutcome(context.variant, context, answer, verdict, tie)
         return [CaseOutcome(case, outcomes[case.id]) for case in cases]
 
 
@@ -181,7 +190,8 @@ class VariantSummary:
     evaluated; with ``hard_mode: in_index`` a retrieval fact), ``parts``, Δfaithful split into faithfulness at risk and
     susceptibility (:func:`tuner.metrics.delta_parts`), and ``unexposed_changed``, the unexposed cases whose v3
     context still differs from v0's (the only ones that can put a loss in ``parts.unexposed_loss``: with BM25 the
-    conflicting documents change the term statistics of every query, so a context can move without a conflict in it).
+    conflicting documents change the term statistics of every query, so a context can move without a conflict in it),
+    and ``exposure_ties``, the cases whose exposure a tie at the cut decided (``hard_mode: in_index`` only).
     """
 
     variant: str
@@ -202,6 +212,7 @@ class VariantSummary:
     exposure: Proportion | None = None
     parts: DeltaParts | None = None
     unexposed_changed: int = 0
+    exposure_ties: TiedExposure | None = None
 
     @property
     def susceptibility(self) -> float | None:
@@ -248,7 +259,8 @@ class VariantSummary:
         if self.exposure is None:
             return {}
         return {
-            "exposure": self.exposure.to_dict(),
+            "exposure": {**self.exposure.to_dict(),
+                         **({} if self.exposure_ties is None else self.exposure_ties.to_dict(self.exposure.successes))},
             "at_risk": self.at_risk,
             "susceptibility": self.susceptibility,
             "unexposed_loss": None if self.parts is None else self.parts.unexposed_loss,
@@ -326,10 +338,12 @@ def summarize_variant(
         flags = [misled(o.variants["v0"].verdicts, o.variants[variant].verdicts)
                  if o.variants["v0"].verdicts and o.variants[variant].verdicts else None for o in outcomes]
         misled_rate = mean_estimate([None if f is None else float(f) for f in flags], ci_method=None)
-    exposure = parts = None
+    exposure = parts = ties = None
     changed = 0
     if variant == "v3":
         exposure, parts, changed = exposure_parts(outcomes)
+        flips = [o.variants[variant].exposure_tie for o in outcomes]
+        ties = None if any(f is None for f in flips) else TiedExposure.of([f for f in flips if f is not None])
     rejection = None
     if variant == "v4":
         rejection = mean_estimate(
@@ -356,6 +370,7 @@ def summarize_variant(
         exposure=exposure,
         parts=parts,
         unexposed_changed=changed,
+        exposure_ties=ties,
     )
 
 

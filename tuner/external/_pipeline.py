@@ -15,6 +15,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Final
 
+import numpy as np
+
 from tuner.cache import DiskCache
 from tuner.chunking import Chunk
 from tuner.dataset import Dataset
@@ -83,10 +85,14 @@ class ExternalPipeline(RetrievalPipeline):
         self.matcher = RecordMatcher(dataset, client.config.match)
         self.matching = Matching(0, 0)
 
-    def retrieve(self, settings: RetrievalSettings, view: str = "clean") -> list[RetrievedContext]:
+    def retrieve(
+        self, settings: RetrievalSettings, view: str = "clean", ahead: np.ndarray | None = None
+    ) -> list[RetrievedContext]:
         """The service's records for every golden question with ``settings``' ``top_k`` and ``relevance_threshold``
         (as ``score_threshold``), at most ``top_k`` of them and none scoring below the threshold (should the service
-        ignore it), in the service's order."""
+        ignore it), in the service's order (the service orders its own ties: ``ahead`` is refused)."""
+        if ahead is not None:
+            raise ValueError("external retrieval orders its own ties: no ahead flags")
         if view != "clean":
             raise UserError(f"external retrieval ({self.client.config.url}) has only the service's own index: v3 needs "
                             "variants.hard_mode: inject, not in_index")

@@ -90,7 +90,8 @@ def entry_json(
     """A front row as ``tuner pareto --json`` and ``tuner run --json`` print it; with ``confirmed`` (the trial's
     :class:`Confirmation`) its figures on the held-out cases, their intervals and the optimism beside the tuning ones
     (:func:`tuner.front.optimism`, oriented by each objective's direction: positive = the tuning figure looked
-    better). Beside Δ: the conflict ``exposure`` (``{"value", "ci"}``, Wilson), ``exposed`` (n/N), faithfulness
+    better). Beside Δ: the conflict ``exposure`` (``{"value", "ci"}``, Wilson, and ``tied``/``range`` where the trial
+    recorded which cases a tie at the cut decided), ``exposed`` (n/N), faithfulness
     ``at_risk``, ``susceptibility`` (null when no case is exposed) and ``delta`` (the v3 Δ the trial measured, also where
     the study optimizes exposure) — None each where the trial has no record of them."""
     record = TrialRecord.from_trial(trial)
@@ -112,7 +113,7 @@ def entry_json(
         "n_total": record.n_total,
         "tie_group": entry.tie_group,
         "epsilon_dominated_by": list(entry.epsilon_dominated_by),
-        "exposure": None if share is None else {"value": share.value, "ci": None if share.ci is None else list(share.ci)},
+        "exposure": record.exposure_dict(),
         "exposed": None if share is None else f"{share.successes}/{share.n_total}",
         "at_risk": None if parts is None else parts.at_risk,
         "susceptibility": None if parts is None else parts.susceptibility,

@@ -15,7 +15,7 @@ from typing import Any
 import optuna
 
 from tuner.dataset import LabelProvenance
-from tuner.metrics import DeltaParts, delta_parts
+from tuner.metrics import DeltaParts, TiedExposure, delta_parts
 from tuner.objectives import CONTEXT_WORDS, DELTA
 from tuner.stats import Proportion, run_sd_of_margin
 
@@ -134,6 +134,8 @@ class TrialRecord:
     ``recall_cases`` is recall@k per case in the study's case order (what paired comparisons of recall read);
     ``exposed_cases`` per case in that order 1 when its final context over the index with conflicts holds a
     conflicting chunk, else 0 (conflict exposure is their mean; Δ's parts are read from it with ``f0``/``f3``);
+    ``exposure_ties`` per case in that order whether a tie at the cut decided that flag (+1 could become exposed, −1
+    unexposed, 0 neither: :func:`tuner.metrics.tie_flip`);
     ``f0``/``f3`` are per-case faithfulness at v0 and v3 in the study's case order (None = missing);
     ``ci`` maps an objective to its 95% interval (a bound is None when undefined); ``n``/``n_total`` are
     the cases scored at both variants and the cases with keypoints; ``partial_values`` are a pruned
@@ -155,6 +157,7 @@ class TrialRecord:
     cases_evaluated: int | None = None
     recall_cases: tuple[float, ...] | None = None
     exposed_cases: tuple[int, ...] | None = None
+    exposure_ties: tuple[int, ...] | None = None
     f0: tuple[float | None, ...] | None = None
     f3: tuple[float | None, ...] | None = None
     ci: dict[str, list[float | None] | None] | None = None
@@ -204,6 +207,7 @@ class TrialRecord:
             cases_evaluated=attrs.get("cases_evaluated"),
             recall_cases=None if attrs.get("recall_cases") is None else tuple(attrs["recall_cases"]),
             exposed_cases=None if attrs.get("exposed_cases") is None else tuple(attrs["exposed_cases"]),
+            exposure_ties=None if attrs.get("exposure_ties") is None else tuple(attrs["exposure_ties"]),
             f0=None if f0 is None else tuple(f0),
             f3=None if f3 is None else tuple(f3),
             ci=attrs.get("ci"),
@@ -228,6 +232,19 @@ class TrialRecord:
         """Conflict exposure over the study's cases: exposed / all, with its Wilson interval (None when not recorded)."""
         return None if self.exposed_cases is None else Proportion.of([bool(flag) for flag in self.exposed_cases])
 
+    def tied_exposure(self) -> TiedExposure | None:
+        """How many cases' exposure a tie at the cut decided (None when not recorded: a study written before)."""
+        return None if self.exposure_ties is None else TiedExposure.of(self.exposure_ties)
+
+    def exposure_dict(self) -> dict[str, Any] | None:
+        """The exposure as ``{"value", "ci"}`` with, where recorded, ``tied``, ``could_expose``, ``could_unexpose``
+        and ``range`` (:meth:`tuner.metrics.TiedExposure.to_dict`); None when not recorded."""
+        share, ties = self.exposure(), self.tied_exposure()
+        if share is None:
+            return None
+        return {"value": share.value, "ci": None if share.ci is None else list(share.ci),
+                **({} if ties is None else ties.to_dict(share.successes))}
+
     def delta_parts(self) -> DeltaParts | None:
         """Δ of the recorded v0/v3 scores split by exposure (:func:`tuner.metrics.delta_parts`) over the cases scored at
         both; None without per-case exposure or scores."""
@@ -244,7 +261,9 @@ class TrialRecord:
         share, parts = self.exposure(), self.delta_parts()
         if share is None:
             return None
-        return {**share.to_dict(), "at_risk": None if parts is None else parts.at_risk,
+        ties = self.tied_exposure()
+        return {**share.to_dict(), **({} if ties is None else ties.to_dict(share.successes)),
+                "at_risk": None if parts is None else parts.at_risk,
                 "susceptibility": None if parts is None else parts.susceptibility,
                 "delta": None if parts is None else parts.delta}
 
@@ -254,7 +273,9 @@ class TrialRecord:
         share, parts = self.exposure(), self.delta_parts()
         if share is None:
             return None
-        text = f"conflict exposure {share.describe()}"
+        ties = self.tied_exposure()
+        said = None if ties is None else ties.describe()
+        text = f"conflict exposure {share.describe()}" + ("" if said is None else f", {said}")
         if parts is not None and parts.at_risk is not None:
             susceptibility = "—" if parts.susceptibility is None else f"{parts.susceptibility:.3f}"
             text += f"; faithfulness at risk {parts.at_risk:.3f}, susceptibility {susceptibility}"

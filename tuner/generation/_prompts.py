@@ -1,10 +1,14 @@
 """Answers (variants → **answers** → verdicts): what the prompts of every generator (and the LLM judge) share: the
-language a prompt is written in and the text that stands where no passage was retrieved."""
+language a prompt is written in and the text that stands where no passage was retrieved; and how a local base model
+is prompted (:class:`LocalPrompt`, its variants as data)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
+from tuner.llm import fill
 from tuner.text import Language, detect_language
 
 NO_CONTEXT = "(no passages)"
@@ -22,3 +26,66 @@ def prompt_language(question: str, setting: PromptLanguage) -> Language:
     ('zh', 'en')
     """
     return detect_language([question]) if setting == "auto" else setting
+
+
+@dataclass(frozen=True)
+class Shot:
+    """A worked example shown to a base model before the real question: ``passages``, a ``question`` and the answer
+    it should give (hand-written, in the words of a passage; never a case of a dataset it is evaluated on)."""
+
+    passages: tuple[str, ...]
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class LocalPrompt:
+    """How a base model is asked, and where its answer ends: one builder, the variants as data.
+
+    The prompt in language L is ``instruction[L]``, then each of ``shots[L]`` (``body[L]`` filled with the shot's
+    passages and question, followed by its answer), then ``body[L]`` filled with the real passages and question, the
+    parts a blank line apart. ``body`` holds ``{context}`` (the passages, unnumbered, a blank line between them: a 270M
+    base model continues ``[1]`` numbers by copying a passage) and ``{question}``, and ends in the answer cue; an empty
+    instruction is left out. ``stops``: decoding ends at the first of these once the model has written something (it
+    goes on to write the next question, or a title line, once it has answered); the answer is the text before it
+    (``tuner.generation._local.cut_answer``).
+    """
+
+    body: Mapping[Language, str]
+    stops: tuple[str, ...] = ("\n",)
+    instruction: Mapping[Language, str] = field(default_factory=dict)
+    shots: Mapping[Language, tuple[Shot, ...]] = field(default_factory=dict)
+
+    def render(self, language: Language, question: str, contexts: Sequence[str]) -> str:
+        """The completion prompt for ``question`` over ``contexts`` (:data:`NO_CONTEXT` when there are none).
+
+        >>> shot = Shot(("The lamp uses a 9-watt LED.",), "What LED?", "A 9-watt LED.")
+        >>> print(LocalPrompt({"en": "{context}\\nQ: {question}\\nA:"}, instruction={"en": "Answer."}, shots={"en": (shot,)})
+        ...       .render("en", "How long? ", [" 24 months. ", "Other."]))
+        Answer.
+        <BLANKLINE>
+        The lamp uses a 9-watt LED.
+        Q: What LED?
+        A: A 9-watt LED.
+        <BLANKLINE>
+        24 months.
+        <BLANKLINE>
+        Other.
+        Q: How long?
+        A:
+        """
+        body = self.body[language]
+        parts = [self.instruction.get(language, "")]
+        for shot in self.shots.get(language, ()):
+            parts.append(_filled(body, shot.question, shot.passages) + ANSWER_SPACE[language] + shot.answer)
+        parts.append(_filled(body, question, contexts))
+        return "\n\n".join(part for part in parts if part)
+
+
+ANSWER_SPACE: Mapping[Language, str] = {"en": " ", "zh": ""}
+"""What stands between the answer cue and a shot's answer (``Answer: 24 months``, ``回答：24个月``)."""
+
+
+def _filled(body: str, question: str, contexts: Sequence[str]) -> str:
+    passages = "\n\n".join(text.strip() for text in contexts) if contexts else NO_CONTEXT
+    return fill(body, question=question.strip(), context=passages)

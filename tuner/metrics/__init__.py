@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Sequence
 from tuner.metrics.context_precision import context_precision
 from tuner.metrics.correct import correct
 from tuner.metrics.delta import Grade, delta_faithful, grade_delta
-from tuner.metrics.exposure import DeltaParts, delta_parts, exposed
+from tuner.metrics.exposure import DeltaParts, TiedExposure, delta_parts, exposed, tie_flip
 from tuner.metrics.faithfulness import contradicted_share, faithful, missing_reason
 from tuner.metrics.hit_at_k import hit_at_k
 from tuner.metrics.misled import misled
@@ -36,6 +36,7 @@ __all__ = [
     "DeltaParts",
     "Grade",
     "RetrievalMetric",
+    "TiedExposure",
     "context_precision",
     "contradicted_share",
     "correct",
@@ -51,4 +52,5 @@ __all__ = [
     "recall_at_k",
     "recall_lower_bound",
     "rejected",
+    "tie_flip",
 ]

@@ -22,7 +22,7 @@ from numpy.typing import NDArray
 
 from tuner.noisefloor._floor import NoiseComponent, NoiseFloor
 from tuner.errors import UserError
-from tuner.evaluation.retrieval import score_contexts
+from tuner.evaluation.retrieval import conflict_exposure, score_contexts
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, evaluation_steps
 from tuner.generation import Answer, build_generator
 from tuner.judging import build_judge
@@ -30,7 +30,7 @@ from tuner.llm import RequestCount
 from tuner.backends import BackendResources
 from tuner.metrics import delta_faithful
 from tuner.variants import VariantsConfig
-from tuner.objectives import DELTA
+from tuner.objectives import DELTA, EXPOSURE
 from tuner.progress import LoggedTask, Reporter, SilentReporter, Task
 from tuner.redaction import redact_data
 from tuner.retrieval import RetrievalPipeline
@@ -156,8 +156,9 @@ def _faithfulness_components(
 
 
 def _retrieval_components(runs: Sequence[dict[str, list[float]]]) -> dict[str, NoiseComponent]:
-    """Label-counted retrieval metrics. Re-scoring a saved context from labels is a pure function, so
-    the re-judged rows are run 0's row R times; the regenerated rows come from retrieving R times."""
+    """Label-counted retrieval metrics, conflict exposure among them (per case 0/1, from the chunks' sources). Re-scoring
+    a saved context is a pure function, so the re-judged rows are run 0's row R times; the regenerated rows come from
+    retrieving R times."""
     components = {}
     for name in runs[0]:
         regenerated = np.array([run[name] for run in runs], dtype=np.float64)
@@ -224,11 +225,20 @@ def calibrate(
     reporter.stage(f"noise floor: retrieving {len(dataset.golden)} questions ({runs} runs; chunks and indexes are "
                    "built first when not cached)")
     retrieval_runs = [score_contexts(pipeline, pipeline.retrieve(settings, "clean")) for _ in range(runs)]
-    components = _retrieval_components(retrieval_runs)
     undefined: dict[str, str] = {}
+    # conflict exposure is a retrieval fact like recall@k: measured the same way, R retrievals over the index with
+    # the conflicting documents, so its run-to-run part is what those retrievals show (0 for tuner's own retrieval)
+    for scores in retrieval_runs:
+        flags = conflict_exposure(pipeline, settings)
+        if flags is None:
+            undefined[EXPOSURE] = ("the dataset has no conflicting documents" if not dataset.conflicts
+                                   else "the retrieval does not search the conflicting documents")
+            break
+        scores[EXPOSURE] = [float(flag) for flag in flags]
+    components = _retrieval_components(retrieval_runs)
     n_cases = len(dataset.golden)
     if dataset.retrieval_only:
-        undefined = {name: "dataset has no keypoints" for name in _FAITHFULNESS}
+        undefined.update({name: "dataset has no keypoints" for name in _FAITHFULNESS})
     else:
 
         def regenerate(run: int, task: Task) -> list[CaseOutcome]:
@@ -255,8 +265,9 @@ def calibrate(
 
         rejudged = _each_run(runs, "re-judging the answers of run 0", answered, reporter, rejudge,
                               pipeline.embeddings.texts_encoded)
-        faithfulness, undefined = _faithfulness_components(regenerated, rejudged)
+        faithfulness, unmeasured = _faithfulness_components(regenerated, rejudged)
         components.update(faithfulness)
+        undefined.update(unmeasured)
         n_cases = len(regenerated[0])
     for name, component in list(components.items()):
         if not np.isfinite(component.bootstrap_sd):

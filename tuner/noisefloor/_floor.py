@@ -11,10 +11,10 @@ from typing import Any
 
 from tuner.errors import UserError
 from tuner.io import atomic_write_json, renamed_key
-from tuner.objectives import DELTA, RECALL
+from tuner.objectives import DELTA, EXPOSURE, RECALL
 from tuner.stats import min_detectable_difference
 
-FLOOR_METRICS = (RECALL, "hit_at_k", "mrr", "context_precision", "faithful_v0", "faithful_v3", DELTA)
+FLOOR_METRICS = (RECALL, "hit_at_k", "mrr", "context_precision", EXPOSURE, "faithful_v0", "faithful_v3", DELTA)
 """Metric names a noise floor covers, as studies and gates name their objectives."""
 
 

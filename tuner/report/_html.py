@@ -376,15 +376,22 @@ def _picks_section(
     if not categories:
         return overview + '<p class="note">The picked trials have no per-category scores (user attr by_category).</p>'
 
+    # recall@k, the study's robustness objective and beside it what the study measured but did not optimize (exposure
+    # in a Δ study, Δ in an exposure study), each shown only where some pick has a value for it: a study recorded
+    # before trials kept exposure per category shows no column of dashes
+    robustness = robustness_objective(names)
+    beside = (DELTA, f"{label(DELTA)} (measured)") if robustness == EXPOSURE else (EXPOSURE, label(EXPOSURE))
+    columns = [(name, heading) for name, heading in ((RECALL, label(RECALL)), (robustness, label(robustness)), beside)
+               if any(scores.get(name) is not None for cats in by_category.values() for scores in cats.values())]
+
     def cells(category: str, rule: str) -> list[str]:
         scores = by_category[rule].get(category)
         if scores is None:
-            return ["—", "—", "—"]
-        delta = scores.get(robustness)
-        return [f"{scores['recall_at_k']:.3f}", "—" if delta is None else f"{delta:.3f}", str(scores.get("n", ""))]
+            return ["—"] * (len(columns) + 1)
+        values = [scores.get(name) for name, _ in columns]
+        return [*("—" if value is None else f"{value:.3f}" for value in values), str(scores.get("n", ""))]
 
-    robustness = robustness_objective(names)
-    header = ["category", *(f"{rule} #{picks[rule]}: {h}" for rule in picks for h in ("recall@k", label(robustness), "n"))]
+    header = ["category", *(f"{rule} #{picks[rule]}: {h}" for rule in picks for h in (*(h for _, h in columns), "n"))]
     rows = [[c, *(v for rule in picks for v in cells(c, rule))] for c in categories]
     return overview + _table(header, rows, text_columns=[0])
 

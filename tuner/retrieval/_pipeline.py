@@ -203,8 +203,11 @@ class RetrievalPipeline:
         self._embed_table(table)
         return table.embeddings()
 
-    def retrieve(self, settings: RetrievalSettings, view: str = "clean") -> list[RetrievedContext]:
-        """The final context of every golden case, in dataset order."""
+    def retrieve(
+        self, settings: RetrievalSettings, view: str = "clean", ahead: np.ndarray | None = None
+    ) -> list[RetrievedContext]:
+        """The final context of every golden case, in dataset order (``ahead``: chunks of the table put first among
+        exactly tied scores, :func:`final_ranking`; None keeps first-stage order, what every figure uses)."""
         candidates = self.candidates(settings, view)
         ranking = settings.ranking
         rerank = self.rerank_scores(settings, view) if ranking.reranks else None
@@ -215,7 +218,7 @@ class RetrievalPipeline:
         for row, case in enumerate(self.dataset.golden):
             chosen, scores = final_ranking(
                 candidates.indices[row], candidates.scores[row], None if rerank is None else rerank[row], ranking,
-                versions, vectors,
+                versions, vectors, ahead,
             )
             chunks = tuple(table.chunks[i] for i in chosen)
             contexts.append(RetrievedContext(case.id, chunks, tuple(float(s) for s in scores)))

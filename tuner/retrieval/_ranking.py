@@ -59,6 +59,7 @@ def final_ranking(
     ranking: Ranking,
     versions: ChunkVersions | None = None,
     vectors: np.ndarray | None = None,
+    ahead: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The final context of one query from its cached candidates, under the final-ranking group ``ranking``.
 
@@ -66,7 +67,9 @@ def final_ranking(
     s = 0). With ``recency_weight`` w > 0, ``score = (1 − w) · score + w · 0.5^(age / half_life)`` (age in days
     behind the index's newest dated document, ``recency_half_life_days``; an undated chunk's recency is 0).
     A stale chunk (``versions.stale``) is dropped under ``version_policy: latest``, else its score is multiplied
-    by ``1 − stale_penalty``. Candidates are ordered by score, ties keeping first-stage order; those scoring below
+    by ``1 − stale_penalty``. Candidates are ordered by score, exact ties keeping first-stage order (with ``ahead``,
+    one flag per chunk of the table, flagged chunks go first among exact ties, first-stage order within each side:
+    how :func:`tuner.metrics.tie_flip` asks whether a tie decided a case's exposure); those scoring below
     ``relevance_threshold`` are dropped; going down the order, a candidate whose cosine similarity (rows of
     ``vectors``) to a kept one exceeds ``dedupe`` is skipped (``dedupe`` = 1: none is); at most ``top_k`` remain.
     Returns (chunk indices, scores).
@@ -95,7 +98,8 @@ def final_ranking(
             candidates, scores = candidates[~stale], scores[~stale]
         elif ranking.stale_penalty > 0.0:
             scores = np.where(stale, scores * (1.0 - ranking.stale_penalty), scores)
-    order = np.argsort(-scores, kind="stable")
+    # np.lexsort sorts by its last key first and is stable: score, then the ahead flag, then first-stage order
+    order = np.argsort(-scores, kind="stable") if ahead is None else np.lexsort((~ahead[candidates], -scores))
     order = order[scores[order] >= ranking.relevance_threshold]
     if ranking.dedupe < 1.0:
         if vectors is None:

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from tuner.cache import DiskCache
-from tuner.chunking import CHUNKER_VERSION, CONFLICT, Chunk, chunk_dataset
+from tuner.chunking import CHUNKER_VERSION, Chunk, chunk_dataset
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder
 from tuner.io import jsonl_objects, jsonl_text
@@ -28,7 +28,7 @@ class ChunkTable:
 
     def __post_init__(self) -> None:
         self.doc_ids = np.array([c.doc_id for c in self.chunks], dtype=object)
-        self.is_conflict: NDArray[np.bool_] = np.array([c.source == CONFLICT for c in self.chunks], dtype=bool)
+        self.is_conflict: NDArray[np.bool_] = np.array([c.conflicting for c in self.chunks], dtype=bool)
         self.passages = [c.passage for c in self.chunks]
 
     def __len__(self) -> int:
@@ -77,7 +77,13 @@ def load_chunk_table(dataset: Dataset, chunking: Chunking, cache: DiskCache, enc
     """
     key = chunks_key(dataset.content_hash, dataset.language, chunking_key(chunking), CHUNKER_VERSION)
 
-    def build(folder: Path) -> None:
-        _write_chunks(chunk_dataset(dataset, chunking), folder)
+    built: list[Chunk] = []
 
-    return ChunkTable(cache.get_or_build("chunks", key, build, _read_chunks), key, encoder)
+    def build(folder: Path) -> None:
+        built.extend(chunk_dataset(dataset, chunking))
+        _write_chunks(built, folder)
+
+    def read(folder: Path) -> list[Chunk]:
+        return built or _read_chunks(folder)  # the chunks just written are the ones in memory: no need to parse them
+
+    return ChunkTable(cache.get_or_build("chunks", key, build, read), key, encoder)

@@ -11,7 +11,9 @@ from typing import Any
 import optuna
 
 from tuner.errors import BackendFailure, BudgetSpent
-from tuner.evaluation import CaseOutcome, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant
+from tuner.evaluation import (
+    CaseOutcome, RetrievalReport, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant,
+)
 from tuner.external import ExternalPipeline
 from tuner.llm import Usage, UsageCounts
 from tuner.objectives import CONTEXT_WORDS, DELTA, DELTA_CORRECT, EXPOSURE, RECALL, ROBUSTNESS_OBJECTIVES
@@ -131,9 +133,11 @@ class TrialObjective:
         per_case = dict(zip(retrieval.case_ids, retrieval.per_case[RECALL], strict=True))
         shown = dict(zip(retrieval.case_ids, retrieval.exposed or (False,) * len(retrieval.case_ids), strict=True))
         exposure = Proportion.of([shown[case_id] for case_id in self.case_order])
+        ties = None if retrieval.exposure_ties is None else dict(zip(retrieval.case_ids, retrieval.exposure_ties, strict=True))
         TrialRecord(settings=settings.model_dump(), context_words=retrieval.mean_context_words,
                     recall_cases=tuple(per_case[case_id] for case_id in self.case_order),
                     exposed_cases=tuple(int(shown[case_id]) for case_id in self.case_order),
+                    exposure_ties=None if ties is None else tuple(ties[case_id] for case_id in self.case_order),
                     embedding_backend=self.pipeline.embeddings.backend_in_use(settings.embedding_model, self.pipeline.cache.root)).write(trial)
         exposure_value = float(exposure.value or 0.0)
         # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
@@ -180,7 +184,7 @@ class TrialObjective:
             n=summary.delta_n,
             n_total=len(self.case_order),
             grade=summary.grade,
-            by_category=self._by_category(retrieval.by_category, outcomes),
+            by_category=self._by_category(retrieval, outcomes),
             warnings=tuple(
                 w for w in (summary.shortfall_warning, self._undefined(delta, summary.delta_n, summary.faithful.missing), self._unmatched()) if w is not None
             ) or None,
@@ -290,16 +294,23 @@ class TrialObjective:
             f3=scores[1],
         )
 
-    def _by_category(self, retrieval_buckets: dict[str, Any], outcomes: list[CaseOutcome]) -> dict[str, Any]:
+    def _by_category(self, retrieval: RetrievalReport, outcomes: list[CaseOutcome]) -> dict[str, Any]:
+        """Per case category: recall@k, the Δ measured (None where no case of it was scored), conflict exposure (the
+        share of its cases exposed; absent without conflicts) and its case count."""
         groups: dict[str, list[CaseOutcome]] = {}
         for outcome in outcomes:
             groups.setdefault(outcome.case.category, []).append(outcome)
+        shown: dict[str, list[bool]] = {}
+        if retrieval.exposed is not None:
+            for case, flag in zip(self.pipeline.dataset.golden, retrieval.exposed, strict=True):
+                shown.setdefault(case.category, []).append(flag)
         table: dict[str, Any] = {}
-        for category, metrics in retrieval_buckets.items():
+        for category, metrics in retrieval.by_category.items():
             summary = summarize_variant(groups[category], "v3", ci=False) if category in groups else None
             table[category] = {
                 RECALL: metrics[RECALL].value,
                 self.robustness: None if summary is None else finite_or_none(self._robustness(summary)[0]),
+                **({EXPOSURE: sum(shown[category]) / len(shown[category])} if category in shown else {}),
                 "n": metrics[RECALL].n,
             }
         return table

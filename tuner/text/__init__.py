@@ -42,7 +42,7 @@ from tuner.text._numerals import (
 )
 from tuner.text._dates import DateMention, day_number, find_dates, parse_date
 from tuner.text._segment import SEGMENTER, segment, tag
-from tuner.text._sentences import SENTENCE_BREAK, sentence_spans, split_sentences
+from tuner.text._sentences import SENTENCE_BREAK, sentence_breaks, sentence_spans, split_sentences
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
 from tuner.text._tokens import bm25_token_lists, bm25_tokens, is_blank, normalize_text, plural, word_count
 
@@ -81,6 +81,7 @@ __all__ = [
     "parse_number",
     "plural",
     "segment",
+    "sentence_breaks",
     "sentence_spans",
     "split_sentences",
     "tag",

@@ -3,9 +3,12 @@ the share of CJK ideographs among letters."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from typing import Literal
+
+import numpy as np
 
 Language = Literal["en", "zh"]
 """A resolved language: it picks nothing in tokenization (which is script-aware) but is validated,
@@ -16,8 +19,12 @@ DeclaredLanguage = Literal["en", "zh", "auto"]
 
 LANGUAGES: tuple[Language, ...] = ("en", "zh")
 
-CJK_CHARS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ffff"
-"""CJK ideographs: the unified blocks, extension A, compatibility ideographs and the supplementary planes."""
+CJK_RANGES = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2FFFF))
+"""CJK ideographs as inclusive code point ranges: extension A, the unified block, compatibility ideographs and the
+supplementary planes."""
+
+CJK_CHARS = "".join(f"{chr(first)}-{chr(last)}" for first, last in CJK_RANGES)
+""":data:`CJK_RANGES` for a regular expression's character class."""
 
 ZH_THRESHOLD = 0.2
 """``zh`` when at least this share of letters are CJK ideographs. Chinese knowledge-base text with English
@@ -26,18 +33,26 @@ English text quoting a Chinese name well below it (a 300-letter paragraph with �
 
 CJK = re.compile(f"[{CJK_CHARS}]")
 """One CJK ideograph."""
-_LATIN = re.compile(r"[A-Za-z]")
+_LATIN_RANGES = ((ord("A"), ord("Z")), (ord("a"), ord("z")))
+_COUNTED_AT_ONCE = 1024
+"""Texts whose code points :func:`cjk_share` counts in one array."""
 
 
 def cjk_share(texts: Iterable[str]) -> float:
     """CJK ideographs / (CJK ideographs + ASCII letters) over all ``texts``; 0.0 when there is no letter.
 
-    Digits, punctuation and whitespace are not counted: they say nothing about the language.
+    Digits, punctuation and whitespace are not counted: they say nothing about the language. Counted on the code
+    points as an array (a regular expression's ``findall`` took seconds over a corpus of 60M characters).
+
+    >>> cjk_share(["iPhone 15 售价 8999 元"]), cjk_share(["123 …"])
+    (0.3333333333333333, 0.0)
     """
     cjk = latin = 0
-    for text in texts:
-        cjk += len(CJK.findall(text))
-        latin += len(_LATIN.findall(text))
+    pending = iter(texts)
+    while batch := list(itertools.islice(pending, _COUNTED_AT_ONCE)):
+        codes = np.frombuffer("".join(batch).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        cjk += sum(int(np.count_nonzero((codes >= first) & (codes <= last))) for first, last in CJK_RANGES)
+        latin += sum(int(np.count_nonzero((codes >= first) & (codes <= last))) for first, last in _LATIN_RANGES)
     return cjk / (cjk + latin) if cjk + latin else 0.0
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from tuner.text._language import CJK_CHARS
 
@@ -28,9 +29,31 @@ SENTENCE_BREAK = re.compile(
   unless another end mark follows (？！ is one end);
 - at a half-width ! or ? directly followed by a CJK ideograph (informal Chinese text).
 
-A heuristic, good enough to pick, rewrite and chunk sentences."""
+A heuristic, good enough to pick, rewrite and chunk sentences. Find its matches with :func:`sentence_breaks`."""
+
+_BREAK_MARK = re.compile(rf"[.!?{_END_ZH}{_CLOSERS}]|\n")
+"""What every :data:`SENTENCE_BREAK` match starts at or right after: a line break starts one, an end mark or closer
+precedes one (each other alternative opens with a look-behind at those)."""
 
 _HAS_WORD = re.compile(r"\w")
+
+
+def sentence_breaks(text: str) -> Iterator[re.Match[str]]:
+    """``SENTENCE_BREAK.finditer(text)``: the same matches, several times faster on long text. ``finditer`` tries
+    the pattern's look-behinds at every character; here it is tried only where :data:`_BREAK_MARK` says a match can
+    start. After an empty match the next one starts a character later, as in ``finditer`` (no non-empty match can
+    start where an empty one did: the empty alternatives match only where no whitespace follows)."""
+    searched = 0  # where finditer would search from
+    for mark in _BREAK_MARK.finditer(text):
+        at = mark.start() if mark.group() == "\n" else mark.end()
+        if at < searched:
+            continue
+        gap = SENTENCE_BREAK.match(text, at)  # look-behinds see the text before ``at``
+        if gap is not None:
+            yield gap
+            searched = gap.end() + (gap.end() == gap.start())
+        else:
+            searched = at + 1
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -38,7 +61,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     whitespace; pieces without a word character (a lone "..." or "——") are dropped."""
     spans: list[tuple[int, int]] = []
     start = 0
-    for gap in (*SENTENCE_BREAK.finditer(text), None):
+    for gap in (*sentence_breaks(text), None):
         end = len(text) if gap is None else gap.start()
         piece = text[start:end]
         if _HAS_WORD.search(piece):

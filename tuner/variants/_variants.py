@@ -157,7 +157,7 @@ class VariantBuilder:
             if self.config.hard_mode == "in_index":
                 if v3_in_index is None:
                     raise ValueError("v3 in_index needs the retrieval over the index with conflicts")
-                injected = sum(1 for c in v3_in_index.chunks if c.source == "conflict")
+                injected = sum(1 for c in v3_in_index.chunks if c.conflicting)
                 return VariantContext("v3", v3_in_index.chunks, injected)
             return self._with_injected("v3", base, self._conflict_chunks(row, case), rng)
         raise ValueError(f"unknown variant '{variant}'")
