@@ -28,7 +28,7 @@ def test_robustness_json(tiny_dataset_dir: Path, encoder: CachedEncoder, capsys:
     assert data["calls"]["generator"] > 0
     assert data["retrieval"]["recall_at_k"]["n_total"] == 6
     v3 = data["variants"]["v3"]
-    assert set(v3["exposure"]) == {"value", "n", "n_total", "ci"} and v3["exposure"]["n_total"] == 6
+    assert set(v3["exposure"]) == {"value", "n", "n_total", "ci", "tied", "could_expose", "could_unexpose", "range"} and v3["exposure"]["n_total"] == 6
     assert v3["exposure"]["value"] == v3["exposure"]["n"] / 6
     if v3["exposure"]["n"] == 0:
         assert v3["susceptibility"] is None

@@ -99,7 +99,7 @@ def test_study_runs_resumes_and_exports_a_config_that_reproduces_its_recall(
     evaluated = json.loads(capsys.readouterr().out)
     assert evaluated["recall_at_k"] == pytest.approx(front["front"][0]["values"]["recall_at_k"])
     # the exposure of the export is the trial's, recounted over every golden case
-    assert set(evaluated["conflict_exposure"]) == {"value", "n", "n_total", "ci"} and evaluated["conflict_exposure"]["n_total"] == 6
+    assert set(evaluated["conflict_exposure"]) == {"value", "n", "n_total", "ci", "tied", "could_expose", "could_unexpose", "range"} and evaluated["conflict_exposure"]["n_total"] == 6
     for suffix in (".json", ".env"):
         assert main(["export", str(study_file), "--pick", "knee", "-o", str(tmp_path / f"deploy{suffix}")]) == 0
     assert "TUNER_TOP_K=" in (tmp_path / "deploy.env").read_text()
