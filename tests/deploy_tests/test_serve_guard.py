@@ -4,6 +4,7 @@ the run's token, and a Host the service answers to (DNS rebinding); reads stay o
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -69,10 +70,10 @@ def test_serve_prints_a_new_token_unless_one_is_set(tmp_path: Path, tiny_dataset
 
     served: list[tuple[str, str | None]] = []
 
-    def run(app: object, sock: object) -> None:  # in place of uvicorn serving forever on the bound socket
+    def run(app: object, sock: socket.socket) -> None:  # in place of uvicorn serving forever on the bound socket
         guard = next(m for m in app.user_middleware if m.cls.__name__ == "WriteGuard")  # type: ignore[attr-defined]
         served.append((guard.kwargs["token"], guard.kwargs["hosts"]))
-        sock.close()  # type: ignore[attr-defined]
+        sock.close()
 
     monkeypatch.setattr(tuner.http_guard, "serve_on", run)
     config = write_export(tmp_path / "deploy.yaml", export_document({"top_k": 2}, {}))
