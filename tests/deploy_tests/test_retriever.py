@@ -151,6 +151,24 @@ def test_an_unseen_question_embeds_only_itself_and_writes_nothing_to_the_store(t
     assert encoder.with_prompt(retriever.settings.query_prompt).missing([question]) == [question]
 
 
+def test_a_configuration_that_never_embeds_is_served_without_torch(tmp_path: Path, tiny_dataset_dir: Path) -> None:
+    """BM25 without a rerank or dedupe never runs the embedding model, so building its retriever (what ``tuner serve``
+    does before it is ready) imports neither torch nor sentence-transformers: ~8 s of CPU less at every start."""
+    import subprocess
+    import sys
+
+    config = write_export(tmp_path / "deploy.yaml", export_document(
+        RetrievalSettings(top_k=3, chunk_size=32, retriever="bm25").model_dump(), {"study": "tiny", "trial": 0}))
+    code = (f"import sys\nfrom tuner.deploy import Retriever\n"
+            f"retriever = Retriever.from_config({str(config)!r}, corpus={str(tiny_dataset_dir)!r})\n"
+            "assert retriever.retrieve('How long is the laptop warranty?')\n"
+            "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "TUNER_CACHE": str(tmp_path / "cache")}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-1500:]
+    assert done.stdout.strip() == "[]"
+
+
 # a setting off its default in every stage (the rerank stage's only setting, the reranker, offline has one choice; it
 # acts through rerank_strength): an update that chunks, embeds, searches or ranks new documents otherwise than a
 # fresh build does fails the test below

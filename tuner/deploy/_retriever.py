@@ -82,6 +82,18 @@ def _in_memory_dataset(documents: Sequence[Document], language: Language) -> Dat
     return Dataset(Path("<documents>"), tuple(documents), (), content_hash=digest.hexdigest(), language=language)
 
 
+def _embeds(settings: RetrievalSettings) -> bool:
+    """Whether retrieving with ``settings`` runs the embedding model: a first stage that searches vectors, a rerank
+    (its reranker may embed sentences) or ``dedupe`` (it compares chunk vectors). BM25 alone never does.
+
+    >>> _embeds(RetrievalSettings(retriever="bm25")), _embeds(RetrievalSettings(retriever="hybrid"))
+    (False, True)
+    >>> _embeds(RetrievalSettings(retriever="bm25", dedupe=0.9)), _embeds(RetrievalSettings(retriever="bm25", rerank_strength=0.3))
+    (True, True)
+    """
+    return RETRIEVERS[settings.retriever].needs_vectors or settings.ranking.reranks or settings.ranking.reads_vectors
+
+
 def _table_key(chunks: Sequence[Chunk], model: str) -> str:
     digest = hashlib.sha256(model.encode("utf-8"))
     for chunk in chunks:
@@ -124,8 +136,10 @@ class Retriever:
         self._reranker: Reranker | None = self._pipeline.reranker(settings) if settings.ranking.reranks else None
         self._prepare(table.chunks)
         # on a warm cache every vector above came from the store and the model is not loaded yet: load it now, or
-        # the first request waits for it (98 s under load 20 in bench/serve.py)
-        _ = self.batcher.dim
+        # the first request waits for it (98 s under load 20 in bench/serve.py); a configuration that never embeds
+        # leaves it unloaded (torch and sentence-transformers are ~8 s of CPU to import)
+        if _embeds(settings):
+            _ = self.batcher.dim
         self._store.serve()  # built: from here on a request embeds its question and writes nothing to the store
 
     def _prepare(self, chunks: Iterable[Chunk]) -> None:
