@@ -159,11 +159,13 @@ def _summaries(*workers: subprocess.Popen[str]) -> list[dict[str, Any]]:
 
 @pytest.mark.postgres
 def test_two_workers_embed_each_text_once_with_the_shared_store_and_an_isolated_one_embeds_them_all_again(
-    tiny_dataset_dir: Path, tmp_path: Path, postgres_schema: str
+    tiny_dataset_dir: Path, tmp_path: Path, postgres_schema: str, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     import optuna
     import yaml
 
+    from tuner.cli import main
     from tuner.front import TrialRecord
 
     runs: dict[str, dict[int, int]] = {}  # mode → {pid of a worker that ran a trial: texts it embedded}
@@ -187,8 +189,13 @@ def test_two_workers_embed_each_text_once_with_the_shared_store_and_an_isolated_
             (folder / "space.yaml").write_text(yaml.safe_dump(SPACE_FIXED_CHUNKS))
             if count == 2:
                 open_when_two_workers_run(gate, name, postgres_schema)
-            workers = [_worker(study_file, postgres_schema, folder / f"cache-{i}") for i in range(1, count + 1)]
-            embedded = {w.pid: run["texts_embedded"] for w, run in zip(workers, _summaries(*workers))}
+                workers = [_worker(study_file, postgres_schema, folder / f"cache-{i}") for i in (1, 2)]
+                embedded = {w.pid: run["texts_embedded"] for w, run in zip(workers, _summaries(*workers))}
+            else:  # the isolated worker runs in this process (no interpreter, torch or model to start): its own cache
+                monkeypatch.setenv("TUNER_CACHE", str(folder / "cache-1"))
+                capsys.readouterr()
+                assert main(["run", str(study_file), "--storage", postgres_schema, "--no-report", "--json"]) == 0
+                embedded = {os.getpid(): json.loads(capsys.readouterr().out)["texts_embedded"]}
             requests[mode] = [json.dumps(r.body, sort_keys=True) for r in server.requests]
             study = optuna.load_study(study_name=name, storage=postgres_schema)
             ran = {int(str(TrialRecord.from_trial(t).worker).rsplit(":", 1)[1]) for t in study.trials}
@@ -214,12 +221,13 @@ def test_a_worker_killed_while_embedding_leaves_only_whole_vectors_that_the_next
     worker = _worker(study_file, postgres_schema, tmp_path / "cache")
     deadline = time.monotonic() + 300
     stored = 0
-    while stored < 48 and time.monotonic() < deadline and worker.poll() is None:
-        time.sleep(0.05)
-        try:
-            stored = len(_rows(postgres_schema))
-        except psycopg.errors.UndefinedTable:
-            continue
+    with psycopg.connect(postgres_schema, autocommit=True) as conn:  # one connection polls: no backend per look
+        while stored < 48 and time.monotonic() < deadline and worker.poll() is None:
+            time.sleep(0.05)
+            try:
+                stored = conn.execute("SELECT count(*) FROM tuner_embeddings").fetchone()[0]  # type: ignore[index]
+            except psycopg.errors.UndefinedTable:
+                continue
     worker.send_signal(signal.SIGKILL)
     worker.wait(timeout=30)
     rows = _rows(postgres_schema)
