@@ -14,21 +14,27 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("ragas", reason="the optional extra is not installed: pip install 'tuner[ragas]'")
+from tuner.chunking import Chunk
+from tuner.cli import main
+from tuner.dataset import GoldenCase
+from tuner.embedding import CachedEncoder
+from tuner.errors import UserError
+from tuner.evaluation.robustness import CaseOutcome, VariantOutcome
+from tuner.generation import Answer
+from tuner.judging import KeypointVerdict
+from tuner.evaluation import ragas_scores
+from tuner.llm import LLMConfig
+from tuner.backends import BackendResources
+from tuner.llm.testing import FakeChatServer, Reply
+from tuner.variants import VariantContext
 
-from tuner.chunking import Chunk  # noqa: E402
-from tuner.cli import main  # noqa: E402
-from tuner.dataset import GoldenCase  # noqa: E402
-from tuner.embedding import CachedEncoder  # noqa: E402
-from tuner.errors import UserError  # noqa: E402
-from tuner.evaluation.robustness import CaseOutcome, VariantOutcome  # noqa: E402
-from tuner.generation import Answer  # noqa: E402
-from tuner.judging import KeypointVerdict  # noqa: E402
-from tuner.evaluation import ragas_scores  # noqa: E402
-from tuner.llm import LLMConfig  # noqa: E402
-from tuner.backends import BackendResources  # noqa: E402
-from tuner.llm.testing import FakeChatServer, Reply  # noqa: E402
-from tuner.variants import VariantContext  # noqa: E402
+
+@pytest.fixture(scope="module", autouse=True)
+def ragas_installed() -> None:
+    """Every test here is skipped without the extra. ragas is imported when the first one runs, not at collection:
+    every xdist worker collects every module, and importing ragas costs ~4 s of CPU."""
+    pytest.importorskip("ragas", reason="the optional extra is not installed: pip install 'tuner[ragas]'")
+
 
 KEY_ENV = "TUNER_RAGAS_TEST_KEY"
 KEY = "sk-ragas-test-5f1c9e"
