@@ -5,8 +5,11 @@ import pytest
 
 from tuner.dataset import Document
 from tuner.deploy import Retriever
+from tuner.embedding import EmbeddingContext
 from tuner.export import export_document, write_export
 from tuner.settings import RetrievalSettings
+
+pytestmark = pytest.mark.slow  # the module's retriever loads and runs the embedding model
 
 QUERIES = ("How long is the warranty on laptops?", "What does express shipping cost?", "refund within 30 days")
 
@@ -23,10 +26,11 @@ def _shop() -> list[Document]:
 
 
 @pytest.fixture(scope="module")
-def retriever(tmp_path_factory: pytest.TempPathFactory) -> Retriever:
+def retriever(tmp_path_factory: pytest.TempPathFactory, embeddings: EmbeddingContext) -> Retriever:
+    """A hybrid, reranked retriever over three documents, on the session's models (loaded once per worker)."""
     settings = RetrievalSettings(top_k=3, chunk_size=12, retriever="hybrid", rerank_strength=0.4, candidate_depth=6)
     path = write_export(tmp_path_factory.mktemp("adapters") / "deploy.env", export_document(settings.model_dump(), {}))
-    return Retriever.from_config(path, corpus=_shop())
+    return Retriever.from_config(path, corpus=_shop(), embeddings=embeddings)
 
 
 def test_langchain_invoke_returns_the_tuner_chunks(retriever: Retriever) -> None:
