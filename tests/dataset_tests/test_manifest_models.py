@@ -54,6 +54,7 @@ def test_given_settings_override_defaults_and_auto_follows_the_merged_model() ->
     assert settings_from_mapping({"query_prompt": "q: "}, "s", defaults).query_prompt == "q: "
 
 
+@pytest.mark.slow
 def test_commands_use_the_manifest_defaults_under_their_flags(
     tiny_dataset_dir: Path, tmp_path: Path, encoder: CachedEncoder, capsys: pytest.CaptureFixture[str]
 ) -> None:

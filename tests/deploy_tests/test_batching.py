@@ -43,6 +43,7 @@ def at_once(calls: list[Callable[[], T]]) -> list[T]:
     return [r for r in results if r is not None]
 
 
+@pytest.mark.slow
 def test_concurrent_questions_share_one_forward_pass_and_get_their_own_vectors(encoder: CachedEncoder) -> None:
     batcher = BatchingEncoder(encoder.inner, max_wait=5.0, max_texts=len(QUESTIONS))  # waits only until all arrived
     vectors = at_once([lambda q=q: batcher.encode([q]) for q in QUESTIONS])

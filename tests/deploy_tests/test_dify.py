@@ -27,6 +27,7 @@ from tuner.settings import RetrievalSettings
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
+pytestmark = pytest.mark.slow  # the module's server (or study) takes tens of seconds to start
 
 API_KEY = "test-dify-key"
 AUTH = {"Authorization": f"Bearer {API_KEY}"}

@@ -52,6 +52,7 @@ def _dated_copy(source: Path, target: Path) -> Path:
     return target
 
 
+@pytest.mark.slow
 def test_every_front_trial_exported_and_rebuilt_returns_the_chunks_its_evaluation_ranked(
     tiny_dataset_dir: Path, tmp_path: Path
 ) -> None:
@@ -189,6 +190,7 @@ def test_the_update_parity_settings_leave_no_stage_at_its_defaults() -> None:
         assert moved or stage == "rerank", f"no setting of stage {stage} differs from its default"
 
 
+@pytest.mark.slow
 def test_added_superseded_and_deleted_documents_match_a_fresh_build(tmp_path: Path) -> None:
     config = _config(tmp_path, **EVERY_STAGE)
     retriever = Retriever.from_config(config, corpus=_shop())

@@ -15,6 +15,7 @@ from tuner.settings import RetrievalSettings
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
+pytestmark = pytest.mark.slow  # the module's server (or study) takes tens of seconds to start
 
 
 

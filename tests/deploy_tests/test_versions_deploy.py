@@ -20,6 +20,7 @@ from tuner.front import TrialRecord
 
 from tests.deploy_tests.test_serve import _serve
 from tests.net import free_port, wait_until_ready
+pytestmark = pytest.mark.slow  # the module's server (or study) takes tens of seconds to start
 
 KNOBS = {"top_k": 3, "retriever": "hybrid", "chunk_size": 32, "version_policy": "latest", "recency_weight": 0.2,
          "recency_half_life_days": 30.0, "dedupe": 0.9, "metadata_filter": "current"}

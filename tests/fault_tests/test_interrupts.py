@@ -17,7 +17,7 @@ from typing import Any
 import optuna
 import pytest
 
-pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")]
 import yaml
 
 from tuner.front import TrialRecord, study_summary

@@ -56,6 +56,7 @@ def _storage_text(url: str) -> str:
     return "\n".join(rows)
 
 
+@pytest.mark.slow
 def test_no_planted_secret_reaches_any_output(
     tiny_dataset_dir: Path, tmp_path: Path, fault_cache: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,

@@ -21,6 +21,7 @@ from tuner.settings import RetrievalSettings
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
+pytestmark = pytest.mark.slow  # the module's server (or study) takes tens of seconds to start
 
 REPO = Path(__file__).resolve().parents[2]
 LIMIT_BYTES = 64 * 1024

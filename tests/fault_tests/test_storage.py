@@ -25,7 +25,7 @@ from tuner.front import study_summary
 from tuner.study import open_storage
 from tuner.study._faults import storage_fault
 
-pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")]
 
 
 def _raised(exc: BaseException, wrapper: type[Exception] = optuna.exceptions.StorageInternalError) -> Exception:

@@ -13,7 +13,7 @@ import pytest
 from tests.fault_tests.test_interrupts import Worker, assert_clean_exit, load, write_fault_study
 from tuner.front import StudyRecord, TrialRecord, study_summary
 
-pytestmark = pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")]
 
 BUDGET = 4
 

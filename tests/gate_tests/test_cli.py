@@ -31,6 +31,7 @@ def _gate(files: dict[str, Path], *extra: str, config: Path | None = None) -> in
                  "--out", str(files["out"]), *extra])
 
 
+@pytest.mark.slow
 def test_write_baseline_then_gate_unchanged_passes(files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     assert _gate(files, "--write-baseline") == 0
     stored = json.loads(files["baseline"].read_text("utf-8"))

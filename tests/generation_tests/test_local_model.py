@@ -64,6 +64,7 @@ def test_the_model_file_is_in_the_runs_cache_and_the_seed_does_not_reload_it(loc
     assert llama_cpp_runtime(reseeded, DiskCache(tuner_cache)) is runtime
 
 
+@pytest.mark.slow
 def test_generators_sharing_the_model_answer_from_several_threads_as_one_at_a_time(local_generator: LocalGenerator) -> None:
     questions = [f"What is {n} plus {n}?" for n in range(1, 5)]
     passages = [f"{n} plus {n} is {2 * n}." for n in range(1, 5)]

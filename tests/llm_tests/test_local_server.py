@@ -21,7 +21,7 @@ from tuner.judging import build_judge, parse_judge_config
 from tuner.backends import BackendResources
 from tuner.verdicts import GENERATION_MISSING, MISSING_REASONS, VERDICTS
 
-pytestmark = pytest.mark.local_model
+pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 CASES = 1  # each case is two requests of a few hundred prompt tokens on one thread
 
 

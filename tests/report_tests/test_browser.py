@@ -42,6 +42,7 @@ def test_console_error_detection_sees_a_broken_page(tmp_path: Path) -> None:
     assert any("Uncaught ReferenceError" in line for line in console_errors(result.stderr))
 
 
+@pytest.mark.slow
 def test_every_plot_renders_without_script_errors(report_path: Path, tmp_path: Path) -> None:
     result = chromium(report_path, tmp_path / "profile", "--dump-dom")
     assert console_errors(result.stderr) == []

@@ -115,6 +115,7 @@ def test_too_few_confirmation_cases_is_one_line_and_exit_2_before_any_trial(
     assert "confirm.share" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_front_members_are_confirmed_on_held_out_cases_and_every_output_shows_both(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -158,6 +158,7 @@ def _summaries(*workers: subprocess.Popen[str]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 def test_two_workers_embed_each_text_once_with_the_shared_store_and_an_isolated_one_embeds_them_all_again(
     tiny_dataset_dir: Path, tmp_path: Path, postgres_schema: str, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -211,6 +212,7 @@ def test_two_workers_embed_each_text_once_with_the_shared_store_and_an_isolated_
 
 
 @pytest.mark.postgres
+@pytest.mark.slow
 def test_a_worker_killed_while_embedding_leaves_only_whole_vectors_that_the_next_worker_reuses(
     tmp_path: Path, postgres_schema: str, encoder: CachedEncoder
 ) -> None:

@@ -37,6 +37,7 @@ def _values(folder: Path, dataset: Path, **overrides: object) -> list[tuple[floa
     return [tuple(t.values) for t in sorted(study.trials, key=lambda t: t.number)]
 
 
+@pytest.mark.slow
 def test_study_on_an_endpoint_matches_the_local_model(
     tiny_dataset_dir: Path, tmp_path: Path, embedding_server: FakeChatServer
 ) -> None:

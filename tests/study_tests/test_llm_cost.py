@@ -119,6 +119,7 @@ def test_max_cost_needs_pricing_on_every_llm_backend(tiny_dataset_dir: Path, tmp
         load_study_file(study_file)
 
 
+@pytest.mark.slow
 def test_a_spent_budget_stops_the_study_like_an_interrupt_and_a_larger_one_resumes_it(
     tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

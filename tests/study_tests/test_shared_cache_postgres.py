@@ -118,6 +118,7 @@ def _distinct(requests: list[Any]) -> int:
 
 
 @needs_postgres
+@pytest.mark.slow
 def test_two_workers_and_a_later_machine_repeat_no_call(
     tiny_dataset_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -149,6 +150,7 @@ def test_two_workers_and_a_later_machine_repeat_no_call(
 
 
 @needs_postgres
+@pytest.mark.slow
 def test_a_killed_worker_leaves_no_torn_row(tiny_dataset_dir: Path, tmp_path: Path) -> None:
     name = f"killed-{uuid.uuid4().hex[:8]}"
     model = f"stand-in-{uuid.uuid4().hex[:8]}"  # this run's rows, apart from earlier runs' in the shared table

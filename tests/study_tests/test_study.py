@@ -149,6 +149,7 @@ def test_dry_run_estimates_calls_and_spends_nothing(tiny_dataset_dir: Path, tmp_
     assert not (tmp_path / "out" / "tiny" / "study.db").exists()
 
 
+@pytest.mark.slow
 def test_interrupted_run_leaves_a_resumable_study(tiny_dataset_dir: Path, tmp_path: Path) -> None:
     study_file = write_study(tmp_path, tiny_dataset_dir, budget={"trials": 200})
     worker = subprocess.Popen(

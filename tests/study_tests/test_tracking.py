@@ -124,6 +124,7 @@ def _wandb_records(path: Path) -> list[Any]:
     return records
 
 
+@pytest.mark.slow
 def test_wandb_offline_runs_carry_metrics_and_settings(
     tiny_dataset_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -53,6 +53,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.filterwarnings("ignore::optuna.e
 
 
 @pytest.mark.usefixtures("postgres_server")
+@pytest.mark.slow
 def test_killed_worker_trial_is_failed_and_retried_and_nothing_is_lost(tiny_dataset_dir: Path, tmp_path: Path) -> None:
     (tmp_path / "slowgen.py").write_text(SLOW_GENERATOR)
     name = f"workers-{uuid.uuid4().hex[:8]}"
