@@ -14,12 +14,18 @@ Parts:
   their subreaper, so the worker processes tuner starts for a large corpus, which outlive it by a moment, are counted
   too), its peak RSS (of the largest single process), and the load average before and after. ``--phases`` also times, in another fresh child per tree, chunking and the
   BM25 index alone (CPU of the whole process, all threads, and of its worker processes, read from ``/proc``).
+- ``tokens --dataset DIR [--dataset DIR ...] [--cmrc]``: the token spans tuner's chunking counts
+  (:class:`tuner.chunking.TokenUnits`, which hands a BERT tokenizer only what is not a CJK ideograph or punctuation)
+  against the tokenizer's own offsets for the whole of every text: documents, conflicts, titles and questions of each
+  dataset folder, and with ``--cmrc`` the CMRC 2018 trial split's paragraphs, titles, questions and answers as
+  imported. Prints the texts, characters and tokens compared and every text whose spans differ (none expected).
 
 The machine this runs on is shared: the wall time is inflated by other work, the CPU time much less (it still
 counts cache misses and frequency drops under load), so both are printed.
 
 Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/coldpath.py build --docs 68000 --out /tmp/coldkb
      HF_HUB_OFFLINE=1 .venv/bin/python bench/coldpath.py time --dataset /tmp/coldkb --root /tmp/before --root . --phases
+     HF_HUB_OFFLINE=1 .venv/bin/python bench/coldpath.py tokens --dataset /tmp/coldkb --cmrc
 """
 
 from __future__ import annotations
@@ -41,7 +47,8 @@ PR_SET_CHILD_SUBREAPER = 36
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cmrc import default_path  # noqa: E402
-from tuner.dataset import write_dataset  # noqa: E402
+from tuner.chunking import token_units  # noqa: E402
+from tuner.dataset import load_dataset, write_dataset  # noqa: E402
 from tuner.dataset.importers import import_squad  # noqa: E402
 from tuner.text import split_sentences  # noqa: E402
 
@@ -145,6 +152,40 @@ def time_trees(dataset: Path, roots: list[Path], phases: bool) -> None:
                   f"{run['wall_s']:.1f} | {run['load_before']:.1f} → {run['load_after']:.1f} |")
 
 
+def compare_tokens(name: str, texts: list[str], batch: int = 1024) -> int:
+    """Compare the spans of ``texts`` (see the module docs); returns how many texts differ."""
+    units = token_units("all-MiniLM-L6-v2")
+    tokenizer, differ, tokens, chars = units.tokenizer, 0, 0, sum(map(len, texts))
+    for first in range(0, len(texts), batch):
+        part = texts[first : first + batch]
+        plain = tokenizer.encode_batch(part, add_special_tokens=False)
+        for at, (text, (starts, ends), encoding) in enumerate(zip(part, units.many(part), plain)):
+            expected = [(start, end) for start, end in encoding.offsets if end > start]
+            tokens += len(expected)
+            if list(zip(starts.tolist(), ends.tolist())) != expected:
+                differ += 1
+                print(f"  differs: text {first + at} of {name}: {text[:80]!r}")
+    print(f"{name}: {len(texts):,} texts, {chars:,} characters, {tokens:,} tokens compared; {differ} differ")
+    return differ
+
+
+def check_tokens(datasets: list[Path], cmrc: bool) -> None:
+    differ = 0
+    for path in datasets:
+        dataset = load_dataset(path)
+        texts = [doc.text for doc in dataset.corpus] + [conflict.text for conflict in dataset.conflicts]
+        texts += [doc.title for doc in dataset.corpus] + [case.question for case in dataset.golden]
+        differ += compare_tokens(str(path), texts)
+    if cmrc:
+        result = import_squad(default_path())
+        texts = [record["text"] for record in result.corpus] + [record.get("title") or "" for record in result.corpus]
+        texts += [case["question"] for case in result.golden]
+        texts += [alias for case in result.golden for keypoint in case["keypoints"] for alias in keypoint]
+        differ += compare_tokens("CMRC 2018 trial", texts)
+    if differ:
+        raise SystemExit(f"{differ} texts differ")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parts = parser.add_subparsers(dest="part", required=True)
@@ -155,9 +196,14 @@ def main() -> None:
     timing.add_argument("--dataset", type=Path, required=True)
     timing.add_argument("--root", type=Path, action="append", help="a tree holding tuner/ (repeatable; default: here)")
     timing.add_argument("--phases", action="store_true", help="also time chunking and the BM25 index alone")
+    checking = parts.add_parser("tokens")
+    checking.add_argument("--dataset", type=Path, action="append", default=[])
+    checking.add_argument("--cmrc", action="store_true", help="also the CMRC 2018 trial split as imported")
     args = parser.parse_args()
     if args.part == "build":
         build(args.docs, args.out)
+    elif args.part == "tokens":
+        check_tokens(args.dataset, args.cmrc)
     else:
         time_trees(args.dataset.resolve(), [root.resolve() for root in (args.root or [ROOT])], args.phases)
 
