@@ -3,12 +3,12 @@ runs keep the English rule, CJK runs are segmented."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
-from itertools import count
 
 import numpy as np
 
@@ -36,8 +36,30 @@ def is_blank(text: str) -> bool:
 
 def normalize_text(text: str) -> str:
     """NFKC, then lower case: full-width digits and letters fold to ASCII (``５９９９`` → ``5999``,
-    ``ＩＰｈｏｎｅ`` → ``iphone``), compatibility forms to their plain letters; ASCII text only loses case."""
-    return unicodedata.normalize("NFKC", text).lower()
+    ``ＩＰｈｏｎｅ`` → ``iphone``), compatibility forms to their plain letters; ASCII text only loses case.
+
+    A character whose NFKC is one other character of the Basic Multilingual Plane (full-width punctuation, letters and
+    digits, compatibility ideographs) is first replaced by it through a table (:func:`_nfkc_table`): the same result,
+    as a text's NFKC does not change when any of its characters is replaced by that character's own NFKC (both
+    decompose alike), and Python's NFKC then finds most Chinese text already normalized instead of normalizing it in
+    full (``tests/text_tests/test_tokens.py``)."""
+    if text.isascii():
+        return text.lower()
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    folded = _nfkc_table()[codes].tobytes().decode("utf-32-le", "surrogatepass")
+    return unicodedata.normalize("NFKC", folded).lower()
+
+
+@lru_cache(maxsize=1)
+def _nfkc_table() -> np.ndarray:
+    """Every code point's NFKC where that is one other character and the code point is in the Basic Multilingual
+    Plane, else the code point itself (the other planes are left to Python's NFKC)."""
+    table = np.arange(0x110000, dtype=np.uint32)
+    for code in itertools.chain(range(0xD800), range(0xE000, 0x10000)):
+        folded = unicodedata.normalize("NFKC", chr(code))
+        if len(folded) == 1 and folded != chr(code):
+            table[code] = ord(folded)
+    return table
 
 
 def bm25_tokens(text: str) -> list[str]:
@@ -86,7 +108,7 @@ def bm25_term_ids(texts: Sequence[str], empty: str) -> tuple[list[str], np.ndarr
     term once, in order of first occurrence), every text's ids one after the other and how many each text has (int64
     arrays); a text without terms has the one term ``empty``. The same terms without a step of Python per word: each
     word the segmenter gives is looked up once, and what is dropped, kept and renumbered is worked out on arrays."""
-    ids: defaultdict[str, int] = defaultdict(count().__next__)  # a new word gets the next id
+    ids: defaultdict[str, int] = defaultdict(itertools.count().__next__)  # a new word gets the next id
     latin_id, end_id, empty_id = ids[_KEPT_LATIN], ids[_TEXT_END], ids[empty]
     batches = []
     for first in range(0, len(texts), BM25_BATCH):
