@@ -24,6 +24,7 @@ from pathlib import Path
 
 import bm25s
 import numpy as np
+import scipy.sparse
 
 from tuner.cache import DiskCache
 from tuner.retrieval._base import Hits, register_retriever
@@ -49,8 +50,8 @@ def build_index(passages: Sequence[str], k1: float, b: float) -> bm25s.BM25:
 
     Passages are tokenized in batches (:func:`tuner.text.bm25_term_ids`; a large corpus in worker processes,
     :func:`tuner.workers.map_shards`) into ids of one vocabulary (a term's string is kept once, however many chunks
-    hold it); the (term, chunk) pairs are counted with one sort, which also gives the index's column order. Per
-    posting, in bm25s' own dtypes and order of operations: ``idf(t) · tf / (k1 · ((1 − b) + b · dl / avgdl) + tf)``
+    hold it); the (term, chunk) pairs are counted in a sparse matrix of terms × chunks, which also gives the index's
+    column order. Per posting, in bm25s' own dtypes and order of operations: ``idf(t) · tf / (k1 · ((1 − b) + b · dl / avgdl) + tf)``
     with ``idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))`` rounded to float32, the rest in float64, the product
     stored as float32."""
     vocab: defaultdict[str, int] = defaultdict(count().__next__)  # a new term gets the next id
@@ -62,11 +63,15 @@ def build_index(passages: Sequence[str], k1: float, b: float) -> bm25s.BM25:
         ids.append(to_global[shard_ids])
         counts.append(shard_counts)
     lengths = np.concatenate([np.zeros(0, dtype=np.int64), *counts])
-    chunk_of = np.repeat(np.arange(len(passages), dtype=np.int64), lengths)
-    pairs, tf = np.unique((np.concatenate(ids) << 32) | chunk_of, return_counts=True)
+    chunk_of = np.repeat(np.arange(len(passages), dtype=np.int32), lengths)
+    # rows are terms, columns chunks: the conversion counts the (term, chunk) pairs by bucketing them (linear; the
+    # pairs come in chunk order, so each row's chunks are already ascending), no sort of all pairs
+    postings = scipy.sparse.csr_matrix((np.ones(len(chunk_of), dtype=np.int64), (np.concatenate(ids), chunk_of)),
+                                       shape=(len(vocab), len(passages)))
     del ids, chunk_of
-    terms, chunks = pairs >> 32, (pairs & 0xFFFFFFFF).astype(np.int32)
-    doc_freq = np.bincount(terms, minlength=len(vocab))
+    postings.sum_duplicates()
+    doc_freq = np.diff(postings.indptr).astype(np.int64)
+    terms, chunks, tf = np.repeat(np.arange(len(vocab)), doc_freq), postings.indices.astype(np.int32), postings.data
     n_docs = len(passages)
     idf = np.array([math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) for df in doc_freq.tolist()], dtype=np.float32)
     length_norm = k1 * ((1 - b) + b * lengths / lengths.mean())
