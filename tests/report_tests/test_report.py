@@ -198,3 +198,11 @@ def test_picks_by_category_show_exposure_beside_delta_and_drop_a_column_no_pick_
     header, rows = _picks_by_category(render_report(_one_trial(["recall_at_k", "conflict_exposure"], [0.85, 0.333], by_category), picks={"knee": 0}))
     assert header == ["category", "knee #0: recall@k", "knee #0: v3 Δfaithful (measured)", "knee #0: n"]
     assert rows["pricing"] == ["0.800", "—", "2"]
+
+
+def test_picks_by_category_show_a_trial_two_rules_picked_once() -> None:
+    by_category: dict[str, dict[str, float | None]] = {"policy": {"recall_at_k": 0.9, "v3_delta_faithful": 0.1, "n": 4}}
+    study = _one_trial(["recall_at_k", "v3_delta_faithful"], [0.85, 0.1], by_category)
+    header, rows = _picks_by_category(render_report(study, picks={"knee": 0, "cheapest": 0}))
+    assert header == ["category", "knee, cheapest #0: recall@k", "knee, cheapest #0: v3 Δfaithful", "knee, cheapest #0: n"]
+    assert rows == {"policy": ["0.900", "0.100", "4"]}
