@@ -329,16 +329,18 @@ def _runner_ups(
         return ""
     figures, _, where = compared_figures(study, entries)
     by_number = {e.number: e for e in figures}
-    rows = []
+    # one row per (pick, runner-up) pair, naming every rule that gave it
+    rules_of: dict[tuple[int, int], list[str]] = {}
     for rule, number in picks.items():
         chosen = by_number.get(number)
         second = None if chosen is None else runner_up(rule, chosen, figures, summary.directions, summary.noise_floor,
                                                        min_recall)
-        if second is None:
-            continue
-        row = runner_up_comparison(study, number, second.number, comparisons)
-        names = list(row.objectives)
-        rows.append([rule, f"#{number} − #{second.number}", *(_difference(row.objectives[n]) for n in names)])
+        if second is not None:
+            rules_of.setdefault((number, second.number), []).append(rule)
+    rows = []
+    for (number, other), rules in rules_of.items():
+        row = runner_up_comparison(study, number, other, comparisons)
+        rows.append([", ".join(rules), f"#{number} − #{other}", *(_difference(row.objectives[n]) for n in row.objectives)])
     if not rows:
         return ""
     names = [n for n in summary.directions if n != CONTEXT_WORDS]
