@@ -12,8 +12,9 @@ Parts:
   ``python -m tuner eval DIR --retriever bm25 --json`` with ``TUNER_CACHE`` in a new empty folder: its wall time,
   its CPU time (user + system of the child and every thread and process it starts, from ``wait4``; this process is
   their subreaper, so the worker processes tuner starts for a large corpus, which outlive it by a moment, are counted
-  too), its peak RSS (of the largest single process), and the load average before and after. ``--phases`` also times, in another fresh child per tree, chunking and the
-  BM25 index alone (CPU of the whole process, all threads, and of its worker processes, read from ``/proc``).
+  too), its peak RSS (of the largest single process), and the load average before and after. ``--phases`` also times, in another fresh child per tree, the stages of
+  the same work one by one (loading, chunking, writing the chunk table, the BM25 index, the questions): the CPU of
+  the whole process, all threads, and of its worker processes, read from ``/proc``, beside that of the process alone.
 - ``tokens --dataset DIR [--dataset DIR ...] [--cmrc]``: the token spans tuner's chunking counts
   (:class:`tuner.chunking.TokenUnits`, which hands a BERT tokenizer only what is not a CJK ideograph or punctuation)
   against the tokenizer's own offsets for the whole of every text: documents, conflicts, titles and questions of each
@@ -53,10 +54,12 @@ from tuner.dataset.importers import import_squad  # noqa: E402
 from tuner.text import split_sentences  # noqa: E402
 
 PHASES = """
-import json, os, sys
+import json, os, sys, tempfile, time
+from pathlib import Path
 from tuner.chunking import chunk_dataset
 from tuner.dataset import load_dataset
-from tuner.retrieval._bm25 import build_index
+from tuner.retrieval._bm25 import BM25Retriever, build_index
+from tuner.retrieval._table import _write_chunks
 from tuner.settings import RetrievalSettings
 
 def cpu():
@@ -74,14 +77,27 @@ def cpu():
         total += sum(int(field) for field in fields[11:15])
     return total / os.sysconf("SC_CLK_TCK")
 
+stages, last = {}, (cpu(), time.process_time())
+
+def stage(name):
+    # CPU of the stage: of this process and its workers, and of this process alone (its serial part)
+    global last
+    now = (cpu(), time.process_time())
+    stages[name] = [now[0] - last[0], now[1] - last[1]]
+    last = now
+
 dataset = load_dataset(sys.argv[1])
-settings = RetrievalSettings(retriever="bm25")
-start = cpu()
-chunks = chunk_dataset(dataset, settings.chunking)
-chunked = cpu()
-build_index([chunk.passage for chunk in chunks], 1.5, 0.75)
-indexed = cpu()
-print(json.dumps({"chunks": len(chunks), "chunking_cpu_s": chunked - start, "bm25_index_cpu_s": indexed - chunked}))
+stage("load")
+chunks = chunk_dataset(dataset, RetrievalSettings(retriever="bm25").chunking)
+stage("chunking")
+with tempfile.TemporaryDirectory() as folder:
+    _write_chunks(chunks, Path(folder))
+    stage("table")
+    index = build_index([chunk.passage for chunk in chunks], 1.5, 0.75)
+    stage("bm25_index")
+BM25Retriever(index, len(chunks)).search([case.question for case in dataset.golden], 50, None)
+stage("queries")
+print(json.dumps({"chunks": len(chunks), "stages": stages}))
 """
 
 
@@ -142,14 +158,17 @@ def time_trees(dataset: Path, roots: list[Path], phases: bool) -> None:
         print(f"| {root} | {run['wall_s']:.1f} | {run['cpu_s']:.1f} | {run['peak_rss_mb']:.0f} | "
               f"{run['load_before']:.1f} → {run['load_after']:.1f} | {recall:.4f} |")
     if phases:
-        print("\n| tree | chunks | chunking CPU s | BM25 index CPU s | wall s of the child | load avg before → after |")
-        print("|---|---|---|---|---|---|")
+        print("\nCPU s of each stage: of the process and its workers / of the process alone (its serial part)\n")
+        print("| tree | chunks | load | chunking | chunk table written | BM25 index | queries | wall s of the child | "
+              "load avg before → after |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for root in roots:
             with tempfile.TemporaryDirectory(prefix="coldpath-cache-") as cache:
                 run = _child([sys.executable, "-c", PHASES, str(dataset)], root, Path(cache))
             figures = json.loads(run["output"])
-            print(f"| {root} | {figures['chunks']} | {figures['chunking_cpu_s']:.1f} | {figures['bm25_index_cpu_s']:.1f} | "
-                  f"{run['wall_s']:.1f} | {run['load_before']:.1f} → {run['load_after']:.1f} |")
+            cells = " | ".join(f"{every:.1f} / {alone:.1f}" for every, alone in figures["stages"].values())
+            print(f"| {root} | {figures['chunks']} | {cells} | {run['wall_s']:.1f} | "
+                  f"{run['load_before']:.1f} → {run['load_after']:.1f} |")
 
 
 def compare_tokens(name: str, texts: list[str], batch: int = 1024) -> int:
@@ -195,7 +214,7 @@ def main() -> None:
     timing = parts.add_parser("time")
     timing.add_argument("--dataset", type=Path, required=True)
     timing.add_argument("--root", type=Path, action="append", help="a tree holding tuner/ (repeatable; default: here)")
-    timing.add_argument("--phases", action="store_true", help="also time chunking and the BM25 index alone")
+    timing.add_argument("--phases", action="store_true", help="also the CPU of each stage, with and without the workers")
     checking = parts.add_parser("tokens")
     checking.add_argument("--dataset", type=Path, action="append", default=[])
     checking.add_argument("--cmrc", action="store_true", help="also the CMRC 2018 trial split as imported")
