@@ -12,14 +12,21 @@ Parts:
   ``python -m tuner eval DIR --retriever bm25 --json`` with ``TUNER_CACHE`` in a new empty folder: its wall time,
   its CPU time (user + system of the child and every thread and process it starts, from ``wait4``; this process is
   their subreaper, so the worker processes tuner starts for a large corpus, which outlive it by a moment, are counted
-  too), its peak RSS (of the largest single process), and the load average before and after. ``--phases`` also times, in another fresh child per tree, chunking and the
-  BM25 index alone (CPU of the whole process, all threads, and of its worker processes, read from ``/proc``).
+  too), its peak RSS (of the largest single process), and the load average before and after. ``--phases`` also times, in another fresh child per tree, the stages of
+  the same work one by one (loading, chunking, writing the chunk table, the BM25 index, the questions): the CPU of
+  the whole process, all threads, and of its worker processes, read from ``/proc``, beside that of the process alone.
+- ``tokens --dataset DIR [--dataset DIR ...] [--cmrc]``: the token spans tuner's chunking counts
+  (:class:`tuner.chunking.TokenUnits`, which hands a BERT tokenizer only what is not a CJK ideograph or punctuation)
+  against the tokenizer's own offsets for the whole of every text: documents, conflicts, titles and questions of each
+  dataset folder, and with ``--cmrc`` the CMRC 2018 trial split's paragraphs, titles, questions and answers as
+  imported. Prints the texts, characters and tokens compared and every text whose spans differ (none expected).
 
 The machine this runs on is shared: the wall time is inflated by other work, the CPU time much less (it still
 counts cache misses and frequency drops under load), so both are printed.
 
 Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/coldpath.py build --docs 68000 --out /tmp/coldkb
      HF_HUB_OFFLINE=1 .venv/bin/python bench/coldpath.py time --dataset /tmp/coldkb --root /tmp/before --root . --phases
+     HF_HUB_OFFLINE=1 .venv/bin/python bench/coldpath.py tokens --dataset /tmp/coldkb --cmrc
 """
 
 from __future__ import annotations
@@ -41,15 +48,18 @@ PR_SET_CHILD_SUBREAPER = 36
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from cmrc import default_path  # noqa: E402
-from tuner.dataset import write_dataset  # noqa: E402
+from tuner.chunking import token_units  # noqa: E402
+from tuner.dataset import load_dataset, write_dataset  # noqa: E402
 from tuner.dataset.importers import import_squad  # noqa: E402
 from tuner.text import split_sentences  # noqa: E402
 
 PHASES = """
-import json, os, sys
+import json, os, sys, tempfile, time
+from pathlib import Path
 from tuner.chunking import chunk_dataset
 from tuner.dataset import load_dataset
-from tuner.retrieval._bm25 import build_index
+from tuner.retrieval._bm25 import BM25Retriever, build_index
+from tuner.retrieval._table import _write_chunks
 from tuner.settings import RetrievalSettings
 
 def cpu():
@@ -67,14 +77,27 @@ def cpu():
         total += sum(int(field) for field in fields[11:15])
     return total / os.sysconf("SC_CLK_TCK")
 
+stages, last = {}, (cpu(), time.process_time())
+
+def stage(name):
+    # CPU of the stage: of this process and its workers, and of this process alone (its serial part)
+    global last
+    now = (cpu(), time.process_time())
+    stages[name] = [now[0] - last[0], now[1] - last[1]]
+    last = now
+
 dataset = load_dataset(sys.argv[1])
-settings = RetrievalSettings(retriever="bm25")
-start = cpu()
-chunks = chunk_dataset(dataset, settings.chunking)
-chunked = cpu()
-build_index([chunk.passage for chunk in chunks], 1.5, 0.75)
-indexed = cpu()
-print(json.dumps({"chunks": len(chunks), "chunking_cpu_s": chunked - start, "bm25_index_cpu_s": indexed - chunked}))
+stage("load")
+chunks = chunk_dataset(dataset, RetrievalSettings(retriever="bm25").chunking)
+stage("chunking")
+with tempfile.TemporaryDirectory() as folder:
+    _write_chunks(chunks, Path(folder))
+    stage("table")
+    index = build_index([chunk.passage for chunk in chunks], 1.5, 0.75)
+    stage("bm25_index")
+BM25Retriever(index, len(chunks)).search([case.question for case in dataset.golden], 50, None)
+stage("queries")
+print(json.dumps({"chunks": len(chunks), "stages": stages}))
 """
 
 
@@ -135,14 +158,51 @@ def time_trees(dataset: Path, roots: list[Path], phases: bool) -> None:
         print(f"| {root} | {run['wall_s']:.1f} | {run['cpu_s']:.1f} | {run['peak_rss_mb']:.0f} | "
               f"{run['load_before']:.1f} → {run['load_after']:.1f} | {recall:.4f} |")
     if phases:
-        print("\n| tree | chunks | chunking CPU s | BM25 index CPU s | wall s of the child | load avg before → after |")
-        print("|---|---|---|---|---|---|")
+        print("\nCPU s of each stage: of the process and its workers / of the process alone (its serial part)\n")
+        print("| tree | chunks | load | chunking | chunk table written | BM25 index | queries | wall s of the child | "
+              "load avg before → after |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for root in roots:
             with tempfile.TemporaryDirectory(prefix="coldpath-cache-") as cache:
                 run = _child([sys.executable, "-c", PHASES, str(dataset)], root, Path(cache))
             figures = json.loads(run["output"])
-            print(f"| {root} | {figures['chunks']} | {figures['chunking_cpu_s']:.1f} | {figures['bm25_index_cpu_s']:.1f} | "
-                  f"{run['wall_s']:.1f} | {run['load_before']:.1f} → {run['load_after']:.1f} |")
+            cells = " | ".join(f"{every:.1f} / {alone:.1f}" for every, alone in figures["stages"].values())
+            print(f"| {root} | {figures['chunks']} | {cells} | {run['wall_s']:.1f} | "
+                  f"{run['load_before']:.1f} → {run['load_after']:.1f} |")
+
+
+def compare_tokens(name: str, texts: list[str], batch: int = 1024) -> int:
+    """Compare the spans of ``texts`` (see the module docs); returns how many texts differ."""
+    units = token_units("all-MiniLM-L6-v2")
+    tokenizer, differ, tokens, chars = units.tokenizer, 0, 0, sum(map(len, texts))
+    for first in range(0, len(texts), batch):
+        part = texts[first : first + batch]
+        plain = tokenizer.encode_batch(part, add_special_tokens=False)
+        for at, (text, (starts, ends), encoding) in enumerate(zip(part, units.many(part), plain)):
+            expected = [(start, end) for start, end in encoding.offsets if end > start]
+            tokens += len(expected)
+            if list(zip(starts.tolist(), ends.tolist())) != expected:
+                differ += 1
+                print(f"  differs: text {first + at} of {name}: {text[:80]!r}")
+    print(f"{name}: {len(texts):,} texts, {chars:,} characters, {tokens:,} tokens compared; {differ} differ")
+    return differ
+
+
+def check_tokens(datasets: list[Path], cmrc: bool) -> None:
+    differ = 0
+    for path in datasets:
+        dataset = load_dataset(path)
+        texts = [doc.text for doc in dataset.corpus] + [conflict.text for conflict in dataset.conflicts]
+        texts += [doc.title for doc in dataset.corpus] + [case.question for case in dataset.golden]
+        differ += compare_tokens(str(path), texts)
+    if cmrc:
+        result = import_squad(default_path())
+        texts = [record["text"] for record in result.corpus] + [record.get("title") or "" for record in result.corpus]
+        texts += [case["question"] for case in result.golden]
+        texts += [alias for case in result.golden for keypoint in case["keypoints"] for alias in keypoint]
+        differ += compare_tokens("CMRC 2018 trial", texts)
+    if differ:
+        raise SystemExit(f"{differ} texts differ")
 
 
 def main() -> None:
@@ -154,10 +214,15 @@ def main() -> None:
     timing = parts.add_parser("time")
     timing.add_argument("--dataset", type=Path, required=True)
     timing.add_argument("--root", type=Path, action="append", help="a tree holding tuner/ (repeatable; default: here)")
-    timing.add_argument("--phases", action="store_true", help="also time chunking and the BM25 index alone")
+    timing.add_argument("--phases", action="store_true", help="also the CPU of each stage, with and without the workers")
+    checking = parts.add_parser("tokens")
+    checking.add_argument("--dataset", type=Path, action="append", default=[])
+    checking.add_argument("--cmrc", action="store_true", help="also the CMRC 2018 trial split as imported")
     args = parser.parse_args()
     if args.part == "build":
         build(args.docs, args.out)
+    elif args.part == "tokens":
+        check_tokens(args.dataset, args.cmrc)
     else:
         time_trees(args.dataset.resolve(), [root.resolve() for root in (args.root or [ROOT])], args.phases)
 

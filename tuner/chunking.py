@@ -24,14 +24,19 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import json
 import re
+import string
 import threading
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from tuner.dataset import Dataset
 from tuner.embedding import parse_endpoint, resolve_model_path
@@ -41,7 +46,7 @@ from tuner.text import sentence_spans
 from tuner.workers import map_shards
 
 if TYPE_CHECKING:
-    from tokenizers import Encoding, Tokenizer
+    from tokenizers import Tokenizer
 
 SNAP_MIN_FILL = 0.5
 """A sentence end is used as a chunk end only if the chunk keeps more than this share of ``chunk_size``:
@@ -102,6 +107,18 @@ ENCODE_BATCH = 256
 """Documents per call of the tokenizer's ``encode_batch``: enough for its threads to share the work (it runs the
 documents of one call in parallel, on every core), few enough that one call's encodings stay small."""
 
+Bounds = tuple[Sequence[int] | np.ndarray, Sequence[int] | np.ndarray]
+"""The units of a text as where each starts and where it ends (``[start, end)``), in order: lists, or int64 arrays
+(:data:`TokenBounds`)."""
+
+TokenBounds = tuple[np.ndarray, np.ndarray]
+"""The tokens of a text as :class:`TokenUnits` gives them: int64 arrays of their starts and of their ends."""
+
+_IDEOGRAPHS = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF))
+"""The CJK ideographs of the Basic Multilingual Plane, which a BERT normalizer with ``handle_chinese_chars`` sets apart
+with spaces. Those of the supplementary planes and the compatibility ideographs (which NFD may change) are left to the
+tokenizer."""
+
 
 class TokenUnits:
     """The tokens of an embedding model's fast tokenizer as units: the character spans of its tokens, special tokens
@@ -110,19 +127,24 @@ class TokenUnits:
     Safe from several threads: a Rust tokenizer is not to be called by two threads at once ("Already borrowed"), so
     every call holds a lock. :meth:`many` encodes documents in batches with the tokenizer's own parallelism, the
     same spans as one call per document.
+
+    A BERT WordPiece tokenizer (:func:`lone_chars`) is called only on what is not a CJK ideograph or punctuation: each
+    of those is a token of its own, spanning its one character, whatever surrounds it, so a run of them is handed to the
+    tokenizer as one space (the word boundary they make) and their tokens are added back. The same spans
+    (``tests/retrieval_tests/test_token_units.py``), for a Chinese corpus at a fraction of the tokenizer's cost.
     """
 
     def __init__(self, tokenizer: Tokenizer) -> None:
         self.tokenizer = tokenizer
         self._calls = threading.Lock()
+        self._lone = lone_chars(tokenizer)
 
     def __call__(self, text: str) -> list[Span]:
-        with self._calls:
-            offsets = self.tokenizer.encode(text, add_special_tokens=False).offsets
-        return [(start, end) for start, end in offsets if end > start]
+        starts, ends = self._encode([text])[0]
+        return list(zip(starts.tolist(), ends.tolist()))
 
-    def many(self, texts: Sequence[str]) -> Iterator[list[Span]]:
-        """The spans of each of ``texts``, in order. The next batch is encoded on a thread of its own while the caller
+    def many(self, texts: Sequence[str]) -> Iterator[TokenBounds]:
+        """The units of each of ``texts``, in order. The next batch is encoded on a thread of its own while the caller
         works on this one: ``encode_batch`` releases the GIL, so the tokenizer's threads and the caller's Python
         share the cores."""
         batches = [list(texts[first : first + ENCODE_BATCH]) for first in range(0, len(texts), ENCODE_BATCH)]
@@ -130,14 +152,86 @@ class TokenUnits:
             pending = ahead.submit(self._encode, batches[0]) if batches else None
             for index in range(len(batches)):
                 assert pending is not None
-                encodings = pending.result()
+                units = pending.result()
                 pending = ahead.submit(self._encode, batches[index + 1]) if index + 1 < len(batches) else None
-                for encoding in encodings:
-                    yield [(start, end) for start, end in encoding.offsets if end > start]
+                yield from units
 
-    def _encode(self, batch: list[str]) -> list[Encoding]:
+    def _encode(self, batch: list[str]) -> list[TokenBounds]:
+        if self._lone is None:
+            with self._calls:
+                encodings = self.tokenizer.encode_batch(batch, add_special_tokens=False)
+            return [_bounds(encoding.offsets) for encoding in encodings]
+        parts = [_set_apart(text, self._lone) for text in batch]
         with self._calls:
-            return self.tokenizer.encode_batch(batch, add_special_tokens=False)
+            encodings = self.tokenizer.encode_batch([rest for rest, _, _ in parts], add_special_tokens=False)
+        units = []
+        for (_, origin, lone), encoding in zip(parts, encodings):
+            starts, ends = _bounds(encoding.offsets)
+            starts = np.concatenate([lone, origin[starts]])
+            ends = np.concatenate([lone + 1, origin[ends - 1] + 1])
+            order = np.argsort(starts, kind="stable")
+            units.append((starts[order], ends[order]))
+        return units
+
+
+def _bounds(offsets: list[tuple[int, int]]) -> TokenBounds:
+    spans = np.array(offsets, dtype=np.int64).reshape(-1, 2)
+    spans = spans[spans[:, 1] > spans[:, 0]]
+    return spans[:, 0], spans[:, 1]
+
+
+def _set_apart(text: str, lone: np.ndarray) -> tuple[str, np.ndarray, np.ndarray]:
+    """``text`` with each run of ``lone`` characters replaced by one space, the position in ``text`` of each character
+    of that, and the positions of the lone characters."""
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    alone = lone[codes]
+    kept = ~alone
+    kept[1:] |= alone[1:] & kept[:-1]  # the first of each run stays, as a space
+    kept[:1] |= alone[:1]
+    rest = np.where(alone, np.uint32(ord(" ")), codes)[kept].tobytes().decode("utf-32-le", "surrogatepass")
+    return rest, np.flatnonzero(kept), np.flatnonzero(alone)
+
+
+def lone_chars(tokenizer: Tokenizer) -> np.ndarray | None:
+    """For a BERT WordPiece tokenizer (normalizer ``BertNormalizer`` with ``handle_chinese_chars``, pre-tokenizer
+    ``BertPreTokenizer``, model ``WordPiece``, no truncation or padding, no added token that strips or needs a whole
+    word), a table over code points, True for the characters that are always one token spanning just themselves and a
+    word boundary on both sides, whatever surrounds them: the CJK ideographs of :data:`_IDEOGRAPHS` (the normalizer
+    puts spaces around them) and the punctuation the normalizer leaves as it is (the pre-tokenizer isolates each
+    punctuation character), no character of an added token. None for any other tokenizer.
+
+    Each character is also checked on the tokenizer itself: between two ``a`` it must be a token of its own and both
+    ``a`` whole words (not continuations), so a character whose Unicode properties the tokenizer reads differently
+    than Python is left out."""
+    config = json.loads(tokenizer.to_str())
+    normalizer, pre_tokenizer, model = (config.get(part) or {} for part in ("normalizer", "pre_tokenizer", "model"))
+    added = config.get("added_tokens") or []
+    if (
+        normalizer.get("type") != "BertNormalizer"
+        or not normalizer.get("handle_chinese_chars")
+        or pre_tokenizer.get("type") != "BertPreTokenizer"
+        or model.get("type") != "WordPiece"
+        or config.get("truncation")
+        or config.get("padding")
+        or any(token["lstrip"] or token["rstrip"] or token["single_word"] for token in added)
+    ):
+        return None
+    candidates = [chr(code) for first, last in _IDEOGRAPHS for code in range(first, last + 1)]
+    candidates += [
+        char for char in map(chr, range(0x10000))
+        if (unicodedata.category(char).startswith("P") or char in string.punctuation)
+        and unicodedata.normalize("NFD", char) == char and char.lower() == char and not unicodedata.combining(char)
+    ]
+    candidates = [char for char in candidates if not any(char in token["content"] for token in added)]
+    probe = tokenizer.encode("a" + "a".join(candidates) + "a", add_special_tokens=False)
+    prefix = model.get("continuing_subword_prefix") or "##"
+    whole = {offset for offset, token in zip(probe.offsets, probe.tokens) if not token.startswith(prefix)}
+    table = np.zeros(0x110000, dtype=bool)
+    for at, char in enumerate(candidates):
+        position = 2 * at + 1
+        if all((position + step, position + step + 1) in whole for step in (-1, 0, 1)):
+            table[ord(char)] = True
+    return table
 
 
 def token_units(embedding_model: str) -> TokenUnits:
@@ -227,16 +321,21 @@ def chunk_spans(text: str, units: UnitSpans, chunk_size: int, chunk_overlap: flo
 
     ``units`` counts the text; ``snap`` moves chunk ends to sentence ends (see :func:`unit_ranges`).
     """
-    return chunks_of(text, units(text), chunk_size, chunk_overlap, snap)
+    return chunks_of(text, _starts_ends(units(text)), chunk_size, chunk_overlap, snap)
 
 
-def chunks_of(text: str, spans: list[Span], chunk_size: int, chunk_overlap: float, snap: bool) -> list[Span]:
-    """:func:`chunk_spans` of ``text`` whose units are ``spans`` (what a :data:`UnitSpans` gave for it)."""
-    starts = [start for start, _ in spans]
-    openers = [bisect.bisect_left(starts, start) for start, _ in sentence_spans(text)[1:]] if snap else []
+def _starts_ends(spans: list[Span]) -> tuple[list[int], list[int]]:
+    return [start for start, _ in spans], [end for _, end in spans]
+
+
+def chunks_of(text: str, units: Bounds, chunk_size: int, chunk_overlap: float, snap: bool) -> list[Span]:
+    """:func:`chunk_spans` of ``text`` whose units start and end at ``units`` (what a :data:`UnitSpans` gave for it,
+    or :data:`Bounds`)."""
+    starts, ends = units
+    openers = np.searchsorted(starts, [start for start, _ in sentence_spans(text)[1:]]).tolist() if snap else []
     chunks: list[Span] = []
-    for first, end in unit_ranges(len(spans), openers, chunk_size, chunk_overlap):
-        start, stop = spans[first][0], spans[end - 1][1]
+    for first, end in unit_ranges(len(starts), openers, chunk_size, chunk_overlap):
+        start, stop = int(starts[first]), int(ends[end - 1])
         piece = text[start:stop]
         start, stop = start + len(piece) - len(piece.lstrip()), start + len(piece.rstrip())
         if stop > start and (not chunks or chunks[-1] != (start, stop)):
@@ -268,6 +367,10 @@ def _cut(texts: list[str], chunking: Chunking) -> list[list[Span]]:
     """The chunk spans of each of ``texts`` (:func:`chunks_of`)."""
     units = unit_spans(chunking.chunk_unit, chunking.tokenizer)
     # the tokenizer's batches run on every core: counting tokens is most of what chunking a corpus costs
-    spans_of = units.many(texts) if isinstance(units, TokenUnits) else map(units, texts)
+    if isinstance(units, TokenUnits):
+        bounds: Iterable[Bounds] = units.many(texts)
+    else:
+        bounds = map(_starts_ends, map(units, texts))
     snap = chunking.chunk_unit != "words"
-    return [chunks_of(text, spans, chunking.chunk_size, chunking.chunk_overlap, snap) for text, spans in zip(texts, spans_of)]
+    return [chunks_of(text, units_of, chunking.chunk_size, chunking.chunk_overlap, snap)
+            for text, units_of in zip(texts, bounds)]

@@ -198,3 +198,25 @@ def test_picks_by_category_show_exposure_beside_delta_and_drop_a_column_no_pick_
     header, rows = _picks_by_category(render_report(_one_trial(["recall_at_k", "conflict_exposure"], [0.85, 0.333], by_category), picks={"knee": 0}))
     assert header == ["category", "knee #0: recall@k", "knee #0: v3 Δfaithful (measured)", "knee #0: n"]
     assert rows["pricing"] == ["0.800", "—", "2"]
+
+
+def test_picks_by_category_show_a_trial_two_rules_picked_once() -> None:
+    by_category: dict[str, dict[str, float | None]] = {"policy": {"recall_at_k": 0.9, "v3_delta_faithful": 0.1, "n": 4}}
+    study = _one_trial(["recall_at_k", "v3_delta_faithful"], [0.85, 0.1], by_category)
+    header, rows = _picks_by_category(render_report(study, picks={"knee": 0, "cheapest": 0}))
+    assert header == ["category", "knee, cheapest #0: recall@k", "knee, cheapest #0: v3 Δfaithful", "knee, cheapest #0: n"]
+    assert rows == {"policy": ["0.900", "0.100", "4"]}
+
+
+def test_rules_that_give_the_same_pick_and_runner_up_share_one_row() -> None:
+    # a front of two: for knee and min-delta alike, the pick #0's runner-up is #1
+    study = optuna.create_study(directions=["maximize", "minimize"])
+    study.set_user_attr("objectives", ["recall_at_k", "v3_delta_faithful"])
+    for values, cases, f3 in (([1.0, 0.25], [1.0] * 4, [1.0, 1.0, 1.0, 0.0]), ([0.75, 0.0], [1.0, 1.0, 1.0, 0.0], [1.0] * 4)):
+        study.add_trial(create_trial(values=values, params={"top_k": 3}, distributions={"top_k": IntDistribution(1, 20)},
+                                     user_attrs={"n": 4, "n_total": 4, "recall_cases": cases, "f0": [1.0] * 4, "f3": f3}))
+    page = render_report(study, picks={"knee": 0, "min-delta": 0}, min_recall=0.5)
+    section = page.split("Each pick against its runner-up", 1)[1]
+    table = section[: section.index("</table>")]
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row)[:2] for row in re.findall(r"<tr>(.*?)</tr>", table)]
+    assert [row for row in rows if row] == [["knee, min-delta", "#0 − #1"]]

@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections import defaultdict
+from itertools import count
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,7 @@ from tuner import workers
 from tuner.retrieval._bm25 import build_index
 from tuner.retrieval._table import _write_chunks
 from tuner.settings import RetrievalSettings
-from tuner.text import STOPWORDS_LATIN, STOPWORDS_ZH, bm25_token_lists, normalize_text
+from tuner.text import STOPWORDS_LATIN, STOPWORDS_ZH, bm25_term_ids, bm25_token_lists, normalize_text
 from tuner.text import _segment, _tokens
 from tuner.text._segment import SEGMENTERS
 
@@ -91,6 +93,25 @@ def test_bm25_terms_of_a_batch_are_those_one_segmenter_call_per_run_gave(tmp_pat
                       for w in (_segment.segmenter(name)(cjk) if cjk else [latin])
                       if w not in STOPWORDS_ZH and w not in STOPWORDS_LATIN] for text in texts]
             assert batched == alone
+
+
+@pytest.mark.parametrize("batch", [7, 512])
+def test_term_ids_are_the_token_lists_numbered_in_order_of_first_occurrence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
+) -> None:
+    dataset = _mixed_corpus(tmp_path / "data")
+    passages = [chunk.passage for chunk in chunk_dataset(dataset, RetrievalSettings(chunk_size=24, chunk_overlap=0.25).chunking)]
+    # passages without terms (empty, stopwords only, punctuation only) among them, some at a batch's edge
+    passages[6:6] = ["", "的了", "the and of", "。！？", "\n", "a"]
+    monkeypatch.setattr(_tokens, "BM25_BATCH", batch)
+    vocab: defaultdict[str, int] = defaultdict(count().__next__)
+    flat, counts = [], []
+    for terms in bm25_token_lists(passages):
+        flat += [vocab[term] for term in terms or ["<empty>"]]
+        counts.append(len(terms or ["<empty>"]))
+    terms, ids, lengths = bm25_term_ids(passages, empty="<empty>")
+    assert terms == list(vocab) and ids.tolist() == flat and lengths.tolist() == counts
+    assert bm25_term_ids([], empty="<empty>")[0] == [] and bm25_term_ids(["的"], empty="<empty>")[0] == ["<empty>"]
 
 
 def test_worker_processes_cut_and_index_as_one_process_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import random
 import re
+import unicodedata
 
 from bm25s.stopwords import STOPWORDS_EN
 
@@ -39,6 +41,24 @@ def test_mixed_text_keeps_product_names_and_numbers() -> None:
 
 def test_full_width_digits_and_letters_fold_to_ascii() -> None:
     assert normalize_text("ＡＵＲＯＲＡ　Ｘ２００，１５元") == "aurora x200,15元"
+    assert normalize_text("\u3131\u314f") == "\uac00"  # compatibility jamo fold, then compose
+
+
+# characters whose NFKC is one other character beside ones it composes or reorders with: half-width katakana and
+# their voiced marks, compatibility and conjoining jamo, combining marks of several classes, compatibility ideographs
+NFKC_PIECES = [
+    "中文", "，", "。", "（", "）", "：", "１２３", "ＡＢｃ", "\u3000", "ｶ", "ﾞ", "ﾟ", "ｱ", "\u3131", "\u314f", "\u1100",
+    "\u1161", "\u11a8", "\uffa1", "\uffc2", "e", "\u0301", "\u0323", "\u0308", "\u0345", "\u3099", "\u309a", "か",
+    "\uf900", "\uf91f", "\u2f00", "ﬁ", "Å", "\u212b", "Ω", "\u2126", "½", "²", "①", "\u1e9b", "\u0387", "Σ", "ΑΣ",
+    "İ", "\U0001d400", "\U0002f800", "\ud800", " ", "\n", "a",
+]
+
+
+def test_normalize_text_is_nfkc_then_lower_case_for_every_mix() -> None:
+    rng = random.Random(39)
+    texts = ["".join(rng.choices(NFKC_PIECES, k=rng.randint(1, 12))) for _ in range(20_000)]
+    texts += [f"a{chr(code)}\u0301{chr(code)}ﾞ" for code in range(0x10000) if not 0xD800 <= code < 0xE000]
+    assert [normalize_text(text) for text in texts] == [unicodedata.normalize("NFKC", text).lower() for text in texts]
     assert bm25_tokens("顺丰需要另付１５元") == bm25_tokens("顺丰需要另付15元")
     assert bm25_tokens("ＡＵＲＯＲＡ") == ["aurora"]
 

@@ -329,16 +329,18 @@ def _runner_ups(
         return ""
     figures, _, where = compared_figures(study, entries)
     by_number = {e.number: e for e in figures}
-    rows = []
+    # one row per (pick, runner-up) pair, naming every rule that gave it
+    rules_of: dict[tuple[int, int], list[str]] = {}
     for rule, number in picks.items():
         chosen = by_number.get(number)
         second = None if chosen is None else runner_up(rule, chosen, figures, summary.directions, summary.noise_floor,
                                                        min_recall)
-        if second is None:
-            continue
-        row = runner_up_comparison(study, number, second.number, comparisons)
-        names = list(row.objectives)
-        rows.append([rule, f"#{number} − #{second.number}", *(_difference(row.objectives[n]) for n in names)])
+        if second is not None:
+            rules_of.setdefault((number, second.number), []).append(rule)
+    rows = []
+    for (number, other), rules in rules_of.items():
+        row = runner_up_comparison(study, number, other, comparisons)
+        rows.append([", ".join(rules), f"#{number} − #{other}", *(_difference(row.objectives[n]) for n in row.objectives)])
     if not rows:
         return ""
     names = [n for n in summary.directions if n != CONTEXT_WORDS]
@@ -371,7 +373,11 @@ def _picks_section(
     # what the noise floor says about each pick: indistinguishable from zero or from a front neighbour
     overview += "".join(f'<p class="note">{html.escape(note)}</p>'
                         for number in dict.fromkeys(picks.values()) for note in pick_notes(study, number, comparisons))
-    by_category = {rule: records[n].by_category or {} for rule, n in picks.items()}
+    # one set of columns per picked trial, headed by every rule that picked it ("knee, cheapest #27")
+    rules_of: dict[int, list[str]] = {}
+    for rule, number in picks.items():
+        rules_of.setdefault(number, []).append(rule)
+    by_category = {number: records[number].by_category or {} for number in rules_of}
     categories = sorted({c for cats in by_category.values() for c in cats})
     if not categories:
         return overview + '<p class="note">The picked trials have no per-category scores (user attr by_category).</p>'
@@ -384,15 +390,16 @@ def _picks_section(
     columns = [(name, heading) for name, heading in ((RECALL, label(RECALL)), (robustness, label(robustness)), beside)
                if any(scores.get(name) is not None for cats in by_category.values() for scores in cats.values())]
 
-    def cells(category: str, rule: str) -> list[str]:
-        scores = by_category[rule].get(category)
+    def cells(category: str, number: int) -> list[str]:
+        scores = by_category[number].get(category)
         if scores is None:
             return ["—"] * (len(columns) + 1)
         values = [scores.get(name) for name, _ in columns]
         return [*("—" if value is None else f"{value:.3f}" for value in values), str(scores.get("n", ""))]
 
-    header = ["category", *(f"{rule} #{picks[rule]}: {h}" for rule in picks for h in (*(h for _, h in columns), "n"))]
-    rows = [[c, *(v for rule in picks for v in cells(c, rule))] for c in categories]
+    header = ["category", *(f"{', '.join(rules)} #{number}: {h}"
+                            for number, rules in rules_of.items() for h in (*(h for _, h in columns), "n"))]
+    rows = [[c, *(v for number in rules_of for v in cells(c, number))] for c in categories]
     return overview + _table(header, rows, text_columns=[0])
 
 

@@ -16,22 +16,22 @@ bm25s' chunk-by-chunk loop (``bench/bm25_scale.py``).
 from __future__ import annotations
 
 import math
-from array import array
 from collections import defaultdict
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import count
 from pathlib import Path
 
 import bm25s
 import numpy as np
+import scipy.sparse
 
 from tuner.cache import DiskCache
 from tuner.retrieval._base import Hits, register_retriever
 from tuner.retrieval._keys import bm25_key
 from tuner.retrieval._table import ChunkTable
 from tuner.settings import RetrievalSettings
-from tuner.text import bm25_token_lists, bm25_tokens
+from tuner.text import bm25_term_ids, bm25_tokens
 from tuner.workers import map_shards
 
 EMPTY_PASSAGE = "\x00"
@@ -48,26 +48,30 @@ def build_index(passages: Sequence[str], k1: float, b: float) -> bm25s.BM25:
     """bm25s' ``lucene`` index of ``passages``, equal bit for bit to ``bm25s.BM25.index`` over their token strings
     (``tests/retrieval_tests/test_bm25_topk.py``) but computed for all postings at once instead of chunk by chunk.
 
-    Passages are tokenized in batches (:func:`tuner.text.bm25_token_lists`; a large corpus in worker processes,
+    Passages are tokenized in batches (:func:`tuner.text.bm25_term_ids`; a large corpus in worker processes,
     :func:`tuner.workers.map_shards`) into ids of one vocabulary (a term's string is kept once, however many chunks
-    hold it); the (term, chunk) pairs are counted with one sort, which also gives the index's column order. Per
-    posting, in bm25s' own dtypes and order of operations: ``idf(t) · tf / (k1 · ((1 − b) + b · dl / avgdl) + tf)``
+    hold it); the (term, chunk) pairs are counted in a sparse matrix of terms × chunks, which also gives the index's
+    column order. Per posting, in bm25s' own dtypes and order of operations: ``idf(t) · tf / (k1 · ((1 − b) + b · dl / avgdl) + tf)``
     with ``idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))`` rounded to float32, the rest in float64, the product
     stored as float32."""
     vocab: defaultdict[str, int] = defaultdict(count().__next__)  # a new term gets the next id
-    ids, counts = [], array("l")
-    for shard_vocab, shard_ids, shard_counts in map_shards(_term_ids, passages):
+    ids, counts = [], []
+    for shard_vocab, shard_ids, shard_counts in map_shards(partial(bm25_term_ids, empty=EMPTY_PASSAGE), passages):
         # a shard's new terms, in its order of first occurrence, follow the terms of the shards before it: the ids
         # one pass over all passages would give
         to_global = np.array([vocab[term] for term in shard_vocab], dtype=np.int64)
-        ids.append(to_global[np.frombuffer(shard_ids, dtype=np.int64)])
-        counts.extend(shard_counts)
-    lengths = np.frombuffer(counts, dtype=np.int64)
-    chunk_of = np.repeat(np.arange(len(passages), dtype=np.int64), lengths)
-    pairs, tf = np.unique((np.concatenate(ids) << 32) | chunk_of, return_counts=True)
+        ids.append(to_global[shard_ids])
+        counts.append(shard_counts)
+    lengths = np.concatenate([np.zeros(0, dtype=np.int64), *counts])
+    chunk_of = np.repeat(np.arange(len(passages), dtype=np.int32), lengths)
+    # rows are terms, columns chunks: the conversion counts the (term, chunk) pairs by bucketing them (linear; the
+    # pairs come in chunk order, so each row's chunks are already ascending), no sort of all pairs
+    postings = scipy.sparse.csr_matrix((np.ones(len(chunk_of), dtype=np.int64), (np.concatenate(ids), chunk_of)),
+                                       shape=(len(vocab), len(passages)))
     del ids, chunk_of
-    terms, chunks = pairs >> 32, (pairs & 0xFFFFFFFF).astype(np.int32)
-    doc_freq = np.bincount(terms, minlength=len(vocab))
+    postings.sum_duplicates()
+    doc_freq = np.diff(postings.indptr).astype(np.int64)
+    terms, chunks, tf = np.repeat(np.arange(len(vocab)), doc_freq), postings.indices.astype(np.int32), postings.data
     n_docs = len(passages)
     idf = np.array([math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) for df in doc_freq.tolist()], dtype=np.float32)
     length_norm = k1 * ((1 - b) + b * lengths / lengths.mean())
@@ -81,19 +85,6 @@ def build_index(passages: Sequence[str], k1: float, b: float) -> bm25s.BM25:
     index.unique_token_ids_set = set(index.vocab_dict.values())
     index.nonoccurrence_array = None  # lucene has no score for absent terms
     return index
-
-
-def _term_ids(passages: list[str]) -> tuple[list[str], array[int], array[int]]:
-    """The BM25 terms of ``passages`` as ids into a vocabulary of their own (each term once, in order of first
-    occurrence): the vocabulary, every passage's ids one after the other, and how many each passage has (a passage
-    without terms has the one term :data:`EMPTY_PASSAGE`)."""
-    vocab: defaultdict[str, int] = defaultdict(count().__next__)
-    flat, counts = array("l"), array("l")
-    for terms in bm25_token_lists(passages):
-        terms = terms or [EMPTY_PASSAGE]
-        flat.extend(map(vocab.__getitem__, terms))
-        counts.append(len(terms))
-    return list(vocab), flat, counts
 
 
 class BM25Retriever:

@@ -44,7 +44,7 @@ from tuner.text._dates import DateMention, day_number, find_dates, parse_date
 from tuner.text._segment import SEGMENTER, segment, tag
 from tuner.text._sentences import SENTENCE_BREAK, sentence_breaks, sentence_spans, split_sentences
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
-from tuner.text._tokens import bm25_token_lists, bm25_tokens, is_blank, normalize_text, plural, word_count
+from tuner.text._tokens import bm25_term_ids, bm25_token_lists, bm25_tokens, is_blank, normalize_text, plural, word_count
 
 TEXT_LAYER_ID = f"text-v1-{SEGMENTER}"
 """Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key."""
@@ -66,6 +66,7 @@ __all__ = [
     "DateMention",
     "DeclaredLanguage",
     "Language",
+    "bm25_term_ids",
     "bm25_token_lists",
     "bm25_tokens",
     "chinese_numeral",

@@ -3,10 +3,14 @@ runs keep the English rule, CJK runs are segmented."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
+
+import numpy as np
 
 from tuner.text._language import CJK_CHARS
 from tuner.text._segment import SEGMENTER, segment, segmenter
@@ -32,8 +36,30 @@ def is_blank(text: str) -> bool:
 
 def normalize_text(text: str) -> str:
     """NFKC, then lower case: full-width digits and letters fold to ASCII (``５９９９`` → ``5999``,
-    ``ＩＰｈｏｎｅ`` → ``iphone``), compatibility forms to their plain letters; ASCII text only loses case."""
-    return unicodedata.normalize("NFKC", text).lower()
+    ``ＩＰｈｏｎｅ`` → ``iphone``), compatibility forms to their plain letters; ASCII text only loses case.
+
+    A character whose NFKC is one other character of the Basic Multilingual Plane (full-width punctuation, letters and
+    digits, compatibility ideographs) is first replaced by it through a table (:func:`_nfkc_table`): the same result,
+    as a text's NFKC does not change when any of its characters is replaced by that character's own NFKC (both
+    decompose alike), and Python's NFKC then finds most Chinese text already normalized instead of normalizing it in
+    full (``tests/text_tests/test_tokens.py``)."""
+    if text.isascii():
+        return text.lower()
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    folded = _nfkc_table()[codes].tobytes().decode("utf-32-le", "surrogatepass")
+    return unicodedata.normalize("NFKC", folded).lower()
+
+
+@lru_cache(maxsize=1)
+def _nfkc_table() -> np.ndarray:
+    """Every code point's NFKC where that is one other character and the code point is in the Basic Multilingual
+    Plane, else the code point itself (the other planes are left to Python's NFKC)."""
+    table = np.arange(0x110000, dtype=np.uint32)
+    for code in itertools.chain(range(0xD800), range(0xE000, 0x10000)):
+        folded = unicodedata.normalize("NFKC", chr(code))
+        if len(folded) == 1 and folded != chr(code):
+            table[code] = ord(folded)
+    return table
 
 
 def bm25_tokens(text: str) -> list[str]:
@@ -64,37 +90,69 @@ letter nor whitespace back as a word of its own."""
 
 def bm25_token_lists(texts: Sequence[str]) -> Iterator[list[str]]:
     """:func:`bm25_tokens` of each of ``texts``, in order, with :data:`BM25_BATCH` texts at a time segmented in one
-    call: their CJK runs joined by line breaks (never segmented across: both segmenters cut a text into blocks of
-    ideographs at whitespace first), each kept Latin token standing in its place as :data:`_KEPT_LATIN`, each text
-    closed by :data:`_TEXT_END`. The same tokens, for a corpus at a fraction of the cost: one segmenter call per run
+    call (:func:`_segmented`). The same tokens, for a corpus at a fraction of the cost: one segmenter call per run
     and a generator per run cost more than the segmenting (millions of runs in a Chinese corpus)."""
-    cut = segmenter(SEGMENTER)
     for first in range(0, len(texts), BM25_BATCH):
-        pieces: list[str] = []
-        latin_tokens: list[list[str]] = []
-        for text in texts[first : first + BM25_BATCH]:
-            normalized = normalize_text(text)
-            if not _CJK_RUN.search(normalized):  # the common case in English, all in C
-                kept = [word for word in _LATIN.findall(normalized) if word not in STOPWORDS_LATIN]
-                pieces.append(_KEPT_LATIN * len(kept))
-            else:
-                kept = []
-                for cjk, latin in _RUN.findall(normalized):
-                    if cjk:
-                        pieces.append(cjk)
-                    elif latin not in STOPWORDS_LATIN:
-                        kept.append(latin)
-                        pieces.append(_KEPT_LATIN)
-            latin_tokens.append(kept)
-            pieces.append(_TEXT_END)
-        words = cut("\n".join(pieces))
+        words, latin_tokens = _segmented(texts[first : first + BM25_BATCH])
+        latin = iter(latin_tokens)
         start = 0
-        for kept in latin_tokens:
+        while start < len(words):
             end = words.index(_TEXT_END, start)
-            latin = iter(kept)
             yield [next(latin) if word == _KEPT_LATIN else word for word in words[start:end]
                    if word != "\n" and word not in STOPWORDS_ZH]
             start = end + 1
+
+
+def bm25_term_ids(texts: Sequence[str], empty: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The terms :func:`bm25_token_lists` gives ``texts`` as ids into a vocabulary of their own: the vocabulary (each
+    term once, in order of first occurrence), every text's ids one after the other and how many each text has (int64
+    arrays); a text without terms has the one term ``empty``. The same terms without a step of Python per word: each
+    word the segmenter gives is looked up once, and what is dropped, kept and renumbered is worked out on arrays."""
+    ids: defaultdict[str, int] = defaultdict(itertools.count().__next__)  # a new word gets the next id
+    latin_id, end_id, empty_id = ids[_KEPT_LATIN], ids[_TEXT_END], ids[empty]
+    batches = []
+    for first in range(0, len(texts), BM25_BATCH):
+        words, latin_tokens = _segmented(texts[first : first + BM25_BATCH])
+        word_ids = np.fromiter(map(ids.__getitem__, words), dtype=np.int64, count=len(words))
+        kept = ~np.isin(word_ids, [end_id, *(ids[word] for word in ("\n", *STOPWORDS_ZH) if word in ids)])
+        word_ids[word_ids == latin_id] = np.fromiter(map(ids.__getitem__, latin_tokens), dtype=np.int64,
+                                                     count=len(latin_tokens))
+        ends = np.flatnonzero(word_ids == end_id)
+        empty_texts = ends[np.diff(np.cumsum(kept)[ends], prepend=0) == 0]  # their end stands for the term `empty`
+        kept[empty_texts], word_ids[empty_texts] = True, empty_id
+        batches.append((word_ids[kept], np.diff(np.cumsum(kept)[ends], prepend=0)))
+    flat = np.concatenate([np.zeros(0, dtype=np.int64), *(batch_ids for batch_ids, _ in batches)])
+    counts = np.concatenate([np.zeros(0, dtype=np.int64), *(batch_counts for _, batch_counts in batches)])
+    terms, first_at = np.unique(flat, return_index=True)
+    terms = terms[np.argsort(first_at)]  # in order of first occurrence
+    renumbered = np.zeros(len(ids), dtype=np.int64)
+    renumbered[terms] = np.arange(len(terms))
+    words = list(ids)
+    return [words[term] for term in terms.tolist()], renumbered[flat], counts
+
+
+def _segmented(texts: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The words the segmenter gives ``texts`` in one call, and the Latin tokens kept, in order. Their CJK runs are
+    joined by line breaks (never segmented across: both segmenters cut a text into blocks of ideographs at whitespace
+    first), each kept Latin token stands in its place as :data:`_KEPT_LATIN`, each text is closed by
+    :data:`_TEXT_END`."""
+    pieces: list[str] = []
+    kept: list[str] = []
+    for text in texts:
+        normalized = normalize_text(text)
+        if not _CJK_RUN.search(normalized):  # the common case in English, all in C
+            latin = [word for word in _LATIN.findall(normalized) if word not in STOPWORDS_LATIN]
+            kept += latin
+            pieces.append(_KEPT_LATIN * len(latin))
+        else:
+            for cjk, word in _RUN.findall(normalized):
+                if cjk:
+                    pieces.append(cjk)
+                elif word not in STOPWORDS_LATIN:
+                    kept.append(word)
+                    pieces.append(_KEPT_LATIN)
+        pieces.append(_TEXT_END)
+    return segmenter(SEGMENTER)("\n".join(pieces)), kept
 
 
 @lru_cache(maxsize=65536)  # every trial counts the words of its contexts, which repeat across trials
