@@ -4,6 +4,7 @@ by the real local model (a small TEI), so endpoint vectors can be compared with 
 from __future__ import annotations
 
 import sqlite3
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,6 +56,12 @@ def test_batch_size_and_device_apply_to_a_loaded_model_and_do_not_change_vectors
     finally:
         embeddings.configure(EmbeddingOptions())
 
+
+
+def test_the_dimension_is_read_without_a_deprecation_warning(encoder: CachedEncoder) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # sentence-transformers 6 warns on get_sentence_embedding_dimension
+        assert encoder.inner.dim == 384
 
 @pytest.fixture
 def embedding_server(encoder: CachedEncoder) -> Iterator[FakeChatServer]:

@@ -160,7 +160,10 @@ class SentenceTransformerEncoder:
 
     @property
     def dim(self) -> int:
-        return int(self._loaded().get_sentence_embedding_dimension() or 0)
+        model = self._loaded()
+        # sentence-transformers 6 renamed it (the old name warns); 5.x, which the pin allows, has only the old one
+        dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(dimension() or 0)
 
     def encode(self, texts: Sequence[str], prompt: str = "") -> np.ndarray:
         """Normalized vectors of ``texts``, each encoded with ``prompt`` before it (none when empty)."""
