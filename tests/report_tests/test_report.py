@@ -59,8 +59,9 @@ def test_summary_reads_the_trial_contract(synthetic_study: optuna.Study) -> None
 
 def test_default_picks_show_knee_and_cheapest_by_category(report_path: Path) -> None:
     page = report_path.read_text("utf-8")
-    assert re.search(r"<td class=\"text\">knee</td><td>#\d+</td>", page)
-    assert re.search(r"<td class=\"text\">cheapest</td><td>#\d+</td>", page)
+    # a row per picked trial, naming the rules that picked it: each rule once, on one row
+    rules = [cell.split(", ") for cell in re.findall(r"<td class=\"text\">([a-z, -]+)</td><td>#\d+</td>", page)]
+    assert sorted(rule for row in rules for rule in row if rule in {"knee", "cheapest"}) == ["cheapest", "knee"]
     for category in ("pricing", "policy", "product"):
         assert f'<td class="text">{category}</td>' in page
 
@@ -203,9 +204,13 @@ def test_picks_by_category_show_exposure_beside_delta_and_drop_a_column_no_pick_
 def test_picks_by_category_show_a_trial_two_rules_picked_once() -> None:
     by_category: dict[str, dict[str, float | None]] = {"policy": {"recall_at_k": 0.9, "v3_delta_faithful": 0.1, "n": 4}}
     study = _one_trial(["recall_at_k", "v3_delta_faithful"], [0.85, 0.1], by_category)
-    header, rows = _picks_by_category(render_report(study, picks={"knee": 0, "cheapest": 0}))
+    page = render_report(study, picks={"knee": 0, "cheapest": 0})
+    header, rows = _picks_by_category(page)
     assert header == ["category", "knee, cheapest #0: recall@k", "knee, cheapest #0: v3 Δfaithful", "knee, cheapest #0: n"]
     assert rows == {"policy": ["0.900", "0.100", "4"]}
+    # and one row in the picks' overview, its settings once
+    assert re.findall(r"<td class=\"text\">([a-z, -]+)</td><td>#0</td>", page) == ["knee, cheapest"]
+    assert page.split("5. Picked configurations by category", 1)[1].count("settings: top_k=3") == 1
 
 
 def test_rules_that_give_the_same_pick_and_runner_up_share_one_row() -> None:

@@ -362,21 +362,22 @@ def _picks_section(
     quality = [n for n in names if n != CONTEXT_WORDS] if confirmed else []
     header = ["rule", "trial", *(f"{label(n)} (tuning)" if quality else label(n) for n in names), "n/N",
               *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism"))]
-    overview = _table(
-        header,
-        [[rule, f"#{n}", *(_value(points[n], m) for m in names), _n_of_total(records[n]),
-          *_confirmed(points[n], summary.directions, quality, confirmed)]
-         for rule, n in picks.items()],
-        text_columns=[0],
-        settings=[f"settings: {format_settings(points[n].params, ' · ')}" for n in picks.values()],  # each pick whole: it is deployed
-    )
-    # what the noise floor says about each pick: indistinguishable from zero or from a front neighbour
-    overview += "".join(f'<p class="note">{html.escape(note)}</p>'
-                        for number in dict.fromkeys(picks.values()) for note in pick_notes(study, number, comparisons))
-    # one set of columns per picked trial, headed by every rule that picked it ("knee, cheapest #27")
+    # one row per picked trial, naming every rule that picked it ("knee, cheapest")
     rules_of: dict[int, list[str]] = {}
     for rule, number in picks.items():
         rules_of.setdefault(number, []).append(rule)
+    overview = _table(
+        header,
+        [[", ".join(rules), f"#{n}", *(_value(points[n], m) for m in names), _n_of_total(records[n]),
+          *_confirmed(points[n], summary.directions, quality, confirmed)]
+         for n, rules in rules_of.items()],
+        text_columns=[0],
+        settings=[f"settings: {format_settings(points[n].params, ' · ')}" for n in rules_of],  # each pick whole: it is deployed
+    )
+    # what the noise floor says about each pick: indistinguishable from zero or from a front neighbour
+    overview += "".join(f'<p class="note">{html.escape(note)}</p>'
+                        for number in rules_of for note in pick_notes(study, number, comparisons))
+    # per category, one set of columns per picked trial, headed by every rule that picked it ("knee, cheapest #27")
     by_category = {number: records[number].by_category or {} for number in rules_of}
     categories = sorted({c for cats in by_category.values() for c in cats})
     if not categories:
