@@ -121,8 +121,11 @@ PROMPTS: dict[str, LocalPrompt] = {
 names them separated by ``;``."""
 READERS: dict[str, ExtractiveGeneratorConfig | LocalGeneratorConfig] = {
     "span reader": ExtractiveGeneratorConfig(reader="span"),
-    "gemma-3-270m (local)": LocalGeneratorConfig(),
+    "gemma-3-270m (local)": LocalGeneratorConfig(model="gemma-3-270m"),
+    "qwen2.5-coder-0.5b-instruct (local, chat)": LocalGeneratorConfig(model="qwen2.5-coder-0.5b-instruct"),
 }
+"""The readers compared (``--readers`` picks some, by the start of their names; the agreement part takes two: the
+span reader and one local model)."""
 
 
 class Progress:
@@ -340,7 +343,7 @@ def part_position(benches: dict[str, Bench]) -> list[str]:
         "", f"#### Noise position, local model (`{READING}`, v3 `inject`: v0 + the conflicting chunks at the position given)", "",
         "| dataset | position | v0 faithful (n/N) | v3 faithful | v3 misled (n/N) | v3 Δ | v3 Δ 95% |", "|---|---|---|---|---|---|---|",
     ]
-    reader = "gemma-3-270m (local)"
+    reader = next(name for name in READERS if name != "span reader")
     for name, bench in benches.items():
         for position in ("front", "middle", "end"):
             variant_config = VariantsConfig(position=position, hard_mode="inject")  # in_index conflicts sit where retrieval ranks them
@@ -456,8 +459,12 @@ def main() -> None:
     parser.add_argument("--prompts", default=";".join(PROMPTS), help="prompts part: the variants of PROMPTS to run, separated by ';' (default: all)")
     parser.add_argument("--configs", default=",".join(CONFIGS), help="agreement part: configurations (default: all of CONFIGS)")
     parser.add_argument("--agreement-datasets", default="ConflictNQ val,demo-zh", help="agreement part: datasets")
+    parser.add_argument("--readers", default="span,gemma", help="readers (starts of READERS' names, comma-separated; default span,gemma)")
     parser.add_argument("--append", action="store_true", help="append the tables to bench/RESULTS.md")
     args = parser.parse_args()
+    picked = {name: config for name, config in READERS.items() if any(name.startswith(start) for start in args.readers.split(","))}
+    READERS.clear()
+    READERS.update(picked)
     parts = args.parts or list(PARTS)
     chosen = args.configs.split(",")
     if any(c not in CONFIGS for c in chosen):

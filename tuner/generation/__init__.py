@@ -15,6 +15,7 @@ from tuner.generation._extractive import (
     position_bonus,
 )
 from tuner.generation._local import (
+    CHAT_PROMPT,
     LOCAL_MODELS,
     LOCAL_PROMPT,
     LocalGenerator,
@@ -31,10 +32,9 @@ from tuner.generation._openai import (
     ZH_PROMPT_TEMPLATE,
     OpenAIGenerator,
     OpenAIGeneratorConfig,
-    format_contexts,
     render_prompt,
 )
-from tuner.generation._prompts import NO_CONTEXT, LocalPrompt, PromptLanguage, Shot, prompt_language
+from tuner.generation._prompts import NO_CONTEXT, ChatPrompt, LocalPrompt, PromptLanguage, Shot, format_contexts, prompt_language
 from tuner.generation._registry import (
     DEFAULT_GENERATOR,
     GENERATORS,
@@ -46,6 +46,7 @@ from tuner.generation._registry import (
 __all__ = [
     "ABSTAIN",
     "ABSTAIN_ZH",
+    "CHAT_PROMPT",
     "DEFAULT_GENERATOR",
     "DEFAULT_PROMPT_TEMPLATE",
     "GENERATORS",
@@ -57,6 +58,7 @@ __all__ = [
     "Answer",
     "CallableGenerator",
     "CallableGeneratorConfig",
+    "ChatPrompt",
     "ExtractiveGenerator",
     "ExtractiveGeneratorConfig",
     "Generator",

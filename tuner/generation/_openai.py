@@ -17,36 +17,37 @@ from pydantic import field_validator
 
 from tuner.generation._base import ABSTAIN, Answer
 from tuner.backends import BackendResources
-from tuner.generation._prompts import NO_CONTEXT, PromptLanguage, prompt_language
+from tuner.generation._prompts import PromptLanguage, format_contexts, prompt_language
 from tuner.llm import BackendError, ChatClient, LLMConfig, RequestCount, fill, missing_reason_for
 from tuner.text import Language
 
 ABSTAIN_ZH = "我不知道。"
 """What the Chinese prompt asks for when the passages hold no answer (a rejection phrase, see tuner.metrics)."""
 
-DEFAULT_PROMPT_TEMPLATE = (
-    "Answer the question using only the numbered context passages below. "
-    f'If they do not contain the answer, reply exactly "{ABSTAIN}" '
-    "Answer in one or two sentences.\n\n"
-    "Context:\n{context}\n\n"
-    "Question: {question}\n"
-    "Answer:"
-)
-ZH_PROMPT_TEMPLATE = (
-    "请只根据下面编号的上下文段落回答问题。"
-    f"如果段落中没有答案，请只回复“{ABSTAIN_ZH}”。"
-    "用一到两句话回答，名称、数字和单位照段落原文写。\n\n"
-    "上下文：\n{context}\n\n"
-    "问题：{question}\n"
-    "回答："
-)
+INSTRUCTIONS: Mapping[Language, str] = {
+    "en": (
+        "Answer the question using only the numbered context passages below. "
+        f'If they do not contain the answer, reply exactly "{ABSTAIN}" '
+        "Answer in one or two sentences."
+    ),
+    "zh": (
+        "请只根据下面编号的上下文段落回答问题。"
+        f"如果段落中没有答案，请只回复“{ABSTAIN_ZH}”。"
+        "用一到两句话回答，名称、数字和单位照段落原文写。"
+    ),
+}
+"""What the default prompt asks of the model, per language of the question: the instruction of
+:data:`PROMPT_TEMPLATES`, and the system message of a local chat model (``tuner.generation._local.CHAT_PROMPT``)."""
+QUESTION_BODIES: Mapping[Language, str] = {
+    "en": "Context:\n{context}\n\nQuestion: {question}\nAnswer:",
+    "zh": "上下文：\n{context}\n\n问题：{question}\n回答：",
+}
+"""The passages and the question, ending in an answer cue: the rest of :data:`PROMPT_TEMPLATES`, and the user
+message of a local chat model."""
+DEFAULT_PROMPT_TEMPLATE = INSTRUCTIONS["en"] + "\n\n" + QUESTION_BODIES["en"]
+ZH_PROMPT_TEMPLATE = INSTRUCTIONS["zh"] + "\n\n" + QUESTION_BODIES["zh"]
 PROMPT_TEMPLATES: Mapping[Language, str] = {"en": DEFAULT_PROMPT_TEMPLATE, "zh": ZH_PROMPT_TEMPLATE}
 """The default prompt template per language of the question."""
-def format_contexts(contexts: Sequence[str]) -> str:
-    """Contexts numbered ``[1]``, ``[2]``, ... in the order given, separated by blank lines."""
-    if not contexts:
-        return NO_CONTEXT
-    return "\n\n".join(f"[{number}] {text.strip()}" for number, text in enumerate(contexts, start=1))
 
 
 def render_prompt(template: str, question: str, contexts: Sequence[str]) -> str:

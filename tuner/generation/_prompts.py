@@ -1,6 +1,7 @@
 """Answers (variants → **answers** → verdicts): what the prompts of every generator (and the LLM judge) share: the
-language a prompt is written in and the text that stands where no passage was retrieved; and how a local base model
-is prompted (:class:`LocalPrompt`, its variants as data)."""
+language a prompt is written in, the text that stands where no passage was retrieved and the numbered passages; how a
+local base model is prompted (:class:`LocalPrompt`, its variants as data) and how a chat model is
+(:class:`ChatPrompt`: a system instruction and one user message)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from tuner.llm import fill
+from tuner.llm import Message, fill
 from tuner.text import Language, detect_language
 
 NO_CONTEXT = "(no passages)"
@@ -16,6 +17,14 @@ NO_CONTEXT = "(no passages)"
 
 PromptLanguage = Literal["auto", "en", "zh"]
 """Which language's prompt a backend uses: ``auto`` = the question's language, else the one named."""
+
+
+def format_contexts(contexts: Sequence[str]) -> str:
+    """Contexts numbered ``[1]``, ``[2]``, ... in the order given, separated by blank lines (:data:`NO_CONTEXT` when
+    there are none)."""
+    if not contexts:
+        return NO_CONTEXT
+    return "\n\n".join(f"[{number}] {text.strip()}" for number, text in enumerate(contexts, start=1))
 
 
 def prompt_language(question: str, setting: PromptLanguage) -> Language:
@@ -89,3 +98,23 @@ ANSWER_SPACE: Mapping[Language, str] = {"en": " ", "zh": ""}
 def _filled(body: str, question: str, contexts: Sequence[str]) -> str:
     passages = "\n\n".join(text.strip() for text in contexts) if contexts else NO_CONTEXT
     return fill(body, question=question.strip(), context=passages)
+
+
+@dataclass(frozen=True)
+class ChatPrompt:
+    """How a chat (instruction-tuned) model is asked: ``system[L]``, the instruction, as the system message, and
+    ``user[L]`` filled with the numbered passages (``{context}``, :func:`format_contexts`) and the ``{question}`` as
+    the one user message; the model's own chat template (in its GGUF file) turns them into its prompt.
+
+    >>> prompt = ChatPrompt({"en": "Answer from the passages."}, {"en": "{context}\\nQuestion: {question}"})
+    >>> prompt.messages("en", "How long? ", [" 24 months. "])
+    [{'role': 'system', 'content': 'Answer from the passages.'}, {'role': 'user', 'content': '[1] 24 months.\\nQuestion: How long?'}]
+    """
+
+    system: Mapping[Language, str]
+    user: Mapping[Language, str]
+
+    def messages(self, language: Language, question: str, contexts: Sequence[str]) -> list[Message]:
+        """The system and user messages for ``question`` over ``contexts``."""
+        user = fill(self.user[language], question=question.strip(), context=format_contexts(contexts))
+        return [{"role": "system", "content": self.system[language]}, {"role": "user", "content": user}]
