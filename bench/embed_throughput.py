@@ -18,7 +18,7 @@ Each measurement runs in its own process, so ``ru_maxrss`` is that backend's pea
 
 Run: HF_HUB_OFFLINE=1 .venv/bin/python bench/embed_throughput.py [--sizes 1000 10000] [--backends ...] [--work DIR]
 One measurement alone, in the folder of an earlier run: ``--worker sweep|throughput --backend B --n N --work DIR``.
-Writes ``embed_throughput.json`` in the work folder and prints the tables of bench/RESULTS.md.
+Writes ``embed_throughput.json`` in the work folder and prints the tables of bench/HISTORY.md.
 ConflictNQ and CMRC are read from /work/shared/datasets; either one absent is left out (and said so).
 """
 

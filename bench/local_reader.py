@@ -26,7 +26,7 @@ Run from the repository root: ``PYTHONPATH=. python bench/local_reader.py [speed
 [--cases 40] [--threads 1,2] [--append]`` (needs ``tuner[local]``; ConflictNQ and CMRC are read from
 ``/work/shared/datasets`` and skipped when absent; as a script, not ``-m bench.local_reader``, because the CMRC sample
 comes from bench/cmrc.py, which imports its neighbours as scripts do). ``--append`` appends the tables to
-bench/RESULTS.md.
+bench/HISTORY.md (the log; the current figure goes to bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ from tuner.variants import VariantsConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import DEFAULT_EMBEDDING_MODEL, RetrievalSettings  # noqa: E402
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
+HISTORY = Path(__file__).with_name("HISTORY.md")
 SHARED = Path("/work/shared/datasets")
 CONFLICTNQ = SHARED / "conflictnq" / "conflict_nq_val.jsonl"
 CMRC = SHARED / "cmrc2018" / "cmrc2018_trial.json"
@@ -460,7 +460,7 @@ def main() -> None:
     parser.add_argument("--configs", default=",".join(CONFIGS), help="agreement part: configurations (default: all of CONFIGS)")
     parser.add_argument("--agreement-datasets", default="ConflictNQ val,demo-zh", help="agreement part: datasets")
     parser.add_argument("--readers", default="span,gemma", help="readers (starts of READERS' names, comma-separated; default span,gemma)")
-    parser.add_argument("--append", action="store_true", help="append the tables to bench/RESULTS.md")
+    parser.add_argument("--append", action="store_true", help="append the tables to bench/HISTORY.md (the log)")
     args = parser.parse_args()
     picked = {name: config for name, config in READERS.items() if any(name.startswith(start) for start in args.readers.split(","))}
     READERS.clear()
@@ -491,7 +491,7 @@ def main() -> None:
         text = "\n".join([*new, ""])
         print(text, flush=True)
         if args.append:
-            with RESULTS.open("a", encoding="utf-8") as handle:
+            with HISTORY.open("a", encoding="utf-8") as handle:
                 handle.write(text)
 
     report(lines)

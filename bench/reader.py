@@ -16,7 +16,7 @@ and v3 variants are answered and judged (lexical judge, default noise), and the 
 
 Run: ``.venv/bin/python bench/reader.py [CONFLICTNQ_JSONL]`` (default
 ``/work/shared/datasets/conflictnq/conflict_nq_val.jsonl``; skipped when absent) — prints a Markdown
-table; ``--append`` also appends it to bench/RESULTS.md.
+table; ``--append`` also appends it to bench/HISTORY.md (the log).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from tuner.settings import DEFAULT_EMBEDDING_MODEL, RetrievalSettings  # noqa: E
 from tuner.text import split_sentences  # noqa: E402
 from tuner.verdicts import SUPPORTED  # noqa: E402
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
+HISTORY = Path(__file__).with_name("HISTORY.md")
 HEADING = "### Offline reader: idf word match, two sentences, and the true ceiling (issue 11 §3)"
 CONFLICTNQ = Path("/work/shared/datasets/conflictnq/conflict_nq_val.jsonl")
 READERS = {
@@ -183,7 +183,7 @@ def main() -> None:
     text = "\n".join([*lines, ""])
     print(text)
     if "--append" in sys.argv:
-        with RESULTS.open("a", encoding="utf-8") as handle:
+        with HISTORY.open("a", encoding="utf-8") as handle:
             handle.write(text)
 
 

@@ -7,7 +7,7 @@
     top_k / relevance_threshold / rerank_strength: one shared evaluator (call memo on) versus a
     fresh evaluator per trial (memo off).
 
-Run: ``.venv/bin/python bench/robustness.py`` — appends its results to bench/RESULTS.md.
+Run: ``.venv/bin/python bench/robustness.py`` — appends its results to bench/HISTORY.md (the log).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from tuner.variants import VARIANTS, VariantsConfig  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import DEFAULT_EMBEDDING_MODEL, RetrievalSettings  # noqa: E402
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
+HISTORY = Path(__file__).with_name("HISTORY.md")
 HEADING = "## Robustness matrix and call cache"
 GRID = {"top_k": [3, 5, 8], "relevance_threshold": [0.0, 0.3, 0.5], "rerank_strength": [0.0, 0.5, 1.0]}
 TRIALS = 10
@@ -76,7 +76,7 @@ def calls_per_trial(dataset: Dataset, root: Path, shared: bool, embeddings: Embe
 
 
 def results_header(heading: str) -> list[str]:
-    """The opening lines of a bench/RESULTS.md section: its heading, the exact command, the date and the machine."""
+    """The opening lines of a bench/HISTORY.md section: its heading, the exact command, the date and the machine."""
     return [
         "",
         heading,
@@ -151,8 +151,8 @@ def main() -> None:
     ]
     text = "\n".join(lines)
     print(text)
-    with RESULTS.open("a", encoding="utf-8") as handle:
-        if RESULTS.stat().st_size == 0:
+    with HISTORY.open("a", encoding="utf-8") as handle:
+        if HISTORY.stat().st_size == 0:
             handle.write("# Benchmark results\n")
         handle.write(text)
 

@@ -2,7 +2,7 @@
 
     HF_HUB_OFFLINE=1 PYTHONPATH=. .venv/bin/python bench/text_zh.py [--cmrc PATH] [--chunks 100000]
 
-Prints Markdown for bench/RESULTS.md:
+Prints Markdown for bench/HISTORY.md:
 
 (a) segmenters (jieba, rjieba): tokens/s of ``tuner.text.bm25_tokens`` over all 256 CMRC trial paragraphs and
     1,002 questions, and recall@1/5/10 of tuner's BM25 (the retrieval pipeline, one chunk per paragraph), next

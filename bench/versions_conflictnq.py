@@ -20,7 +20,7 @@ Parts:
 
 The ConflictNQ studies use ``studies/demo.yaml``'s settings (candidate depth 30, two enqueued hybrid trials, the
 offline extractive generator and lexical judge) with ``pick: knee`` (recall on ConflictNQ stays below the demo's
-0.95 floor). The hypervolume reference is recall 0 and Δ 0.2, as in the English figure of bench/RESULTS.md,
+0.95 floor). The hypervolume reference is recall 0 and Δ 0.2, as in the English figure of bench/HISTORY.md,
 raised to the worst Δ of the two studies' trials when one exceeds it, so that every trial counts.
 
 ConflictNQ: the authors' release on GitHub (see its README in the shared folder), read from ../shared/datasets

@@ -39,7 +39,7 @@ is unset; on the CPU see ``DEFAULT_CPU_BATCH_SIZE``."""
 
 DEFAULT_CPU_BATCH_SIZE: Mapping[str, int] = {"torch": 64, "onnx": 64, "onnx-int8": 32, "openvino": 64, "openvino-bf16": 64}
 """Texts per forward pass on the CPU by ``embedding.backend``, from the batch-size sweeps of bench/embed_throughput.py
-(16/32/64/128 on 2 cores; bench/RESULTS.md): onnx-int8 runs 32 to 128 within 5% of each other and 16 about 15%
+(16/32/64/128 on 2 cores; bench/HISTORY.md): onnx-int8 runs 32 to 128 within 5% of each other and 16 about 15%
 slower; the other backends gained nothing stable from 128 over 64 under the machine's varying load."""
 
 API_KEY_ENV = "TUNER_EMBEDDING_API_KEY"

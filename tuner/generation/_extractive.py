@@ -76,7 +76,7 @@ class ExtractiveGeneratorConfig(BaseModel):
     question. ``type_match``: score bonus of a sentence that holds a date / number / name when the
     question asks for one (:func:`answer_type`). Defaults (``max_sentences`` 2, ``word_match`` 0.6,
     ``type_match`` 0) were chosen on the demo and demo-zh datasets only; ConflictNQ stays held out
-    (bench/reader.py, bench/RESULTS.md "Offline reader").
+    (bench/reader.py, bench/HISTORY.md "Offline reader").
     ``temperature`` > 0 samples among the ``sample_pool`` best sentences with probability
     ∝ exp(score / temperature), using an RNG seeded from ``seed`` and the input, so a run is
     reproducible and a different ``seed`` is a new sample.

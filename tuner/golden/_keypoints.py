@@ -13,7 +13,7 @@ as names of persons, places, organizations or other proper nouns — ``nr``, ``n
 joined, :data:`NAMED_SPAN` characters long), and, when nothing else is found, a short answer (at most
 :data:`SHORT_ANSWER` words) that occurs whole in a relevant document, as one keypoint. Not facts: digits glued to a
 letter (the ``10`` of ``M10``), ``一`` in fixed words (``充一次电``), and the common nouns jieba tags as places
-(:data:`_NOT_NAMES`). On the demo's reference answers: bench/RESULTS.md, "Issue 38 §2".
+(:data:`_NOT_NAMES`). On the demo's reference answers: bench/HISTORY.md, "Issue 38 §2".
 
 With a chat model (:func:`fill_keypoints` given a client), the model splits the answer into atomic checkable facts, asked
 in the answer's language (:data:`PROMPTS`), each fact with aliases copied from the relevant documents; an alias not

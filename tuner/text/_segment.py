@@ -3,7 +3,7 @@ function so it can be swapped.
 
 rjieba (jieba-rs, the Rust port of jieba with the same dictionary and HMM) is used: on CMRC 2018 it
 gives the same BM25 recall as jieba and segments several times faster (``bench/text_zh.py``,
-``bench/RESULTS.md``). Both load their dictionary once per process, on first use.
+``bench/HISTORY.md``). Both load their dictionary once per process, on first use.
 """
 
 from __future__ import annotations
