@@ -11,18 +11,25 @@ A write (``POST``, ``PUT``, ``PATCH``, ``DELETE`` on a guarded path) also needs,
   app embeds it in the page it serves; ``tuner serve`` takes it from ``TUNER_SERVE_TOKEN`` or prints a new one.
 
 Refusals are ``{"error": "..."}`` with their status, like every other error of the two services.
+
+:class:`BodyGuard`, also ASGI middleware, reads a request body before the application does: one over its size limit
+gets 413 (read no further), and one whose arrays and objects nest deeper than :data:`MAX_JSON_DEPTH` is answered as the
+service answers any malformed body (400 with one line; ``tuner serve``'s own endpoints 422). Without it, 50,000 nested
+objects made Python's JSON parser raise ``RecursionError``: a 500 and a traceback in the log.
 """
 
 from __future__ import annotations
 
 import hmac
+import re
 import secrets
 import socket
 from collections.abc import Callable
 
+import numpy as np
 from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tuner.errors import UserError
 
@@ -30,6 +37,15 @@ TOKEN_HEADER = "X-Tuner-Token"
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+MAX_BODY_BYTES = 4 * 1024 * 1024
+"""Default request body limit: a question is a few hundred bytes; a batch of documents beyond this is split."""
+MAX_JSON_DEPTH = 64
+"""How deep the arrays and objects of a JSON body may nest: tuner's own bodies nest 5 levels at most (a Dify
+``metadata_condition``'s list value), a document's metadata a few more."""
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NESTING_STEP = np.zeros(256, dtype=np.int32)
+_NESTING_STEP[[ord("["), ord("{")]] = 1
+_NESTING_STEP[[ord("]"), ord("}")]] = -1
 
 
 def new_token() -> str:
@@ -96,6 +112,77 @@ class WriteGuard:
             return
         status, reason = refused
         await JSONResponse({"error": reason}, status_code=status)(scope, receive, send)
+
+
+def json_depth(raw: bytes) -> int:
+    """How deep the arrays and objects of the JSON text ``raw`` nest (0 for a scalar), brackets inside strings not
+    counted: the recursion a parser would reach, found in one pass over the bytes without parsing them (a malformed
+    text gets a depth too; the parser then refuses it).
+
+    >>> json_depth(b'{"a": [1, {"b": "[[[\\\\"{"}]}'), json_depth(b'"x"'), json_depth(b"[" * 50_000 + b"]" * 50_000)
+    (3, 0, 50000)
+    """
+    steps = _NESTING_STEP[np.frombuffer(_JSON_STRING.sub(b"", raw), dtype=np.uint8)]
+    return int(np.cumsum(steps).max(initial=0))
+
+
+def too_deep(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> str | None:
+    """The one line refusing a JSON text nested deeper than ``max_depth``, or None.
+
+    >>> too_deep(b"[[[]]]", 2)
+    'body: JSON nested 3 levels deep, at most 2 allowed'
+    """
+    depth = json_depth(raw)
+    return f"body: JSON nested {depth} levels deep, at most {max_depth} allowed" if depth > max_depth else None
+
+
+def _error(status: int, message: str) -> Response:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+class BodyGuard:
+    """ASGI middleware: a request body over ``max_bytes`` gets 413 before the application reads it, whether its length
+    is declared (``Content-Length``) or only found while it streams in (chunked); a body nested deeper than
+    ``max_depth`` (:func:`too_deep`) gets ``malformed(path, message)``, the response the service gives any malformed
+    body on that path (default: 400 ``{"error": message}``)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES, max_depth: int = MAX_JSON_DEPTH,
+                 malformed: Callable[[str, str], Response] = lambda _path, message: _error(400, message)) -> None:
+        self.app, self.max_bytes, self.max_depth, self.malformed = app, max_bytes, max_depth, malformed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            await self._over(scope, receive, send)
+            return
+        messages: list[Message] = []
+        body = bytearray()
+        while True:
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            body += message.get("body", b"")
+            if len(body) > self.max_bytes:
+                await self._over(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        refused = too_deep(bytes(body), self.max_depth)
+        if refused is not None:
+            await self.malformed(scope["path"], refused)(scope, receive, send)
+            return
+
+        async def replay() -> Message:
+            return messages.pop(0) if messages else await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _over(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await _error(413, f"request body over {self.max_bytes} bytes")(scope, receive, send)
 
 
 def listen(host: str, port: int, flags: str) -> socket.socket:

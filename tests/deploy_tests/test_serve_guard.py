@@ -106,3 +106,69 @@ def test_documents_metadata_is_normalized_as_validate_normalizes_it() -> None:
 
     document = DocumentIn(doc_id="d", text="Some text.", metadata={"date": "2024年3月1日", "team": "hr"})
     assert document.metadata == {"date": "2024-03-01", "team": "hr"}
+
+
+DEEP = b'{"a":' * 50_000 + b"1" + b"}" * 50_000
+"""The issue's body: 50,000 nested objects, which made Python's JSON parser raise RecursionError (a 500)."""
+
+
+@pytest.mark.parametrize("body", [DEEP, b"[" * 50_000 + b"]" * 50_000, b'{"query": "x", "filters": ' + DEEP + b"}"])
+def test_a_body_nested_too_deep_is_refused_in_one_line_as_a_malformed_one_on_every_endpoint(body: bytes) -> None:
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer k", **WRITE_HEADERS}
+    app = build_app(_never_loads, SERVE_TOKEN, api_key="k")
+    with TestClient(app, base_url="http://127.0.0.1:8000") as client:
+        reply = client.post("/retrieval", content=body, headers=headers)
+        assert reply.status_code == 400 and reply.json()["error_code"] == 400
+        assert reply.json()["error_msg"].startswith("body: JSON nested ") and reply.json()["error_msg"].endswith(
+            " levels deep, at most 64 allowed")
+        for path in ("/retrieve", "/documents", "/documents/delete"):  # where malformed JSON is a 422
+            reply = client.post(path, content=body, headers=headers)
+            assert reply.status_code == 422 and "at most 64 allowed" in reply.json()["error"] and "\n" not in reply.text
+
+
+def test_nesting_within_the_limit_reaches_the_endpoint() -> None:
+    from tuner.deploy.service import ServiceLimits
+
+    shallow = build_app(_never_loads, SERVE_TOKEN, ServiceLimits(max_json_depth=3), api_key="k")
+    with TestClient(shallow, base_url="http://127.0.0.1:8000") as client:
+        assert client.post("/retrieve", json={"query": "x", "filters": {"team": ["hr"]}}).status_code == 503
+        reply = client.post("/retrieve", json={"query": "x", "filters": {"team": [["hr"]]}})
+        assert reply.json() == {"error": "body: JSON nested 4 levels deep, at most 3 allowed"}
+
+
+def _conditions(count: int, value: object = "hr") -> dict[str, object]:
+    return {"knowledge_id": "tiny", "query": "laptop", "retrieval_setting": {"top_k": 3},
+            "metadata_condition": {"conditions": [{"name": "team", "comparison_operator": "in", "value": value}] * count}}
+
+
+def test_metadata_conditions_beyond_the_limits_are_a_400_naming_the_limit() -> None:
+    headers = {"Authorization": "Bearer k"}
+    with TestClient(build_app(_never_loads, SERVE_TOKEN, api_key="k"), base_url="http://127.0.0.1:8000") as client:
+        assert client.post("/retrieval", json=_conditions(100), headers=headers).status_code == 503  # read, then not loaded
+        reply = client.post("/retrieval", json=_conditions(20_000), headers=headers)
+        assert reply.status_code == 400 and reply.json() == {"error_code": 400, "error_msg": (
+            "metadata_condition.conditions: 20000 conditions, at most 100 allowed (max_conditions)")}
+        reply = client.post("/retrieval", json=_conditions(1, ["x" * 4000, "y" * 96]), headers=headers)
+        assert reply.json()["error_msg"] == (
+            "metadata_condition.conditions.0.value: 4097 characters, at most 4096 allowed (max_condition_chars)")
+    from tuner.deploy.service import ServiceLimits
+
+    narrow = ServiceLimits(max_conditions=2, max_condition_chars=2)
+    with TestClient(build_app(_never_loads, SERVE_TOKEN, narrow, api_key="k"), base_url="http://127.0.0.1:8000") as client:
+        assert "at most 2 allowed (max_conditions)" in client.post("/retrieval", json=_conditions(3), headers=headers).text
+        assert "name: 4 characters, at most 2" in client.post("/retrieval", json=_conditions(1), headers=headers).text
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--max-conditions", "0"], "--max-conditions: Input should be greater than or equal to 1, got 0"),
+    (["--max-json-depth", "5000"], "--max-json-depth: Input should be less than or equal to 1000, got 5000"),
+    (["--max-condition-chars", "-1"], "--max-condition-chars: Input should be greater than or equal to 1, got -1"),
+])
+def test_serve_limits_out_of_range_are_one_line_naming_the_flag(tiny_dataset_dir: Path, tmp_path: Path, flags: list[str],
+                                                                message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from tuner.cli import main
+    from tuner.export import export_document, write_export
+
+    config = write_export(tmp_path / "deploy.yaml", export_document({"top_k": 2}, {}))
+    assert main(["serve", "--config", str(config), "--dataset", str(tiny_dataset_dir), "--port", "0", *flags]) == 2
+    assert capsys.readouterr().err.strip().endswith(message)

@@ -69,3 +69,14 @@ def test_case_data_cannot_leave_the_json_script_element(draft: Path) -> None:
     start = page.index('<script type="application/json" id="state">') + len('<script type="application/json" id="state">')
     payload = page[start:page.index("</script>", start)]
     assert "<" not in payload and json.loads(payload)["id"] == hostile
+
+
+def test_a_body_nested_too_deep_is_a_400_like_any_malformed_one(draft: Path) -> None:
+    client = review_client(ReviewStore(draft), "en")
+    before = draft.read_bytes()
+    for body, depth in ((b'{"a":' * 50_000 + b"1" + b"}" * 50_000, 50_000),
+                        (b'{"version": 0, "keypoints": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", 50_001)):
+        reply = client.post("/api/cases/log-0001", content=body, headers={"Content-Type": "application/json"})
+        assert reply.status_code == 400
+        assert reply.json() == {"error": f"body: JSON nested {depth} levels deep, at most 64 allowed"}
+    assert draft.read_bytes() == before

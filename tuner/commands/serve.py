@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import TYPE_CHECKING
 
 from tuner.commands._common import add_embedding_arguments, embeddings_from_args, port_number
+
+if TYPE_CHECKING:
+    from tuner.deploy.service import ServiceLimits
 
 HELP = ("Serve exported configurations over HTTP: POST /retrieve, GET /healthz, GET /config, POST /documents, and "
         "POST /retrieval (Dify's External Knowledge API).")
@@ -27,6 +31,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=port_number, default=8000, help="port (default 8000; 0: any free port, printed)")
     parser.add_argument("--max-body-mb", type=float, default=4.0, metavar="MB",
                         help="largest request body accepted; larger ones get 413 (default 4)")
+    parser.add_argument("--max-json-depth", type=int, metavar="N",
+                        help="deepest nesting of a request body's arrays and objects; deeper: refused as malformed (default 64)")
+    parser.add_argument("--max-conditions", type=int, metavar="N",
+                        help="most conditions in one metadata_condition of POST /retrieval; more: 400 (default 100)")
+    parser.add_argument("--max-condition-chars", type=int, metavar="N",
+                        help="most characters of one condition's name or value (a list: its items joined by commas); "
+                             "more: 400 (default 4096)")
     parser.add_argument("--batch-wait-ms", type=float, default=3.0, metavar="MS",
                         help="embed the questions of concurrent requests in one forward pass, waiting up to MS for them "
                              "(default 3; 0: each question alone)")
@@ -44,6 +55,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.batch_wait_ms < 0:
         raise UserError(f"--batch-wait-ms: must be 0 or more, got {args.batch_wait_ms:g}")
+    if args.max_body_mb <= 0:
+        raise UserError(f"--max-body-mb: must be positive, got {args.max_body_mb:g}")
 
     try:
         import uvicorn  # noqa: F401 (serve_on runs it)
@@ -51,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         from tuner.deploy.service import build_app
     except ImportError as exc:
         raise UserError(f"tuner serve needs the 'serve' extra ({exc.name} is missing): pip install 'tuner[serve]'") from None
+    limits = service_limits(args)
     from tuner.deploy import Retriever
 
     served = knowledge_bases(args)
@@ -60,8 +74,6 @@ def run(args: argparse.Namespace) -> int:
     measured = EmbeddingOptions(backend=first.provenance.get("embedding_backend", "torch"))
     embeddings = embeddings_from_args(args, measured)
     datasets = {knowledge_id: load_dataset(resolve_dataset(dataset)) for knowledge_id, (_, dataset) in served.items()}
-    if args.max_body_mb <= 0:
-        raise UserError(f"--max-body-mb: must be positive, got {args.max_body_mb:g}")
     sock = listen(args.host, args.port, f"--host {args.host} --port {args.port}")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     token = os.environ.get(TOKEN_VARIABLE, "").strip()
@@ -84,13 +96,31 @@ def run(args: argparse.Namespace) -> int:
                                                     batch_wait=args.batch_wait_ms / 1000, embeddings=embeddings)
                 for knowledge_id in served}
 
-    app = build_app(load, token, int(args.max_body_mb * 1024 * 1024), answered_hosts(args.host), api_key)
+    app = build_app(load, token, limits, answered_hosts(args.host), api_key)
     # uvicorn answers SIGTERM by finishing the requests in flight, then raises the signal again at the handler it
     # found when it started: this one, so a stop asked for by SIGTERM ends with exit 0 rather than death by signal
     signal.signal(signal.SIGTERM, lambda _signum, _frame: None)
     print(f"tuner serve: listening on {url_of(sock)}", flush=True)
     serve_on(app, sock)
     return 0
+
+
+def service_limits(args: argparse.Namespace) -> ServiceLimits:
+    """The request limits of the ``--max-*`` flags, validated: a value out of range is one line naming its flag."""
+    from pydantic import ValidationError
+
+    from tuner.deploy.service import ServiceLimits
+    from tuner.errors import UserError
+
+    given = {"max_json_depth": args.max_json_depth, "max_conditions": args.max_conditions,
+             "max_condition_chars": args.max_condition_chars}
+    try:
+        return ServiceLimits(max_body_bytes=int(args.max_body_mb * 1024 * 1024),
+                             **{name: value for name, value in given.items() if value is not None})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        flag = "--max-body-mb" if first["loc"][0] == "max_body_bytes" else "--" + str(first["loc"][0]).replace("_", "-")
+        raise UserError(f"{flag}: {first['msg']}, got {first['input']}") from None
 
 
 def knowledge_bases(args: argparse.Namespace) -> dict[str, tuple[str, str]]:

@@ -9,15 +9,17 @@ knowledge base by its id. The indexes load in a background thread when the serve
 
 ``/retrieval`` answers as the contract says: a Bearer key (``api_key``, compared in constant time; 1001 for a missing
 or malformed ``Authorization`` header, 1002 for a wrong key, both HTTP 403), 2001 (404) for an unknown
-``knowledge_id``, 400 with one line for a body that is not the contract's, errors as ``{"error_code", "error_msg"}``.
+``knowledge_id``, 400 with one line for a body that is not the contract's (a ``metadata_condition`` beyond the
+:class:`ServiceLimits` too), errors as ``{"error_code", "error_msg"}``.
 Dify's ``retrieval_setting`` narrows what the study measured and never widens it: at most ``min(top_k, the tuned
 top_k)`` records, and a ``score_threshold`` above 0 drops records scoring below it (the tuned
 ``relevance_threshold`` already applies; both are the same normalized score in [0, 1]). Each record's ``metadata``
 holds the document's metadata, its ``doc_id`` and ``chunk_id``, and under ``tuner`` the settings that produced it.
 
 Every error is ``{"error": "..."}`` with its status: 413 for a body over ``max_body_bytes`` (read no further),
-422 for a request that is not what the endpoint takes (malformed JSON, non-UTF-8 bytes, ``top_k`` that is not
-a JSON integer, a document with nothing to read), 503 while loading. The writes (``/documents``,
+422 for a request that is not what the endpoint takes (malformed JSON, JSON nested deeper than ``max_json_depth``,
+non-UTF-8 bytes, ``top_k`` that is not a JSON integer, a document with nothing to read), 503 while loading (the
+body limits are :class:`tuner.http_guard.BodyGuard`'s). The writes (``/documents``,
 ``/documents/delete``) need the service's token, JSON and no foreign ``Origin``, and a ``Host`` the service answers
 to is needed everywhere (:class:`tuner.http_guard.WriteGuard`: 403, 415, 421).
 """
@@ -38,18 +40,38 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tuner import __version__
 from tuner.dataset import Document, document_metadata
 from tuner.deploy import RetrievedChunk, Retriever
-from tuner.external import AUTH_FAILED, INVALID_AUTH_HEADER, UNKNOWN_KNOWLEDGE, KnowledgeRequest, error_body, parse_request
-from tuner.http_guard import LOOPBACK_NAMES, WriteGuard
+from tuner.external import (
+    AUTH_FAILED,
+    INVALID_AUTH_HEADER,
+    MAX_CONDITION_CHARS,
+    MAX_CONDITIONS,
+    UNKNOWN_KNOWLEDGE,
+    KnowledgeRequest,
+    error_body,
+    parse_request,
+)
+from tuner.http_guard import LOOPBACK_NAMES, MAX_BODY_BYTES, MAX_JSON_DEPTH, BodyGuard, WriteGuard
 from tuner.redaction import redact_data
 from tuner.text import is_blank
 
-MAX_BODY_BYTES = 4 * 1024 * 1024
-"""Default request body limit: a question is a few hundred bytes; a batch of documents beyond this is split."""
+
+
+class ServiceLimits(BaseModel):
+    """How much one request may ask of ``tuner serve`` (its ``--max-*`` flags): each bound keeps a hostile or careless
+    client from taking the server's CPU or memory. A request beyond one is refused with the limit named."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    max_body_bytes: int = Field(MAX_BODY_BYTES, ge=1, description="largest request body; larger: 413")
+    max_json_depth: int = Field(MAX_JSON_DEPTH, ge=2, le=1000,
+                                description="deepest nesting of a body's arrays and objects; deeper: a malformed body")
+    max_conditions: int = Field(MAX_CONDITIONS, ge=1, le=100_000,
+                                description="conditions of one metadata_condition (each is a pass over every chunk)")
+    max_condition_chars: int = Field(MAX_CONDITION_CHARS, ge=1, le=10_000_000,
+                                     description="characters of one condition's name or value (a list: its items joined by commas)")
 
 
 def _readable(value: str) -> str:
@@ -110,45 +132,6 @@ def _problem(error: Mapping[str, Any]) -> str:
     return "{}: {}".format(".".join(str(p) for p in error["loc"][1:]) or "body", error["msg"])
 
 
-class BodyLimit:
-    """ASGI middleware: a request body over ``limit`` bytes gets 413 before the application reads it, whether
-    its length is declared (``Content-Length``) or only found while it streams in (chunked)."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope["headers"]).get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(scope, receive, send)
-            return
-        messages: list[Message] = []
-        size = 0
-        while True:
-            message = await receive()
-            messages.append(message)
-            if message["type"] != "http.request":
-                break
-            size += len(message.get("body", b""))
-            if size > self.limit:
-                await self._refuse(scope, receive, send)
-                return
-            if not message.get("more_body", False):
-                break
-
-        async def replay() -> Message:
-            return messages.pop(0) if messages else await receive()
-
-        await self.app(scope, replay, send)
-
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await _error(413, f"request body over {self.limit} bytes")(scope, receive, send)
-
-
 def bearer_refusal(header: str | None, api_key: str) -> tuple[int, str] | None:
     """The contract's error code and message for an ``Authorization`` header that is missing or malformed (1001) or
     holds another key (1002, compared in constant time), else None.
@@ -181,10 +164,17 @@ def knowledge_records(retriever: Retriever, request: KnowledgeRequest) -> list[d
             for chunk in chunks if wanted.score_threshold <= 0 or chunk.score >= wanted.score_threshold]
 
 
-def build_app(load: Callable[[], Mapping[str, Retriever]], token: str, max_body_bytes: int = MAX_BODY_BYTES,
+def _malformed(path: str, message: str) -> JSONResponse:
+    """How each endpoint answers a malformed body: ``/retrieval`` as the contract's 400, the others 422."""
+    if path == "/retrieval":
+        return JSONResponse(error_body(400, message), status_code=400)
+    return _error(422, message)
+
+
+def build_app(load: Callable[[], Mapping[str, Retriever]], token: str, limits: ServiceLimits = ServiceLimits(),
               hosts: frozenset[str] | None = LOOPBACK_NAMES, api_key: str | None = None) -> FastAPI:
     """The service; ``load`` builds the retrievers by knowledge id (in a background thread, when the server starts;
-    the first one answers ``/retrieve``, ``/config`` and the writes); request bodies over ``max_body_bytes`` get 413;
+    the first one answers ``/retrieve``, ``/config`` and the writes); a request beyond ``limits`` is refused;
     writes need ``token``; ``/retrieval`` needs ``api_key`` (None: it refuses every request with 1002); a ``Host``
     outside ``hosts`` gets 421 (``None``: any)."""
     state: dict[str, Any] = {"retriever": None, "knowledge": {}, "error": None}
@@ -204,7 +194,7 @@ def build_app(load: Callable[[], Mapping[str, Retriever]], token: str, max_body_
         yield
 
     app = FastAPI(title="tuner retrieval service", version=__version__, lifespan=lifespan)
-    app.add_middleware(BodyLimit, limit=max_body_bytes)
+    app.add_middleware(BodyGuard, max_bytes=limits.max_body_bytes, max_depth=limits.max_json_depth, malformed=_malformed)
     # added last, so it runs first: a refused write is not read at all
     app.add_middleware(WriteGuard, token=token, hosts=hosts, guarded=lambda path: path.startswith("/documents"))
 
@@ -260,7 +250,8 @@ def build_app(load: Callable[[], Mapping[str, Retriever]], token: str, max_body_
         if refused is not None:
             return JSONResponse(error_body(*refused), status_code=403)
         try:
-            asked = parse_request(json.loads(await request.body()))
+            asked = parse_request(json.loads(await request.body()), max_conditions=limits.max_conditions,
+                                  max_condition_chars=limits.max_condition_chars)
         except UnicodeDecodeError as exc:
             return JSONResponse(error_body(400, f"body: not UTF-8 (byte {exc.start})"), status_code=400)
         except json.JSONDecodeError as exc:

@@ -7,6 +7,8 @@ and the pipeline that gives its records to evaluations and studies (``_pipeline`
 from tuner.external._contract import (
     AUTH_FAILED,
     INVALID_AUTH_HEADER,
+    MAX_CONDITION_CHARS,
+    MAX_CONDITIONS,
     UNKNOWN_KNOWLEDGE,
     ConditionIn,
     KnowledgeRequest,
@@ -24,6 +26,8 @@ __all__ = [
     "API_KEY_VARIABLE",
     "AUTH_FAILED",
     "INVALID_AUTH_HEADER",
+    "MAX_CONDITIONS",
+    "MAX_CONDITION_CHARS",
     "UNKNOWN_KNOWLEDGE",
     "ConditionIn",
     "EXTERNAL_KNOBS",

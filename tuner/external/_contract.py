@@ -30,6 +30,11 @@ UNKNOWN_KNOWLEDGE = 2001
 """The contract's error codes; an error it has no code for carries its HTTP status as ``error_code`` (400, 503). The
 service's own guards answer before the contract is read, in the service's shape: 413 (body too large), 421 (a Host it
 does not answer to)."""
+MAX_CONDITIONS = 100
+"""Default: the most conditions one ``metadata_condition`` may hold (each is a pass over every chunk: 20,000 took
+8–9 s of a server's CPU per request)."""
+MAX_CONDITION_CHARS = 4096
+"""Default: the most characters of one condition's name or value (a list counts as its items joined by commas)."""
 
 
 class _Contract(BaseModel):
@@ -86,10 +91,45 @@ class KnowledgeRequest(_Contract):
         return query
 
 
-def parse_request(body: Any) -> KnowledgeRequest:
-    """A request body (parsed JSON) as a :class:`KnowledgeRequest`; a ``ValueError`` with one line naming the key."""
+def _chars(value: Any) -> int:
+    """A condition's name or value as characters: a list's items joined by commas, anything else as its text."""
+    if isinstance(value, list):
+        return sum(_chars(item) for item in value) + max(len(value) - 1, 0)
+    return len(value) if isinstance(value, str) else len(str(value))
+
+
+def condition_beyond(body: dict[str, Any], max_conditions: int, max_condition_chars: int) -> str | None:
+    """The one line refusing a request body whose ``metadata_condition`` holds more than ``max_conditions`` conditions
+    or a name or value over ``max_condition_chars`` characters, or None; read before the conditions are validated,
+    so a request beyond the limits costs no more than its size.
+
+    >>> body = {"metadata_condition": {"conditions": [{"name": "team", "comparison_operator": "in", "value": ["hr", "it"]}]}}
+    >>> condition_beyond(body, 1, 5), condition_beyond(body, 1, 4)
+    (None, 'metadata_condition.conditions.0.value: 5 characters, at most 4 allowed (max_condition_chars)')
+    """
+    condition = body.get("metadata_condition")
+    conditions = condition.get("conditions") if isinstance(condition, dict) else None
+    if not isinstance(conditions, list):
+        return None
+    if len(conditions) > max_conditions:
+        return f"metadata_condition.conditions: {len(conditions)} conditions, at most {max_conditions} allowed (max_conditions)"
+    for index, one in enumerate(conditions):
+        for key in ("name", "value"):
+            chars = _chars(one.get(key)) if isinstance(one, dict) and one.get(key) is not None else 0
+            if chars > max_condition_chars:
+                return (f"metadata_condition.conditions.{index}.{key}: {chars} characters, at most {max_condition_chars} "
+                        "allowed (max_condition_chars)")
+    return None
+
+
+def parse_request(body: Any, max_conditions: int = MAX_CONDITIONS, max_condition_chars: int = MAX_CONDITION_CHARS) -> KnowledgeRequest:
+    """A request body (parsed JSON) as a :class:`KnowledgeRequest`; a ``ValueError`` with one line naming the key, also
+    for a ``metadata_condition`` beyond the limits (:func:`condition_beyond`)."""
     if not isinstance(body, dict):
         raise ValueError("body: expected a JSON object")
+    beyond = condition_beyond(body, max_conditions, max_condition_chars)
+    if beyond is not None:
+        raise ValueError(beyond)
     try:
         return KnowledgeRequest.model_validate(body)
     except ValidationError as exc:

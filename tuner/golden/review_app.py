@@ -6,7 +6,8 @@ Pages: ``GET /`` (the first row not yet reviewed), ``GET /case/{id}``, ``GET /st
 neighbour within the status filter). API: ``POST /api/cases/{id}`` (``version`` plus an ``action`` and/or edited
 fields, :class:`tuner.golden.Edit`: an unknown key or a wrong type is a 422 naming it; 409 when the version is stale),
 ``GET /api/search?q=TEXT&k=N`` (chunks of the whole knowledge base: ``[{rank, chunk_id, doc_id, title, text}]``), ``GET /api/progress``, ``POST /api/export``. Every write needs the run's token
-(the page carries it), JSON and no foreign ``Origin``, and every request a loopback ``Host`` (:mod:`tuner.http_guard`).
+(the page carries it), JSON and no foreign ``Origin``, and every request a loopback ``Host``; a body over 4 MB gets 413,
+one nested deeper than 64 levels 400, as a malformed one (:mod:`tuner.http_guard`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from tuner.errors import DatasetError, StaleVersion, UserError
 from tuner.golden._draft import CASES, STATUSES, DraftCase, DraftConflict, DraftRow, validation_problem
 from tuner.golden._pool import SEARCH_DEPTH
 from tuner.golden._review import Edit, Export, ReviewStore, highlight
-from tuner.http_guard import LOOPBACK_NAMES, TOKEN_HEADER, WriteGuard, new_token
+from tuner.http_guard import LOOPBACK_NAMES, TOKEN_HEADER, BodyGuard, WriteGuard, new_token
 from tuner.text import detect_language, is_blank, plural
 
 FILTERS = ("all", *STATUSES)
@@ -271,6 +272,7 @@ def build_review_app(store: ReviewStore, language: str | None = None, token: str
 
     app = FastAPI(title="tuner golden review", docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
     secret = token or new_token()
+    app.add_middleware(BodyGuard)  # a body too large or nested too deep: 413, or 400 as any malformed body
     app.add_middleware(WriteGuard, token=secret, hosts=LOOPBACK_NAMES)
 
     @app.exception_handler(UserError)
