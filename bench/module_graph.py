@@ -17,6 +17,13 @@ highest box it imports, so every arrow points down, except the arrows of a circl
 - **back-arrows** — the arrows inside a circle, which run against the layering (marked "lazy" where an import inside a
   function is all that keeps the circle out of import time).
 
+The same is read one level down, module by module (``tuner.retrieval._keys`` → ``tuner.retrieval._base``): **module
+circles** are modules that reach each other through imports of any kind, ``TYPE_CHECKING`` ones included (a lower
+module that names an upper one in a type is still a circle in the design, and the usual way to hide one), so a circle
+inside a package (``_config`` ↔ ``_samplers``) or through a package's ``__init__`` is found too. ``from tuner.x import
+y`` is an arrow to the module ``tuner.x.y`` where that is a module, else to ``tuner.x`` (a submodule's import also
+runs its package's ``__init__`` first, as every import of a submodule does: that is not an arrow).
+
 Output: a text diagram on stdout (layers bottom-up, each box with the boxes it imports), and with ``--svg FILE`` a
 picture of the same layers in which only the arrows of the transitive reduction are drawn (an arrow implied by a
 longer path is left out, so the picture stays readable; the text lists all), back-arrows in red.
@@ -31,6 +38,7 @@ import argparse
 import ast
 import html
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,8 +71,10 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _imports(tree: ast.Module, package: str) -> list[tuple[str, str]]:
-    """(target dotted name, "top" | "lazy" | "typing") for every import of ``tree``; ``package`` resolves ``from .``."""
+def _imports(tree: ast.Module, package: str, modules: set[str] | None = None) -> list[tuple[str, str]]:
+    """(target dotted name, "top" | "lazy" | "typing") for every import of ``tree``; ``package`` resolves ``from .``.
+    With ``modules`` (dotted names), ``from a.b import c`` gives ``a.b.c`` where that is one of them (the name is a
+    submodule), else ``a.b``."""
     found: list[tuple[str, str]] = []
 
     def visit(node: ast.AST, where: str) -> None:
@@ -87,6 +97,9 @@ def _imports(tree: ast.Module, package: str) -> list[tuple[str, str]]:
                 base = ".".join([*anchor, base] if base else anchor)
             if base == "tuner":  # from tuner import study: the name is the box
                 found.extend((f"tuner.{alias.name}", where) for alias in child.names)
+            elif modules is not None:
+                found.extend((f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base, where)
+                             for alias in child.names)
             else:
                 found.append((base, where))
         elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -125,6 +138,12 @@ def read_graph(root: Path) -> Graph:
 
 def circles(graph: Graph) -> list[list[str]]:
     """Strongly connected components of more than one box over top and lazy arrows (Tarjan)."""
+    return components(graph.boxes, graph.runtime)
+
+
+def components(nodes: set[str], arrows: Callable[[str], set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one node of the graph ``arrows`` (node → the nodes it points to),
+    each sorted, in sorted order (Tarjan)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -135,7 +154,7 @@ def circles(graph: Graph) -> list[list[str]]:
         index[box] = low[box] = len(index)
         stack.append(box)
         on_stack.add(box)
-        for other in sorted(graph.runtime(box)):
+        for other in sorted(arrows(box)):
             if other not in index:
                 connect(other)
                 low[box] = min(low[box], low[other])
@@ -152,10 +171,37 @@ def circles(graph: Graph) -> list[list[str]]:
             if len(component) > 1:
                 found.append(sorted(component))
 
-    for box in sorted(graph.boxes):
+    for box in sorted(nodes):
         if box not in index:
             connect(box)
     return sorted(found)
+
+
+def read_modules(root: Path) -> dict[str, dict[str, str]]:
+    """Every module under ``root``'s ``tuner/`` (dotted, a package by its ``__init__``) → the tuner modules it imports,
+    each with the strongest kind it is imported by: "top" over "lazy" over "typing"."""
+    source = root / "tuner"
+    dotted_of: dict[str, Path] = {}
+    for path in sorted(source.rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        dotted_of[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    rank = {"top": 0, "lazy": 1, "typing": 2}
+    modules: dict[str, dict[str, str]] = {}
+    for dotted, path in dotted_of.items():
+        package = dotted if path.name == "__init__.py" else dotted.rpartition(".")[0]
+        imported: dict[str, str] = {}
+        for target, where in _imports(ast.parse(path.read_text("utf-8")), package, set(dotted_of)):
+            if target not in dotted_of or target == dotted:
+                continue
+            if target not in imported or rank[where] < rank[imported[target]]:
+                imported[target] = where
+        modules[dotted] = imported
+    return modules
+
+
+def module_circles(modules: dict[str, dict[str, str]]) -> list[list[str]]:
+    """Modules that import each other, through imports of any kind (top, lazy, ``TYPE_CHECKING``)."""
+    return components(set(modules), lambda module: set(modules[module]))
 
 
 def layers(graph: Graph) -> dict[str, int]:
@@ -226,6 +272,13 @@ def text_diagram(graph: Graph, root: Path) -> str:
     lines += [f"  {a} ⇢ {b}{' (lazy)' if b not in graph.top[a] else ''}" for a, b in backs] or ["  none"]
     lines += ["", "circles (boxes that import each other, top or lazy):"]
     lines += [f"  {' ↔ '.join(ring)}" for ring in rings] or ["  none"]
+    modules = read_modules(root)
+    lines += ["", f"module circles ({len(modules)} modules; modules that import each other, top, lazy or typing):"]
+    for ring in module_circles(modules):
+        arrows = [f"{a} → {b} ({modules[a][b]})" for a in ring for b in ring if b in modules[a]]
+        lines.append(f"  {' ↔ '.join(ring)}: {'; '.join(arrows)}")
+    if lines[-1].endswith("top, lazy or typing):"):
+        lines.append("  none")
     return "\n".join(lines)
 
 

@@ -1,5 +1,6 @@
-"""The package graph has no circles (issue 39 §1): ``bench/module_graph.py`` reads it from the source as the
-architecture page draws it, and the endpoint plumbing imports nothing of the embedding package."""
+"""The package graph has no circles (issue 39 §1), nor the module graph inside the packages (issue 47 §7):
+``bench/module_graph.py`` reads both from the source as the architecture page draws them; ``tuner.errors`` imports
+nothing of tuner; and the endpoint plumbing imports nothing of the embedding package."""
 
 from __future__ import annotations
 
@@ -41,6 +42,37 @@ def test_the_circle_finder_finds_a_lazy_circle(tmp_path: Path) -> None:
     assert graph_module.circles(graph) == [["a", "b"]]
     layer = graph_module.layers(graph)
     assert graph_module.back_arrows(graph, layer) == [("a", "b"), ("b", "a")] and layer["c"] == layer["a"] + 1
+
+
+def test_no_module_imports_another_that_imports_it_back() -> None:
+    graph_module = _module_graph()
+    assert graph_module.module_circles(graph_module.read_modules(ROOT)) == []
+
+
+def test_errors_are_the_ground_floor() -> None:
+    """Every layer raises tuner's errors, so ``tuner.errors`` names no tuner module, not even in a type."""
+    assert _module_graph().read_modules(ROOT)["tuner.errors"] == {}
+
+
+def test_the_module_circle_finder_counts_typing_and_lazy_imports_and_not_a_package_s_own_init(tmp_path: Path) -> None:
+    package = tmp_path / "tuner"
+    for name, text in {
+        "__init__.py": "",
+        "errors.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from tuner.pareto import Entry\n",
+        "pareto/__init__.py": "from tuner.errors import E\nfrom tuner.pareto._pick import pick\n",
+        "pareto/_pick.py": "from tuner.pareto import _types\n",  # a submodule, not the package's __init__
+        "pareto/_types.py": "",
+        "study/__init__.py": "",
+        "study/_config.py": "def f():\n    from ._samplers import s\n",
+        "study/_samplers.py": "from tuner.study._config import C\n",
+    }.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text(text)
+    graph_module = _module_graph()
+    modules = graph_module.read_modules(tmp_path)
+    assert modules["tuner.pareto._pick"] == {"tuner.pareto._types": "top"}
+    assert modules["tuner.errors"] == {"tuner.pareto": "typing"}
+    assert graph_module.module_circles(modules) == [["tuner.errors", "tuner.pareto"], ["tuner.study._config", "tuner.study._samplers"]]
 
 
 def test_importing_the_llm_plumbing_loads_no_encoder_code() -> None:

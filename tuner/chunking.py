@@ -54,7 +54,7 @@ past that, cutting one sentence in two costs less than a half-empty chunk."""
 
 CHUNKER_VERSION = "1"
 """The version of the chunker's rules (``SNAP_MIN_FILL``, the stride, the sentence rules it snaps to): part of every
-chunks key (:func:`tuner.retrieval._keys.chunks_key`), so raise it with any change that moves a chunk boundary and
+chunks key (:func:`tuner.retrieval._table.chunks_key`), so raise it with any change that moves a chunk boundary and
 no cache serves chunks cut by the old rules. The sentence rules of the text layer are versioned too (its
 ``TEXT_LAYER_ID`` is in the BM25 and candidates keys), but chunks are cut before any of those."""
 

@@ -19,12 +19,10 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
-
-    from tuner.pareto import FrontEntry
 
 ErrorKind = Literal["timeout", "rate_limit", "server", "connection", "malformed", "auth", "not_found", "request", "bad_response"]
 TRANSIENT_KINDS: frozenset[ErrorKind] = frozenset({"timeout", "rate_limit", "server", "connection", "malformed"})
@@ -125,10 +123,15 @@ class StaleVersion(Exception):
                          "nothing was saved; reload to see the current version")
 
 
-class PickUnmet(UserError):
+Closest = TypeVar("Closest")
+"""What :class:`PickUnmet` carries as the nearest entry (``tuner.pareto.FrontEntry``): a parameter, so this module,
+the ground floor, imports nothing of the layers above it."""
+
+
+class PickUnmet(UserError, Generic[Closest]):
     """No front entry meets the rule's floor; ``closest`` is the entry nearest to meeting it."""
 
-    def __init__(self, message: str, closest: FrontEntry) -> None:
+    def __init__(self, message: str, closest: Closest) -> None:
         super().__init__(message)
         self.closest = closest
 

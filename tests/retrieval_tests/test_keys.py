@@ -159,7 +159,7 @@ def test_the_chunks_key_is_the_chunking_stage_key_and_the_chunker_version(
 ) -> None:
     import tuner.retrieval._table as table_module
     from tuner.chunking import CHUNKER_VERSION
-    from tuner.retrieval._keys import chunks_key
+    from tuner.retrieval._table import chunks_key
 
     dataset = pipeline.dataset
     assert pipeline.table(BASE).key == chunks_key(dataset.content_hash, dataset.language, stage_key(BASE, "chunking"),

@@ -16,7 +16,7 @@ from tuner.cli import main
 from tuner.settings import RetrievalSettings, acts
 from tuner.front import TrialRecord
 from tuner.study import load_study_file, run_study
-from tuner.study._config import SamplerConfig
+from tuner.study._samplers import SamplerConfig
 from tuner.study._samplers import build_sampler
 from tuner.study._space import IntParam, SearchSpace, load_search_space
 

@@ -17,7 +17,6 @@ from tuner.embedding._encoders import (
     API_KEY_ENV,
     BatchingEncoder,
     CachedEncoder,
-    EmbeddingOptions,
     EndpointEncoder,
     available_devices,
     default_batch_size,
@@ -28,7 +27,7 @@ from tuner.embedding._encoders import (
 from tuner.embedding._inference import BACKENDS, Backend, InferenceBackend, quiet_model_loading
 from tuner.embedding._models import SentenceTransformerEncoder, preset_prompts, resolve_model_path
 from tuner.embedding._stores import STORE_FILE, EmbeddingStore, PostgresEmbeddingStore, ServingStore, VectorStore, vector_id
-from tuner.embedding._types import Encoder, ModelEncoder
+from tuner.embedding._types import EmbeddingOptions, Encoder, ModelEncoder
 
 __all__ = [
     "API_KEY_ENV",

@@ -12,11 +12,11 @@ import threading
 from pathlib import Path
 
 from tuner.cache import default_cache_root
-from tuner.embedding._encoders import CachedEncoder, EmbeddingOptions, EndpointEncoder, available_devices, parse_endpoint, select_device
+from tuner.embedding._encoders import CachedEncoder, EndpointEncoder, available_devices, parse_endpoint, select_device
 from tuner.embedding._inference import BACKENDS, require_packages
 from tuner.embedding._models import SentenceTransformerEncoder
 from tuner.embedding._stores import STORE_FILE, EmbeddingStore, PostgresEmbeddingStore, VectorStore
-from tuner.embedding._types import ModelEncoder
+from tuner.embedding._types import EmbeddingOptions, ModelEncoder
 
 
 class EmbeddingContext:

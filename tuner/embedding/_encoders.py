@@ -18,20 +18,16 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 from urllib.parse import urlsplit
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
 from tuner.embedding._inference import BACKENDS, Backend
 from tuner.embedding._stores import VectorStore, text_hash, vector_id
-from tuner.embedding._types import ModelEncoder
+from tuner.embedding._types import Device, EmbeddingOptions, ModelEncoder
 from tuner.llm import EmbeddingClient, LLMConfig
 from tuner.errors import UserError
 from tuner.progress import Task
-
-Device = Literal["auto", "cpu", "cuda", "mps"]
 
 DEFAULT_BATCH_SIZE: Mapping[str, int] = {"mps": 64, "cuda": 256, "endpoint": 64}
 """Texts per forward pass (local models on an accelerator, by device) or per request (endpoints) when ``batch_size``
@@ -45,19 +41,6 @@ slower; the other backends gained nothing stable from 128 over 64 under the mach
 API_KEY_ENV = "TUNER_EMBEDDING_API_KEY"
 
 _ENDPOINT = re.compile(r"openai:(?P<model>[^@\s]+)@(?P<url>https?://\S+)")
-
-
-class EmbeddingOptions(BaseModel):
-    """How embeddings are computed. Device and batch size do not change which vectors a model gives; a backend
-    whose vectors differ from torch's (``onnx-int8``, ``openvino-bf16``) is part of the id vectors are stored under
-    (:func:`tuner.embedding.vector_id`), so every cache key over vectors follows it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    device: Device = Field("auto", description="auto = cuda, else mps, else cpu")
-    batch_size: int | None = Field(None, ge=1, le=65536, description="unset: per device and backend (default_batch_size)")
-    backend: Backend = Field("torch", description="what runs the model: torch (fp32 reference), onnx, onnx-int8, openvino, "
-                             "openvino-bf16, or auto (the fastest installed one whose vectors agree with torch's)")
 
 
 def default_batch_size(device: str, backend: str) -> int:

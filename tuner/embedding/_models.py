@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tuner.cache import DiskCache
-from tuner.embedding._encoders import EmbeddingOptions, available_devices, default_batch_size, select_device, served_model
+from tuner.embedding._encoders import available_devices, default_batch_size, select_device, served_model
 from tuner.embedding._inference import BACKENDS, BackendChoice, choose_backend, quiet_model_loading, require_packages, use_backend
+from tuner.embedding._types import EmbeddingOptions
 from tuner.errors import UserError
 
 if TYPE_CHECKING:

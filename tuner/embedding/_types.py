@@ -1,15 +1,31 @@
 """Indexes (chunks → **indexes** → candidates): what an encoder is: the two protocols every encoder of the package
-implements, apart from any model, store or option code (the other modules import this one, never the reverse)."""
+implements and the options it is configured with (:class:`EmbeddingOptions`), apart from any model or store code
+(the other modules import this one, never the reverse)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import Literal, Protocol
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
-if TYPE_CHECKING:
-    from tuner.embedding._encoders import EmbeddingOptions
+from tuner.embedding._inference import Backend
+
+Device = Literal["auto", "cpu", "cuda", "mps"]
+
+
+class EmbeddingOptions(BaseModel):
+    """How embeddings are computed. Device and batch size do not change which vectors a model gives; a backend
+    whose vectors differ from torch's (``onnx-int8``, ``openvino-bf16``) is part of the id vectors are stored under
+    (:func:`tuner.embedding.vector_id`), so every cache key over vectors follows it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    device: Device = Field("auto", description="auto = cuda, else mps, else cpu")
+    batch_size: int | None = Field(None, ge=1, le=65536, description="unset: per device and backend (default_batch_size)")
+    backend: Backend = Field("torch", description="what runs the model: torch (fp32 reference), onnx, onnx-int8, openvino, "
+                             "openvino-bf16, or auto (the fastest installed one whose vectors agree with torch's)")
 
 
 class Encoder(Protocol):

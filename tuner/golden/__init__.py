@@ -16,9 +16,10 @@ from tuner.golden._keypoints import (
 )
 from tuner.golden._dedupe import NEAR_DUPLICATE, near_duplicate_groups, normalize_question, question_groups, shingles
 from tuner.golden._draft import (
-    DRAFT, FOUND_BY, STATUSES, DraftCase, DraftConflict, DraftRow, PoolChunk, ReviewState, draft_case, golden_row, load_draft, read_draft,
+    DRAFT, FOUND_BY, STATUSES, DraftCase, DraftConflict, DraftRow, PoolChunk, ReviewState, draft_case, golden_row,
     write_draft,
 )
+from tuner.golden._journal import load_draft, read_draft
 from tuner.golden._log import (
     KNOWN_BAD, STRATA, LogDrafts, LoggedQuestion, LogRows, Sampling, drafts_from_log, merge_questions, parse_columns, read_log,
     sample_questions, sampling_from,

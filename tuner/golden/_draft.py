@@ -222,21 +222,6 @@ def draft_rows(text: str, where: str) -> tuple[str, list[DraftRow]]:
     return kind, rows
 
 
-def load_draft(path: Path) -> list[DraftRow]:
-    """The typed rows of the draft file ``path`` as the review left them: the file, then the saves its review log holds
-    that are not in it yet (:mod:`tuner.golden._journal`)."""
-    from tuner.golden._journal import Journal
-
-    return Journal(path).load().rows
-
-
-def read_draft(path: Path) -> list[dict[str, Any]]:
-    """The rows of a draft file as the review left them (:func:`load_draft`), each with a review state
-    (:class:`ReviewState`'s defaults where a row has none yet, as in the candidates ``tuner golden conflicts``
-    writes); a problem is one line naming ``file:line``."""
-    return [row.record() for row in load_draft(path)]
-
-
 def draft_text(rows: Sequence[DraftRow | dict[str, Any]]) -> str:
     """Draft file text of ``rows`` (typed, or dicts validated here: a row the review app could not read is a bug)."""
     typed = [row if isinstance(row, _Row) else _MODELS[draft_kind([row], "a draft row")].model_validate(row) for row in rows]

@@ -165,3 +165,15 @@ class Journal:
         self.mark(digest)
         return digest
 
+
+def load_draft(path: Path) -> list[DraftRow]:
+    """The typed rows of the draft file ``path`` as the review left them: the file, then the saves its review log holds
+    that are not in it yet."""
+    return Journal(path).load().rows
+
+
+def read_draft(path: Path) -> list[dict[str, Any]]:
+    """The rows of a draft file as the review left them (:func:`load_draft`), each with a review state
+    (:class:`ReviewState`'s defaults where a row has none yet, as in the candidates ``tuner golden conflicts``
+    writes); a problem is one line naming ``file:line``."""
+    return [row.record() for row in load_draft(path)]

@@ -6,7 +6,8 @@ entry              key parts
 =================  ============================================================================================
 chunks             dataset content hash, language, the chunking stage key (``chunk_size``, ``chunk_overlap``,
                    ``chunk_unit``, the tokenizer's model: ``embedding_model``, for ``tokens`` only), the chunker's
-                   version (``tuner.chunking.CHUNKER_VERSION``)
+                   version (``tuner.chunking.CHUNKER_VERSION``); computed beside the chunk table
+                   (:func:`tuner.retrieval._table.chunks_key`: the chunk table sits below the first stages)
 vectors            ``embedding_model``, the prompt (document or query), the inference backend when its vectors
                    differ from torch's, sha256 of the text (:func:`tuner.embedding.vector_id`; rows are
                    checksummed in the store)
@@ -31,28 +32,16 @@ input (vectors encoded again after a damaged store) can never be served an entry
 
 from __future__ import annotations
 
-from dataclasses import asdict
 
 import numpy as np
 
 from tuner.cache import array_digest, content_key
 from tuner.retrieval._base import RETRIEVERS
-from tuner.settings import Chunking, RetrievalSettings, Stage
+from tuner.retrieval._table import chunking_key
+from tuner.settings import RetrievalSettings, Stage
 from tuner.text import TEXT_LAYER_ID
 
 HNSW_NEIGHBORS = 32
-
-
-def chunks_key(content_hash: str, language: str, chunking: str, chunker_version: str) -> str:
-    """The chunks of one dataset (``content_hash``, ``language``) under one chunking (``chunking``: its stage key,
-    :func:`chunking_key`) by one version of the chunker's rules (``tuner.chunking.CHUNKER_VERSION``)."""
-    return content_key("chunks", content_hash, language, chunking, chunker_version)
-
-
-def chunking_key(chunking: Chunking) -> str:
-    """The key of the chunking stage (``stage_key(settings, "chunking")``): every field of ``chunking``, the tokenizer's
-    model included, so a new chunking setting is in it without an edit here."""
-    return content_key("chunking", asdict(chunking))
 
 
 def bm25_key(table_key: str, k1: float, b: float) -> str:

@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
 
-from tuner.cache import DiskCache
+from tuner.cache import DiskCache, content_key
 from tuner.chunking import CHUNKER_VERSION, Chunk, chunk_dataset
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder
 from tuner.io import jsonl_objects, jsonl_text
-from tuner.retrieval._keys import chunking_key, chunks_key
 from tuner.settings import Chunking
+
+
+def chunks_key(content_hash: str, language: str, chunking: str, chunker_version: str) -> str:
+    """The chunks of one dataset (``content_hash``, ``language``) under one chunking (``chunking``: its stage key,
+    :func:`chunking_key`) by one version of the chunker's rules (``tuner.chunking.CHUNKER_VERSION``)."""
+    return content_key("chunks", content_hash, language, chunking, chunker_version)
+
+
+def chunking_key(chunking: Chunking) -> str:
+    """The key of the chunking stage (``stage_key(settings, "chunking")``): every field of ``chunking``, the tokenizer's
+    model included, so a new chunking setting is in it without an edit here."""
+    return content_key("chunking", asdict(chunking))
 
 
 @dataclass
@@ -71,7 +82,7 @@ def _read_chunks(folder: Path) -> list[Chunk]:
 def load_chunk_table(dataset: Dataset, chunking: Chunking, cache: DiskCache, encoder: CachedEncoder) -> ChunkTable:
     """The chunks of ``dataset`` cut as ``chunking`` says (see :mod:`tuner.chunking`), embedded by ``encoder``.
 
-    The cache key (:func:`tuner.retrieval._keys.chunks_key`) names the dataset content, its language, the chunking
+    The cache key (:func:`chunks_key`) names the dataset content, its language, the chunking
     (every field of ``chunking``, the tokenizer's model included) and the chunker's version: chunks of one text under
     one key are always the same.
     """

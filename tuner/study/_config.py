@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tuner.dataset import is_builtin, manifest_model_defaults
 from tuner.errors import UserError, describe_validation_error
@@ -17,6 +17,7 @@ from tuner.llm import LLMConfig
 from tuner.variants import VariantsConfig
 from tuner.objectives import CONTEXT_WORDS, EXPOSURE, OBJECTIVES, RECALL, REQUIRED, SECOND_OBJECTIVES, Direction
 from tuner.settings import MetadataFilter, RetrievalSettings, settings_from_mapping
+from tuner.study._samplers import SamplerConfig
 from tuner.study._tracking import TrackingConfig
 from tuner.embedding import EmbeddingOptions
 from tuner.external import ExternalConfig
@@ -44,25 +45,6 @@ def shared_store_url(setting: str, storage: str) -> str | None:
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class SamplerConfig(_Strict):
-    name: Literal["tpe", "nsga2", "gp", "random", "grid"] = "tpe"
-    seed: int | None = None
-    options: dict[str, Any] = Field(default_factory=dict)
-    conditional: bool = Field(True, description="sample a knob only when the trial's other choices let it act "
-                              "(tuner.settings.ACTS_WHEN) and top_k within candidate_depth; false samples every knob "
-                              "on every trial")
-
-    @field_validator("options")
-    @classmethod
-    def _known_options(cls, options: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
-        from tuner.study._samplers import option_problem  # imports Optuna, which this module otherwise does not need
-
-        problem = option_problem(info.data["name"], options) if "name" in info.data else None
-        if problem is not None:
-            raise ValueError(problem)
-        return options
 
 
 class BudgetConfig(_Strict):

@@ -6,11 +6,11 @@ import difflib
 import inspect
 import warnings
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 import optuna
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from tuner.study._config import SamplerConfig
 from tuner.study._space import SearchSpace
 
 def _tpe(config: SamplerConfig, space: SearchSpace) -> optuna.samplers.BaseSampler:
@@ -52,6 +52,28 @@ def option_problem(name: str, options: Mapping[str, Any]) -> str | None:
             hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(accepted) or 'none'}"
             return f"unknown option '{key}' for the {name} sampler ({hint})"
     return None
+
+
+class SamplerConfig(BaseModel):
+    """``sampler:`` of a study file: the sampler by name (:data:`SAMPLERS`), its seed, its constructor's options
+    (checked when the file is read: :func:`option_problem`) and conditional sampling."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Literal["tpe", "nsga2", "gp", "random", "grid"] = "tpe"
+    seed: int | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    conditional: bool = Field(True, description="sample a knob only when the trial's other choices let it act "
+                              "(tuner.settings.ACTS_WHEN) and top_k within candidate_depth; false samples every knob "
+                              "on every trial")
+
+    @field_validator("options")
+    @classmethod
+    def _known_options(cls, options: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        problem = option_problem(info.data["name"], options) if "name" in info.data else None
+        if problem is not None:
+            raise ValueError(problem)
+        return options
 
 
 SAMPLERS: dict[str, Callable[[SamplerConfig, SearchSpace], optuna.samplers.BaseSampler]] = {
