@@ -31,6 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--knowledge-id", dest="knowledge_id", metavar="ID", help="the knowledge base there (with --external)")
     group.add_argument("--score-threshold", dest="score_threshold", type=float, metavar="T",
                        help="score_threshold sent with --external (default 0: off); the same as --relevance-threshold")
+    group.add_argument("--deadline", type=float, metavar="S",
+                       help="seconds one request may take, its retries and their waits included (default 60)")
+    group.add_argument("--max-reply-mb", dest="max_reply_mb", type=float, metavar="MB",
+                       help="the most of one reply read; a longer one stops the evaluation (default 8)")
     group.add_argument("--match", default="metadata.doc_id", metavar="FIELD",
                        help="how a record is matched to a golden document: metadata.<key> (default metadata.doc_id), "
                             "title, or content")
@@ -96,11 +100,14 @@ def _external(args: argparse.Namespace, dataset: Dataset, reporter: Reporter,
                         "--score-threshold; its other settings are its own")
     if args.score_threshold is not None and args.relevance_threshold is not None:
         raise UserError("command line: --score-threshold: give it or --relevance-threshold, not both")
+    given = {"deadline": args.deadline, "max_reply_mb": args.max_reply_mb}
     try:
-        config = ExternalConfig(url=args.external, knowledge_id=args.knowledge_id, match=args.match)
+        config = ExternalConfig(url=args.external, knowledge_id=args.knowledge_id, match=args.match,
+                                **{name: value for name, value in given.items() if value is not None})
     except ValidationError as exc:
-        problem = describe_validation_error(exc)
-        raise UserError(f"command line: --{'external' if problem.startswith('url') else 'match'} {problem.split(': ', 1)[1]}") from None
+        key, _, problem = describe_validation_error(exc).partition(": ")
+        flag = {"url": "external", "max_reply_mb": "max-reply-mb"}.get(key, key)
+        raise UserError(f"command line: --{flag} {problem}") from None
     top_k = 5 if args.top_k is None else args.top_k
     threshold = next((t for t in (args.score_threshold, args.relevance_threshold) if t is not None), 0.0)
     settings = settings_from_mapping({"top_k": top_k, "relevance_threshold": threshold, "candidate_depth": max(top_k, 50)},
@@ -115,10 +122,14 @@ def _described(pipeline: ExternalPipeline) -> dict[str, Any]:
     config, usage = pipeline.client.config, pipeline.client.usage.snapshot()
     return {"url": redact(config.url), "knowledge_id": config.knowledge_id, "match": config.match,
             "records": pipeline.matching.records, "unmatched": pipeline.matching.unmatched,
+            "dropped_beyond_top_k": {"records": pipeline.matching.dropped, "replies": pipeline.matching.dropped_replies},
             "requests": usage.calls, "cache_hits": usage.cache_hits}
 
 
 def _line(pipeline: ExternalPipeline) -> str:
     d = _described(pipeline)
+    dropped = d["dropped_beyond_top_k"]
+    beyond = (f"; {dropped['records']} records beyond top_k dropped from {dropped['replies']} replies (the service sent "
+              "more than asked; the top_k by score kept)" if dropped["records"] else "")
     return (f"{d['url']} knowledge {d['knowledge_id']}: {d['records']} records, {d['unmatched']} matched no golden "
-            f"document by {d['match']}; {d['requests']} requests sent, {d['cache_hits']} from the cache")
+            f"document by {d['match']}; {d['requests']} requests sent, {d['cache_hits']} from the cache{beyond}")

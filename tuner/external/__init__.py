@@ -16,7 +16,7 @@ from tuner.external._contract import (
     Record,
     RetrievalSetting,
     error_body,
-    parse_records,
+    kept_records,
     parse_request,
 )
 from tuner.external._client import API_KEY_VARIABLE, ExternalClient, ExternalConfig
@@ -42,6 +42,6 @@ __all__ = [
     "RetrievalSetting",
     "UNMATCHED",
     "error_body",
-    "parse_records",
+    "kept_records",
     "parse_request",
 ]

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tuner.cache import content_key
 from tuner.errors import ErrorKind, backend_error
-from tuner.external._contract import Record, parse_records
+from tuner.external._contract import Record, kept_records
+from tuner.http_guard import too_deep
 from tuner.llm import CachedReply, CallStore, Usage, map_concurrent, read_key, retry_after_seconds, send_with_retries
 from tuner.redaction import MASK, redact
 
@@ -29,7 +32,11 @@ class ExternalConfig(BaseModel):
     base there, the key in the environment variable ``api_key_env`` (never in a file). ``match`` says how a record
     is matched to a golden document: ``metadata.<key>`` (default ``metadata.doc_id``, what RAGFlow and ``tuner serve``
     send), ``title``, or ``content`` (the document whose text contains the record's content). At most ``concurrency``
-    requests are in flight; a failed one is retried ``max_retries`` times (429, 5xx, timeouts, lost connections)."""
+    requests are in flight; a failed one is retried ``max_retries`` times (429, 5xx, timeouts, lost connections), each
+    attempt waiting at most ``timeout`` seconds for the service, and all of them together, waits included, ending by
+    ``deadline`` seconds after the request was sent. A reply is read up to ``max_reply_mb``: a longer one is a failed
+    request (not retried); of a reply with more records than ``top_k`` the ``top_k`` best by score are kept and the
+    rest counted as dropped (:attr:`ExternalClient.dropped`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     backend: Literal["external"] = "external"
@@ -38,6 +45,8 @@ class ExternalConfig(BaseModel):
     api_key_env: str | None = Field(API_KEY_VARIABLE, min_length=1)
     match: str = "metadata.doc_id"
     timeout: float = Field(30.0, gt=0.0)
+    deadline: float = Field(60.0, gt=0.0, description="seconds one request may take, all its attempts and waits included")
+    max_reply_mb: float = Field(8.0, gt=0.0, description="the most of a reply read; a longer reply is refused")
     concurrency: int = Field(8, ge=1, le=256)
     max_retries: int = Field(3, ge=0, le=20)
     backoff_base: float = Field(0.5, ge=0.0)
@@ -86,6 +95,8 @@ class ExternalClient:
         self._key = read_key(config.api_key_env)
         self._http = httpx.Client(timeout=config.timeout, headers={"Authorization": f"Bearer {self._key}"})
         self._slots = threading.BoundedSemaphore(config.concurrency)
+        self._dropped_lock = threading.Lock()
+        self.dropped = Dropped(0, 0)
 
     def __repr__(self) -> str:
         return f"ExternalClient(url={redact(self.config.url)!r}, knowledge_id={self.config.knowledge_id!r})"
@@ -99,52 +110,104 @@ class ExternalClient:
         return {"url": redact(self.config.url), **self.body(query, top_k, score_threshold)}
 
     def records(self, query: str, top_k: int, score_threshold: float) -> list[Record]:
-        """The service's records for one query, from the cache when it has them."""
+        """The service's records for one query (at most ``top_k``: :func:`tuner.external.kept_records`), from the cache
+        when it has them."""
         request = self.request(query, top_k, score_threshold)
         if self.cache is None:
-            return parse_records(json.loads(self._sent(query, top_k, score_threshold)))
+            return self._kept(self._sent(query, top_k, score_threshold), top_k)
         key = content_key(_FORMAT, request)
         with self.cache.claim(key):
             hit = self.cache.get(key)
             if hit is not None:
                 self.usage.add(cache_hits=1)
-                return parse_records(json.loads(hit.text))
-            text = self._sent(query, top_k, score_threshold)
-            records = parse_records(json.loads(text))  # a reply that is not the contract's is never cached
+                return self._kept(hit.text, top_k)
+            text = self._sent(query, top_k, score_threshold)  # a reply that is not the contract's is never cached
             self.cache.put(key, request, CachedReply(text, 0, 0))
-            return records
+            return self._kept(text, top_k)
 
     def many(self, queries: Sequence[str], top_k: int, score_threshold: float) -> list[list[Record]]:
         """:meth:`records` of every query, in order, ``concurrency`` at a time."""
         return map_concurrent(lambda q: self.records(q, top_k, score_threshold), queries, self.config.concurrency)
 
+    def _kept(self, text: str, top_k: int) -> list[Record]:
+        """The records of a reply as :meth:`_sent` keeps it (``{"records", "dropped"}``), its dropped ones counted."""
+        body = json.loads(text)
+        records, dropped = kept_records(body, top_k)
+        dropped += int(body.get("dropped", 0))
+        if dropped:
+            with self._dropped_lock:
+                self.dropped = Dropped(self.dropped.replies + 1, self.dropped.records + dropped)
+        return records
+
     def _sent(self, query: str, top_k: int, score_threshold: float) -> str:
-        text = send_with_retries(lambda: self._send_once(query, top_k, score_threshold), self.config.max_retries,
-                                 self.config.backoff_base, self.usage)
+        deadline = time.monotonic() + self.config.deadline
+        text = send_with_retries(lambda: self._send_once(query, top_k, score_threshold, deadline), self.config.max_retries,
+                                 self.config.backoff_base, self.usage, deadline)
         self.usage.add(calls=1)
         return text
 
-    def _send_once(self, query: str, top_k: int, score_threshold: float) -> str:
-        """One POST; a failure is the :class:`tuner.errors.BackendError` of its kind, never holding the key."""
+    def _send_once(self, query: str, top_k: int, score_threshold: float, deadline: float) -> str:
+        """One POST, its reply read up to ``max_reply_mb`` and by ``deadline``, kept as ``{"records": [at most top_k],
+        "dropped": N}``; a failure is the :class:`tuner.errors.BackendError` of its kind, never holding the key."""
         import httpx
 
         where = f"{self.config.url}/retrieval (knowledge {self.config.knowledge_id})"
+        limit = int(self.config.max_reply_mb * 1024 * 1024)
         try:
             with self._slots:
-                reply = self._http.post(f"{self.config.url}/retrieval", json=self.body(query, top_k, score_threshold))
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise httpx.ReadTimeout("deadline")
+                with self._http.stream("POST", f"{self.config.url}/retrieval", json=self.body(query, top_k, score_threshold),
+                                       timeout=min(self.config.timeout, left)) as reply:
+                    raw = self._read(reply, limit if reply.status_code == 200 else 4096, deadline)
         except httpx.TimeoutException:
-            raise backend_error("timeout", self._redact(f"{where}: request timed out")) from None
+            raise backend_error("timeout", self._redact(f"{where}: no reply in time (timeout {self.config.timeout:g} s "
+                                                        f"an attempt, deadline {self.config.deadline:g} s)")) from None
         except httpx.TransportError as exc:
             raise backend_error("connection", self._redact(f"{where}: connection failed ({exc})")) from None
+        if raw is None:
+            raise backend_error("bad_response", self._redact(
+                f"{where}: reply over {self.config.max_reply_mb:g} MB for top_k {top_k}, read no further (max_reply_mb)"))
         if reply.status_code != 200:
-            detail = " ".join(reply.text.split())[:200]
+            detail = " ".join(raw.decode("utf-8", "replace").split())[:200]
             wait = retry_after_seconds({k.lower(): v for k, v in reply.headers.items()})
             raise backend_error(_kind(reply.status_code), self._redact(f"{where}: HTTP {reply.status_code}: {detail}"), wait)
         try:
-            parse_records(reply.json())
-        except ValueError as exc:  # json's errors are ValueErrors too
+            deep = too_deep(raw)
+            if deep is not None:
+                raise ValueError(deep.replace("body:", "the reply:"))
+            records, dropped = kept_records(json.loads(raw), top_k)
+        except ValueError as exc:  # json's errors (and a body that is not UTF-8) are ValueErrors too
             raise backend_error("bad_response", self._redact(f"{where}: {exc}")) from None
-        return reply.text
+        return json.dumps({"records": [record.model_dump() for record in records], "dropped": dropped}, ensure_ascii=False)
+
+    @staticmethod
+    def _read(reply: Any, limit: int, deadline: float) -> bytes | None:
+        """The body of ``reply``, streamed; None once it passes ``limit`` bytes (declared or read); a timeout once the
+        deadline passes while it trickles in."""
+        import httpx
+
+        declared = reply.headers.get("content-length", "")
+        if reply.status_code == 200 and declared.isdigit() and int(declared) > limit:
+            return None
+        body = bytearray()
+        for chunk in reply.iter_bytes():
+            body += chunk
+            if len(body) > limit:
+                return None if reply.status_code == 200 else bytes(body[:limit])
+            if time.monotonic() > deadline:
+                raise httpx.ReadTimeout("deadline")
+        return bytes(body)
 
     def _redact(self, text: str) -> str:
         return redact(text.replace(self._key, MASK) if self._key else text)
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """Records a service sent beyond the ``top_k`` it was asked for, left out (the top_k by score were kept): how many
+    replies had such records, and how many records in all."""
+
+    replies: int
+    records: int

@@ -16,6 +16,8 @@ and puts the document id in ``metadata.doc_id``.
 
 from __future__ import annotations
 
+import heapq
+import math
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -156,14 +158,32 @@ class Record(BaseModel):
         return "" if value is None else value
 
 
-def parse_records(body: Any) -> list[Record]:
-    """The records of a reply body (parsed JSON); a ``ValueError`` with one line when it is not the contract's shape."""
+def kept_records(body: Any, top_k: int) -> tuple[list[Record], int]:
+    """The records of a reply body (parsed JSON), at most ``top_k`` of them, and how many more it held: of a reply
+    with more records than asked for, the ``top_k`` with the highest scores (a record without a numeric score ranks
+    below every scored one; ties in the service's order), in that order; only the kept ones are validated. A
+    ``ValueError`` with one line when the body is not the contract's shape.
+
+    >>> kept, dropped = kept_records({"records": [{"content": c, "score": s} for c, s in [("a", .2), ("b", .9), ("c", None)]]}, 2)
+    >>> [record.content for record in kept], dropped
+    (['b', 'a'], 1)
+    """
     if not isinstance(body, dict) or not isinstance(body.get("records"), list):
         raise ValueError("the reply is not {\"records\": [...]}")
+    records: list[Any] = body["records"]
+    if len(records) > top_k:
+        records = [records[i] for i in heapq.nsmallest(top_k, range(len(records)), key=lambda i: (-_score(records[i]), i))]
     try:
-        return [Record.model_validate(record) for record in body["records"]]
+        return [Record.model_validate(record) for record in records], len(body["records"]) - len(records)
     except ValidationError as exc:
         raise ValueError(f"records: {describe_validation_error(exc)}") from None
+
+
+def _score(record: Any) -> float:
+    score = record.get("score") if isinstance(record, dict) else None
+    if isinstance(score, (int, float)) and not isinstance(score, bool) and not math.isnan(score):
+        return float(score)
+    return -math.inf
 
 
 def error_body(code: int, message: str) -> dict[str, Any]:

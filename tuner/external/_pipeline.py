@@ -41,10 +41,13 @@ def _normalized(text: str) -> str:
 
 @dataclass(frozen=True)
 class Matching:
-    """How many records the service returned over the golden questions and how many matched no document."""
+    """How many records the service returned over the golden questions, how many matched no document, and the
+    records beyond ``top_k`` it sent and tuner dropped (how many, in how many replies; the top_k by score were kept)."""
 
     records: int
     unmatched: int
+    dropped: int = 0
+    dropped_replies: int = 0
 
 
 class RecordMatcher:
@@ -97,6 +100,7 @@ class ExternalPipeline(RetrievalPipeline):
             raise UserError(f"external retrieval ({self.client.config.url}) has only the service's own index: v3 needs "
                             "variants.hard_mode: inject, not in_index")
         k, threshold = settings.top_k, settings.relevance_threshold
+        before = self.client.dropped
         replies = self.client.many(self.queries, k, threshold)
         contexts, total, unmatched = [], 0, 0
         for case, records in zip(self.dataset.golden, replies):
@@ -105,7 +109,8 @@ class ExternalPipeline(RetrievalPipeline):
             total += len(chunks)
             unmatched += sum(chunk.doc_id == UNMATCHED for chunk in chunks)
             contexts.append(RetrievedContext(case.id, chunks, tuple(r.score or 0.0 for r in kept)))
-        self.matching = Matching(total, unmatched)
+        after = self.client.dropped
+        self.matching = Matching(total, unmatched, after.records - before.records, after.replies - before.replies)
         return contexts
 
     def _chunk(self, case_id: str, rank: int, record: Record) -> Chunk:

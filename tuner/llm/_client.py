@@ -40,12 +40,15 @@ class Completion:
     """Prompt tokens the provider served from its prefix cache (0 for a reply from tuner's call cache, which cost nothing)."""
 
 
-def send_with_retries(send_once: Callable[[], T], max_retries: int, backoff_base: float, usage: Usage) -> T:
+def send_with_retries(send_once: Callable[[], T], max_retries: int, backoff_base: float, usage: Usage,
+                      deadline: float | None = None) -> T:
     """``send_once()``, the retry rule of every remote backend: a :class:`TransientBackendError` is tried again up to
     ``max_retries`` times, waiting ``backoff_base · 2^(attempt − 1)`` seconds (jittered ×1–1.25) or the server's
     ``retry_after``, whichever is longer (at most 60 s); any other :class:`BackendError` raises at once; the last
     failed attempt raises the error of its kind with ``retries_spent`` (a connection that never succeeded is then
-    fatal). ``usage`` counts the retries and failures."""
+    fatal). With a ``deadline`` (a ``time.monotonic()`` instant) no attempt starts at or after it, nor a wait that
+    would end past it: the attempts so far are then the last (``send_once`` bounds its own attempt by the same
+    instant). ``usage`` counts the retries and failures."""
     attempt = 0
     while True:
         attempt += 1
@@ -56,12 +59,14 @@ def send_with_retries(send_once: Callable[[], T], max_retries: int, backoff_base
         except BackendError:
             usage.add(failures=1)
             raise
-        if attempt > max_retries:
+        wait = min(max(backoff_base * 2 ** (attempt - 1) * random.uniform(1.0, 1.25), failed.retry_after), _MAX_BACKOFF)
+        out_of_time = deadline is not None and time.monotonic() + wait >= deadline
+        if attempt > max_retries or out_of_time:
             usage.add(failures=1)
-            raise backend_error(failed.kind, f"{failed} after {attempt} attempts", retries_spent=True)
+            spent = f"{attempt} attempts" + (" (the request's deadline came first)" if out_of_time and attempt <= max_retries else "")
+            raise backend_error(failed.kind, f"{failed} after {spent}", retries_spent=True)
         usage.add(retries=1)
-        backoff = backoff_base * 2 ** (attempt - 1) * random.uniform(1.0, 1.25)
-        time.sleep(min(max(backoff, failed.retry_after), _MAX_BACKOFF))
+        time.sleep(wait)
 
 
 def read_key(env_name: str | None) -> str:
