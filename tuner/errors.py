@@ -1,7 +1,8 @@
 """Beside the flows (user errors at every edge): every exception tuner raises on purpose, in one place (as Optuna keeps
 ``optuna/exceptions.py``).
 
-- Errors a user can cause (:class:`UserError` and its subclasses): the CLI prints them as one line each and exits 2.
+- Errors a user can cause (:class:`UserError` and its subclasses): the CLI prints them as one line each and exits 2;
+  :class:`NothingScored` is the one of a command that ran and could score nothing.
 - Failures of a model backend: :class:`BackendError` (a request failed) in two branches besides itself:
   :class:`TransientBackendError` (a timeout, a rate limit, a server error, a failed connection, a malformed 200 reply:
   retried, and once the retries run out the item is recorded as missing) and :class:`FatalBackendError`, also a
@@ -33,6 +34,18 @@ FATAL_KINDS: frozenset[ErrorKind] = frozenset({"connection", "auth", "not_found"
 
 class UserError(Exception):
     """Bad input, configuration or environment: reported as one clear line, never a traceback."""
+
+
+class NothingScored(UserError):
+    """A command that measured and scored nothing (no trial of ``tuner run``, no case of ``tuner robustness`` or
+    ``tuner eval``): after printing or writing what was done, it exits 2 with the reason, one line.
+
+    >>> str(NothingScored("case", "every score is missing: v0 malformed_reply 8"))
+    'no case could be scored (every score is missing: v0 malformed_reply 8)'
+    """
+
+    def __init__(self, what: str, reason: str, then: str = "") -> None:
+        super().__init__(f"no {what} could be scored ({reason}){then}")
 
 
 class BackendFailure(Exception):

@@ -75,9 +75,21 @@ def test_robustness_counts_malformed_replies_by_reason(side: str, backend: str, 
     with FakeChatServer() as server:
         server.script("", TRUNCATED)
         config = _backend_file(tmp_path, side, server, backend)
-        assert main(["robustness", str(tiny_dataset_dir), "--retriever", "bm25", f"--{side}", str(config), "--json"]) == 0
-    report = json.loads(capsys.readouterr().out)
+        # every reply failed: the report still says what was done, and the command exits 2 with the reason, as run does
+        assert main(["robustness", str(tiny_dataset_dir), "--retriever", "bm25", f"--{side}", str(config), "--json"]) == 2
+    printed = capsys.readouterr()
+    report = json.loads(printed.out)
     assert report["missing"]["v0"] == {"malformed_reply": 6}
+    every = "; ".join(f"{variant} malformed_reply 6" for variant in ("v0", "v1", "v2", "v3", "v4"))
+    assert printed.err.strip().splitlines()[-1] == f"tuner: error: no case could be scored (every score is missing: {every})"
+
+
+def test_robustness_with_some_scores_exits_0(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+    with FakeChatServer() as server:
+        server.script("", Reply("24 months"))
+        config = _backend_file(tmp_path, "generator", server, "openai")
+        assert main(["robustness", str(tiny_dataset_dir), "--retriever", "bm25", "--generator", str(config),
+                     "--variants", "v3", "--json"]) == 0
 
 
 def test_a_run_in_which_no_trial_could_be_scored_exits_2_with_the_reason(tiny_dataset_dir: Path, tmp_path: Path,
@@ -95,3 +107,20 @@ def test_a_run_in_which_no_trial_could_be_scored_exits_2_with_the_reason(tiny_da
         "tuner: error: no trial could be scored (2 failed or unscorable; trial #0: unscorable: no case has scores at both "
         "v0 and v3 (every answer or verdict is missing: v3 malformed_reply 6)); the report says what was done "
         f"({report}); nothing exported")
+
+
+@pytest.mark.parametrize("command", ["gate", "stress"])
+def test_a_gate_or_stress_run_whose_every_reply_failed_exits_2_and_writes_nothing(
+        command: str, tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tuner.export import export_document, write_export
+
+    config = write_export(tmp_path / "deploy.yaml", export_document({"top_k": 3, "retriever": "bm25"}, {}))
+    with FakeChatServer() as server:
+        server.script("", HTML)
+        generator = _backend_file(tmp_path, "generator", server, "openai")
+        code = main([command, "--config", str(config), "--dataset", str(tiny_dataset_dir), "--generator", str(generator),
+                     "--out", str(tmp_path / "out")])
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    # before issue 47 both exited 0, the gate with "pass" and a warning that Δfaithful was undefined
+    assert code == 2 and last.startswith("tuner: error: no case could be scored (") and "malformed_reply 6" in last
+    assert not (tmp_path / "out").exists()

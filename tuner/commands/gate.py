@@ -77,8 +77,10 @@ def run(args: argparse.Namespace) -> int:
     from tuner.generation import build_generator
     from tuner.judging import build_judge
     from tuner.backends import BackendResources
+    from tuner.errors import NothingScored
     from tuner.progress import RichReporter
     from tuner.retrieval import RetrievalPipeline
+    from tuner.stats import unscored
 
     if args.write_baseline and not args.baseline:
         raise UserError("--write-baseline needs --baseline FILE (where to write it)")
@@ -110,6 +112,10 @@ def run(args: argparse.Namespace) -> int:
     )
     reporter = RichReporter()
     measurement = measure(RetrievalPipeline(dataset, reporter=reporter, embeddings=embeddings), settings, case_ids, setup)
+    answered = measurement.robustness
+    reason = None if answered is None else unscored({v: summary.faithful for v, summary in answered.variants.items()})
+    if reason is not None:  # a gate whose generator or judge gave nothing checked nothing: neither pass nor a baseline
+        raise NothingScored("case", reason, "; no baseline or gate result written")
     if args.write_baseline:
         baseline_path = Path(args.baseline)
         written = write_baseline(baseline_path, measurement.to_baseline(), previous)

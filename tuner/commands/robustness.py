@@ -64,7 +64,9 @@ def run(args: argparse.Namespace) -> int:
     from tuner.evaluation import Responder, RobustnessEvaluator, evaluate_retrieval, ragas_scores, summarize
     from tuner.backends import BackendResources
     from tuner.progress import RichReporter
+    from tuner.errors import NothingScored
     from tuner.retrieval import RetrievalPipeline
+    from tuner.stats import unscored
 
     settings = settings_from_args(args)
     variant_config = variants_from_args(args)
@@ -104,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
         reporter.console.print(robustness_buckets_table(report), soft_wrap=True)
         if ragas is not None:
             reporter.console.print(_ragas_table(ragas), soft_wrap=True)
+    reason = unscored({variant: summary.faithful for variant, summary in report.variants.items()})
+    if reason is not None:
+        raise NothingScored("case", reason)
     return 0
 
 

@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import optuna
 
-    from tuner.errors import UserError
+    from tuner.errors import NothingScored, UserError
     from tuner.pareto import PICK_RULES
     from tuner.progress import RichReporter
     from tuner.report import finish
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         _exit_interrupted()
     if "unscored" in outputs:
         written = f"; the report says what was done ({outputs['report']})" if "report" in outputs else ""
-        raise UserError(f"no trial could be scored ({outputs['unscored']}){written}; nothing exported")
+        raise NothingScored("trial", outputs["unscored"], f"{written}; nothing exported")
     return 0
 
 

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tuner.commands._common import embeddings_from_args, load_backend_config
     from tuner.dataset import load_dataset, resolve_dataset
-    from tuner.errors import UserError
+    from tuner.errors import NothingScored, UserError
     from tuner.evaluation import Responder
     from tuner.generation import GENERATORS, build_generator
     from tuner.judging import JUDGES, build_judge
@@ -57,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.progress import RichReporter
     from tuner.retrieval import RetrievalPipeline
     from tuner.settings import load_settings_file
+    from tuner.stats import unscored
     from tuner.stress import StressComparison, StressEvaluator, StressReport, stress_json, write_stress_outputs
 
     if not 1 <= args.injected_conflicts <= 50:
@@ -90,6 +91,10 @@ def run(args: argparse.Namespace) -> int:
     for label, chosen, generator_config in runs:
         evaluator = StressEvaluator(pipeline, Responder(build_generator(generator_config, resources), judge), args.injected_conflicts)
         reports.append(evaluator.run(chosen, label, args.clean_plus_type))
+    for report in reports:
+        reason = unscored({name: result.accuracy for name, result in report.conditions.items()})
+        if reason is not None:
+            raise NothingScored("case", f"{report.label}: {reason}", "; nothing written")
     subject = reports[0] if len(reports) == 1 else StressComparison(reports[0], reports[1])
     paths = write_stress_outputs(subject, output_folder(args))
     if args.json:

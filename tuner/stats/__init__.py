@@ -6,7 +6,7 @@ Every function is pure; formulas are in the docstrings and in docs/metrics.md.
 
 from __future__ import annotations
 
-from tuner.stats._estimate import CiMethod, Estimate, by_group, finite_or_none, mean_estimate
+from tuner.stats._estimate import CiMethod, Estimate, by_group, finite_or_none, mean_estimate, unscored
 from tuner.stats._variance import VarianceDecomposition, min_detectable_difference, run_sd_of_margin, variance_decomposition
 from tuner.stats._paired import (
     CaseScores,
@@ -60,6 +60,7 @@ __all__ = [
     "ratio_excess_test",
     "ratio_of_means_ci",
     "run_sd_of_margin",
+    "unscored",
     "variance_decomposition",
     "wilson_interval",
 ]

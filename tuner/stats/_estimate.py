@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -68,6 +68,23 @@ class Estimate:
 def finite_or_none(value: float | None) -> float | None:
     """``value``, or None where it is None, NaN or infinite (what JSON and the study records can hold)."""
     return value if value is not None and math.isfinite(value) else None
+
+
+def unscored(estimates: Mapping[str, Estimate]) -> str | None:
+    """Why nothing could be scored, when no estimate of ``estimates`` (by name: variants, metrics) has one scored case
+    of the cases it asked: every missing score by name and reason; None when one has a score or none asked a case.
+
+    >>> missing = Estimate(None, 0, 8, missing={"malformed_reply": 8})
+    >>> unscored({"v0": missing, "v3": missing})
+    'every score is missing: v0 malformed_reply 8; v3 malformed_reply 8'
+    >>> unscored({"v0": Estimate(1.0, 1, 8, missing={"malformed_reply": 7}), "v3": missing}) is None
+    True
+    """
+    if any(estimate.n > 0 for estimate in estimates.values()) or not any(e.n_total for e in estimates.values()):
+        return None
+    return "every score is missing: " + "; ".join(
+        f"{name} " + ", ".join(f"{reason} {count}" for reason, count in estimate.missing.items())
+        for name, estimate in estimates.items() if estimate.missing)
 
 
 def mean_estimate(
