@@ -191,3 +191,34 @@ def test_racing_processes_build_the_demo_once(tmp_path: Path) -> None:
     assert outputs == {str(folder)}
     assert load_dataset(folder).content_hash == generate_demo(tmp_path / "fresh", 5).content_hash
     assert sorted(p.name for p in (tmp_path / "datasets").iterdir()) == [folder.name]
+
+
+def test_the_demo_records_that_its_generator_wrote_its_labels(any_demo: tuple[str, Dataset], tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # README command 1 ended with "labels: labels of unknown origin (no golden.provenance.json)"
+    from tuner.dataset import labels_line
+
+    language, dataset = any_demo
+    labels = dataset.provenance
+    assert labels is not None and labels.generated_by == f"the demo generator (tuner demo-data --lang {language} --seed 0)"
+    assert labels.cases == len(dataset.golden) and not labels.pooled("bm25", 1)
+    assert labels_line(labels) == (f"labels written with the documents by {labels.generated_by}: {len(dataset.golden)} cases, "
+                                   "each question's relevant documents known by construction (no candidate pool, so no pooling bias)")
+    assert load_dataset(dataset.path).provenance == labels  # read back from golden.provenance.json
+    assert main(["eval", str(dataset.path), "--retriever", "bm25", "--top-k", "2", "--json"]) == 0
+    import json
+
+    printed = json.loads(capsys.readouterr().out)["labels"]
+    assert printed["known"] is True and printed["generated_by"] == labels.generated_by and "recall_lower_bound" not in printed
+
+
+def test_replacing_a_dataset_drops_the_provenance_of_the_labels_it_replaced(tmp_path: Path) -> None:
+    from tuner.dataset import PROVENANCE, write_dataset
+
+    demo = generate_demo(tmp_path / "kb", 0)
+    assert (tmp_path / "kb" / PROVENANCE).is_file()
+    corpus = [{"doc_id": "d", "text": "Returns are accepted within 30 days."}]
+    golden = [{"id": "q", "question": "How long for returns?", "ground_truth": "30 days", "keypoints": ["30 days"],
+               "relevant_doc_ids": ["d"]}]
+    assert write_dataset(demo.path, corpus, golden, [], force=True).provenance is None
+    assert not (tmp_path / "kb" / PROVENANCE).exists()

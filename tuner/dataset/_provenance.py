@@ -4,7 +4,8 @@ labels were found outside it by searching the whole knowledge base, and how many
 the knowledge base" or rejected. A golden set can gather the cases of several drafts (each exported into it) beside
 cases no review made (hand-written or imported): the file keeps one entry per draft, its pool and the ids of its
 cases, and counts the others. Labels judged only inside a pool favour the pool's retrievers (TREC pooling bias):
-every figure measured on such a set says so."""
+every figure measured on such a set says so. A golden set written by the program that wrote its documents (the demo
+generator) records that instead (``generated_by``): each question's relevant documents are known by construction."""
 
 from __future__ import annotations
 
@@ -103,7 +104,8 @@ class LabelProvenance:
     "no answer in the knowledge base" (left out of ``golden.jsonl`` and of recall); ``rejected``: cases rejected (a bad
     question, or, without search, an answer the pool did not hold); ``unreviewed``: cases of ``golden.jsonl`` no
     review made; ``drafts``: each reviewed draft's part (:class:`DraftLabels`; empty in files written before drafts
-    were recorded), of which the counts are the sums."""
+    were recorded), of which the counts are the sums. ``generated_by``: the program that wrote the questions with the
+    documents (:meth:`generated`; no pool, no review, no pooling bias), else None."""
 
     pool_retrievers: tuple[str, ...]
     pool_depth: int | None
@@ -114,6 +116,13 @@ class LabelProvenance:
     rejected: int = 0
     unreviewed: int = 0
     drafts: tuple[DraftLabels, ...] = ()
+    generated_by: str | None = None
+
+    @classmethod
+    def generated(cls, by: str, cases: int) -> LabelProvenance:
+        """The provenance of ``cases`` questions written, with their relevant documents, by the program ``by`` that
+        wrote the documents (the demo generator): no candidate pool, nothing reviewed."""
+        return cls(pool_retrievers=(), pool_depth=None, cases=cases, generated_by=by)
 
     @classmethod
     def of_drafts(cls, drafts: Sequence[DraftLabels], unreviewed: int = 0) -> LabelProvenance:
@@ -158,7 +167,11 @@ class LabelProvenance:
         return _pooled(self.pool_retrievers, self.pool_depth, retriever, top_k)
 
     def summary(self) -> str:
-        """One line: the pool (each draft's, when there are several), the labels found outside it, the cases left out."""
+        """One line: the pool (each draft's, when there are several), the labels found outside it, the cases left out;
+        for generated labels, what wrote them."""
+        if self.generated_by is not None:
+            return (f"labels written with the documents by {self.generated_by}: {self.cases} cases, each question's relevant "
+                    "documents known by construction (no candidate pool, so no pooling bias)")
         depth = "?" if self.pool_depth is None else str(self.pool_depth)
         pools = (f"reviews of {len(self.drafts)} drafts: " + ", ".join(f"a {d.pool_text()} for {len(d.case_ids)} cases" for d in self.drafts)
                  if len(self.drafts) > 1 else f"a review of a {'+'.join(self.pool_retrievers)} pool (depth {depth})")
@@ -177,7 +190,8 @@ class LabelProvenance:
                 f"(pool depth {depth}): its recall is optimistic; the lower bound counts the no-answer cases as misses")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pool_retrievers": list(self.pool_retrievers), "pool_depth": self.pool_depth,
+        generated = {} if self.generated_by is None else {"generated_by": self.generated_by}
+        return {**generated, "pool_retrievers": list(self.pool_retrievers), "pool_depth": self.pool_depth,
                 **{key: getattr(self, key) for key in _COUNTS}, "drafts": [d.to_dict() for d in self.drafts]}
 
     @classmethod
@@ -186,9 +200,16 @@ class LabelProvenance:
         sums of the drafts'."""
         if not isinstance(data, dict):
             raise ValueError(f"{where}: expected a JSON object")
-        unknown = set(data) - {"pool_retrievers", "pool_depth", "drafts", *_COUNTS}
+        unknown = set(data) - {"pool_retrievers", "pool_depth", "drafts", "generated_by", *_COUNTS}
         if unknown:
             raise ValueError(f"{where}: unknown key {sorted(unknown)[0]!r}")
+        if "generated_by" in data:
+            by = data["generated_by"]
+            if not isinstance(by, str) or not by.strip():
+                raise ValueError(f"{where}: generated_by must name the program that wrote the labels")
+            if data.get("pool_retrievers") or data.get("drafts") or any(data.get(key) for key in _COUNTS if key != "cases"):
+                raise ValueError(f"{where}: generated labels have no pool, drafts or review counts (only cases)")
+            return cls.generated(by, _count(data, "cases", where))
         drafts = data.get("drafts", [])
         if not isinstance(drafts, list):
             raise ValueError(f"{where}: drafts must be a list")

@@ -4,11 +4,13 @@ then rename into place."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
 from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, MANIFEST, load_dataset
 from tuner.dataset._model import Dataset
+from tuner.dataset._provenance import PROVENANCE, LabelProvenance
 from tuner.errors import UserError
 from tuner.io import atomic_directory, write_jsonl
 
@@ -21,9 +23,11 @@ def write_dataset(
     *,
     force: bool = False,
     manifest: str | None = None,
+    provenance: LabelProvenance | None = None,
 ) -> Dataset:
     """Write ``corpus.jsonl``, ``golden.jsonl``, (if any) ``conflicts.jsonl`` and (if given, its text) the manifest
-    ``dataset.yaml`` into ``destination``.
+    ``dataset.yaml`` into ``destination``, and (if known) where the labels came from (``golden.provenance.json``; a
+    file left by the labels this replaces is removed).
 
     The files are written into a staging folder and validated with :func:`load_dataset` there; only
     a valid dataset replaces ``destination``, so a failure never leaves a half-written folder. A
@@ -46,5 +50,9 @@ def write_dataset(
             (staging / MANIFEST).write_text(manifest, "utf-8")
         else:
             (staging / MANIFEST).unlink(missing_ok=True)
+        if provenance is not None:
+            (staging / PROVENANCE).write_text(json.dumps(provenance.to_dict(), indent=2, ensure_ascii=False) + "\n", "utf-8")
+        else:
+            (staging / PROVENANCE).unlink(missing_ok=True)
         dataset = load_dataset(staging)
     return dataclasses.replace(dataset, path=target)

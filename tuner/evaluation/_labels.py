@@ -35,8 +35,9 @@ class LabelCaveat:
 def label_caveat(provenance: LabelProvenance | None, retriever: str, top_k: int, recall: float,
                  ci: tuple[float, float] | None = None) -> LabelCaveat | None:
     """The caveat on ``recall`` (and its interval ``ci``) of a configuration retrieving with ``retriever`` at ``top_k``;
-    ``None`` for labels of unknown origin or a provenance without cases."""
-    if provenance is None or provenance.answered == 0:
+    ``None`` for labels of unknown origin, a provenance without cases, or labels generated with the documents (no pool
+    to favour a retriever, no case marked no answer)."""
+    if provenance is None or provenance.answered == 0 or provenance.generated_by is not None:
         return None
 
     def bound(value: float) -> float:

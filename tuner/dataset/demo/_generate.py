@@ -17,10 +17,11 @@ from tuner.dataset.demo._questions import make_golden
 from tuner.dataset.demo.en import ENGLISH
 from tuner.dataset.demo.zh import CHINESE
 from tuner.dataset._model import DATE, FAMILY, Dataset
+from tuner.dataset._provenance import LabelProvenance
 from tuner.dataset._write import write_dataset
 from tuner.errors import UserError
 
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5
 """Bump whenever generated content changes (in any language), so cached demo datasets are rebuilt."""
 
 LANGUAGES: dict[str, Language] = {lang.code: lang for lang in (ENGLISH, CHINESE)}
@@ -72,8 +73,9 @@ def generate_demo(destination: str | Path, seed: int = 0, *, language: str = "en
     and return it; with ``manifest``, also the ``dataset.yaml`` a user starts from (:func:`demo_manifest`), as
     ``tuner demo-data`` does (the built-in ``demo``/``demo-zh`` in the cache have none: their content hash stays)."""
     corpus, golden, conflicts = demo_records(seed, language)
+    labels = LabelProvenance.generated(f"the demo generator (tuner demo-data --lang {language} --seed {seed})", len(golden))
     return write_dataset(destination, corpus, golden, conflicts, force=force,
-                         manifest=demo_manifest(language) if manifest else None)
+                         manifest=demo_manifest(language) if manifest else None, provenance=labels)
 
 
 _CHINESE_MODELS = """\
