@@ -218,7 +218,7 @@ class LabelProvenance:
         if len(set(named)) != len(named):
             raise ValueError(f"{where}: drafts name a case twice (each case of golden.jsonl comes from one draft)")
         retrievers, depth = _pool(data, where)
-        counts = {key: _count(data, key, where) for key in _COUNTS}
+        counts: dict[str, Any] = {key: _count(data, key, where) for key in _COUNTS}
         provenance = cls(retrievers, depth, **counts, drafts=tuple(parts))
         if parts and provenance != cls.of_drafts(parts, provenance.unreviewed):
             raise ValueError(f"{where}: the pool and counts are not those of its drafts (edit the drafts' entries, not the sums)")
