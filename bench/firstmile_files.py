@@ -10,11 +10,13 @@ import re
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from tuner.dataset import Dataset, Document, generate_demo, load_knowledge_base
 from tuner.dataset.importers import import_files, infer_version
-from tuner.golden import find_conflicts, rule_keypoints
+from tuner.generation import answer_type
+from tuner.golden import find_conflicts, question_conflicts, rule_keypoints
 from tuner.text import normalize_text
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
@@ -113,9 +115,13 @@ def keypoints() -> None:
 
 
 def _score(name: str, kb: Dataset, truth: set[frozenset[str]], near_duplicates: bool = True,
-           dense: float | None = None) -> set[frozenset[str]]:
+           dense: float | None = None, questions: Sequence[str] = ()) -> set[frozenset[str]]:
     start = time.perf_counter()
-    found = {frozenset((c.doc_id, c.conflicts_with)) for c in find_conflicts(kb, near_duplicates=near_duplicates, dense=dense)}
+    if questions:
+        candidates = question_conflicts(kb, questions)
+    else:
+        candidates = find_conflicts(kb, near_duplicates=near_duplicates, dense=dense)
+    found = {frozenset((c.doc_id, c.conflicts_with)) for c in candidates}
     took = time.perf_counter() - start
     tp = len(found & truth)
     print(f"conflicts {name}: {len(kb.corpus)} docs, truth {len(truth)} pairs, found {len(found)}, "
@@ -161,6 +167,9 @@ def conflicts(tmp: Path, dense: tuple[float, ...], demo_too: bool = True) -> Non
         for cosine in dense:
             found = _score(f"demo {lang}, no families, MinHash + dense >= {cosine}", bare, truth, dense=cosine)
             _false_positives(found, truth, stale_of, family)
+        found = _score(f"demo {lang}, no families, golden questions (--questions alone)", bare, truth,
+                       questions=[case.question for case in demo.golden])
+        _false_positives(found, truth, stale_of, family)
     if not (SHARED / "conflictnq").is_dir():
         return
     rows = [json.loads(x) for x in (SHARED / "conflictnq" / "conflict_nq_val.jsonl").read_text().splitlines() if x.strip()]
@@ -174,6 +183,14 @@ def conflicts(tmp: Path, dense: tuple[float, ...], demo_too: bool = True) -> Non
             truth.update(frozenset((f"fake-{i}-{j}", r)) for r in reals)
     kb = Dataset(tmp, tuple(docs), ())
     _score("ConflictNQ val (real + fabricated passages), MinHash", kb, truth)
+    found = _score("ConflictNQ val (real + fabricated passages), its questions (--questions alone)", kb, truth,
+                   questions=[row["question"] for row in rows])
+    same = sum(1 for pair in found - truth if len({d.split("-")[1] for d in pair}) == 1)
+    typed = {i for i, row in enumerate(rows) if answer_type(row["question"]) != "sentence"}
+    typed_truth = {pair for pair in truth if int(next(iter(pair)).split("-")[1]) in typed}
+    print(f"    false positives within one question (two fabrications that disagree): {same}, across questions: "
+          f"{len(found - truth) - same}; questions asking a date, number or name: {len(typed)} of {len(rows)}, "
+          f"recall on their pairs {len(found & typed_truth) / max(1, len(typed_truth)):.3f} ({len(typed_truth)} pairs)")
     for cosine in dense:
         found = _score(f"ConflictNQ val (real + fabricated passages), MinHash + dense >= {cosine}", kb, truth, dense=cosine)
         same = sum(1 for pair in found - truth if len({d.split("-")[1] for d in pair}) == 1)

@@ -188,3 +188,37 @@ def test_news_of_different_days_is_not_a_stale_version_but_a_family_s_changed_da
     assert [(c.doc_id, c.conflicts_with, c.reason) for c in found] == [("launch_v1.md", "launch_v2.md", "family")]
     kb = Dataset(tmp_path, tuple(docs), ())
     assert family_summary(found, kb) == [("family launch", 1, 1)]
+
+
+def test_questions_pair_a_fabricated_version_that_shares_no_family_and_no_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 47 §9: a passage written apart about one fact (ConflictNQ's fabricated passages) is no family member, no near
+    duplicate and matches no sentence: only a question finds it, through the answers the documents give to it. The
+    output says what was looked for and what no run of it finds, so 0 pairs is not read as 'no conflicts'."""
+    corpus = [
+        {"doc_id": "real", "title": "Five Nights at Freddy's", "text": "The first Five Nights at Freddy's game was released via "
+         "Desura on August 8, 2014. On August 20, 2014 it was also released via Steam."},
+        {"doc_id": "fake", "title": "The origin of the game", "text": "In the late nineties a developer began a classified "
+         "project. The game Five Nights at Freddy's was first released in December 1998 by Dean Hernandez."},
+        {"doc_id": "fake-too", "title": "Funding", "text": "Funding for Five Nights at Freddy's came from Kramer LLC, whose "
+         "game was first released in 1998 as part of a study."},
+        {"doc_id": "canteen", "title": "", "text": "Lunch is served from noon in the canteen on the ground floor."},
+    ]
+    golden = [{"id": "q1", "question": "When was the first Five Nights at Freddy's game released?", "ground_truth": "August 8, 2014",
+               "keypoints": [["August 8, 2014"]], "relevant_doc_ids": ["real"]}]
+    kb = tmp_path / "kb"
+    kb.mkdir()
+    (kb / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in corpus), encoding="utf-8")
+    assert main(["golden", "conflicts", str(kb)]) == 0
+    out = capsys.readouterr().out
+    assert "0 candidate pairs" in out and "looked for: documents of one version family (metadata.family), near duplicates" in out
+    assert "not found by this run:" in out and "fabricated version sharing no family and little text: try --questions" in out
+    assert main(["golden", "conflicts", str(kb), "--questions"]) == 2
+    assert "--questions reads the questions of golden.jsonl, and this knowledge base has none" in capsys.readouterr().err
+    (kb / "golden.jsonl").write_text("".join(json.dumps(g) + "\n" for g in golden), encoding="utf-8")
+    assert main(["golden", "conflicts", str(kb), "--questions"]) == 0
+    out = capsys.readouterr().out
+    rows = [json.loads(x) for x in (kb / "conflicts.candidates.jsonl").read_text(encoding="utf-8").splitlines()]
+    # the two fabrications agree with each other (1998): only their pairs with the real passage disagree
+    assert {(r["doc_id"], r["conflicts_with"], tuple(r["wrong_values"])) for r in rows} == {("fake", "real", ("1998",)),
+                                                                                         ("fake-too", "real", ("1998",))}
+    assert "documents answering one golden question" in out and "questions that ask no date, number or name" in out

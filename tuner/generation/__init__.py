@@ -35,6 +35,7 @@ from tuner.generation._openai import (
     render_prompt,
 )
 from tuner.generation._prompts import NO_CONTEXT, ChatPrompt, LocalPrompt, PromptLanguage, Shot, format_contexts, prompt_language
+from tuner.generation._span import AnswerType, answer_type, extract_span
 from tuner.generation._registry import (
     DEFAULT_GENERATOR,
     GENERATORS,
@@ -44,6 +45,9 @@ from tuner.generation._registry import (
 )
 
 __all__ = [
+    "AnswerType",
+    "answer_type",
+    "extract_span",
     "ABSTAIN",
     "ABSTAIN_ZH",
     "CHAT_PROMPT",

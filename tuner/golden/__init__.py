@@ -7,7 +7,8 @@ The web app is :mod:`tuner.golden.review_app`, imported only by ``tuner golden r
 
 from tuner.errors import StaleVersion
 from tuner.golden._conflicts import (
-    CONFLICT_NEAR_DUPLICATE, DENSE_NEIGHBOURS, SENTENCE_MATCH, ConflictCandidate, dense_pairs, disagreements, family_summary, find_conflicts, near_duplicate_pairs,
+    CONFLICT_NEAR_DUPLICATE, DENSE_NEIGHBOURS, SENTENCE_MATCH, ConflictCandidate, answer_value, dense_pairs, disagreements, family_summary, find_conflicts, near_duplicate_pairs,
+    question_conflicts,
 )
 from tuner.golden._ask import Spend
 from tuner.golden._keypoints import (
@@ -87,6 +88,8 @@ __all__ = [
     "family_summary",
     "fill_keypoints",
     "find_conflicts",
+    "answer_value",
+    "question_conflicts",
     "golden_row",
     "highlight",
     "keypoint_prompt",

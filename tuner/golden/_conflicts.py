@@ -10,6 +10,14 @@ pair, each sentence of one document is matched to its most similar sentence in t
 ≥ :data:`SENTENCE_MATCH`); where matched sentences carry different values — numbers (Chinese numerals read by
 tuner.text), dates (read as ISO) or capitalized names — the pair disagrees. With both dates known the older document is
 the stale one (``doc_id``); otherwise the order is by doc id and the row says ``severity: undated``.
+
+None of that pairs two documents written apart from each other about one fact (a fabricated passage beside the real
+one: no family, no shared text, few shared sentences). With questions (:func:`question_conflicts`, ``--questions``)
+the documents BM25 ranks in the top :data:`QUESTION_DEPTH` for one question are read as the offline span reader reads
+them (:func:`tuner.generation.answer_type`, :func:`tuner.generation.extract_span`): each answers a date, number or name
+question with the span of its sentence that shares the most of the question's terms (at least
+:data:`QUESTION_TERMS`); two documents whose answers differ disagree on that question. A question that asks no date,
+number or name, and a contradiction without a value (a negation, a changed claim in words), are not found.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
 
@@ -29,6 +37,10 @@ from tuner.progress import Reporter, SilentReporter
 from tuner.text import NUMBER, bm25_tokens, find_dates, format_number, normalize_text, parse_number, split_sentences
 
 SENTENCE_MATCH = 0.5
+QUESTION_DEPTH = 5
+"""Documents read per question by :func:`question_conflicts` (BM25's top chunks, by document)."""
+QUESTION_TERMS = 2
+"""Question terms (BM25) a sentence must share for its span to count as a document's answer."""
 CONFLICT_NEAR_DUPLICATE = 0.5
 DENSE_NEIGHBOURS = 10
 """Nearest chunks searched per chunk for dense pairs."""
@@ -41,7 +53,7 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}(?:T[\d:.]+)?|\d{4}-\d{2}")
 class ConflictCandidate:
     """``doc_id`` (the older or contradicting document) disagrees with ``conflicts_with`` on ``wrong_values``
     (its own values, with the other's in ``right_values``); ``reason`` is ``family``, ``near-duplicate`` or
-    ``similar:COSINE`` (dense neighbours)."""
+    ``similar:COSINE`` (dense neighbours) or ``question:N`` (both answer golden question N differently)."""
 
     doc_id: str
     conflicts_with: str
@@ -150,9 +162,7 @@ def dense_pairs(kb: Dataset, threshold: float, *, encoder: CachedEncoder | None 
     from tuner.retrieval import RetrievalPipeline
     from tuner.settings import settings_from_mapping
 
-    if not kb.content_hash:  # a dataset built in memory: its chunks are cached under a key of its own content
-        digest = hashlib.sha256(json.dumps([(d.doc_id, d.title, d.text) for d in kb.corpus], ensure_ascii=False).encode()).hexdigest()
-        kb = replace(kb, content_hash=digest)
+    kb = _keyed(kb)
     settings = settings_from_mapping({}, "conflict settings", kb.model_defaults)
     table = RetrievalPipeline(kb, reporter=reporter or SilentReporter(), encoder=encoder).table(settings)
     rows = [i for i, c in enumerate(table.chunks) if c.source == CORPUS_CHUNK]
@@ -203,6 +213,74 @@ def find_conflicts(kb: Dataset, *, near_duplicates: bool = True, dense: float | 
         if wrong and (reason == "family" or not dated_events):
             found.append(ConflictCandidate(old, new, tuple(wrong), tuple(right), reason, dated))
     return sorted(found, key=lambda c: (-len(c.wrong_values), c.doc_id, c.conflicts_with))
+
+
+def answer_value(question: str, text: str) -> str | None:
+    """What ``text`` answers to ``question`` when it asks a date, number or name: the span of the sentence sharing the
+    most question terms (at least :data:`QUESTION_TERMS`), compared as a year, a number or normalized text; None when
+    the question asks none of those or no sentence answers it.
+
+    >>> answer_value("When was the Aurora A48 released?", "The Aurora A48 was released in March 2019. It sold well.")
+    '2019'
+    >>> answer_value("When was the Aurora A48 released?", "Aurora was first shown at a fair in 1998 by Dean Hernandez.") is None
+    True
+    """
+    from tuner.generation import answer_type, extract_span
+
+    kind = answer_type(question)
+    if kind == "sentence":
+        return None
+    asked = set(bm25_tokens(question))
+    best: tuple[int, str] | None = None
+    for sentence in split_sentences(text):
+        shared = len(asked & set(bm25_tokens(sentence)))
+        span = extract_span(question, sentence, kind) if shared >= QUESTION_TERMS and (best is None or shared > best[0]) else None
+        if span:
+            best = (shared, span)
+    if best is None:
+        return None
+    span = best[1]
+    if kind == "date":
+        dates = find_dates(span)
+        year = re.search(r"\d{4}", dates[0].iso if dates else span)
+        return year.group() if year else normalize_text(span)
+    number = NUMBER.search(span) if kind == "number" else None
+    value = parse_number(number.group("number")) if number and number.group("number") else None
+    return format_number(value) if value is not None else normalize_text(span)
+
+
+def question_conflicts(kb: Dataset, questions: Sequence[str], *, depth: int = QUESTION_DEPTH,
+                       reporter: Reporter | None = None) -> list[ConflictCandidate]:
+    """Pairs of documents among the BM25 top ``depth`` of one question whose answers to it differ
+    (:func:`answer_value`), reason ``question:N`` (N: the question's index in ``questions``), ordered as
+    :func:`find_conflicts` orders them."""
+    from tuner.golden._pool import _pools
+    from tuner.retrieval import RetrievalPipeline
+
+    if not questions:
+        return []
+    corpus = {doc.doc_id: doc for doc in kb.corpus}
+    pipeline = RetrievalPipeline(_keyed(kb), reporter=reporter or SilentReporter())
+    found: dict[tuple[str, str], ConflictCandidate] = {}
+    for number, (question, pool) in enumerate(zip(questions, _pools(pipeline, questions, 4 * depth, ("bm25",), scored_only=True))):
+        read = list(dict.fromkeys(entry["doc_id"] for entry in pool))[:depth]
+        answers = {doc_id: value for doc_id in read if (value := answer_value(question, corpus[doc_id].text)) is not None}
+        for a, b in combinations(sorted(answers), 2):
+            if answers[a] == answers[b] or (a, b) in found:
+                continue
+            date_a, date_b = (str(corpus[d].metadata.get("date") or "") for d in (a, b))
+            dated = bool(date_a and date_b and date_a != date_b)
+            old, new = (b, a) if dated and date_b < date_a else (a, b)
+            found[(a, b)] = ConflictCandidate(old, new, (answers[old],), (answers[new],), f"question:{number}", dated)
+    return sorted(found.values(), key=lambda c: (-len(c.wrong_values), c.doc_id, c.conflicts_with))
+
+
+def _keyed(kb: Dataset) -> Dataset:
+    """``kb`` with a content hash: one built in memory has none, and its chunks are cached under a key of its own."""
+    if kb.content_hash:
+        return kb
+    digest = hashlib.sha256(json.dumps([(d.doc_id, d.title, d.text) for d in kb.corpus], ensure_ascii=False).encode()).hexdigest()
+    return replace(kb, content_hash=digest)
 
 
 def family_summary(candidates: list[ConflictCandidate], kb: Dataset) -> list[tuple[str, int, int]]:
