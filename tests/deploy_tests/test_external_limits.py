@@ -71,3 +71,12 @@ def test_deadline_and_reply_cap_flags_are_checked(tiny_dataset_dir: Path, capsys
                            (["--max-reply-mb", "-1"], "--max-reply-mb Input should be greater than 0")):
         assert main(["eval", str(tiny_dataset_dir), "--external", "http://127.0.0.1:9", "--knowledge-id", "kb", *flags]) == 2
         assert capsys.readouterr().err.strip().endswith(message)
+
+
+def test_a_service_that_stalls_every_request_costs_one_deadline_not_one_per_round() -> None:
+    with canned_service(None) as url:
+        config = ExternalConfig(url=url, knowledge_id="kb", timeout=2.0, deadline=2.0, max_retries=0, concurrency=4)
+        started = time.monotonic()
+        with pytest.raises(BackendError, match="no reply in time"):
+            ExternalClient(config, None).many([f"question {n}" for n in range(16)], 5, 0.0)
+        assert time.monotonic() - started < 3.5  # before: the round started as the first one failed ran too, ~4 s
