@@ -22,12 +22,16 @@ from tuner.front._paired import NeighbourComparison, PairedComparisons, separati
 from tuner.front._record import Confirmation, PruneEvidence, StudyRecord, TrialCalls, TrialRecord
 from tuner.front._summary import StudySummary, SummaryTracker, study_summary, unscored_reason
 from tuner.front._table import trial_rows
+from tuner.front._texts import REPORT_LANGUAGES, REPORT_TEXTS, ReportLanguage, report_texts
 
 __all__ = [
+    "REPORT_LANGUAGES",
+    "REPORT_TEXTS",
     "Confirmation",
     "NeighbourComparison",
     "PairedComparisons",
     "PruneEvidence",
+    "ReportLanguage",
     "StudyRecord",
     "StudySummary",
     "SummaryTracker",
@@ -43,6 +47,7 @@ __all__ = [
     "optimism",
     "pick_notes",
     "points_of",
+    "report_texts",
     "runner_up_comparison",
     "separating_cases",
     "study_comparisons",

@@ -374,8 +374,10 @@ class StudyRecord:
     confirmed front member's figures on them (``confirm``: trial number → :class:`Confirmation`), ``golden_hash``,
     the content hash of the whole golden set the
     study file names (``dataset_hash`` is that of the tuning share with ``confirm:``; None in a study written before
-    tuner recorded it), and ``retrieval``: the retrieval service a study over one measured
-    (:meth:`tuner.external.ExternalConfig.described`; None: tuner's own retrieval)."""
+    tuner recorded it), ``retrieval``: the retrieval service a study over one measured
+    (:meth:`tuner.external.ExternalConfig.described`; None: tuner's own retrieval), and ``language``: the language of
+    the golden cases' questions (:func:`tuner.text.detect_language`), which the report is written in (None: a study
+    recorded before tuner kept it)."""
 
     dataset_hash: str | None = None
     case_order: list[str] = field(default_factory=list)
@@ -391,6 +393,7 @@ class StudyRecord:
     labels: dict[str, Any] | None = None
     golden_hash: str | None = None
     retrieval: dict[str, Any] | None = None
+    language: str | None = None
 
     @property
     def created(self) -> bool:
@@ -427,6 +430,7 @@ class StudyRecord:
             labels=attrs.get("labels"),
             golden_hash=attrs.get("golden_hash"),
             retrieval=attrs.get("retrieval"),
+            language=attrs.get("language"),
         )
 
     def provenance(self) -> LabelProvenance | None:

@@ -159,8 +159,10 @@ def finish(
     if caveat is not None:
         reporter.stage(f"labels: {caveat.line()}")
     if report:
+        asked = result.loaded.config.report_language
         paths["report"] = str(write_report(study, out / "report.html", picks, result.loaded.storage, compare=compare,
-                                           comparisons=comparisons, min_recall=min_recall))
+                                           comparisons=comparisons, min_recall=min_recall,
+                                           language=None if asked == "auto" else asked))
     for name in ("storage", "config", "report"):
         if name in paths:
             reporter.stage(f"{name}: {paths[name]}")

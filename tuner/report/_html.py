@@ -44,14 +44,17 @@ from tuner.report._figures import (
 from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
 from tuner.settings import RetrievalSettings, format_settings, shared_settings
 from tuner.front import (
+    REPORT_TEXTS,
     Confirmation,
     PairedComparisons,
+    ReportLanguage,
     StudyRecord,
     TrialRecord,
     compared_figures,
     entry_caveat,
     optimism,
     pick_notes,
+    report_texts,
     runner_up_comparison,
     separating_cases,
     study_comparisons,
@@ -59,16 +62,10 @@ from tuner.front import (
 )
 from tuner.objectives import Direction, robustness_objective
 
-STATE_WORDS = {"complete": "complete", "pruned": "pruned", "repeated": "repeated configurations not evaluated again",
-               "fail": "failed", "running": "running", "waiting": "waiting"}
-CALL_WORDS = {
-    "generator": "generator calls", "judge": "judge calls", "tokens": "tokens",
-    "cached_tokens": "of them prompt tokens served from the provider's prefix cache",
-}
-INTERVALS = ("95%, one per figure: a mean of per-case scores in [0, 1] (recall@k) by the Wilson score interval, honest "
-             "at 0 and 1; a relative drop Δ by a case bootstrap; a difference of two trials by the paired case bootstrap "
-             "plus both trials' run-to-run noise")
-"""How every interval of the report is made, said once in its header."""
+Texts = Mapping[str, str]
+ENGLISH: Texts = REPORT_TEXTS["en"]
+
+STATES = ("complete", "pruned", "repeated", "fail", "running", "waiting")
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1180px; color: #222; }
@@ -98,12 +95,12 @@ def _esc(value: object) -> str:
     return html.escape(str(value))
 
 
-def _empty_front(records: Mapping[int, TrialRecord]) -> str:
+def _empty_front(records: Mapping[int, TrialRecord], t: Texts) -> str:
     """Why nothing is on the front: every complete trial unscorable (with the first reason), or none complete."""
     unscorable = [(n, r.unscorable) for n, r in sorted(records.items()) if r.unscorable]
-    why = (f"every complete trial is unscorable ({len(unscorable)}: trial #{unscorable[0][0]}: {unscorable[0][1]}; "
-           "all are listed under warnings above)" if unscorable else "no trial has completed yet")
-    return f'<p class="note" id="empty-front">Nothing is on the front: {_esc(why)}. Nothing was exported.</p>'
+    why = (t["empty_unscorable"].format(count=len(unscorable), number=unscorable[0][0], reason=unscorable[0][1])
+           if unscorable else t["empty_none"])
+    return f'<p class="note" id="empty-front">{_esc(t["empty_front"].format(why=why))}</p>'
 
 
 def _value(point: Point, name: str) -> str:
@@ -141,52 +138,49 @@ def _n_of_total(record: TrialRecord) -> str:
     return "" if n is None else f"{n}/{total}"
 
 
-def _warnings(records: Mapping[int, TrialRecord]) -> str:
+def _warnings(records: Mapping[int, TrialRecord], t: Texts) -> str:
     """Every trial warning (a variant short of its injection slots), every trial left unanswered and every unscorable
     one, one line each."""
     lines = [f"trial #{n}: {w}" for n, r in sorted(records.items()) for w in r.warnings or ()]
     for n, record in sorted(records.items()):
-        why = f"unscorable ({record.unscorable})" if record.unscorable else f"infeasible ({record.skipped})"
+        why = t["unscorable"].format(why=record.unscorable) if record.unscorable else t["infeasible"].format(why=record.skipped)
         if record.unscorable or record.skipped:
-            unanswered = "; not answered: no generator or judge request" if record.skipped else ""
-            lines.append(f"trial #{n}: {why}; kept off the front{unanswered}")
+            unanswered = t["not_answered"] if record.skipped else ""
+            lines.append(f"trial #{n}: {t['kept_off'].format(why=why)}{unanswered}")
     if not lines:
         return ""
-    return '<div class="note"><p>Warnings:</p><ul>' + "".join(f"<li>{_esc(line)}</li>" for line in lines) + "</ul></div>"
+    return (f'<div class="note"><p>{_esc(t["warnings"])}</p><ul>' + "".join(f"<li>{_esc(line)}</li>" for line in lines)
+            + "</ul></div>")
 
 
-def _header(summary: StudySummary, final_hv: float | None, storage_url: str | None) -> str:
-    counts = ", ".join(f"{summary.counts[state]} {word}" for state, word in STATE_WORDS.items()
+def _header(summary: StudySummary, final_hv: float | None, storage_url: str | None, t: Texts) -> str:
+    counts = ", ".join(f"{summary.counts[state]} {t['state_' + state]}" for state in STATES
                        if summary.counts[state] or state in ("complete", "pruned", "fail"))
-    objectives = ", ".join(f"{label(n)} ({d})" for n, d in summary.directions.items())
+    objectives = ", ".join(f"{label(n, t)} ({t[d]})" for n, d in summary.directions.items())
     # two significant digits: the floor is itself an estimate (±0.016, not ±0.0155803)
-    floor = ", ".join(f"{label(n)} ±{v:.2g}" for n, v in summary.noise_floor.items()) or "not recorded (ε = 0: exact dominance)"
-    floor += " (one configuration's; two trials are compared paired, on the cases both scored)"
-    calls = ", ".join(f"{summary.calls[kind]:,} {CALL_WORDS[kind]}" for kind in CALL_KINDS)
+    floor = ", ".join(f"{label(n, t)} ±{v:.2g}" for n, v in summary.noise_floor.items()) or t["floor_none"]
+    floor += t["floor_paired"]
+    calls = ", ".join(f"{summary.calls[kind]:,} {t['call_' + kind]}" for kind in CALL_KINDS)
     if summary.cost:
-        calls += f"; cost {summary.cost:.4g} (at the backends' pricing)"
+        calls += "; " + t["cost"].format(cost=f"{summary.cost:.4g}")
     dashboard = f"optuna-dashboard {redact(storage_url)}" if storage_url else "optuna-dashboard sqlite:///path/to/study.db"
     rows = [
-        ("trials", counts),
-        ("objectives", objectives),
-        ("noise floor ε", floor),
-        ("intervals", INTERVALS),
-        ("spent", calls),
-        ("hypervolume", "—" if final_hv is None else f"{final_hv:.4f}"),
-        ("generated", datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
+        (t["row_trials"], counts),
+        (t["row_objectives"], objectives),
+        (t["row_floor"], floor),
+        (t["row_intervals"], t["intervals"]),
+        (t["row_spent"], calls),
+        (t["row_hypervolume"], "—" if final_hv is None else f"{final_hv:.4f}"),
+        (t["row_generated"], datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")),
     ]
     service = summary.retrieval
     if service is not None:  # the trials measured someone else's retrieval: what was searched and how v3 was made
-        rows.insert(2, ("retrieval", f"external service {service['url']}, knowledge {service['knowledge_id']} "
-                                     f"(Dify External Knowledge API): only {service['searched']} searched; v3: "
-                                     f"{service['v3']}; records matched to golden documents by {service['match']}"))
+        rows.insert(2, (t["row_retrieval"], t["retrieval"].format(**{key: service[key] for key in (
+            "url", "knowledge_id", "searched", "v3", "match")})))
     items = "".join(f"<dt>{_esc(k)}</dt><dd>{_esc(v)}</dd>" for k, v in rows)
-    return (
-        f"<h1>Study {_esc(summary.name)}</h1><dl>{items}</dl>"
-        "<p>To browse the same trials interactively (history, slices, parallel coordinates), open the study's "
-        f"storage in optuna-dashboard: <code>{_esc(dashboard)}</code> (install it with "
-        "<code>pip install optuna-dashboard</code>; it serves a local page on port 8080).</p>"
-    )
+    browse = _esc(t["dashboard"]).format(command=f"<code>{_esc(dashboard)}</code>",
+                                         install="<code>pip install optuna-dashboard</code>")
+    return f"<h1>{_esc(t['heading'].format(name=summary.name))}</h1><dl>{items}</dl><p>{browse}</p>"
 
 
 def _confirmed(
@@ -210,7 +204,7 @@ def _confirmed(
 
 def _front_table(
     entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord],
-    confirmed: Mapping[int, Confirmation],
+    confirmed: Mapping[int, Confirmation], t: Texts,
 ) -> str:
     names = list(summary.directions)
     quality = [n for n in names if n != CONTEXT_WORDS] if confirmed else []
@@ -226,35 +220,32 @@ def _front_table(
         ]
         for e in entries
     ]
-    header = ["trial", *(label(n) for n in names), *([] if CONTEXT_WORDS in names else ["context words"]),
-              "n/N", *_beside_delta_header(names),
-              *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism")),
-              "ε-tie", "ε-dominated by"]
-    note = ('<p class="note">Held out: each front member evaluated when the study ended on the confirmation cases the '
-            "search never saw (confirm: in the study file); optimism: how much better the tuning figure looked than the "
-            "held-out one, in the objective's direction (positive: the search's figure did not hold; for a minimized "
-            "objective, held out − tuning). Pick rules use the held-out figures.</p>") if quality else ""
-    note += ('<p class="note">Conflict exposure: the share of cases whose context over the index with its conflicting '
-             "documents holds a conflicting chunk, exposed/all with its Wilson 95% interval — a retrieval fact, exact "
-             "like recall@k. Susceptibility: what the reader loses once shown one, Σ(f0 − f3) / Σ f0 over the exposed "
-             "cases (— when none is). v3 Δfaithful = faithfulness at risk × susceptibility when unexposed cases keep "
-             "their v0 context.</p>")
-    shared, lines = settings_lines([e.params for e in entries])
+    header = [t["col_trial"], *(label(n, t) for n in names), *([] if CONTEXT_WORDS in names else [t[CONTEXT_WORDS]]),
+              t["col_n"], *_beside_delta_header(names, t), *_held_out_header(quality, t), t["col_tie"], t["col_dominated_by"]]
+    note = f'<p class="note">{_esc(t["note_held_out"])}</p>' if quality else ""
+    note += f'<p class="note">{_esc(t["note_exposure"])}</p>'
+    shared, lines = settings_lines([e.params for e in entries], t)
     return shared + _table(header, rows, settings=lines) + note
 
 
-def settings_lines(configurations: Sequence[Mapping[str, Any]]) -> tuple[str, list[str]]:
+def settings_lines(configurations: Sequence[Mapping[str, Any]], t: Texts = ENGLISH) -> tuple[str, list[str]]:
     """The settings of table rows, as a line naming those all of them share (empty when none or one row) and per row
     the line of its own (``settings: top_k=8 · relevance_threshold=0.35``)."""
     shared = shared_settings(configurations)
     lines = [format_settings({k: v for k, v in c.items() if k not in shared}, " · ") for c in configurations]
-    note = f'<p class="note">Every configuration below has {_esc(format_settings(shared))}.</p>' if shared else ""
-    return note, [f"settings: {line}" if line else "" for line in lines]
+    note = f'<p class="note">{_esc(t["shared_settings"].format(settings=format_settings(shared)))}</p>' if shared else ""
+    return note, [t["settings_line"].format(settings=line) if line else "" for line in lines]
 
 
-def _beside_delta_header(names: Sequence[str]) -> list[str]:
+def _held_out_header(quality: Sequence[str], t: Texts) -> list[str]:
+    """The held-out and optimism columns of each quality objective (a study with ``confirm:``)."""
+    return [t[key].format(name=label(n, t)) for n in quality for key in ("col_held_out", "col_optimism")]
+
+
+def _beside_delta_header(names: Sequence[str], t: Texts) -> list[str]:
     """The columns shown beside Δ: exposure (unless an objective), the measured Δ (when exposure is one), susceptibility."""
-    return [*(["conflict exposure"] if EXPOSURE not in names else [label(DELTA) + " (measured)"]), "susceptibility"]
+    first = t[EXPOSURE] if EXPOSURE not in names else t["col_measured"].format(name=label(DELTA, t))
+    return [first, t["col_susceptibility"]]
 
 
 def _beside_delta(record: TrialRecord, names: Sequence[str]) -> list[str]:
@@ -264,47 +255,52 @@ def _beside_delta(record: TrialRecord, names: Sequence[str]) -> list[str]:
     return [first, "—" if parts is None or parts.susceptibility is None else f"{parts.susceptibility:.3f}"]
 
 
-def _difference(c: PairedComparison) -> str:
+def _difference(c: PairedComparison, t: Texts) -> str:
     """A paired difference with its interval, whether it holds 0, and the cases at which it would separate."""
     needed = separating_cases(c)
-    return (f"{c.difference:+.3f} [{c.ci[0]:+.3f}, {c.ci[1]:+.3f}] " + ("tied" if c.tied else "apart")
-            + f" ({c.n} cases" + ("" if needed is None else f"; separates at ~{needed}") + ")")
+    return (f"{c.difference:+.3f} [{c.ci[0]:+.3f}, {c.ci[1]:+.3f}] " + t["tied" if c.tied else "apart"]
+            + f" ({t['cases'].format(n=c.n)}" + ("" if needed is None else t["separates"].format(n=needed)) + ")")
 
 
 def _neighbour_table(entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord],
-                     comparisons: PairedComparisons) -> str:
+                     comparisons: PairedComparisons, t: Texts) -> str:
     """Each front member against the next by recall@k: the paired 95% interval of their difference per objective, and
     the cases at which that difference would separate."""
     names = [n for n in summary.directions if n != CONTEXT_WORDS]
     rows = []
     for row in comparisons.neighbours(entries, records, names):
-        cells = ["—" if (c := row.objectives.get(name)) is None else _difference(c) for name in names]
+        cells = ["—" if (c := row.objectives.get(name)) is None else _difference(c, t) for name in names]
         rows.append([f"#{row.trial} − #{row.other}", *cells])
     if not rows:
         return ""
-    table = _table(["front neighbours", *(f"{label(n)} difference" for n in names)], rows, text_columns=[0])
-    return ('<p class="note">Neighbouring front members compared paired on the cases both scored: the difference, its '
-            "95% interval (case bootstrap of the per-case differences, plus both trials' run-to-run noise), whether "
-            "it holds 0, and about how many cases would separate a difference of that size (80% power, α 5% "
-            "two-sided). ε-ties and ε-dominance above are decided the same way.</p>" + table)
+    table = _table([t["col_neighbours"], *(t["col_difference"].format(name=label(n, t)) for n in names)], rows,
+                   text_columns=[0])
+    return f'<p class="note">{_esc(t["note_neighbours"])}</p>' + table
 
 
-def _labels_section(study: optuna.Study, entries: Sequence[FrontEntry]) -> str:
+def _labels_section(study: optuna.Study, entries: Sequence[FrontEntry], t: Texts) -> str:
     """Where the golden set's labels came from, and per front member its recall beside the lower bound that counts the
     no-answer cases as misses, with the pooling caveat of a retriever that helped label."""
     provenance = study_labels(study)
-    text = f'<p class="labels">Labels: {_esc(labels_line(provenance))}.</p>'
+    if provenance is None:
+        line = t["labels_unknown"]
+    elif provenance.generated_by is not None:
+        line = t["labels_generated"].format(by=provenance.generated_by, cases=provenance.cases)
+    else:  # a review's summary: in English (tuner golden review's own page says it in Chinese)
+        line = labels_line(provenance)
+    text = f'<p class="labels">{_esc(t["labels"].format(line=line))}</p>'
     caveats = [(e, c) for e in entries if (c := entry_caveat(provenance, e, study.trials[e.number])) is not None]
     if not caveats:
         return text
     rows = [[f"#{e.number}", _value(e, RECALL),
              f"{c.lower_bound:.3f}" + ("" if c.lower_bound_ci is None else f" [{c.lower_bound_ci[0]:.3f}, {c.lower_bound_ci[1]:.3f}]"),
              c.pooled or ""] for e, c in caveats]
-    return text + _table(["trial", label(RECALL), f"{label(RECALL)}, {caveats[0][1].no_answer} no-answer case(s) as misses (lower bound)",
-                          "pooling"], rows, text_columns=[3])
+    header = [t["col_trial"], label(RECALL, t), t["col_lower_bound"].format(name=label(RECALL, t), n=caveats[0][1].no_answer),
+              t["col_pooling"]]
+    return text + _table(header, rows, text_columns=[3])
 
 
-def _pruned_table(summary: StudySummary) -> str:
+def _pruned_table(summary: StudySummary, t: Texts) -> str:
     if not summary.pruned:
         return ""
     rows = []
@@ -314,20 +310,20 @@ def _pruned_table(summary: StudySummary) -> str:
             str(pruning.look), str(pruning.cases_used), f"#{pruning.dominated_by}", f"{pruning.p_value:.2g}"
         ]
         rows.append([f"#{trial.number}", *cells])
-    shared, lines = settings_lines([trial.params for trial in summary.pruned])
-    table = _table(["trial", "look", "cases used", "dominated by", "p (Δ)"], rows, settings=lines)
-    return f"<details><summary>{len(rows)} pruned trial(s)</summary>{shared}{table}</details>"
+    shared, lines = settings_lines([trial.params for trial in summary.pruned], t)
+    table = _table([t["col_trial"], t["col_look"], t["col_cases_used"], t["col_dominated_by"], t["col_p"]], rows, settings=lines)
+    return f"<details><summary>{_esc(t['pruned_summary'].format(n=len(rows)))}</summary>{shared}{table}</details>"
 
 
 def _runner_ups(
     picks: Mapping[str, int], study: optuna.Study, entries: Sequence[FrontEntry], summary: StudySummary,
-    comparisons: PairedComparisons, min_recall: float | None,
+    comparisons: PairedComparisons, min_recall: float | None, t: Texts,
 ) -> str:
     """Each pick against its runner-up (what its rule would pick without it), paired on the figures the rules use,
     with the cases at which each difference would separate."""
     if not entries:
         return ""
-    figures, _, where = compared_figures(study, entries)
+    figures, _, where = compared_figures(study, entries, t["language"])
     by_number = {e.number: e for e in figures}
     # one row per (pick, runner-up) pair, naming every rule that gave it
     rules_of: dict[tuple[int, int], list[str]] = {}
@@ -340,28 +336,28 @@ def _runner_ups(
     rows = []
     for (number, other), rules in rules_of.items():
         row = runner_up_comparison(study, number, other, comparisons)
-        rows.append([", ".join(rules), f"#{number} − #{other}", *(_difference(row.objectives[n]) for n in row.objectives)])
+        rows.append([", ".join(rules), f"#{number} − #{other}", *(_difference(row.objectives[n], t) for n in row.objectives)])
     if not rows:
         return ""
     names = [n for n in summary.directions if n != CONTEXT_WORDS]
-    return (f'<p class="note">Each pick against its runner-up (what its rule picks without it), paired {_esc(where)}, '
-            "as the front neighbours above.</p>"
-            + _table(["rule", "pick − runner-up", *(f"{label(n)} difference" for n in names)], rows, text_columns=[0]))
+    return (f'<p class="note">{_esc(t["note_runner_up"].format(where=where))}</p>'
+            + _table([t["col_rule"], t["col_pick_runner_up"], *(t["col_difference"].format(name=label(n, t)) for n in names)],
+                     rows, text_columns=[0]))
 
 
 def _picks_section(
     picks: Mapping[str, int], summary: StudySummary, records: Mapping[int, TrialRecord], study: optuna.Study,
-    comparisons: PairedComparisons,
+    comparisons: PairedComparisons, t: Texts,
 ) -> str:
     if not picks:
-        return '<p class="note">No configuration picked.</p>'
+        return f'<p class="note">{_esc(t["no_pick"])}</p>'
     points = {p.number: p for p in summary.points}
     names = list(summary.directions)
     # beside the tuning figures, the held-out ones the pick rules and notes use (a study with confirm:)
     confirmed = StudyRecord.from_study(study).confirm
     quality = [n for n in names if n != CONTEXT_WORDS] if confirmed else []
-    header = ["rule", "trial", *(f"{label(n)} (tuning)" if quality else label(n) for n in names), "n/N",
-              *(h for n in quality for h in (f"{label(n)} held out", f"{label(n)} optimism"))]
+    header = [t["col_rule"], t["col_trial"], *(t["col_tuning"].format(name=label(n, t)) if quality else label(n, t) for n in names),
+              t["col_n"], *_held_out_header(quality, t)]
     # one row per picked trial, naming every rule that picked it ("knee, cheapest")
     rules_of: dict[int, list[str]] = {}
     for rule, number in picks.items():
@@ -372,23 +368,23 @@ def _picks_section(
           *_confirmed(points[n], summary.directions, quality, confirmed)]
          for n, rules in rules_of.items()],
         text_columns=[0],
-        settings=[f"settings: {format_settings(points[n].params, ' · ')}" for n in rules_of],  # each pick whole: it is deployed
+        settings=[t["settings_line"].format(settings=format_settings(points[n].params, " · ")) for n in rules_of],  # whole: deployed
     )
     # what the noise floor says about each pick: indistinguishable from zero or from a front neighbour
     overview += "".join(f'<p class="note">{html.escape(note)}</p>'
-                        for number in rules_of for note in pick_notes(study, number, comparisons))
+                        for number in rules_of for note in pick_notes(study, number, comparisons, t["language"]))
     # per category, one set of columns per picked trial, headed by every rule that picked it ("knee, cheapest #27")
     by_category = {number: records[number].by_category or {} for number in rules_of}
     categories = sorted({c for cats in by_category.values() for c in cats})
     if not categories:
-        return overview + '<p class="note">The picked trials have no per-category scores (user attr by_category).</p>'
+        return overview + f'<p class="note">{_esc(t["no_categories"])}</p>'
 
     # recall@k, the study's robustness objective and beside it what the study measured but did not optimize (exposure
     # in a Δ study, Δ in an exposure study), each shown only where some pick has a value for it: a study recorded
     # before trials kept exposure per category shows no column of dashes
     robustness = robustness_objective(names)
-    beside = (DELTA, f"{label(DELTA)} (measured)") if robustness == EXPOSURE else (EXPOSURE, label(EXPOSURE))
-    columns = [(name, heading) for name, heading in ((RECALL, label(RECALL)), (robustness, label(robustness)), beside)
+    beside = (DELTA, t["col_measured"].format(name=label(DELTA, t))) if robustness == EXPOSURE else (EXPOSURE, label(EXPOSURE, t))
+    columns = [(name, heading) for name, heading in ((RECALL, label(RECALL, t)), (robustness, label(robustness, t)), beside)
                if any(scores.get(name) is not None for cats in by_category.values() for scores in cats.values())]
 
     def cells(category: str, number: int) -> list[str]:
@@ -398,8 +394,8 @@ def _picks_section(
         values = [scores.get(name) for name, _ in columns]
         return [*("—" if value is None else f"{value:.3f}" for value in values), str(scores.get("n", ""))]
 
-    header = ["category", *(f"{', '.join(rules)} #{number}: {h}"
-                            for number, rules in rules_of.items() for h in (*(h for _, h in columns), "n"))]
+    header = [t["col_category"], *(t["col_pick_column"].format(rules=", ".join(rules), number=number, heading=h)
+                                   for number, rules in rules_of.items() for h in (*(h for _, h in columns), "n"))]
     rows = [[c, *(v for number in rules_of for v in cells(c, number))] for c in categories]
     return overview + _table(header, rows, text_columns=[0])
 
@@ -416,7 +412,8 @@ def knobs_used(entries: Sequence[FrontEntry]) -> dict[str, int]:
     return used
 
 
-def _compare_section(study: optuna.Study, summary: StudySummary, entries: Sequence[FrontEntry], other: optuna.Study) -> str:
+def _compare_section(study: optuna.Study, summary: StudySummary, entries: Sequence[FrontEntry], other: optuna.Study,
+                     t: Texts) -> str:
     """``study``'s front beside ``other``'s (a study of the same objectives, e.g. without the version knobs): both
     fronts in one figure, each one's hypervolume against one reference point, and the knobs each front uses."""
     theirs = summarize_study(other)
@@ -431,21 +428,30 @@ def _compare_section(study: optuna.Study, summary: StudySummary, entries: Sequen
     for name, shown, front in ((summary.name, summary, entries), (theirs.name, theirs, their_entries)):
         volume = hypervolume(shown.points, summary.directions, reference) if shown.points else 0.0
         used = knobs_used(front)
-        rows.append([name, f"{len(front)} of {len(shown.points)}", f"{volume:.4f}",
+        rows.append([name, t["front_of"].format(front=len(front), complete=len(shown.points)), f"{volume:.4f}",
                      "; ".join(f"#{e.number} " + ", ".join(_value(e, n) for n in names) for e in front),
-                     ", ".join(f"{knob} ({count}/{len(front)})" for knob, count in sorted(used.items())) or "none"])
-    figure = compare_figure({summary.name: entries, theirs.name: their_entries}, names)
-    note = (f'<p class="note">hypervolume against one reference point ({format_settings(reference)}); a knob is used '
-            "when a front member sets it off its built-in default.</p>")
-    return _figure_html(figure, "compare") + _table(
-        ["study", "front of complete", "hypervolume", "front", "knobs the front uses"], rows, text_columns=[0, 3, 4]) + note
+                     ", ".join(f"{knob} ({count}/{len(front)})" for knob, count in sorted(used.items())) or t["knobs_none"]])
+    figure = compare_figure({summary.name: entries, theirs.name: their_entries}, names, t)
+    note = f'<p class="note">{_esc(t["note_compare"].format(reference=format_settings(reference)))}</p>'
+    header = [t["col_study"], t["col_front_of"], t["row_hypervolume"], t["col_front"], t["col_knobs"]]
+    return _figure_html(figure, "compare") + _table(header, rows, text_columns=[0, 3, 4]) + note
+
+
+def report_language(study: optuna.Study, language: str | None = None) -> ReportLanguage:
+    """The language the report of ``study`` is written in: ``language`` when given (``en``, ``zh``; the study file's
+    ``report_language``), else the language of its golden cases recorded when it was created (a study recorded before
+    that: English)."""
+    chosen = language or StudyRecord.from_study(study).language
+    return "zh" if chosen == "zh" else "en"
 
 
 def render_report(
     study: optuna.Study, picks: Mapping[str, int] | None = None, storage_url: str | None = None,
     compare: optuna.Study | None = None, comparisons: PairedComparisons | None = None, min_recall: float | None = None,
+    language: str | None = None,
 ) -> str:
-    """The report of ``study`` as one HTML page (see ``write_report``)."""
+    """The report of ``study`` as one HTML page (see ``write_report``), in :func:`report_language`."""
+    t = report_texts(report_language(study, language))
     comparisons = comparisons or study_comparisons(study)
     summary = summarize_study(study, comparisons)
     names = list(summary.directions)
@@ -462,26 +468,28 @@ def render_report(
     final_hv = hypervolume(summary.points, summary.directions, reference) if summary.points else None
     on_front = {e.number for e in entries}
     sections = [
-        ("1. Front", _figure_html(front_figure(summary, entries, groups, chosen), "front")
-         + (_front_table(entries, summary, records, StudyRecord.from_study(study).confirm) if entries else _empty_front(records))
-         + _labels_section(study, entries)
-         + _neighbour_table(entries, summary, records, comparisons)
-         + _pruned_table(summary)),
-        ("2. Hypervolume history", _figure_html(
-            hypervolume_figure([p.number for p in summary.points], history, reference), "hypervolume")),
-        ("3. Sweet spot: top_k", _figure_html(sweet_spot_figure(summary, on_front, names[:2]), "sweet-spot")),
-        ("4. Parameter importances", _figure_html(importance_figure(study, summary), "importances")),
-        ("5. Picked configurations by category", _picks_section(chosen, summary, records, study, comparisons)
-         + _runner_ups(chosen, study, entries, summary, comparisons, min_recall)),
+        (t["section_front"], _figure_html(front_figure(summary, entries, groups, chosen, t), "front")
+         + (_front_table(entries, summary, records, StudyRecord.from_study(study).confirm, t) if entries
+            else _empty_front(records, t))
+         + _labels_section(study, entries, t)
+         + _neighbour_table(entries, summary, records, comparisons, t)
+         + _pruned_table(summary, t)),
+        (t["section_hypervolume"], _figure_html(
+            hypervolume_figure([p.number for p in summary.points], history, reference, t), "hypervolume")),
+        (t["section_sweet"], _figure_html(sweet_spot_figure(summary, on_front, names[:2], t), "sweet-spot")),
+        (t["section_importances"], _figure_html(importance_figure(study, summary, t), "importances")),
+        (t["section_picks"], _picks_section(chosen, summary, records, study, comparisons, t)
+         + _runner_ups(chosen, study, entries, summary, comparisons, min_recall, t)),
     ]
     if compare is not None:
-        sections.append((f"6. Side by side with study '{compare.study_name}'", _compare_section(study, summary, entries, compare)))
-    body = _header(summary, final_hv, storage_url) + _warnings(records) + "".join(
+        sections.append((t["section_compare"].format(name=compare.study_name),
+                         _compare_section(study, summary, entries, compare, t)))
+    body = _header(summary, final_hv, storage_url, t) + _warnings(records, t) + "".join(
         f"<section><h2>{_esc(title)}</h2>{content}</section>" for title, content in sections
     )
     return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>tuner study {_esc(summary.name)}</title><style>{STYLE}</style>"
+        f'<!DOCTYPE html>\n<html lang="{t["html_lang"]}"><head><meta charset="utf-8">'
+        f"<title>{_esc(t['title'].format(name=summary.name))}</title><style>{STYLE}</style>"
         f'<script type="text/javascript">{get_plotlyjs()}</script></head>'
         f"<body>{body}</body></html>\n"
     )
@@ -490,6 +498,7 @@ def render_report(
 def write_report(
     study: optuna.Study, path: Path, picks: Mapping[str, int] | None = None, storage_url: str | None = None,
     compare: optuna.Study | None = None, comparisons: PairedComparisons | None = None, min_recall: float | None = None,
+    language: str | None = None,
 ) -> Path:
     """Write the study report to ``path`` atomically and return ``path``.
 
@@ -501,7 +510,8 @@ def write_report(
     of the same objectives, e.g. the same study file without the version knobs) 6. both fronts side by side, their
     hypervolumes against one reference and the knobs each front uses. ``comparisons``: the paired comparisons of this
     reading of the study, to reuse (a fresh one by default); ``min_recall``: the recall floor of a ``min-delta`` pick,
-    for its runner-up.
+    for its runner-up. ``language``: ``en`` or ``zh``; by default the language of the study's golden cases
+    (:func:`report_language`).
     """
-    atomic_write_text(path, render_report(study, picks, storage_url, compare, comparisons, min_recall))
+    atomic_write_text(path, render_report(study, picks, storage_url, compare, comparisons, min_recall, language))
     return Path(path)

@@ -132,6 +132,8 @@ class StudyConfig(_Strict):
     pruning: PruningConfig = PruningConfig()
     noise_floor: str | dict[str, float] = "auto"
     pick: PickConfig = PickConfig()
+    report_language: Literal["auto", "en", "zh"] = Field(
+        "auto", description="the report's language; auto: Chinese for a study whose golden cases are Chinese, else English")
     confirm: ConfirmConfig | None = None
     enqueue: list[dict[str, Any]] = Field(default_factory=list)
     seed: int = 0

@@ -27,6 +27,7 @@ from tuner.redaction import redact
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import run_sd_of_margin
+from tuner.text import detect_language
 from tuner.study._budget import SpendingMeter
 from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
@@ -334,6 +335,7 @@ def _join(
             calibrated_by=worker_name() if config.noise_floor == "auto" else None,
             labels=None if dataset.provenance is None else dataset.provenance.to_dict(),
             retrieval=None if config.retriever is None else config.retriever.described(),
+            language=detect_language(case.question for case in dataset.golden),
         ).write(study)
         for params in config.enqueue:
             study.enqueue_trial(enqueued_params(params, inert), skip_if_exists=True)
