@@ -81,8 +81,20 @@ class RetrievalSettings(BaseModel):
     )
     chunk_overlap: float = _knob("chunking", 0.0, "fraction of a chunk repeated in the next one (0..0.9)", ge=0.0, lt=0.9)
     retriever: Literal["bm25", "dense", "hybrid"] = _knob("first_stage", "hybrid", "bm25, dense or hybrid")
-    dense_index: Literal["flat", "hnsw"] = _knob(
-        "first_stage", "flat", "vector index of dense and hybrid retrieval: flat (exact) or hnsw (approximate)"
+    dense_index: Literal["flat", "hnsw", "ivf"] = _knob(
+        "first_stage", "flat",
+        "vector index of dense and hybrid retrieval: flat (exact), hnsw (approximate graph) or ivf (inverted lists, an "
+        "engine's IVF index: engine milvus)",
+    )
+    hnsw_ef: int = _knob(
+        "first_stage", 128,
+        "candidates an HNSW search keeps while walking the graph (Milvus ef, FAISS efSearch; raised to candidate_depth "
+        "when below it): higher finds more of the exact neighbours and takes longer", ge=1, le=32768,
+    )
+    ivf_nprobe: int = _knob(
+        "first_stage", 8,
+        "inverted lists an IVF search visits (Milvus nprobe; at most the index's nlist): higher finds more of the exact "
+        "neighbours and takes longer", ge=1, le=65536,
     )
     fusion: Literal["blend", "rrf"] = _knob(
         "first_stage", "blend",
@@ -283,6 +295,8 @@ ACTS_WHEN: dict[str, ActsWhen] = {
     "hybrid_weight": _when(("retriever", "is", "hybrid"), ("fusion", "is", "blend")),
     "rrf_k": _when(("retriever", "is", "hybrid"), ("fusion", "is", "rrf")),
     "dense_index": _when(("retriever", "is not", "bm25")),
+    "hnsw_ef": _when(("retriever", "is not", "bm25"), ("dense_index", "is", "hnsw")),
+    "ivf_nprobe": _when(("retriever", "is not", "bm25"), ("dense_index", "is", "ivf")),
     "reranker": _when(("rerank_strength", ">", 0)),
     "stale_penalty": _when(("version_policy", "is", "all")),
     "recency_half_life_days": _when(("recency_weight", ">", 0)),

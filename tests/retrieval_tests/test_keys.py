@@ -36,6 +36,9 @@ CHANGES: dict[str, tuple[Any, set[str], bool]] = {
     "chunk_overlap": (0.3, {"chunks", "candidates", "rerank", "retriever"}, True),
     "retriever": ("dense", {"candidates", "rerank", "retriever"}, True),
     "dense_index": ("hnsw", {"candidates", "rerank", "retriever"}, False),  # HNSW is exact on 15 vectors
+    # under dense_index flat an index's search knobs cannot act, so no key hashes them (ACTING below: where they act)
+    "hnsw_ef": (16, set(), False),
+    "ivf_nprobe": (4, set(), False),
     "hybrid_weight": (0.8, {"candidates", "rerank", "retriever"}, True),
     "fusion": ("rrf", {"candidates", "rerank", "retriever"}, True),
     # under fusion blend rrf_k cannot act, so no key hashes it (test_rrf_k_is_in_the_keys_only_under_rrf)
@@ -103,7 +106,8 @@ OTHER_VALUES: dict[str, Any] = {**{name: value for name, (value, _, _) in CHANGE
 
 
 # a setting that acts only under another's value (tuner.settings.ACTS_WHEN) is changed where it acts
-ACTING: dict[str, dict[str, Any]] = {"rrf_k": {"fusion": "rrf"}}
+ACTING: dict[str, dict[str, Any]] = {"rrf_k": {"fusion": "rrf"}, "hnsw_ef": {"dense_index": "hnsw"},
+                                     "ivf_nprobe": {"dense_index": "ivf"}}
 
 
 @pytest.mark.parametrize("stage", STAGES)

@@ -25,7 +25,7 @@ from tuner.errors import UserError
 from tuner.external._client import ExternalClient
 from tuner.external._contract import Record
 from tuner.progress import Reporter
-from tuner.retrieval import RetrievalPipeline, RetrievedContext
+from tuner.retrieval import RetrievalPipeline, RetrievedContext, SearchLatency
 from tuner.settings import RetrievalSettings
 
 EXTERNAL_KNOBS: Final = ("top_k", "relevance_threshold")
@@ -112,6 +112,11 @@ class ExternalPipeline(RetrievalPipeline):
         after = self.client.dropped
         self.matching = Matching(total, unmatched, after.records - before.records, after.replies - before.replies)
         return contexts
+
+    def search_latency(self, settings: RetrievalSettings, view: str = "clean") -> SearchLatency | None:
+        """None: the service's time per question is the network's and the service's, not a first stage of tuner's
+        (its replies are read from the call cache after the first pass anyway)."""
+        return None
 
     def _chunk(self, case_id: str, rank: int, record: Record) -> Chunk:
         """A record as a chunk of its matched document (its id says where it came from; no local chunk has it)."""

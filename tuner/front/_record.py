@@ -17,6 +17,7 @@ import optuna
 from tuner.dataset import LabelProvenance
 from tuner.metrics import DeltaParts, TiedExposure, delta_parts
 from tuner.objectives import CONTEXT_WORDS, DELTA
+from tuner.retrieval import SearchLatency
 from tuner.stats import Proportion, run_sd_of_margin
 
 
@@ -146,13 +147,16 @@ class TrialRecord:
     nothing retrieved), so the trial made no generator or judge request;
     ``failure`` what a backend raised when the trial failed; ``warnings`` what the reader of its figures must
     know (a variant short of its injection slots, so its Δ understates the effect); ``embedding_backend``
-    what ran the embedding model (``embedding.backend``: torch is the fp32 reference).
+    what ran the embedding model (``embedding.backend``: torch is the fp32 reference); ``search_latency`` how long its
+    first stage took to search one question (p50/p95 milliseconds, :class:`tuner.retrieval.SearchLatency`; none for a
+    retrieval service).
     """
 
     worker: str | None = None
     embedding_backend: str | None = None
     settings: dict[str, Any] | None = None
     context_words: float | None = None
+    search_latency: SearchLatency | None = None
     calls: TrialCalls | None = None
     cases_evaluated: int | None = None
     recall_cases: tuple[float, ...] | None = None
@@ -182,6 +186,8 @@ class TrialRecord:
                 continue
             if isinstance(value, TrialCalls):
                 value = asdict(value)
+            elif isinstance(value, SearchLatency):
+                value = value.to_dict()
             elif isinstance(value, PruneEvidence):
                 value = value.to_dict()
             elif isinstance(value, tuple):
@@ -203,6 +209,7 @@ class TrialRecord:
             embedding_backend=attrs.get("embedding_backend"),
             settings=attrs.get("settings"),
             context_words=None if words is None else float(words),
+            search_latency=None if attrs.get("search_latency") is None else SearchLatency.from_dict(attrs["search_latency"]),
             calls=None if calls is None else TrialCalls.from_dict(calls),
             cases_evaluated=attrs.get("cases_evaluated"),
             recall_cases=None if attrs.get("recall_cases") is None else tuple(attrs["recall_cases"]),

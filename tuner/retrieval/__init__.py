@@ -13,12 +13,14 @@ from tuner.retrieval._filter import (
     FILTER_FIELDS, OPERATORS, Condition, condition_mask, filter_mask, first_stage_mask, operator_value,
 )
 from tuner.retrieval._dense import DenseRetriever
+from tuner.retrieval._latency import LATENCY_QUESTIONS, SearchLatency, nearest_rank
 from tuner.retrieval._pipeline import Candidates, RetrievalPipeline, RetrievedContext
 from tuner.retrieval._ranking import ChunkVersions, chunk_versions, final_ranking, rerank_row
 from tuner.retrieval._table import ChunkTable, load_chunk_table
 
 __all__ = [
     "FILTER_FIELDS",
+    "LATENCY_QUESTIONS",
     "OPERATORS",
     "RETRIEVERS",
     "BM25Retriever",
@@ -31,12 +33,14 @@ __all__ = [
     "Hits",
     "RetrievalPipeline",
     "RetrievedContext",
+    "SearchLatency",
     "chunk_versions",
     "condition_mask",
     "filter_mask",
     "final_ranking",
     "first_stage_mask",
     "load_chunk_table",
+    "nearest_rank",
     "operator_value",
     "rerank_row",
 ]

@@ -80,11 +80,12 @@ class HybridRetriever:
         return (self._weight * dense + (1.0 - self._weight) * sparse).astype(np.float32)
 
 
-@register_retriever("hybrid", reads=("dense_index", "fusion", "hybrid_weight", "rrf_k"), needs_vectors=True)
+@register_retriever("hybrid", reads=("dense_index", "hnsw_ef", "ivf_nprobe", "fusion", "hybrid_weight", "rrf_k"),
+                    needs_vectors=True)
 def _hybrid(table: ChunkTable, settings: RetrievalSettings, cache: DiskCache) -> HybridRetriever:
     return HybridRetriever(
         BM25Retriever.build(table, cache),
-        DenseRetriever.build(table, cache, settings.dense_index, settings.query_prompt),
+        DenseRetriever.build(table, cache, settings.dense_index, settings.query_prompt, settings.hnsw_ef),
         settings.hybrid_weight,
         len(table),
         settings.fusion,

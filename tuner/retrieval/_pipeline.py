@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+import time
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +17,7 @@ from tuner.rerank import Reranker, build_reranker
 from tuner.retrieval._base import RETRIEVERS, FirstStage
 from tuner.retrieval._filter import first_stage_mask
 from tuner.retrieval._keys import candidates_key, candidates_memo, rerank_key, reranker_memo, retriever_memo, table_memo
+from tuner.retrieval._latency import LATENCY_QUESTIONS, SearchLatency
 from tuner.retrieval._ranking import ChunkVersions, chunk_versions, final_ranking, rerank_row
 from tuner.retrieval._table import ChunkTable, load_chunk_table
 from tuner.settings import RetrievalSettings
@@ -96,6 +98,7 @@ class RetrievalPipeline:
         self._rerank: dict[str, np.ndarray] = {}
         self._rerankers: dict[tuple[str, str], Reranker] = {}
         self._versions: dict[tuple[object, ...], ChunkVersions] = {}
+        self._latency: dict[tuple[object, ...], SearchLatency] = {}
 
     def encoder(self, settings: RetrievalSettings) -> CachedEncoder:
         """The encoder of chunks and sentences: ``settings``' embedding model with its document prompt."""
@@ -156,6 +159,24 @@ class RetrievalPipeline:
             arrays = self.cache.get_or_build("candidates", key, build, _load_arrays)
             self._candidates[key] = Candidates(arrays["indices"], arrays["scores"], key)
         return self._candidates[key]
+
+    def search_latency(self, settings: RetrievalSettings, view: str = "clean") -> SearchLatency | None:
+        """How long ``settings``' first stage takes to search one question (:class:`SearchLatency`), timed once per
+        first-stage configuration in this process over the first :data:`LATENCY_QUESTIONS` golden questions, each
+        searched alone after one untimed pass over them all (which encodes their vectors and warms the index). Not
+        cached on disk: a time belongs to the machine and the moment it was taken."""
+        memo = candidates_memo(settings, view)
+        if memo not in self._latency:
+            retriever, allowed = self.retriever(settings), self.searched(settings, view)
+            questions = self.queries[:LATENCY_QUESTIONS]
+            retriever.search(questions, settings.candidate_depth, allowed)
+            seconds = []
+            for question in questions:
+                start = time.perf_counter()
+                retriever.search([question], settings.candidate_depth, allowed)
+                seconds.append(time.perf_counter() - start)
+            self._latency[memo] = SearchLatency.of(seconds)
+        return self._latency[memo]
 
     def searched(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray | None:
         """The chunks the first stage searches in index ``view`` (:func:`first_stage_mask` over the corpus and

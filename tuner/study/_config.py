@@ -97,12 +97,16 @@ class PickConfig(_Strict):
 
 class ConstraintsConfig(_Strict):
     """``min_recall``: trials whose recall@k is below it are infeasible (off every front and pick); ``max_exposure``
-    likewise for trials whose conflict exposure (the share of cases shown a conflicting chunk) is above it. Both are
-    known before any answer, so such trials are completed without a generator or judge request unless
+    likewise for trials whose conflict exposure (the share of cases shown a conflicting chunk) is above it, and
+    ``max_latency_ms`` for trials whose first stage searches one question in more than that many milliseconds at the
+    95th percentile (:class:`tuner.retrieval.SearchLatency`). All three are known before any answer, so such trials are completed without a generator or judge request unless
     ``answer_infeasible`` asks for their Δ anyway (the report then shows it for them too)."""
 
     min_recall: float | None = Field(None, ge=0, le=1)
     max_exposure: float | None = Field(None, ge=0, le=1)
+    max_latency_ms: float | None = Field(
+        None, gt=0, description="a trial whose first stage takes longer than this per question (95th percentile, "
+        "milliseconds) is infeasible")
     answer_infeasible: bool = False
 
 
@@ -187,6 +191,9 @@ class LoadedStudy:
             len(config.objectives) == 3 and config.objectives[2] != CONTEXT_WORDS
         ):
             raise UserError(f"{path}: objectives: a third objective can only be {CONTEXT_WORDS}")
+        if config.constraints.max_latency_ms is not None and config.retriever is not None:
+            raise UserError(f"{path}: constraints.max_latency_ms: the search time of a retrieval service (retriever: "
+                            "{backend: external}) is not measured; the constraint bounds tuner's own first stage")
         unpriced = [kind for kind, backend in self.llm_backends.items() if backend.pricing is None]
         if config.budget.max_cost is not None and unpriced:
             raise UserError(f"{path}: budget.max_cost: {unpriced[0]}.pricing is not set, so its requests have no cost")

@@ -17,7 +17,7 @@ from tuner.evaluation import (
 from tuner.external import ExternalPipeline
 from tuner.llm import Usage, UsageCounts
 from tuner.objectives import CONTEXT_WORDS, DELTA, DELTA_CORRECT, EXPOSURE, RECALL, ROBUSTNESS_OBJECTIVES
-from tuner.retrieval import RetrievalPipeline
+from tuner.retrieval import RetrievalPipeline, SearchLatency
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import PruningConfig
 from tuner.study._pruning import Look, TrialProfile, batches, exact_rival, should_prune
@@ -85,6 +85,7 @@ class TrialObjective:
         min_recall: float | None = None,
         answer_infeasible: bool = False,
         max_exposure: float | None = None,
+        max_latency_ms: float | None = None,
     ) -> None:
         self.pipeline = pipeline
         self.evaluator = evaluator
@@ -98,6 +99,7 @@ class TrialObjective:
         self.min_recall = min_recall
         self.answer_infeasible = answer_infeasible
         self.max_exposure = max_exposure
+        self.max_latency_ms = max_latency_ms
         self.robustness = self.objectives[1] if self.objectives[1] in ROBUSTNESS_OBJECTIVES else DELTA
         """The Δ measured (and shown beside exposure when the study optimizes ``conflict_exposure``)."""
 
@@ -140,13 +142,18 @@ class TrialObjective:
                     exposure_ties=None if ties is None else tuple(ties[case_id] for case_id in self.case_order),
                     embedding_backend=self.pipeline.embeddings.backend_in_use(settings.embedding_model, self.pipeline.cache.root)).write(trial)
         exposure_value = float(exposure.value or 0.0)
+        latency = self.pipeline.search_latency(settings)
+        if latency is not None:
+            TrialRecord(search_latency=latency).write(trial)
         # Optuna's constraint support: feasible when ≤ 0; constraint-aware samplers read it
         if self.min_recall is not None:
             trial.set_constraint("min_recall", self.min_recall - recall_value)
         if self.max_exposure is not None:
             trial.set_constraint("max_exposure", exposure_value - self.max_exposure)
+        if self.max_latency_ms is not None and latency is not None:
+            trial.set_constraint("max_latency_ms", latency.p95_ms - self.max_latency_ms)
         exact = {RECALL: recall_value, EXPOSURE: exposure_value, CONTEXT_WORDS: retrieval.mean_context_words}
-        skip = self._unanswerable(recall_value, exposure_value, retrieval.mean_context_words)
+        skip = self._unanswerable(recall_value, exposure_value, retrieval.mean_context_words, latency)
         if skip is not None:
             return self._skipped(trial, exact, skip)
         if self.objectives[1] == EXPOSURE:
@@ -215,13 +222,17 @@ class TrialObjective:
         return (f"external: {matching.unmatched} of {matching.records} records matched no golden document by "
                 f"{self.pipeline.client.config.match} (counted as retrieved, not relevant)")
 
-    def _unanswerable(self, recall: float, exposure: float, words: float) -> str | None:
+    def _unanswerable(self, recall: float, exposure: float, words: float, latency: SearchLatency | None) -> str | None:
         """Why this trial needs no answer at all, from what retrieval alone tells (None: answer it). Such a trial is
         infeasible whatever its answers would be, so every generator and judge request on it would be wasted."""
         if self.min_recall is not None and recall < self.min_recall and not self.answer_infeasible:
             return f"recall@k {recall:.4g} is below constraints.min_recall {self.min_recall:g}"
         if self.max_exposure is not None and exposure > self.max_exposure and not self.answer_infeasible:
             return f"conflict exposure {exposure:.4g} is above constraints.max_exposure {self.max_exposure:g}"
+        if (self.max_latency_ms is not None and latency is not None and latency.p95_ms > self.max_latency_ms
+                and not self.answer_infeasible):
+            return (f"first-stage search p95 {latency.p95_ms:.4g} ms is above constraints.max_latency_ms "
+                    f"{self.max_latency_ms:g}")
         if words == 0:
             return "retrieval returned nothing for every case"
         return None
@@ -237,7 +248,7 @@ class TrialObjective:
 
     def _skipped(self, trial: optuna.Trial, exact: dict[str, float], reason: str) -> tuple[float, ...]:
         """Complete a trial :meth:`_unanswerable` rules out, with its exact recall@k and exposure and no request:
-        infeasible through the ``min_recall`` or ``max_exposure`` constraint already set, or through ``scorable`` when
+        infeasible through the ``min_recall``, ``max_exposure`` or ``max_latency_ms`` constraint already set, or through ``scorable`` when
         nothing was retrieved (Δ is undefined). Optuna's constraint-aware samplers learn from it as from any infeasible
         trial."""
         TrialRecord(skipped=reason, calls=TrialCalls(), cases_evaluated=0, n=0, n_total=len(self.case_order)).write(trial)

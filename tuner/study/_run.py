@@ -325,7 +325,7 @@ def _join(
     objective = TrialObjective(
         pipeline, evaluator, space, loaded.base_settings, config.objectives, order, {}, config.pruning,
         resources.usage, config.constraints.min_recall, config.constraints.answer_infeasible,
-        config.constraints.max_exposure,
+        config.constraints.max_exposure, config.constraints.max_latency_ms,
     )
     if not record.created:
         floor, objective.margin, run_sd = _noise_floor(loaded, objective, reporter, resources, guard)
