@@ -8,7 +8,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
+    from tuner.dataset import Dataset
     from tuner.embedding import EmbeddingContext, EmbeddingOptions
+    from tuner.engine import MemoryEngine, MilvusEngine
     from tuner.evaluation import CaseOutcome, RobustnessEvaluator
     from tuner.generation import Generator, GeneratorConfig
     from tuner.judging import Judge, JudgeConfig
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from tuner.backends import BackendResources
     from tuner.variants import VariantsConfig
     from tuner.progress import Reporter
+    from tuner.retrieval import RetrievalPipeline
     from tuner.settings import RetrievalSettings
 
 C = TypeVar("C")
@@ -177,6 +180,42 @@ def embeddings_from_args(args: argparse.Namespace, base: EmbeddingOptions | None
         select_device(options.device, available_devices(), options.backend,
                       "--device" if "device" in overrides else "embedding.device")
     return EmbeddingContext(options, store_url)
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("engine (where the first stage runs; a study file's 'engine:', docs/engine.md)")
+    group.add_argument("--engine", choices=("memory", "milvus"), default="memory",
+                       help="memory: tuner's own indexes in this process (default); milvus: a Milvus Lite file or cluster")
+    group.add_argument("--engine-uri", dest="engine_uri", metavar="URI",
+                       help="with --engine milvus: a Milvus Lite file (PATH.db) or a server (http://host:19530)")
+    group.add_argument("--engine-token-env", dest="engine_token_env", metavar="NAME",
+                       help="with --engine milvus: the environment variable holding the token (user:password or an API key)")
+    group.add_argument("--engine-db", dest="engine_db", metavar="NAME", help="with --engine milvus: the database (default: the server's)")
+
+
+def engine_from_args(args: argparse.Namespace) -> MemoryEngine | MilvusEngine:
+    """The engine of ``--engine`` and its flags; a flag of Milvus without ``--engine milvus`` is refused."""
+    from tuner.engine import parse_engine
+    from tuner.errors import UserError
+
+    milvus = {"uri": args.engine_uri, "token_env": args.engine_token_env, "db_name": args.engine_db}
+    given = {key: value for key, value in milvus.items() if value is not None}
+    if args.engine == "memory":
+        if given:
+            flag = {"uri": "--engine-uri", "token_env": "--engine-token-env", "db_name": "--engine-db"}[next(iter(given))]
+            raise UserError(f"command line: {flag} goes with --engine milvus")
+        return parse_engine({"backend": "memory"}, "command line")
+    if args.engine_uri is None:
+        raise UserError("command line: --engine milvus needs --engine-uri (a Milvus Lite PATH.db or http://host:19530)")
+    return parse_engine({"backend": "milvus", **given}, "command line")
+
+
+def pipeline_from_args(args: argparse.Namespace, dataset: Dataset, reporter: Reporter,
+                       embeddings: EmbeddingContext) -> RetrievalPipeline:
+    """The retrieval pipeline of ``--engine`` over ``dataset`` (an unreachable engine fails here, before any work)."""
+    from tuner.engine import engine_pipeline
+
+    return engine_pipeline(engine_from_args(args), dataset, reporter=reporter, embeddings=embeddings)
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:

@@ -8,7 +8,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from tuner.commands._common import (
-    add_dataset_argument, add_embedding_arguments, add_settings_arguments, embeddings_from_args, settings_from_args,
+    add_dataset_argument, add_embedding_arguments, add_engine_arguments, add_settings_arguments, embeddings_from_args,
+    pipeline_from_args, settings_from_args,
 )
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dataset_argument(parser)
     add_settings_arguments(parser)
     add_embedding_arguments(parser)
+    add_engine_arguments(parser)
     group = parser.add_argument_group("a retrieval service speaking Dify's External Knowledge API (docs/retrieval.md)")
     group.add_argument("--external", metavar="URL",
                        help="its endpoint, as Dify would be given it (/retrieval is appended); key in TUNER_EXTERNAL_API_KEY")
@@ -45,6 +47,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.dataset import labels_json, labels_line, load_dataset, resolve_dataset
     from tuner.evaluation import evaluate_retrieval, label_caveat
     from tuner.commands._render import retrieval_table
+    from tuner.errors import UserError
     from tuner.progress import RichReporter
     from tuner.retrieval import RetrievalPipeline
 
@@ -55,11 +58,13 @@ def run(args: argparse.Namespace) -> int:
         reporter.stage("dataset has no keypoints: retrieval-only (no faithfulness metrics)")
     external = None
     if args.external or args.knowledge_id:
+        if args.engine != "memory":
+            raise UserError("command line: --external measures a service's own retrieval: no --engine")
         external, settings = _external(args, dataset, reporter, embeddings)
         pipeline: RetrievalPipeline = external
     else:
         settings = settings_from_args(args)
-        pipeline = RetrievalPipeline(dataset, reporter=reporter, embeddings=embeddings)
+        pipeline = pipeline_from_args(args, dataset, reporter, embeddings)
     report = evaluate_retrieval(pipeline, settings)
     recall = report.overall["recall_at_k"]
     retriever = "external" if external is not None else settings.retriever

@@ -10,11 +10,13 @@ from tuner.commands._common import (
     add_backend_arguments,
     add_dataset_argument,
     add_embedding_arguments,
+    add_engine_arguments,
     add_variant_arguments,
     add_settings_arguments,
     backends_from_args,
     embeddings_from_args,
     evaluate_with_progress,
+    pipeline_from_args,
     variants_from_args,
     settings_from_args,
 )
@@ -33,6 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dataset_argument(parser)
     add_settings_arguments(parser)
     add_embedding_arguments(parser)
+    add_engine_arguments(parser)
     add_backend_arguments(parser)
     add_variant_arguments(parser)
     parser.add_argument(
@@ -65,7 +68,6 @@ def run(args: argparse.Namespace) -> int:
     from tuner.backends import BackendResources
     from tuner.progress import RichReporter
     from tuner.errors import NothingScored
-    from tuner.retrieval import RetrievalPipeline
     from tuner.stats import unscored
 
     settings = settings_from_args(args)
@@ -82,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     resources = BackendResources(embeddings=embeddings)
     generator, judge = backends_from_args(args, resources)
     reporter = RichReporter()
-    pipeline = RetrievalPipeline(dataset, reporter=reporter, embeddings=embeddings)
+    pipeline = pipeline_from_args(args, dataset, reporter, embeddings)
     retrieval = evaluate_retrieval(pipeline, settings)
     responder = Responder(generator, judge)
     outcomes = evaluate_with_progress(RobustnessEvaluator(pipeline, responder, variant_config), settings, variants, reporter)

@@ -14,6 +14,7 @@ from tuner.retrieval._filter import (
 )
 from tuner.retrieval._dense import DenseRetriever
 from tuner.retrieval._latency import LATENCY_QUESTIONS, SearchLatency, nearest_rank
+from tuner.retrieval._keys import first_stage_reads
 from tuner.retrieval._pipeline import Candidates, RetrievalPipeline, RetrievedContext
 from tuner.retrieval._ranking import ChunkVersions, chunk_versions, final_ranking, rerank_row
 from tuner.retrieval._table import ChunkTable, load_chunk_table
@@ -39,6 +40,7 @@ __all__ = [
     "filter_mask",
     "final_ranking",
     "first_stage_mask",
+    "first_stage_reads",
     "load_chunk_table",
     "nearest_rank",
     "operator_value",

@@ -20,6 +20,7 @@ from tuner.settings import MetadataFilter, RetrievalSettings, settings_from_mapp
 from tuner.study._samplers import SamplerConfig
 from tuner.study._tracking import TrackingConfig
 from tuner.embedding import EmbeddingOptions
+from tuner.engine import EngineConfig, MemoryEngine, MilvusEngine
 from tuner.external import ExternalConfig
 from tuner.stats import SpendingKind
 
@@ -151,6 +152,9 @@ class StudyConfig(_Strict):
     retriever: ExternalConfig | None = Field(
         None, description="a retrieval service speaking Dify's External Knowledge API to tune instead of tuner's own "
         "retrieval: {backend: external, url, knowledge_id, api_key_env}")
+    engine: EngineConfig = Field(
+        default_factory=MemoryEngine, description="where the first stage runs: {backend: memory} (default) or "
+        "{backend: milvus, uri: PATH.db or http://host:19530, token_env, db_name} (docs/engine.md)")
 
     @model_validator(mode="before")
     @classmethod
@@ -171,6 +175,12 @@ class LoadedStudy:
         self.search_space_path = (base / config.search_space).resolve()
         self.storage = storage or config.storage or f"sqlite:///{self.output / 'study.db'}"
         self.generator: GeneratorConfig = config.generator
+        self.engine: MemoryEngine | MilvusEngine = config.engine
+        if isinstance(config.engine, MilvusEngine):
+            if config.retriever is not None:
+                raise UserError(f"{path}: engine: a retriever: service searches its own index; leave engine out")
+            if config.engine.lite:  # a Lite file, like the dataset, relative to the study file's folder
+                self.engine = config.engine.model_copy(update={"uri": str((base / config.engine.uri).resolve())})
         self.judge: JudgeConfig = config.judge
         # the built-in demos declare no models; reading their manifest would generate them just to load a study
         defaults = {} if is_builtin(self.dataset) else manifest_model_defaults(self.dataset)

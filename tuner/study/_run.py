@@ -253,10 +253,14 @@ def run_study(
 
 
 def study_pipeline(loaded: LoadedStudy, dataset: Dataset, resources: BackendResources, reporter: Reporter) -> RetrievalPipeline:
-    """The retrieval a study measures on ``dataset``: tuner's own, or the service of the study file's ``retriever:``
+    """The retrieval a study measures on ``dataset``: tuner's own on the study's engine (``engine:``), or the service of the study file's ``retriever:``
     (its replies kept in the study's call cache, its requests counted apart from the generator's and judge's)."""
     if loaded.config.retriever is None:
-        return RetrievalPipeline(dataset, reporter=reporter, embeddings=resources.embeddings)
+        from tuner.engine import engine_pipeline
+
+        if loaded.engine.backend != "memory":
+            reporter.stage(f"engine: {', '.join(f'{k} {v}' for k, v in loaded.engine.described().items() if v)}")
+        return engine_pipeline(loaded.engine, dataset, reporter=reporter, embeddings=resources.embeddings)
     from tuner.external import ExternalClient, ExternalPipeline
 
     service = loaded.config.retriever.described()

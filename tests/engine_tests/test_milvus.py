@@ -1,0 +1,129 @@
+"""The Milvus engine against Milvus Lite (the real engine, a .db file; one per module): a collection built once and
+reused, tuner's [0, 1] scores, dense parity with memory, filter expressions equal to the masks, faults as one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pymilvus")
+pytest.importorskip("milvus_lite")
+
+from tuner.cli import main  # noqa: E402
+from tuner.dataset import load_dataset  # noqa: E402
+from tuner.embedding import EmbeddingContext  # noqa: E402
+from tuner.engine import MilvusEngine, MilvusPipeline, filter_expression, tuner_collections  # noqa: E402
+from tuner.errors import UserError  # noqa: E402
+from tuner.retrieval import RetrievalPipeline, first_stage_mask  # noqa: E402
+from tuner.settings import RetrievalSettings  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def lite(tmp_path_factory: pytest.TempPathFactory) -> MilvusEngine:
+    return MilvusEngine(backend="milvus", uri=str(tmp_path_factory.mktemp("milvus") / "kb.db"))
+
+
+@pytest.fixture(scope="module")
+def pipelines(lite: MilvusEngine, tiny_dataset_dir: Path, embeddings: EmbeddingContext) -> tuple[MilvusPipeline, RetrievalPipeline]:
+    dataset = load_dataset(tiny_dataset_dir)
+    return MilvusPipeline(dataset, lite, embeddings=embeddings), RetrievalPipeline(dataset, embeddings=embeddings)
+
+
+def test_dense_candidates_equal_memory_and_every_score_is_in_0_1(pipelines: tuple[MilvusPipeline, RetrievalPipeline]) -> None:
+    milvus, memory = pipelines
+    dense = RetrievalSettings(retriever="dense", candidate_depth=6, top_k=4)
+    engine, own = milvus.candidates(dense), memory.candidates(dense)
+    assert (engine.indices == own.indices).all() and np.allclose(engine.scores, own.scores, atol=1e-5)
+    for retriever, fusion in (("bm25", "blend"), ("hybrid", "blend"), ("hybrid", "rrf")):
+        scores = milvus.candidates(RetrievalSettings(retriever=retriever, fusion=fusion, candidate_depth=6)).scores
+        assert scores.max() > 0.0 and ((scores >= 0.0) & (scores <= 1.0)).all()
+
+
+def test_bm25_scores_are_tuners_normalization_where_the_tokens_agree(pipelines: tuple[MilvusPipeline, RetrievalPipeline]) -> None:
+    # the same k1, b and idf (one segment); the analyzers differ only on a few tokens ("$1,299" is one term of tuner's,
+    # two of Milvus's standard tokenizer), which moves lengths and so scores by a few percent, not by the factor k1 + 1
+    milvus, memory = pipelines
+    bm25 = RetrievalSettings(retriever="bm25", candidate_depth=5)
+    engine, own = milvus.candidates(bm25), memory.candidates(bm25)
+    row = next(r for r, q in enumerate(milvus.queries) if q.replace("?", "").replace(" ", "").isalpha())
+    for index, score in zip(engine.indices[row], engine.scores[row]):
+        if index >= 0:
+            assert score == pytest.approx(own.scores[row][list(own.indices[row]).index(index)], rel=0.05)
+
+
+def test_the_filter_expression_searches_the_chunks_of_the_mask(pipelines: tuple[MilvusPipeline, RetrievalPipeline]) -> None:
+    milvus, _ = pipelines
+    base = RetrievalSettings(retriever="dense", candidate_depth=50,
+                             metadata_filters={"laptops": {"doc_id": ["aurora-x200", "aurora-x200-2023", "returns"]}})
+    table = milvus.table(base)
+    for view in ("clean", "all", "only:kind=stale_version"):
+        for name in ("none", "laptops"):
+            settings = base.model_copy(update={"metadata_filter": name})
+            mask = first_stage_mask(table, milvus.dataset.metadata_of, settings, view)
+            expected = set(np.flatnonzero(np.ones(len(table), bool) if mask is None else mask).tolist())
+            found = milvus.client.query(milvus.collection(settings).name, filter=filter_expression(settings, view) or "id >= 0",
+                                        output_fields=["id"])
+            assert {int(r["id"]) for r in found} == expected, (view, name)
+
+
+def test_one_collection_per_chunking_reused_by_a_second_pipeline(pipelines: tuple[MilvusPipeline, RetrievalPipeline],
+                                                                 lite: MilvusEngine, embeddings: EmbeddingContext) -> None:
+    milvus, _ = pipelines
+    settings = RetrievalSettings(retriever="dense")
+    name = milvus.collection(settings).name
+    again = MilvusPipeline(milvus.dataset, lite, embeddings=embeddings)
+    assert again.collection(settings).name == name
+    listed = {info.name: info for info in tuner_collections(milvus.client)}
+    assert listed[name].state == "complete" and listed[name].rows == len(milvus.table(settings))
+
+
+def test_a_collection_changed_underneath_is_refused(pipelines: tuple[MilvusPipeline, RetrievalPipeline],
+                                                  lite: MilvusEngine, embeddings: EmbeddingContext) -> None:
+    milvus, _ = pipelines
+    settings = RetrievalSettings(retriever="dense", chunk_size=64, chunk_unit="chars")
+    name = milvus.collection(settings).name
+    milvus.client.delete(name, ids=[0])
+    with pytest.raises(UserError, match="changed underneath"):
+        MilvusPipeline(milvus.dataset, lite, embeddings=embeddings).collection(settings)
+    milvus.client.drop_collection(name)
+
+
+def test_a_half_built_collection_is_built_again(pipelines: tuple[MilvusPipeline, RetrievalPipeline],
+                                                lite: MilvusEngine, embeddings: EmbeddingContext) -> None:
+    milvus, _ = pipelines
+    settings = RetrievalSettings(retriever="dense", chunk_size=96, chunk_unit="chars")
+    name = milvus.collection(settings).name
+    milvus.client.alter_collection_properties(name, properties={"tuner.state": "building"})  # as Ctrl-C leaves it
+    milvus.client.delete(name, ids=[1, 2])
+    rebuilt = MilvusPipeline(milvus.dataset, lite, embeddings=embeddings).collection(settings)
+    count = milvus.client.query(name, filter="", output_fields=["count(*)"])[0]["count(*)"]
+    assert rebuilt.name == name and count == len(milvus.table(settings))
+
+
+def test_eval_on_milvus_prints_the_same_json(lite: MilvusEngine, tiny_dataset_dir: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["eval", str(tiny_dataset_dir), "--retriever", "dense", "--top-k", "3", "--json"]
+    assert main(args) == 0
+    memory = json.loads(capsys.readouterr().out)
+    assert main([*args, "--engine", "milvus", "--engine-uri", lite.uri]) == 0
+    engine = json.loads(capsys.readouterr().out)
+    assert engine["recall_at_k"] == memory["recall_at_k"] and engine["n"] == memory["n"]
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--engine", "milvus", "--engine-uri", "/nonexistent/dir/kb.db"], "cannot use Milvus at /nonexistent/dir/kb.db"),
+    (["--engine", "milvus", "--engine-uri", "http://127.0.0.1:9"], "cannot use Milvus at http://127.0.0.1:9"),
+    (["--engine", "milvus", "--engine-uri", "kb"], "engine.milvus.uri: must be a Milvus Lite file"),
+    (["--engine", "milvus"], "needs --engine-uri"),
+    (["--engine-uri", "kb.db"], "--engine-uri goes with --engine milvus"),
+    (["--engine", "milvus", "--engine-uri", "kb.db", "--engine-token-env", "TUNER_TEST_NO_SUCH_TOKEN"],
+     "TUNER_TEST_NO_SUCH_TOKEN is not set"),
+])
+def test_engine_faults_are_one_line_and_exit_2(flags: list[str], message: str, tiny_dataset_dir: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", str(tiny_dataset_dir), "--retriever", "bm25", *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1

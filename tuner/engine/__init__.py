@@ -1,0 +1,36 @@
+"""Engine (indexes → **candidates in an engine**): where a study's first stage runs, chosen once per study or command
+(``engine:`` in a study file, ``--engine`` on the command line): ``memory``, tuner's own indexes in the process (the
+default), or ``milvus``, a Milvus Lite ``.db`` or a Milvus cluster, where tuner builds one collection per corpus,
+chunking and embedding model (``_collections``: naming, building under a claim, the completion marker, verification,
+``tuner engine ls|gc``), searches it (``_search``: BM25, dense and hybrid on tuner's [0, 1] scale, filter expressions)
+and gives its candidates to tuner's own ranking (``_pipeline``: :class:`MilvusPipeline`, the :data:`ENGINES`
+registry). ``_config`` holds the ``engine:`` block's models. See docs/engine.md."""
+
+from tuner.engine._collections import (
+    Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection, tuner_collections, verify,
+)
+from tuner.engine._config import EngineConfig, MemoryEngine, MilvusEngine, parse_engine
+from tuner.engine._pipeline import ENGINES, MilvusPipeline, engine_pipeline
+from tuner.engine._search import BM25Ceiling, MilvusFirstStage, filter_expression, mask_expression
+
+__all__ = [
+    "ENGINES",
+    "BM25Ceiling",
+    "Collection",
+    "CollectionInfo",
+    "EngineConfig",
+    "MemoryEngine",
+    "MilvusEngine",
+    "MilvusFirstStage",
+    "MilvusPipeline",
+    "analyzer_params",
+    "collection_name",
+    "connect",
+    "engine_pipeline",
+    "ensure_collection",
+    "filter_expression",
+    "mask_expression",
+    "parse_engine",
+    "tuner_collections",
+    "verify",
+]

@@ -1,0 +1,345 @@
+"""Engine (indexes → candidates **in an engine**): the Milvus collections tuner builds, one per (corpus content,
+chunking, embedding model): named by a hash of those, built once (upserts by chunk index, so two builders never
+double a row), marked complete last, verified before any trial, listed and removed by ``tuner engine ls|gc``.
+
+A collection's properties are its completion marker: ``tuner.state`` is ``building`` from its creation until every
+row is in, then ``complete`` with ``tuner.rows``; a collection still ``building`` is never searched. Its builder
+writes ``tuner.heartbeat`` as it goes: a collection whose heartbeat is older than :data:`STALE_SECONDS` (a builder
+stopped by Ctrl-C or a crash) is dropped and built again by the next run. On Milvus Lite only one process opens a
+``.db`` at a time, so a collection found ``building`` there is always such a leftover.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from tuner.cache import content_key
+from tuner.engine._config import MilvusEngine
+from tuner.errors import UserError
+from tuner.progress import Reporter
+from tuner.redaction import redact
+from tuner.retrieval import ChunkTable
+from tuner.text import STOPWORDS_LATIN, STOPWORDS_ZH, Language, detect_language
+
+if TYPE_CHECKING:
+    from pymilvus import MilvusClient
+
+PREFIX: Final = "tuner_"
+"""Every collection tuner builds is named ``tuner_<hash>``; ``tuner engine ls|gc`` also require the marker."""
+SCHEMA_VERSION: Final = "1"
+"""The fields and analyzers of a built collection (part of its name): a new layout builds new collections."""
+BM25_K1: Final = 1.5
+BM25_B: Final = 0.75
+"""tuner's own BM25 parameters (``tuner.retrieval.BM25Retriever``), given to Milvus's BM25 index."""
+STALE_SECONDS: Final = 120.0
+"""A ``building`` collection whose builder has not written its heartbeat for this long is a leftover."""
+CLAIM_SETTLE: Final = 1.0
+"""Seconds a builder waits after writing its claim before reading it back (two claims within this time: the last
+written wins for both)."""
+BATCH: Final = 256
+"""Rows per upsert."""
+TEXT_BYTES: Final = 65535
+"""Milvus's largest VARCHAR."""
+STATE, ROWS, BUILDER, HEARTBEAT, MODEL, DIM, CHUNKS, LANGUAGE, DATASET, CREATED = (
+    "tuner.state", "tuner.rows", "tuner.builder", "tuner.heartbeat", "tuner.model", "tuner.dim", "tuner.chunks",
+    "tuner.language", "tuner.dataset", "tuner.created")
+BUILDING, COMPLETE = "building", "complete"
+DENSE, SPARSE, TEXT = "dense", "sparse", "text"
+SCALARS: Final = ("chunk_id", "doc_id", "title", "source", "kind", "severity", "family", "date", "version", "language")
+"""The VARCHAR fields of a built collection beside ``text``: the chunk's own fields, the document's version
+metadata (``family``, ``date``, ``version``) and the chunk's language; ``conflict`` (BOOL) and ``metadata`` (JSON, the
+document's whole metadata) are the others."""
+_PUNCTUATION: Final = tuple("，。！？；：、“”‘’（）《》【】…—·,.!?;:'\"()[]<>-")
+
+_LOCKS: dict[tuple[str, str], threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+def analyzer_params(language: Language) -> dict[str, Any]:
+    """The analyzer of the ``text`` field: jieba (precise mode, as tuner's own segmenter cuts) for a Chinese corpus,
+    Milvus's ``standard`` tokenizer otherwise, chosen by the dataset's language (the rule tuner's BM25 keys by), with
+    tuner's stopwords of both scripts (and, for jieba, which keeps punctuation as words, the punctuation).
+
+    >>> analyzer_params("zh")["tokenizer"]
+    {'type': 'jieba', 'mode': 'exact'}
+    """
+    stop = sorted(STOPWORDS_LATIN | STOPWORDS_ZH | (set(_PUNCTUATION) if language == "zh" else set()))
+    tokenizer: str | dict[str, str] = {"type": "jieba", "mode": "exact"} if language == "zh" else "standard"
+    return {"tokenizer": tokenizer, "filter": ["lowercase", {"type": "stop", "stop_words": stop}]}
+
+
+def connect(engine: MilvusEngine) -> MilvusClient:
+    """A client of ``engine``; an unreachable URI, a rejected token or an unknown database is a :class:`UserError`
+    of one line, as is a missing ``pymilvus`` (the ``milvus`` extra)."""
+    try:
+        from pymilvus import MilvusClient
+    except ImportError:
+        raise UserError("engine: milvus needs the milvus extra: pip install 'tuner[milvus]'") from None
+    token = engine.token()
+    if engine.lite:
+        # the embedded server logs, as an error with its traceback, each call pymilvus makes that Lite does not
+        # implement (AllocTimestamp, while pymilvus waits for an index): none is an error of the run; the only gRPC
+        # server a tuner process runs is Lite's
+        logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+    try:
+        # an embedded Lite server in this process: no keepalive pings (its gRPC server answers them with GOAWAY
+        # "too_many_pings", printed on stderr)
+        options = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0} if engine.lite else {}
+        client = MilvusClient(uri=engine.uri, token=token, db_name=engine.db_name, timeout=10, grpc_options=options)
+        client.list_collections()
+    except Exception as exc:  # pymilvus raises MilvusException, gRPC errors and OSErrors alike for a failed connection
+        raise UserError(f"engine: cannot use Milvus at {redact(engine.uri)}: {_reason(exc)}") from None
+    return client
+
+
+def _reason(exc: BaseException) -> str:
+    """One line of what went wrong, without a token."""
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return redact(" ".join(str(message).split()))[:300]
+
+
+def collection_name(table: ChunkTable, language: Language, engine: MilvusEngine) -> str:
+    """The collection of ``table``'s chunks (its key: dataset content, language, chunking, chunker version) with the
+    vectors of its encoder (model, document prompt, inference backend), under ``engine``'s index."""
+    key = content_key("milvus-collection", SCHEMA_VERSION, table.key, language, table.encoder.vector_id,
+                      engine.index, engine.index_params)
+    return PREFIX + key[:24]
+
+
+@dataclass(frozen=True)
+class Collection:
+    """A complete, verified collection of one chunk table: ``rows`` = the table's chunks, ``id`` = chunk index."""
+
+    client: MilvusClient
+    name: str
+    table: ChunkTable
+    language: Language
+    dim: int
+
+
+@dataclass(frozen=True)
+class CollectionInfo:
+    """A collection tuner made, as ``tuner engine ls`` shows it."""
+
+    name: str
+    state: str
+    rows: int
+    model: str
+    dataset: str
+    created: str
+    heartbeat_age: float | None
+
+    def line(self) -> str:
+        age = "" if self.state == COMPLETE or self.heartbeat_age is None else f", heartbeat {self.heartbeat_age:.0f} s ago"
+        return f"{self.name}  {self.state}{age}  {self.rows} rows  {self.model}  {self.dataset}  {self.created}"
+
+
+def _properties(client: MilvusClient, name: str) -> dict[str, str] | None:
+    if not client.has_collection(name):
+        return None
+    properties = client.describe_collection(name).get("properties") or {}
+    return {str(k): str(v) for k, v in properties.items()}
+
+
+@contextmanager
+def _process_lock(engine: MilvusEngine, name: str) -> Iterator[None]:
+    """One builder per collection in this process (threads of one worker); processes claim through the marker."""
+    with _LOCKS_GUARD:
+        lock = _LOCKS.setdefault((engine.uri, name), threading.Lock())
+    with lock:
+        yield
+
+
+def ensure_collection(client: MilvusClient, engine: MilvusEngine, table: ChunkTable, language: Language,
+                      vectors: Callable[[], np.ndarray], metadata_of: Callable[[str], dict[str, Any]],
+                      dataset: str, reporter: Reporter) -> Collection:
+    """The complete collection of ``table``, built here when no one has (``vectors``: the table's chunk vectors,
+    asked for only then; ``metadata_of``: a document's metadata), waited for while another live builder builds it,
+    built again when a builder left it half-done; verified (:func:`verify`) before it is returned."""
+    name = collection_name(table, language, engine)
+    dim = table.encoder.inner.dim
+    with _process_lock(engine, name):
+        while True:
+            properties = _properties(client, name)
+            if properties is not None and properties.get(STATE) == COMPLETE:
+                verify(client, name, table, dim)
+                return Collection(client, name, table, language, dim)
+            if properties is not None and (engine.lite or _stale(properties)):
+                reporter.stage(f"engine: {name} was left half-built (builder gone): dropping it and building it again")
+                client.drop_collection(name)
+                continue
+            if properties is None:
+                me = uuid.uuid4().hex
+                if _claim(client, engine, name, table, language, dim, dataset, me):
+                    _build(client, name, table, vectors(), metadata_of, me, reporter)
+                    continue
+            reporter.stage(f"engine: {name} is being built by another worker: waiting")
+            time.sleep(2.0)
+
+
+def _stale(properties: dict[str, str]) -> bool:
+    try:
+        return time.time() - float(properties.get(HEARTBEAT, "0")) > STALE_SECONDS
+    except ValueError:
+        return True
+
+
+def _claim(client: MilvusClient, engine: MilvusEngine, name: str, table: ChunkTable, language: Language, dim: int,
+           dataset: str, me: str) -> bool:
+    """Create the collection marked ``building`` by ``me``; whether ``me`` is its builder (another worker creating
+    it at the same moment may be)."""
+    try:
+        client.create_collection(name, schema=_schema(client, language, dim), index_params=_indexes(client, engine),
+                                 properties={STATE: BUILDING, BUILDER: me, HEARTBEAT: str(time.time()),
+                                             MODEL: table.encoder.model_id, DIM: str(dim), CHUNKS: table.key,
+                                             LANGUAGE: language, DATASET: dataset,
+                                             CREATED: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+    except Exception as exc:
+        if client.has_collection(name):  # another worker created it first
+            return False
+        raise UserError(f"engine: cannot create collection {name}: {_reason(exc)}") from None
+    if not engine.lite:
+        client.alter_collection_properties(name, properties={BUILDER: me})
+        time.sleep(CLAIM_SETTLE)
+    return (_properties(client, name) or {}).get(BUILDER) == me
+
+
+def _schema(client: MilvusClient, language: Language, dim: int) -> Any:
+    from pymilvus import DataType, Function, FunctionType
+
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False,
+                                  description="tuner: chunks of one corpus, chunking and embedding model")
+    schema.add_field("id", DataType.INT64, is_primary=True)
+    schema.add_field(TEXT, DataType.VARCHAR, max_length=TEXT_BYTES, enable_analyzer=True,
+                     analyzer_params=analyzer_params(language))
+    for field in SCALARS:
+        schema.add_field(field, DataType.VARCHAR, max_length=TEXT_BYTES if field == "title" else 1024)
+    schema.add_field("conflict", DataType.BOOL)
+    schema.add_field("metadata", DataType.JSON)
+    schema.add_field(DENSE, DataType.FLOAT_VECTOR, dim=dim)
+    schema.add_field(SPARSE, DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_function(Function(name="bm25", function_type=FunctionType.BM25, input_field_names=[TEXT],
+                                 output_field_names=[SPARSE]))
+    return schema
+
+
+def _indexes(client: MilvusClient, engine: MilvusEngine) -> Any:
+    indexes = client.prepare_index_params()
+    indexes.add_index(DENSE, index_type=engine.index, metric_type="COSINE", params=dict(engine.index_params))
+    indexes.add_index(SPARSE, index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",
+                      params={"bm25_k1": BM25_K1, "bm25_b": BM25_B})
+    return indexes
+
+
+def _clipped(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes (metadata fields only; passages are checked whole)."""
+    data = text.encode("utf-8")
+    return text if len(data) <= limit else data[:limit].decode("utf-8", "ignore")
+
+
+def _rows(table: ChunkTable, vectors: np.ndarray, metadata_of: Callable[[str], dict[str, Any]],
+          first: int, last: int) -> list[dict[str, Any]]:
+    rows = []
+    for i in range(first, last):
+        chunk, metadata = table.chunks[i], metadata_of(table.chunks[i].doc_id)
+        passage = table.passages[i]
+        fields = {"chunk_id": chunk.chunk_id, "doc_id": chunk.doc_id, "title": chunk.title, "source": chunk.source,
+                  "kind": chunk.kind, "severity": chunk.severity, "language": detect_language([passage]),
+                  **{key: "" if metadata.get(key) is None else str(metadata[key]) for key in ("family", "date", "version")}}
+        rows.append({"id": i, TEXT: passage, **{k: _clipped(v, TEXT_BYTES if k == "title" else 1024) for k, v in fields.items()},
+                     "conflict": chunk.conflicting, "metadata": dict(metadata), DENSE: vectors[i].tolist()})
+    return rows
+
+
+def _build(client: MilvusClient, name: str, table: ChunkTable, vectors: np.ndarray,
+           metadata_of: Callable[[str], dict[str, Any]], me: str, reporter: Reporter) -> None:
+    """Upsert every chunk (by its index: a second builder rewrites rows, never adds), then mark it complete."""
+    too_long = next((i for i, p in enumerate(table.passages) if len(p.encode("utf-8")) > TEXT_BYTES), None)
+    if too_long is not None:
+        client.drop_collection(name)
+        raise UserError(f"engine: chunk {table.chunks[too_long].chunk_id} is longer than Milvus's {TEXT_BYTES} bytes "
+                        "of VARCHAR: use a smaller chunk_size")
+    beat = time.monotonic()
+    with reporter.task(f"engine: building {name} ({len(table)} chunks)", len(table)) as task:
+        for first in range(0, len(table), BATCH):
+            last = min(first + BATCH, len(table))
+            client.upsert(name, _rows(table, vectors, metadata_of, first, last))
+            task.advance(last - first)
+            if time.monotonic() - beat > STALE_SECONDS / 4:
+                client.alter_collection_properties(name, properties={HEARTBEAT: str(time.time())})
+                beat = time.monotonic()
+    client.flush(name)
+    if (_properties(client, name) or {}).get(BUILDER) != me:
+        return  # taken over after a stall: the other builder marks it
+    client.alter_collection_properties(name, properties={STATE: COMPLETE, ROWS: str(len(table)),
+                                                         HEARTBEAT: str(time.time())})
+
+
+SPOT_CHECKS: Final = 8
+"""Rows :func:`verify` reads back and compares with the chunk table."""
+
+
+def verify(client: MilvusClient, name: str, table: ChunkTable, dim: int) -> None:
+    """Refuse (:class:`UserError`) a complete collection that does not hold ``table``: fields or dimension other than
+    a built one's, a row count other than its marker's and the table's, or one of :data:`SPOT_CHECKS` rows spread
+    over it whose text or document differs from the table's (the whole content is not read back: that is the
+    collection's size again)."""
+    described = client.describe_collection(name)
+    fields = {f["name"]: f for f in described.get("fields", [])}
+    missing = [f for f in ("id", TEXT, DENSE, SPARSE, "conflict", "metadata", *SCALARS) if f not in fields]
+    if missing:
+        raise UserError(f"engine: collection {name} lacks the field(s) {', '.join(missing)}: it was changed underneath; "
+                        f"tuner engine gc removes it")
+    found_dim = int((fields[DENSE].get("params") or {}).get("dim", 0))
+    if found_dim != dim:
+        raise UserError(f"engine: collection {name} holds {found_dim}-dimensional vectors, the model "
+                        f"{table.encoder.model_id} gives {dim}")
+    load(client, name)
+    counted = client.query(name, filter="", output_fields=["count(*)"], consistency_level="Strong")
+    rows = int(counted[0]["count(*)"]) if counted else 0
+    marked = int((described.get("properties") or {}).get(ROWS, -1))
+    if not rows == marked == len(table):
+        raise UserError(f"engine: collection {name} holds {rows} rows, its completion marker says {marked} and the "
+                        f"chunk table has {len(table)}: it was changed underneath; tuner engine gc --yes removes it")
+    if not len(table):
+        return
+    ids = sorted({int(i) for i in np.linspace(0, len(table) - 1, SPOT_CHECKS)})
+    got = {int(r["id"]): r for r in client.query(name, ids=ids, output_fields=[TEXT, "doc_id"])}
+    changed = [i for i in ids if i not in got or got[i][TEXT] != table.passages[i] or got[i]["doc_id"] != table.chunks[i].doc_id]
+    if changed:
+        raise UserError(f"engine: collection {name} row {changed[0]} differs from chunk {table.chunks[changed[0]].chunk_id}: "
+                        "it was changed underneath; tuner engine gc --yes removes it")
+
+
+def load(client: MilvusClient, name: str) -> None:
+    """Load ``name`` for search when it is not (a cluster serves only loaded collections)."""
+    state = client.get_load_state(name).get("state")
+    if str(state).rsplit(".", 1)[-1] != "Loaded":
+        client.load_collection(name)
+
+
+def tuner_collections(client: MilvusClient) -> list[CollectionInfo]:
+    """The collections tuner made at the client's URI and database: named ``tuner_…`` and carrying the marker."""
+    infos = []
+    for name in sorted(client.list_collections()):
+        if not name.startswith(PREFIX):
+            continue
+        properties = _properties(client, name) or {}
+        if STATE not in properties:
+            continue
+        try:
+            age: float | None = time.time() - float(properties.get(HEARTBEAT, ""))
+        except ValueError:
+            age = None
+        infos.append(CollectionInfo(name, properties[STATE], int(properties.get(ROWS, 0)), properties.get(MODEL, ""),
+                                    properties.get(DATASET, ""), properties.get(CREATED, ""), age))
+    return infos

@@ -1,0 +1,90 @@
+"""Engine (indexes → candidates **in an engine**): where a study's first stage runs, a study-level choice validated at the
+edge: ``memory`` (tuner's own indexes in this process, the default) or ``milvus`` (a Milvus Lite ``.db`` file or a
+Milvus cluster by URL)."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from tuner.errors import UserError, describe_validation_error
+from tuner.redaction import redact
+
+
+
+class MemoryEngine(BaseModel):
+    """tuner's own indexes (BM25 arrays, FAISS) in the process that runs the trial."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    backend: Literal["memory"] = "memory"
+
+    def described(self) -> dict[str, Any]:
+        return {"backend": self.backend}
+
+
+class MilvusEngine(BaseModel):
+    """A Milvus engine: ``uri`` is a Milvus Lite file (``PATH.db``, one process at a time) or a server
+    (``http://host:19530``); the token (``user:password`` or an API key) is read from the environment variable
+    ``token_env``, never from a file; ``db_name`` the database there (default: the server's default). ``index`` is the
+    dense index of the collections tuner builds (``FLAT``: exact search), with ``index_params`` as Milvus takes them."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    backend: Literal["milvus"]
+    uri: str = Field(min_length=1)
+    token_env: str | None = Field(None, min_length=1)
+    db_name: str = ""
+    index: Literal["FLAT", "HNSW", "IVF_FLAT", "AUTOINDEX"] = "FLAT"
+    index_params: dict[str, int] = Field(default_factory=dict)
+
+    @field_validator("uri")
+    @classmethod
+    def _uri(cls, uri: str) -> str:
+        if not (uri.startswith(("http://", "https://", "tcp://", "unix:")) or uri.endswith(".db")):
+            raise ValueError(f"must be a Milvus Lite file ending in .db or a server URL (http://host:19530), got {redact(uri)!r}")
+        return uri
+
+    @property
+    def lite(self) -> bool:
+        """Whether ``uri`` is a Milvus Lite file (embedded in this process)."""
+        return self.uri.endswith(".db")
+
+    def token(self) -> str:
+        """The token from ``token_env`` ('' without one); a named variable that is unset is a user error."""
+        if self.token_env is None:
+            return ""
+        value = os.environ.get(self.token_env)
+        if not value:
+            raise UserError(f"engine: token_env: the environment variable {self.token_env} is not set")
+        return value
+
+    def described(self) -> dict[str, Any]:
+        """What a run prints and records of the engine: never the token, credentials in the URI redacted."""
+        return {"backend": self.backend, "uri": redact(self.uri), "db_name": self.db_name, "index": self.index}
+
+
+EngineConfig = Annotated[MemoryEngine | MilvusEngine, Field(discriminator="backend")]
+"""A study file's ``engine:`` block, told apart by ``backend``."""
+
+
+class _Engine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    engine: EngineConfig
+
+
+def parse_engine(data: Any, where: str) -> MemoryEngine | MilvusEngine:
+    """``data`` (an ``engine:`` mapping) as an engine; a :class:`UserError` naming ``where`` (a file, the command line)
+    and the key otherwise.
+
+    >>> parse_engine({"backend": "milvus", "uri": "kb.db"}, "study.yaml").index
+    'FLAT'
+    >>> parse_engine({"backend": "milvus", "uri": "kb"}, "study.yaml")
+    Traceback (most recent call last):
+    ...
+    tuner.errors.UserError: study.yaml: engine.milvus.uri: must be a Milvus Lite file ending in .db or a server URL (http://host:19530), got 'kb'
+    """
+    try:
+        return _Engine(engine=data).engine
+    except ValidationError as exc:
+        raise UserError(f"{where}: {describe_validation_error(exc)}") from None

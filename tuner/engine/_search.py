@@ -1,0 +1,242 @@
+"""Engine (indexes → **candidates in an engine**): the first stage searched in a Milvus collection (:class:`MilvusFirstStage`,
+a :class:`tuner.retrieval.FirstStage`), with scores on tuner's [0, 1] scale, and the filter expressions it searches
+within.
+
+Scores (``docs/engine.md`` says what maps exactly and what does not):
+
+- dense: the collection's COSINE similarity clipped to [0, 1], as tuner's (exact under the ``FLAT`` index);
+- bm25: Milvus's BM25 score ``Σ idf · tf · (k1 + 1) / (tf + k1 · (1 − b + b · dl / avgdl))`` divided by its ceiling
+  ``(k1 + 1) · Σ idf`` over the query's distinct terms, the normalization of :mod:`tuner.retrieval._bm25` (whose
+  lucene score lacks the factor ``k1 + 1``): the fraction of the query's attainable score. Milvus does not give a
+  term's document frequency (Milvus Lite has no ``run_analyzer``, and counting ``TEXT_MATCH`` takes seconds a term),
+  so :class:`BM25Ceiling` counts it over the collection's own texts with the collection's analyzer;
+- hybrid ``fusion: blend``: ``hybrid_search`` with a ``WeightedRanker`` of raw scores (``norm_score=False``) weighted
+  ``w`` for dense and ``(1 − w) / ceiling`` for BM25, per query: ``w · cosine + (1 − w) · bm25`` on tuner's scale for a
+  chunk both lists hold; a chunk only one list holds counts 0 for the other (tuner computes both exactly);
+- hybrid ``fusion: rrf``: ``RRFRanker(rrf_k)`` over the two lists, times ``(rrf_k + 1) / 2`` as in
+  :func:`tuner.retrieval._hybrid.reciprocal_rank_fusion`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from tuner.cache import DiskCache
+from tuner.embedding import CachedEncoder
+from tuner.engine._collections import BM25_K1, DENSE, SPARSE, Collection, analyzer_params
+from tuner.retrieval import FILTER_FIELDS, Hits
+from tuner.settings import RetrievalSettings
+from tuner.text import Language
+
+if TYPE_CHECKING:
+    from milvus_lite.analyzer.protocol import Analyzer
+
+DENSE_PARAMS: Final = {"metric_type": "COSINE"}
+BM25_PARAMS: Final = {"metric_type": "BM25"}
+
+
+@lru_cache(maxsize=2)
+def analyzer(language: Language) -> Analyzer:
+    """The rules of the collection's analyzer (:func:`analyzer_params`) in this process: Milvus Lite's own
+    implementation, which is the engine's for a ``.db`` (a cluster's tokenizers are Rust ports of the same rules)."""
+    from milvus_lite.analyzer.factory import create_analyzer
+
+    return create_analyzer(analyzer_params(language))
+
+
+class BM25Ceiling:
+    """A query's attainable Milvus BM25 score, ``(k1 + 1) · Σ idf(t)`` over its distinct terms with
+    ``idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))``: N and the document frequencies counted over ``passages`` by
+    the collection's analyzer (terms no passage holds add nothing: Milvus scores them 0)."""
+
+    def __init__(self, document_frequency: Mapping[str, int], n_passages: int, language: Language) -> None:
+        self._df = document_frequency
+        self._n = n_passages
+        self._language = language
+
+    @classmethod
+    def of(cls, collection: Collection, cache: DiskCache) -> BM25Ceiling:
+        """The ceiling of ``collection``'s texts, their counts cached on disk under the collection's name."""
+        def build(folder: Path) -> None:
+            tokenize = analyzer(collection.language).tokenize
+            counts = Counter(term for passage in collection.table.passages for term in set(tokenize(passage)))
+            (folder / "df.json").write_text(json.dumps(counts, ensure_ascii=False), "utf-8")
+
+        def read(folder: Path) -> dict[str, int]:
+            counts: dict[str, int] = json.loads((folder / "df.json").read_text("utf-8"))
+            return counts
+
+        return cls(cache.get_or_build("milvus-df", collection.name, build, read), len(collection.table), collection.language)
+
+    def __call__(self, query: str) -> float:
+        terms = set(analyzer(self._language).tokenize(query))
+        return (BM25_K1 + 1.0) * sum(math.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
+                                     for df in (self._df.get(t, 0) for t in terms) if df > 0)
+
+
+def _literal(value: Any) -> str:
+    """A value as a literal of Milvus's expression language: a JSON string, number or boolean."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return json.dumps(value, ensure_ascii=False)
+    raise ValueError(f"a metadata filter on the engine compares strings, numbers and booleans, not {value!r}")
+
+
+def _field_test(key: str, wanted: Any) -> str:
+    """One key of a metadata filter (:func:`tuner.retrieval.filter_mask`): a chunk field of ``FILTER_FIELDS`` or a key of
+    the document's metadata (the ``metadata`` JSON field) equal to the value or one of a list's."""
+    values = wanted if isinstance(wanted, list) else [wanted]
+    if key in FILTER_FIELDS:
+        if not all(isinstance(v, str) for v in values):
+            return "false"  # a chunk field is a string: no other value equals it
+        return f"{key} in [{', '.join(_literal(v) for v in values)}]"
+    # Milvus Lite refuses a JSON path on the left of `in`: one equality per value
+    field = f"metadata[{json.dumps(key, ensure_ascii=False)}]"
+    return "(" + " or ".join(f"{field} == {_literal(v)}" for v in values) + ")" if values else "false"
+
+
+def _view_test(view: str) -> str:
+    """The chunks of index view ``view`` (:meth:`tuner.retrieval.ChunkTable.mask`) as an expression ('' = every chunk)."""
+    if view == "all":
+        return ""
+    if view == "clean":
+        return "conflict == false"
+    only = view.startswith("only:")
+    wanted = dict(part.split("=", 1) for part in view.removeprefix("only:").split(","))
+    unknown = set(wanted) - {"kind", "severity"}
+    if unknown:
+        raise ValueError(f"unknown index view filter {sorted(unknown)} in '{view}'")
+    matching = " and ".join(["conflict == true", *(f"{name} == {_literal(value)}" for name, value in wanted.items())])
+    return matching if only else f"(conflict == false or ({matching}))"
+
+
+def filter_expression(settings: RetrievalSettings, view: str = "clean") -> str:
+    """The chunks a study's first stage searches in index ``view`` under ``settings``' ``metadata_filter``, as a Milvus
+    boolean expression: the same chunks as :func:`tuner.retrieval.first_stage_mask` ('' = every chunk).
+
+    >>> filter_expression(RetrievalSettings(metadata_filters={"cur": {"status": "current"}}, metadata_filter="cur"))
+    '(conflict == false) and ((metadata["status"] == "current"))'
+    """
+    tests = [test for test in (_view_test(view), *(_field_test(k, v) for k, v in settings.active_filter.items())) if test]
+    return " and ".join(f"({test})" for test in tests) if len(tests) > 1 else (tests[0] if tests else "")
+
+
+def mask_expression(allowed: np.ndarray | None) -> str | None:
+    """Any mask of chunks as an expression over their ids, the shorter of ``id in`` and ``id not in``; '' for every
+    chunk, None for none.
+
+    >>> mask_expression(np.array([True, False, True])), mask_expression(np.array([False, False]))
+    ('id not in [1]', None)
+    """
+    if allowed is None or allowed.all():
+        return ""
+    if not allowed.any():
+        return None
+    kept, dropped = np.flatnonzero(allowed), np.flatnonzero(~allowed)
+    if len(kept) <= len(dropped):
+        return f"id in [{', '.join(map(str, kept.tolist()))}]"
+    return f"id not in [{', '.join(map(str, dropped.tolist()))}]"
+
+
+class MilvusFirstStage:
+    """``retriever`` (bm25, dense, hybrid) searched in ``collection``, questions encoded by ``query_encoder``."""
+
+    def __init__(self, collection: Collection, settings: RetrievalSettings, query_encoder: CachedEncoder,
+                 ceiling: BM25Ceiling) -> None:
+        self.collection = collection
+        self.retriever = settings.retriever
+        self._fusion = settings.fusion
+        self._weight = settings.hybrid_weight
+        self._rrf_k = settings.rrf_k
+        self._encoder = query_encoder
+        self._ceiling = ceiling
+
+    def search(self, queries: Sequence[str], depth: int, allowed: np.ndarray | None) -> Hits:
+        """:class:`tuner.retrieval.FirstStage`'s search: among the chunks of ``allowed`` (:func:`mask_expression`)."""
+        return self.search_where(queries, depth, mask_expression(allowed))
+
+    def search_where(self, queries: Sequence[str], depth: int, where: str | None) -> Hits:
+        """The ``depth`` best chunks per query among those passing ``where`` ('' = all, None = none), best first."""
+        indices = np.full((len(queries), depth), -1, dtype=np.int64)
+        scores = np.zeros((len(queries), depth), dtype=np.float32)
+        if where is None or not queries:
+            return Hits(indices, scores)
+        if self.retriever == "dense":
+            rows = self._dense(queries, depth, where)
+        elif self.retriever == "bm25":
+            rows = self._bm25(queries, depth, where)
+        elif self._fusion == "rrf":
+            rows = self._rrf(queries, depth, where)
+        else:
+            rows = [self._blend(query, vector, depth, where) for query, vector in zip(queries, self._vectors(queries))]
+        for row, hits in enumerate(rows):
+            for slot, (index, score) in enumerate(hits[:depth]):
+                indices[row, slot], scores[row, slot] = index, min(max(score, 0.0), 1.0)
+        return Hits(indices, scores)
+
+    def score(self, query: str, indices: np.ndarray) -> np.ndarray:
+        """Normalized scores of the given chunks for one query, searched in the engine among those chunks."""
+        wanted = np.unique(indices[indices >= 0])
+        hits = self.search_where([query], max(len(wanted), 1), f"id in [{', '.join(map(str, wanted.tolist()))}]")
+        found = dict(zip(hits.indices[0].tolist(), hits.scores[0].tolist()))
+        return np.array([found.get(int(i), 0.0) for i in indices], dtype=np.float32)
+
+    def _vectors(self, queries: Sequence[str]) -> list[list[float]]:
+        return [v.tolist() for v in self._encoder.encode(list(queries))]
+
+    def _search(self, data: list[Any], field: str, params: dict[str, Any], depth: int, where: str) -> list[list[tuple[int, float]]]:
+        found = self.collection.client.search(self.collection.name, data=data, anns_field=field, limit=depth,
+                                              filter=where, search_params=params)
+        return [[(int(hit["id"]), float(hit["distance"])) for hit in hits] for hits in found]
+
+    def _dense(self, queries: Sequence[str], depth: int, where: str) -> list[list[tuple[int, float]]]:
+        return self._search(self._vectors(queries), DENSE, dict(DENSE_PARAMS), depth, where)
+
+    def _bm25(self, queries: Sequence[str], depth: int, where: str) -> list[list[tuple[int, float]]]:
+        rows = []
+        # Milvus Lite returns BM25 scores negated (smaller = better); a cluster returns them as they are
+        for query, hits in zip(queries, self._search(list(queries), SPARSE, dict(BM25_PARAMS), depth, where)):
+            ceiling = self._ceiling(query)
+            rows.append([(i, abs(s) / ceiling if ceiling > 0 else 0.0) for i, s in hits])
+        return rows
+
+    def _requests(self, queries: Sequence[str], vectors: list[list[float]], depth: int, where: str) -> list[Any]:
+        from pymilvus import AnnSearchRequest
+
+        return [AnnSearchRequest(data=vectors, anns_field=DENSE, param=dict(DENSE_PARAMS), limit=depth, expr=where or None),
+                AnnSearchRequest(data=list(queries), anns_field=SPARSE, param=dict(BM25_PARAMS), limit=depth, expr=where or None)]
+
+    def _hybrid(self, queries: Sequence[str], vectors: list[list[float]], ranker: Any, depth: int,
+                where: str) -> list[list[tuple[int, float]]]:
+        found = self.collection.client.hybrid_search(self.collection.name, self._requests(queries, vectors, depth, where),
+                                                     ranker, limit=depth)
+        return [[(int(hit["id"]), float(hit["distance"])) for hit in hits] for hits in found]
+
+    def _rrf(self, queries: Sequence[str], depth: int, where: str) -> list[list[tuple[int, float]]]:
+        from pymilvus import RRFRanker
+
+        scale = (self._rrf_k + 1) / 2
+        rows = self._hybrid(queries, self._vectors(queries), RRFRanker(self._rrf_k), depth, where)
+        return [[(i, s * scale) for i, s in hits] for hits in rows]
+
+    def _blend(self, query: str, vector: list[float], depth: int, where: str) -> list[tuple[int, float]]:
+        """One query's ``w · cosine + (1 − w) · bm25 / ceiling``: Milvus's ranker takes weights in [0, 1], so both are
+        divided by the larger and the fused scores multiplied back."""
+        from pymilvus import WeightedRanker
+
+        ceiling = self._ceiling(query)
+        weights = (self._weight, (1.0 - self._weight) / ceiling if ceiling > 0 else 0.0)
+        largest = max(weights)
+        if largest == 0.0:
+            return []
+        ranker = WeightedRanker(weights[0] / largest, weights[1] / largest, norm_score=False)
+        return [(i, s * largest) for i, s in self._hybrid([query], [vector], ranker, depth, where)[0]]
