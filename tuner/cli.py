@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "stress": "tuner.commands.stress",
     "canary": "tuner.commands.canary",
     "serve": "tuner.commands.serve",
+    "engine": "tuner.commands.engine",
     "golden": "tuner.commands.golden",
 }
 

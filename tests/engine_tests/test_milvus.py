@@ -127,3 +127,22 @@ def test_engine_faults_are_one_line_and_exit_2(flags: list[str], message: str, t
     assert main(["eval", str(tiny_dataset_dir), "--retriever", "bm25", *flags]) == 2
     err = capsys.readouterr().err.strip()
     assert message in err and len(err.splitlines()) == 1
+
+
+def test_engine_ls_and_gc_touch_only_tuners_collections(pipelines: tuple[MilvusPipeline, RetrievalPipeline],
+                                                        lite: MilvusEngine, capsys: pytest.CaptureFixture[str]) -> None:
+    milvus, _ = pipelines
+    name = milvus.collection(RetrievalSettings(retriever="dense")).name
+    schema = milvus.client.create_schema(auto_id=False)
+    from pymilvus import DataType
+
+    schema.add_field("id", DataType.INT64, is_primary=True)
+    schema.add_field("v", DataType.FLOAT_VECTOR, dim=2)
+    milvus.client.create_collection("theirs", schema=schema)
+    assert main(["engine", "ls", lite.uri]) == 0
+    listed = capsys.readouterr().out
+    assert name in listed and "theirs" not in listed
+    assert main(["engine", "gc", lite.uri]) == 0 and milvus.client.has_collection(name)  # a dry run
+    assert "would remove" in capsys.readouterr().out
+    assert main(["engine", "gc", lite.uri, "--yes"]) == 0
+    assert not milvus.client.has_collection(name) and milvus.client.has_collection("theirs")
