@@ -17,7 +17,7 @@ Rows: all cases, and the cases whose every part asks a date, number or name (the
 such as RGB asks). Settings as bench/reader.py (ConflictNQ val and demo ``top_k 8``; demo-zh and a seeded 200-question
 sample of CMRC 2018 trial with conflicts by ``tuner corrupt``: BM25, 300 characters, ``top_k 8``).
 
-Run from the repository root: ``PYTHONPATH=.:bench python bench/span_bound.py [--cases N]`` (ConflictNQ and CMRC are
+Run from the repository root: ``PYTHONPATH=.:bench python bench/span_bound.py [--cmrc-cases N] [--datasets A,B]`` (ConflictNQ and CMRC are
 read from /work/shared/datasets, skipped when absent).
 """
 
@@ -132,6 +132,7 @@ def datasets(folder: Path, cmrc_cases: int) -> list[tuple[str, Dataset, Retrieva
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cmrc-cases", type=int, default=200, help="CMRC 2018 trial questions sampled (default 200)")
+    parser.add_argument("--datasets", default="ConflictNQ val,CMRC 2018 trial,demo,demo-zh", help="which (comma-separated)")
     args = parser.parse_args()
     lines = ["| dataset | cases | v0 context support | span reader | right sentence | any candidate | any span of any type |",
              "|---|---|---|---|---|---|---|"]
@@ -139,6 +140,8 @@ def main() -> None:
     judge = LexicalJudge()
     with tempfile.TemporaryDirectory(prefix="tuner-span-") as folder:
         for name, dataset, settings in datasets(Path(folder), args.cmrc_cases):
+            if name not in args.datasets.split(","):
+                continue
             encoder = embeddings.encoder(DEFAULT_EMBEDDING_MODEL, default_cache_root())
             pipeline = RetrievalPipeline(dataset, cache=DiskCache(default_cache_root()), encoder=encoder)
             generator = ExtractiveGenerator(ExtractiveGeneratorConfig(reader="span"), encoder)
