@@ -1,11 +1,12 @@
-"""Benchmark of the local generator (issue 32): Gemma 3 270M on llama.cpp beside the offline span reader.
+"""Benchmark of the local generator (issues 32, 37, 46): Gemma 3 270M (completion prompt) and Qwen2.5-Coder 0.5B
+Instruct (chat template) on llama.cpp beside the offline span reader (``--readers`` picks them).
 
 Parts (any of them; all by default):
 
-- ``speed``: seconds per call and tokens per second of each runtime that runs here, for a ~120- and a ~500-token
-  prompt (greedy, first line, ``max_tokens`` 32), median of ``--repeats`` calls with the prompt cache defeated
-  (each call's prompt starts differently); llama.cpp at each ``--threads``; transformers' GGUF loader (fp32) once,
-  when ``gguf`` and ``accelerate`` are installed.
+- ``speed``: seconds per answer (wall and CPU) of each local reader through the generator (its chat template or its
+  completion prompt), for prompts of ~200 and ~500 tokens, median of ``--repeats`` calls with the prompt cache defeated
+  (each call's passages start differently); llama.cpp at each ``--threads``; with ``--transformers``, transformers'
+  GGUF loader (fp32) on Gemma once, when ``gguf`` and ``accelerate`` are installed.
 - ``readers``: reading efficiency (v0 faithful / v0 context support), v0 faithful, v3 misled rate and Δfaithful
   with its paired-bootstrap interval, local model beside the span reader (lexical judge, default noise), on the
   first ``--cases`` cases of ConflictNQ val, a seeded sample of CMRC 2018 trial (with conflicts made by
@@ -62,8 +63,8 @@ from tuner.generation import (  # noqa: E402
     llama_cpp_runtime,
     model_file,
 )
-from tuner.generation._local import LlamaCpp  # noqa: E402
 from tuner.judging import LexicalJudge  # noqa: E402
+from tuner.llm import Usage  # noqa: E402
 from tuner.backends import BackendResources  # noqa: E402
 from tuner.metrics import delta_parts, grade_delta  # noqa: E402
 from tuner.variants import VariantsConfig  # noqa: E402
@@ -359,59 +360,64 @@ def part_position(benches: dict[str, Bench]) -> list[str]:
     return lines
 
 
-def speed_prompt(tokens: int, salt: int) -> str:
-    """A prompt of about ``tokens`` tokens in the issue 32 English template; ``salt`` makes its start differ."""
-    passage = (
-        "The X200 router ships with a warranty of 24 months from the date of purchase, covering hardware faults. "
-        "Its firmware is updated every quarter and the support line answers on weekdays from 9 to 18. "
-    )
-    repeats = max(1, round(tokens / 45))
-    context = "\n\n".join(f"[{i + 1}] Note {salt}-{i}. {passage}" for i in range(repeats))
-    return f"Context:\n{context}\n\nQuestion: How long is the warranty of the X200 router?\nAnswer:"
+SPEED_PASSAGE = (
+    "The X200 router ships with a warranty of 24 months from the date of purchase, covering hardware faults. "
+    "Its firmware is updated every quarter and the support line answers on weekdays from 9 to 18. "
+)
+SPEED_QUESTION = "How long is the warranty of the X200 router?"
 
 
-def part_speed(thread_counts: Sequence[int], repeats: int) -> list[str]:
+SPEED_SIZES = (2, 7)
+"""Passages per speed prompt: ~58 tokens each, so 7 make prompts of ~470 (chat) to ~520 (completion prompt with its
+worked example) tokens; the table gives each prompt's count."""
+
+
+def speed_passages(count: int, salt: int) -> list[str]:
+    """``count`` passages; ``salt`` makes their start differ (the prompt cache defeated)."""
+    return [f"Note {salt}-{i}. {SPEED_PASSAGE}" for i in range(count)]
+
+
+def speed_prompt(count: int, salt: int) -> str:
+    """A prompt of ``count`` passages in the issue 32 English template; ``salt`` makes its start differ."""
+    context = "\n\n".join(f"[{i + 1}] {text}" for i, text in enumerate(speed_passages(count, salt)))
+    return f"Context:\n{context}\n\nQuestion: {SPEED_QUESTION}\nAnswer:"
+
+
+def part_speed(thread_counts: Sequence[int], repeats: int, transformers: bool = False) -> list[str]:
+    """Seconds per answer of each local reader of :data:`READERS` through the product's path (its chat template or
+    its completion prompt, greedy, the generator's own stops, ``max_tokens`` 48), wall and CPU of this process,
+    median of ``repeats`` calls with the prompt cache defeated, for prompts of :data:`SPEED_SIZES` passages."""
     lines = [
-        "", "#### Speed: seconds per call (greedy, to the first stop, max_tokens 32; median of "
-        f"{repeats}, prompt cache defeated)", "",
-        "| runtime | threads | load s | prompt tokens | s / call | prompt tokens/s | generated tokens/s | answer |",
+        "", f"#### Speed: seconds per answer through the generator (median of {repeats}, prompt cache defeated, max_tokens 48)", "",
+        "| reader | runtime | threads | load s | prompt tokens | s / call (wall) | CPU s / call | answer |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    start = time.perf_counter()
-    path = model_file("gemma-3-270m")
-    lines.insert(2, f"- model file assembled or found in the cache in {time.perf_counter() - start:.1f} s: `{path.name}` "
-                    f"({path.stat().st_size / 1e6:.0f} MB)")
-    for threads in thread_counts:
-        start = time.perf_counter()
-        runtime = llama_cpp_runtime(LocalGeneratorConfig(threads=threads))
-        load = time.perf_counter() - start
-        for size in (120, 500):
-            timings, generated, read, answer = [], 0, 0, ""
-            for salt in range(repeats):
-                begin = time.perf_counter()
-                reply = runtime.complete(speed_prompt(size, salt + 1000 * threads), 32, LOCAL_PROMPT.stops)
-                timings.append(time.perf_counter() - begin)
-                generated, read, answer = reply.completion_tokens, reply.prompt_tokens, reply.text.strip()
-            per_call = statistics.median(timings)
-            prompt_rate, gen_rate = prefill_and_decode_rates(runtime, speed_prompt(size, 7))
-            lines.append(
-                f"| {runtime.name} | {threads} | {load:.1f} | {read} | {per_call:.2f} | {prompt_rate:.0f} | {gen_rate:.1f} "
-                f"| `{answer[:40]}` ({generated} tokens) |"
-            )
-    lines += transformers_speed(repeats)
+    for reader, config in READERS.items():
+        if not isinstance(config, LocalGeneratorConfig):
+            continue
+        for threads in thread_counts:
+            start = time.perf_counter()
+            tuned = config.model_copy(update={"threads": threads, "cache": False})
+            runtime = llama_cpp_runtime(tuned)
+            load = time.perf_counter() - start
+            for size in SPEED_SIZES:
+                walls, cpus, usage = [], [], Usage()
+                generator = LocalGenerator(tuned, runtime, None, usage)
+                for salt in range(repeats):
+                    begin, cpu = time.perf_counter(), time.process_time()
+                    answer = generator.generate(SPEED_QUESTION, speed_passages(size, salt + 1000 * threads))
+                    walls.append(time.perf_counter() - begin)
+                    cpus.append(time.process_time() - cpu)
+                counts = usage.snapshot()
+                lines.append(
+                    f"| {reader} | {runtime.name} | {threads} | {load:.1f} | {counts.prompt_tokens // repeats} "
+                    f"| {statistics.median(walls):.2f} | {statistics.median(cpus):.2f} "
+                    f"| `{answer.text[:50]}` ({counts.completion_tokens // repeats} tokens) |"
+                )
+                print(lines[-1], file=sys.stderr, flush=True)
+    if transformers:
+        lines += transformers_speed(repeats)
     return lines
-
-
-def prefill_and_decode_rates(runtime: LlamaCpp, prompt: str) -> tuple[float, float]:
-    """(prompt tokens/s, generated tokens/s) of llama.cpp: a call that writes 1 token (the prompt evaluated), and one
-    that writes 17 without stops; the decode rate is the 16 extra tokens over the extra time."""
-    begin = time.perf_counter()
-    one = runtime.complete(prompt, 1, ())
-    prefill = time.perf_counter() - begin
-    begin = time.perf_counter()
-    many = runtime.complete(prompt, 17, ())
-    decode = time.perf_counter() - begin - prefill
-    return one.prompt_tokens / prefill, (many.completion_tokens - 1) / decode
 
 
 def transformers_speed(repeats: int) -> list[str]:
@@ -430,7 +436,7 @@ def transformers_speed(repeats: int) -> list[str]:
     model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
     load = time.perf_counter() - start
     lines = []
-    for size in (120, 500):
+    for size in SPEED_SIZES:
         timings = []
         for salt in range(max(1, repeats // 3)):
             inputs = tokenizer(speed_prompt(size, salt + 5000), return_tensors="pt")
@@ -459,6 +465,7 @@ def main() -> None:
     parser.add_argument("--prompts", default=";".join(PROMPTS), help="prompts part: the variants of PROMPTS to run, separated by ';' (default: all)")
     parser.add_argument("--configs", default=",".join(CONFIGS), help="agreement part: configurations (default: all of CONFIGS)")
     parser.add_argument("--agreement-datasets", default="ConflictNQ val,demo-zh", help="agreement part: datasets")
+    parser.add_argument("--transformers", action="store_true", help="speed part: also time transformers' GGUF loader (slow)")
     parser.add_argument("--readers", default="span,gemma", help="readers (starts of READERS' names, comma-separated; default span,gemma)")
     parser.add_argument("--append", action="store_true", help="append the tables to bench/HISTORY.md (the log)")
     args = parser.parse_args()
@@ -497,7 +504,7 @@ def main() -> None:
     report(lines)
     with tempfile.TemporaryDirectory(prefix="tuner-local-reader-") as folder:
         if "speed" in parts:
-            report(part_speed([int(t) for t in args.threads.split(",")], args.repeats))
+            report(part_speed([int(t) for t in args.threads.split(",")], args.repeats, args.transformers))
         wanted = {
             "readers": args.datasets.split(","), "prompts": args.datasets.split(","), "agreement": args.agreement_datasets.split(","), "position": ["ConflictNQ val", "demo-zh"],
         }
