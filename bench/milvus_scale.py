@@ -20,9 +20,10 @@ Data, said exactly:
   in batches of 10,000 from seed (batch number), so every arm sees the same vectors without holding a second copy;
   queries are 200 chunk vectors (random picks, seed 1) plus Gaussian noise of norm ≈ 0.75, normalized (cosine ≈ 0.8
   to their chunk, as a question to its passage). Real MiniLM vectors of 1M chunks would take 3–20 hours to embed
-  on this 2-core machine (bench/RESULTS.md, "Embedding throughput": 13.5–101 chunks/s), so none were made. Index
-  build and flat search cost do not depend on the content; ANN recall does, and isotropic random vectors are the
-  hard case for HNSW and IVF (real embeddings cluster), so the recall column is a lower bound;
+  on this 2-core machine (13.5–101 chunks/s: bench/HISTORY.md, "Embedding throughput per inference backend", and
+  bench/RESULTS.md, "embedding 100k chunks"), so none were made. Index build and flat search cost do not depend on
+  the content; ANN recall does, and isotropic random vectors are the hard case for HNSW and IVF (real embeddings
+  cluster), so the recall column is a lower bound;
 - BM25 arms: the English corpus of ``bench/bm25_scale.py`` (60 words per chunk drawn by the word frequencies of the
   demo generator's documents and the ConflictNQ val passages, two Zipf-distributed model codes each); 200 questions
   of 8 words of a random chunk each. The same numbers as that bench's "BM25 at scale" table are comparable.

@@ -67,7 +67,7 @@ LOCAL_PROMPT = LocalPrompt(
 """The local generator's prompt: an instruction to copy the answering sentence, one worked example per language
 (hand-written, invented products: two passages, the answer in the second, copied as written), the passages, the
 question and an answer cue. Chosen on the development sets (demo, demo-zh, ConflictNQ val, CMRC 2018 trial):
-bench/RESULTS.md "Issue 37 §2" has every variant tried and its reading efficiency."""
+bench/HISTORY.md "Issue 37 §2" has every variant tried and its reading efficiency."""
 CHAT_PROMPT = ChatPrompt(system=INSTRUCTIONS, user=QUESTION_BODIES)
 """A chat model's prompt: the instruction of the hosted generator's default prompt (answer from the numbered passages
 only, ``I don't know.`` / ``我不知道。`` when they hold no answer, one or two sentences) as the system message, and the
@@ -325,7 +325,7 @@ ANSWER_CUES = ("Answer:", "回答：", "答案：", "答：")
 def default_threads() -> int:
     """One fewer than the cores this process may run on (its CPU affinity), at least 1: llama.cpp's threads wait for
     each other by spinning, so one thread that loses its core to the rest of tuner (retrieval, judging) or to another
-    process stalls them all (bench/RESULTS.md "Issue 32": on a loaded 2-core machine 1 thread took 0.8 s a call where
+    process stalls them all (bench/HISTORY.md "Issue 32": on a loaded 2-core machine 1 thread took 0.8 s a call where
     2 took 4-6 s)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, cores - 1)
