@@ -9,12 +9,15 @@ registry). ``_config`` holds the ``engine:`` block's models. See docs/engine.md.
 from tuner.engine._collections import (
     Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection, tuner_collections, verify,
 )
-from tuner.engine._config import EngineConfig, MemoryEngine, MilvusEngine, parse_engine
+from tuner.engine._config import INDEX_KINDS, EngineConfig, MemoryEngine, MilvusEngine, parse_engine
 from tuner.engine._pipeline import ENGINES, MilvusPipeline, engine_pipeline
-from tuner.engine._search import BM25Ceiling, MilvusFirstStage, filter_expression, mask_expression
+from tuner.engine._search import (
+    BM25Ceiling, MilvusFirstStage, dense_params, filter_expression, index_knobs, mask_expression,
+)
 
 __all__ = [
     "ENGINES",
+    "INDEX_KINDS",
     "BM25Ceiling",
     "Collection",
     "CollectionInfo",
@@ -26,9 +29,11 @@ __all__ = [
     "analyzer_params",
     "collection_name",
     "connect",
+    "dense_params",
     "engine_pipeline",
     "ensure_collection",
     "filter_expression",
+    "index_knobs",
     "mask_expression",
     "parse_engine",
     "tuner_collections",

@@ -111,19 +111,21 @@ def collection_name(table: ChunkTable, language: Language, engine: MilvusEngine)
     """The collection of ``table``'s chunks (its key: dataset content, language, chunking, chunker version) with the
     vectors of its encoder (model, document prompt, inference backend), under ``engine``'s index."""
     key = content_key("milvus-collection", SCHEMA_VERSION, table.key, language, table.encoder.vector_id,
-                      engine.index, engine.index_params)
+                      engine.index)
     return PREFIX + key[:24]
 
 
 @dataclass(frozen=True)
 class Collection:
-    """A complete, verified collection of one chunk table: ``rows`` = the table's chunks, ``id`` = chunk index."""
+    """A complete, verified collection of one chunk table: ``rows`` = the table's chunks, ``id`` = chunk index;
+    ``index`` its dense field's index type (which search knobs act, :func:`tuner.engine.index_knobs`)."""
 
     client: MilvusClient
     name: str
     table: ChunkTable
     language: Language
     dim: int
+    index: str
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,7 @@ def ensure_collection(client: MilvusClient, engine: MilvusEngine, table: ChunkTa
             properties = _properties(client, name)
             if properties is not None and properties.get(STATE) == COMPLETE:
                 verify(client, name, table, dim)
-                return Collection(client, name, table, language, dim)
+                return Collection(client, name, table, language, dim, engine.index)
             if properties is not None and (engine.lite or _stale(properties)):
                 reporter.stage(f"engine: {name} was left half-built (builder gone): dropping it and building it again")
                 client.drop_collection(name)

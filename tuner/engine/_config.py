@@ -12,6 +12,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from tuner.errors import UserError, describe_validation_error
 from tuner.redaction import redact
 
+IndexType = Literal["FLAT", "HNSW", "HNSW_SQ", "IVF_FLAT", "IVF_SQ8", "AUTOINDEX"]
+"""The dense index types tuner builds and searches (Milvus Lite has these; a cluster has more)."""
+DenseIndex = Literal["flat", "hnsw", "ivf"]
+
+INDEX_KINDS: dict[str, DenseIndex] = {"FLAT": "flat", "AUTOINDEX": "flat", "HNSW": "hnsw", "HNSW_SQ": "hnsw",
+                                      "IVF_FLAT": "ivf", "IVF_SQ8": "ivf"}
+"""The ``dense_index`` setting each Milvus index type is, by the search knob it reads: ``hnsw_ef`` (Milvus ``ef``) for
+the HNSW family, ``ivf_nprobe`` (``nprobe``) for the IVF family, none for ``FLAT`` and ``AUTOINDEX`` (whose search
+level tuner leaves at Milvus's default)."""
 
 
 class MemoryEngine(BaseModel):
@@ -35,7 +44,7 @@ class MilvusEngine(BaseModel):
     uri: str = Field(min_length=1)
     token_env: str | None = Field(None, min_length=1)
     db_name: str = ""
-    index: Literal["FLAT", "HNSW", "IVF_FLAT", "AUTOINDEX"] = "FLAT"
+    index: IndexType = "FLAT"
     index_params: dict[str, int] = Field(default_factory=dict)
 
     @field_validator("uri")
@@ -49,6 +58,12 @@ class MilvusEngine(BaseModel):
     def lite(self) -> bool:
         """Whether ``uri`` is a Milvus Lite file (embedded in this process)."""
         return self.uri.endswith(".db")
+
+    @property
+    def dense_index(self) -> DenseIndex:
+        """The ``dense_index`` setting ``index`` is: on Milvus the collection's index decides which search knob acts
+        (``hnsw_ef``, ``ivf_nprobe``), so a study fixes ``dense_index`` at this (docs/engine.md)."""
+        return INDEX_KINDS[self.index]
 
     def token(self) -> str:
         """The token from ``token_env`` ('' without one); a named variable that is unset is a user error."""

@@ -15,7 +15,7 @@ from tuner.dataset import Dataset
 from tuner.embedding import EmbeddingContext
 from tuner.engine._collections import Collection, connect, ensure_collection
 from tuner.engine._config import MemoryEngine, MilvusEngine
-from tuner.engine._search import BM25Ceiling, MilvusFirstStage, filter_expression
+from tuner.engine._search import BM25Ceiling, MilvusFirstStage, filter_expression, index_knobs
 from tuner.progress import Reporter
 from tuner.retrieval import Candidates, RetrievalPipeline, first_stage_reads
 from tuner.settings import RetrievalSettings
@@ -48,21 +48,22 @@ class MilvusPipeline(RetrievalPipeline):
         return dict(self.dataset.metadata_of(doc_id))
 
     def retriever(self, settings: RetrievalSettings) -> MilvusFirstStage:
-        """``settings``' first stage searched in its collection (``dense_index`` does not act: the index is the
-        engine's ``index``)."""
+        """``settings``' first stage searched in its collection, with the search knobs of the collection's index
+        (:func:`index_knobs`: ``dense_index`` does not act, the index is the engine's)."""
         collection = self.collection(settings)
         key = (collection.name, settings.retriever, settings.fusion, settings.hybrid_weight, settings.rrf_k,
-               settings.query_prompt)
+               settings.query_prompt, *sorted(index_knobs(collection.index, settings).items()))
         if key not in self._stages:
             query_encoder = self.encoder(settings).with_prompt(settings.query_prompt)
             self._stages[key] = MilvusFirstStage(collection, settings, query_encoder, BM25Ceiling.of(collection, self.cache))
         return self._stages[key]
 
     def candidates_key(self, settings: RetrievalSettings, view: str = "clean") -> str:
-        """The candidates of ``settings`` in ``view``: the collection searched, what the first stage reads (the
-        rerank scores cached on disk are keyed by it)."""
-        reads = first_stage_reads(settings)
-        return content_key("milvus-candidates", self.collection(settings).name, reads, settings.active_filter, view)
+        """The candidates of ``settings`` in ``view``: the collection searched, what the first stage reads and the
+        knobs of the collection's index it searches with (the rerank scores cached on disk are keyed by it)."""
+        collection = self.collection(settings)
+        return content_key("milvus-candidates", collection.name, first_stage_reads(settings), settings.active_filter,
+                           view, index_knobs(collection.index, settings))
 
     def candidates(self, settings: RetrievalSettings, view: str = "clean") -> Candidates:
         """Candidates of every golden question, searched in the engine within :func:`filter_expression`."""

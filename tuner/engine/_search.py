@@ -32,6 +32,7 @@ import numpy as np
 from tuner.cache import DiskCache
 from tuner.embedding import CachedEncoder
 from tuner.engine._collections import BM25_K1, DENSE, SPARSE, Collection, analyzer_params
+from tuner.engine._config import INDEX_KINDS
 from tuner.retrieval import FILTER_FIELDS, Hits
 from tuner.settings import RetrievalSettings
 from tuner.text import Language
@@ -39,8 +40,40 @@ from tuner.text import Language
 if TYPE_CHECKING:
     from milvus_lite.analyzer.protocol import Analyzer
 
-DENSE_PARAMS: Final = {"metric_type": "COSINE"}
 BM25_PARAMS: Final = {"metric_type": "BM25"}
+
+
+def index_knobs(index: str, settings: RetrievalSettings) -> dict[str, int]:
+    """The search-time knobs of a dense ``index`` (a Milvus index type, :data:`tuner.engine.INDEX_KINDS`) under
+    ``settings``: ``{"ef": hnsw_ef}`` for the HNSW family, ``{"nprobe": ivf_nprobe}`` for the IVF family, none for
+    ``FLAT`` and ``AUTOINDEX`` nor for ``retriever: bm25`` (no dense search). The collection's index decides, not
+    ``dense_index`` (a study fixes that at the index).
+
+    >>> index_knobs("HNSW", RetrievalSettings(hnsw_ef=64)), index_knobs("FLAT", RetrievalSettings(hnsw_ef=64))
+    ({'ef': 64}, {})
+    """
+    kind = INDEX_KINDS.get(index, "flat")
+    if settings.retriever == "bm25":
+        return {}
+    if kind == "hnsw":
+        return {"ef": settings.hnsw_ef}
+    if kind == "ivf":
+        return {"nprobe": settings.ivf_nprobe}
+    return {}
+
+
+def dense_params(knobs: Mapping[str, int], depth: int) -> dict[str, Any]:
+    """The ``search_params`` of a dense search ``depth`` deep with ``knobs`` (:func:`index_knobs`): ``ef`` raised to
+    ``depth``, as Milvus refuses an HNSW search keeping fewer candidates than it returns (tuner's in-process HNSW
+    raises its ``efSearch`` the same way).
+
+    >>> dense_params({"ef": 16}, 50), dense_params({"nprobe": 4}, 50), dense_params({}, 5)
+    ({'metric_type': 'COSINE', 'params': {'ef': 50}}, {'metric_type': 'COSINE', 'params': {'nprobe': 4}}, {'metric_type': 'COSINE'})
+    """
+    if not knobs:
+        return {"metric_type": "COSINE"}
+    return {"metric_type": "COSINE", "params": {name: max(value, depth) if name == "ef" else value
+                                                 for name, value in knobs.items()}}
 
 
 @lru_cache(maxsize=2)
@@ -157,6 +190,8 @@ class MilvusFirstStage:
         self._fusion = settings.fusion
         self._weight = settings.hybrid_weight
         self._rrf_k = settings.rrf_k
+        self.knobs = index_knobs(collection.index, settings)
+        """The dense index's search knobs this stage sends (part of its key: one ``ef`` is not another's candidates)."""
         self._encoder = query_encoder
         self._ceiling = ceiling
 
@@ -199,7 +234,7 @@ class MilvusFirstStage:
         return [[(int(hit["id"]), float(hit["distance"])) for hit in hits] for hits in found]
 
     def _dense(self, queries: Sequence[str], depth: int, where: str) -> list[list[tuple[int, float]]]:
-        return self._search(self._vectors(queries), DENSE, dict(DENSE_PARAMS), depth, where)
+        return self._search(self._vectors(queries), DENSE, dense_params(self.knobs, depth), depth, where)
 
     def _bm25(self, queries: Sequence[str], depth: int, where: str) -> list[list[tuple[int, float]]]:
         rows = []
@@ -212,7 +247,8 @@ class MilvusFirstStage:
     def _requests(self, queries: Sequence[str], vectors: list[list[float]], depth: int, where: str) -> list[Any]:
         from pymilvus import AnnSearchRequest
 
-        return [AnnSearchRequest(data=vectors, anns_field=DENSE, param=dict(DENSE_PARAMS), limit=depth, expr=where or None),
+        return [AnnSearchRequest(data=vectors, anns_field=DENSE, param=dense_params(self.knobs, depth), limit=depth,
+                                 expr=where or None),
                 AnnSearchRequest(data=list(queries), anns_field=SPARSE, param=dict(BM25_PARAMS), limit=depth, expr=where or None)]
 
     def _hybrid(self, queries: Sequence[str], vectors: list[list[float]], ranker: Any, depth: int,

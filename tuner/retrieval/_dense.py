@@ -53,7 +53,7 @@ class DenseRetriever:
                 faiss.write_index(hnsw, str(folder / "index.faiss"))
 
             index = cache.get_or_build("dense-index", hnsw_key(vectors), build, lambda f: faiss.read_index(str(f / "index.faiss")))
-        return cls(table, index, table.encoder.with_prompt(query_prompt))
+        return cls(table, index, table.encoder.with_prompt(query_prompt), ef)
 
     def search(self, queries: Sequence[str], depth: int, allowed: np.ndarray | None) -> Hits:
         query_vectors = self._encoder.encode(list(queries))

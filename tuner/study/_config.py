@@ -186,6 +186,15 @@ class LoadedStudy:
         defaults = {} if is_builtin(self.dataset) else manifest_model_defaults(self.dataset)
         # the filters travel in the settings, so every trial, and the config exported from it, carries their definitions
         fixed = {**config.settings, "metadata_filters": config.filters} if config.filters else config.settings
+        if isinstance(self.engine, MilvusEngine):
+            # the collection's index decides which search knob acts: dense_index says which it is, so hnsw_ef is
+            # sampled on an HNSW collection and nowhere else (tuner.settings.ACTS_WHEN)
+            given = config.settings.get("dense_index", self.engine.dense_index)
+            if given != self.engine.dense_index:
+                raise UserError(f"{path}: settings.dense_index: {given!r}, but the engine's index is {self.engine.index} "
+                                f"({self.engine.dense_index}): on Milvus the collection's index decides; leave "
+                                "dense_index out or set engine.index")
+            fixed = {**fixed, "dense_index": self.engine.dense_index}
         self.base_settings: RetrievalSettings = settings_from_mapping(fixed, f"{path}: settings", defaults)
         unknown = [o for o in config.objectives if o not in OBJECTIVES]
         if unknown:

@@ -108,7 +108,7 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     confirmation_split(dataset, loaded.config.confirm)
     space = load_search_space(loaded.search_space_path, loaded.config.sampler.conditional)
     check_study(loaded, space, dataset)
-    space, inert = active_space(space, dataset, loaded.base_settings, reporter, loaded.config.retriever is not None)
+    space, inert = active_space(space, dataset, loaded.base_settings, reporter, loaded.config.retriever is not None, loaded.engine)
     cases = [c for c in dataset.golden if c.keypoints]
     keypoints = sum(len(c.keypoints) for c in cases)
     n_trials = trials or loaded.config.budget.trials

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tuner.dataset import DATE, Conflict, Dataset, Document
+from tuner.engine import MemoryEngine, MilvusEngine
 from tuner.external import EXTERNAL_KNOBS
 from tuner.progress import Reporter
 from tuner.retrieval import FILTER_FIELDS, chunk_versions
@@ -29,6 +30,8 @@ class InertKnob:
     why: str
     choice: str | None = None
     """For a ``metadata_filter`` choice that cannot act: the filter's name (``setting`` is then ``metadata_filter``)."""
+    scope: str = "this dataset"
+    """What it cannot act on: the dataset, or the study's engine."""
 
     @property
     def label(self) -> str:
@@ -39,14 +42,17 @@ class InertKnob:
         return {"setting": self.label, "value": self.value, "why": self.why}
 
     def line(self) -> str:
-        return f"{self.label} cannot act on this dataset ({self.why}): fixed at {self.value}, kept out of the search"
+        return f"{self.label} cannot act on {self.scope} ({self.why}): fixed at {self.value}, kept out of the search"
 
 
-def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, external: bool = False) -> list[InertKnob]:
-    """The space's settings that cannot change a ranking on ``dataset``:
+def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, external: bool = False,
+                engine: MemoryEngine | MilvusEngine | None = None) -> list[InertKnob]:
+    """The space's settings that cannot change a ranking on ``dataset`` or on ``engine``:
 
     - with an ``external`` retriever (a service speaking Dify's External Knowledge API), every setting but
       :data:`tuner.external.EXTERNAL_KNOBS` (``top_k``, ``relevance_threshold``): the service is asked nothing else;
+    - on a Milvus ``engine``, ``dense_index``: the collection's index is searched, so it is fixed at that index's
+      (``engine.dense_index``), and ``hnsw_ef`` or ``ivf_nprobe`` acts exactly where the index reads it;
 
     - ``version_policy``, ``stale_penalty``: no document (corpus or conflicting) has an older dated version in its
       ``metadata.family``, so no chunk is ever stale;
@@ -60,6 +66,9 @@ def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, e
         return [InertKnob(name, getattr(base, name), why) for name in space.params if name not in EXTERNAL_KNOBS]
     documents: list[Document | Conflict] = [*dataset.corpus, *dataset.conflicts]
     inert: list[InertKnob] = []
+    if isinstance(engine, MilvusEngine) and "dense_index" in space.params:
+        inert.append(InertKnob("dense_index", engine.dense_index, f"it searches its collection's {engine.index} index",
+                               scope="the milvus engine"))
     if not chunk_versions([d.doc_id for d in documents], dataset.metadata_of, None).stale.any():
         why = "no metadata.family has an older dated version"
         inert += [InertKnob(name, RetrievalSettings.model_fields[name].default, why) for name in VERSION_KNOBS if name in space.params]
@@ -79,9 +88,11 @@ def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, e
 
 
 def active_space(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, reporter: Reporter,
-                 external: bool = False) -> tuple[SearchSpace, list[InertKnob]]:
-    """The space a run searches on ``dataset`` (:func:`without_inert`), each inert knob reported as one line first."""
-    inert = inert_knobs(space, dataset, base, external)
+                 external: bool = False, engine: MemoryEngine | MilvusEngine | None = None,
+                 ) -> tuple[SearchSpace, list[InertKnob]]:
+    """The space a run searches on ``dataset`` and ``engine`` (:func:`without_inert`), each inert knob reported as one
+    line first."""
+    inert = inert_knobs(space, dataset, base, external, engine)
     for knob in inert:
         reporter.stage(knob.line())
     return without_inert(space, inert), inert

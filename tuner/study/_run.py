@@ -193,7 +193,7 @@ def run_study(
     dataset, held_out = confirmation_split(golden, config.confirm)
     space = load_search_space(loaded.search_space_path, loaded.config.sampler.conditional)
     check_study(loaded, space, dataset)
-    space, inert = active_space(space, dataset, loaded.base_settings, reporter, config.retriever is not None)
+    space, inert = active_space(space, dataset, loaded.base_settings, reporter, config.retriever is not None, loaded.engine)
     build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
     embeddings = resources.embeddings  # one model load per process: the retrieval's model is the generators' too
     embeddings.configure(config.embedding, loaded.embedding_cache_url)  # an unavailable device fails here, before any output too
