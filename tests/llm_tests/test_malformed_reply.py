@@ -124,3 +124,18 @@ def test_a_gate_or_stress_run_whose_every_reply_failed_exits_2_and_writes_nothin
     # before issue 47 both exited 0, the gate with "pass" and a warning that Δfaithful was undefined
     assert code == 2 and last.startswith("tuner: error: no case could be scored (") and "malformed_reply 6" in last
     assert not (tmp_path / "out").exists()
+
+
+def test_a_calibration_whose_every_reply_failed_exits_2_and_writes_no_floor(tiny_dataset_dir: Path, tmp_path: Path,
+                                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "noise_floor.json"
+    with FakeChatServer() as server:
+        server.script("", HTML)
+        generator = _backend_file(tmp_path, "generator", server, "openai")
+        code = main(["calibrate", str(tiny_dataset_dir), "--retriever", "bm25", "--generator", str(generator),
+                     "--runs", "2", "--out", str(out)])
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    # before: exit 0 and a floor of the retrieval metrics alone, its faithfulness "undefined", that a study would use
+    assert code == 2 and not out.exists()
+    assert last == ("tuner: error: no case could be scored (no case was scored in every run: malformed_reply 6); "
+                    f"no noise floor written to {out}")

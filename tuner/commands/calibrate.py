@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tuner.noisefloor import calibrate
     from tuner.dataset import load_dataset, resolve_dataset
-    from tuner.errors import UserError
+    from tuner.errors import NothingScored, UserError
     from tuner.commands._render import noise_floor_table
     from tuner.backends import BackendResources
     from tuner.progress import RichReporter
@@ -80,6 +80,10 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(130)  # the exit code of an interrupt (README: exit codes)
+    reason = floor.unscored()
+    if reason is not None:
+        # a floor without faithfulness would pass for a measured one in a study or a gate: write nothing
+        raise NothingScored("case", reason, f"; no noise floor written to {out}")
     floor.write(out)
     reporter.console.print(noise_floor_table(floor), soft_wrap=True)
     reporter.stage(f"wrote {out}" + (f" (use it in the study file: noise_floor: {out})" if args.study else ""))

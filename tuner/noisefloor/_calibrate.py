@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from tuner.noisefloor._floor import NoiseComponent, NoiseFloor
+from tuner.noisefloor._floor import UNSCORED, NoiseComponent, NoiseFloor
 from tuner.errors import UserError
 from tuner.evaluation.retrieval import conflict_exposure, score_contexts
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator, evaluation_steps
@@ -139,9 +139,10 @@ def _faithfulness_components(
             complete.append(case)
         else:
             missing[reason] += 1
-    if not complete:
-        return {}, {name: "no case was scored in every run" for name in _FAITHFULNESS}
     counts = dict(sorted(missing.items()))
+    if not complete:
+        reason = f"{UNSCORED}: {', '.join(f'{why} {count}' for why, count in counts.items())}"
+        return {}, {name: reason for name in _FAITHFULNESS}
     regen = {v: _faithful_matrix(regenerated, v, complete) for v in _VARIANTS}
     again = {v: _faithful_matrix(rejudged, v, complete) for v in _VARIANTS}
     components = {

@@ -16,6 +16,8 @@ from tuner.stats import min_detectable_difference
 
 FLOOR_METRICS = (RECALL, "hit_at_k", "mrr", "context_precision", EXPOSURE, "faithful_v0", "faithful_v3", DELTA)
 """Metric names a noise floor covers, as studies and gates name their objectives."""
+UNSCORED = "no case was scored in every run"
+"""The start of a faithfulness metric's ``undefined`` reason when no case has a score in every run and variant."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,16 @@ class NoiseFloor:
     calls: dict[str, int] = field(default_factory=dict)
     undefined: dict[str, str] = field(default_factory=dict)
     z: float = 1.96
+
+    def unscored(self) -> str | None:
+        """Why no case could be scored, when the golden set has keypoints and no case has a faithfulness score in every
+        run and variant (the missing scores counted by reason); None otherwise, a retrieval-only dataset included.
+
+        >>> NoiseFloor({}, {}, 2, 6, {}, "", {}, {}, {}, undefined={"faithful_v0": UNSCORED + ": malformed_reply 6"}).unscored()
+        'no case was scored in every run: malformed_reply 6'
+        """
+        reason = self.undefined.get("faithful_v0")
+        return reason if reason is not None and reason.startswith(UNSCORED) else None
 
     def run_margins(self) -> dict[str, float]:
         """Per objective, the part of the floor that comes from run-to-run noise: z · √2 · run_sd.
