@@ -6,7 +6,9 @@ import argparse
 import os
 from typing import TYPE_CHECKING
 
-from tuner.commands._common import add_embedding_arguments, embeddings_from_args, port_number
+from tuner.commands._common import (
+    add_embedding_arguments, add_engine_arguments, embeddings_from_args, engine_from_args, port_number,
+)
 
 if TYPE_CHECKING:
     from tuner.deploy.service import ServiceLimits
@@ -42,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="embed the questions of concurrent requests in one forward pass, waiting up to MS for them "
                              "(default 3; 0: each question alone)")
     add_embedding_arguments(parser)
+    add_engine_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
 
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.embedding import EmbeddingOptions
+    from tuner.deploy import engine_note, serving_engine
+    from tuner.engine import connect
     from tuner.errors import UserError
     from tuner.export import read_export
     from tuner.http_guard import TOKEN_HEADER, answered_hosts, listen, new_token, serve_on, url_of
@@ -65,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as exc:
         raise UserError(f"tuner serve needs the 'serve' extra ({exc.name} is missing): pip install 'tuner[serve]'") from None
     limits = service_limits(args)
+    engine = engine_from_args(args)
     from tuner.deploy import Retriever
 
     served = knowledge_bases(args)
@@ -74,6 +80,16 @@ def run(args: argparse.Namespace) -> int:
     measured = EmbeddingOptions(backend=first.provenance.get("embedding_backend", "torch"))
     embeddings = embeddings_from_args(args, measured)
     datasets = {knowledge_id: load_dataset(resolve_dataset(dataset)) for knowledge_id, (_, dataset) in served.items()}
+    if engine.backend == "milvus":
+        connect(engine)  # an unreachable engine or a bad token: one line and exit 2 before the port opens
+    for knowledge_id, (config, _) in served.items():
+        if engine.backend != "memory":
+            described = serving_engine(engine, exported[knowledge_id].provenance).described()
+            print(f"tuner serve: {knowledge_id}: engine {', '.join(f'{k} {v}' for k, v in described.items() if v)}",
+                  flush=True)
+        note = engine_note(config, exported[knowledge_id].provenance, engine)
+        if note is not None:
+            print(f"tuner serve: note: {note}", flush=True)
     sock = listen(args.host, args.port, f"--host {args.host} --port {args.port}")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     token = os.environ.get(TOKEN_VARIABLE, "").strip()
@@ -93,7 +109,8 @@ def run(args: argparse.Namespace) -> int:
 
     def load() -> dict[str, Retriever]:
         return {knowledge_id: Retriever.from_export(exported[knowledge_id], datasets[knowledge_id],
-                                                    batch_wait=args.batch_wait_ms / 1000, embeddings=embeddings)
+                                                    batch_wait=args.batch_wait_ms / 1000, embeddings=embeddings,
+                                                    engine=engine)
                 for knowledge_id in served}
 
     app = build_app(load, token, limits, answered_hosts(args.host), api_key)

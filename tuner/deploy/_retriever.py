@@ -1,7 +1,8 @@
 """Deploy (front → export → **serve**): the retrieval a trial measured, as a library object over a live corpus.
 
 Every step is the study's own code: chunks from :func:`tuner.chunking.chunk_dataset`, the chunk table and its
-indexes from :class:`tuner.retrieval.RetrievalPipeline` and the ``RETRIEVERS`` registry, second-stage scores
+indexes from :class:`tuner.retrieval.RetrievalPipeline` and the ``RETRIEVERS`` registry (or, on a Milvus engine, the
+first stage searched in the collection :class:`tuner.engine.MilvusPipeline` builds), second-stage scores
 from the pipeline's reranker, and the blend, threshold and ``top_k`` from :func:`tuner.retrieval.final_ranking`.
 Only the questions differ: a trial ranks its golden questions, a :class:`Retriever` any question it is asked.
 """
@@ -19,7 +20,9 @@ from typing import Any, Literal
 from tuner.cache import DiskCache
 from tuner.chunking import CONFLICT, Chunk, chunk_dataset
 from tuner.dataset import Dataset, Document, load_dataset, resolve_dataset
+from tuner.deploy._engine import serving_engine
 from tuner.embedding import BatchingEncoder, CachedEncoder, EmbeddingContext, ServingStore
+from tuner.engine import MemoryEngine, MilvusEngine, engine_pipeline
 from tuner.text import Language, detect_language
 from tuner.export import ExportedConfig, read_export
 from tuner.rerank import Reranker
@@ -29,7 +32,6 @@ from tuner.retrieval import (
     ChunkVersions,
     Condition,
     FirstStage,
-    RetrievalPipeline,
     chunk_versions,
     condition_mask,
     final_ranking,
@@ -74,6 +76,11 @@ class _Index:
         return document.metadata if document is not None else {}
 
 
+class EngineCorpus(Exception):
+    """A write to a retriever whose first stage runs in an engine collection: that collection is the corpus, built
+    from the served dataset and named by its content, so documents are added and removed where it is built."""
+
+
 def _in_memory_dataset(documents: Sequence[Document], language: Language) -> Dataset:
     """Documents as a corpus-only :class:`Dataset` (what the chunker reads), keyed by their content."""
     digest = hashlib.sha256()
@@ -116,18 +123,24 @@ class Retriever:
     arrive within ``batch_wait`` seconds of each other (up to ``batch_texts``; see :class:`BatchingEncoder`;
     ``batch_wait`` 0: each alone). ``embeddings`` runs the model (default: a context of its own, torch on the
     best device); give several retrievers of one process the same context and they load the model once.
+
+    ``engine`` is where the first stage runs: in this process (the default), or in Milvus, over the collection of
+    the dataset's chunks that a study on that engine built (built here when it is missing), with the request's
+    filters sent as an expression over the chunk ids (:func:`tuner.engine.mask_expression`); the corpus is then the
+    collection's, and ``add_documents`` / ``delete_documents`` raise :class:`EngineCorpus`.
     """
 
     def __init__(self, settings: RetrievalSettings, dataset: Dataset, cache: DiskCache | None = None,
                  provenance: Mapping[str, Any] | None = None, batch_wait: float = 0.003, batch_texts: int = 32,
-                 embeddings: EmbeddingContext | None = None) -> None:
+                 embeddings: EmbeddingContext | None = None, engine: MemoryEngine | MilvusEngine = MemoryEngine()) -> None:
         self.settings = settings
         self.provenance = dict(provenance or {})
+        self.engine = engine
         cache = cache or DiskCache()
         stored = (embeddings or EmbeddingContext()).encoder(settings.embedding_model, cache.root)
         self._store = ServingStore(stored.store)
         self.batcher = BatchingEncoder(stored.inner, batch_wait, batch_texts)
-        self._pipeline = RetrievalPipeline(dataset, cache, encoder=CachedEncoder(self.batcher, self._store))
+        self._pipeline = engine_pipeline(engine, dataset, cache, encoder=CachedEncoder(self.batcher, self._store))
         self._language = dataset.language
         self._write_lock = threading.Lock()
         table = self._pipeline.table(settings)
@@ -150,15 +163,18 @@ class Retriever:
 
     @classmethod
     def from_config(cls, path: str | Path, corpus: Corpus, cache: DiskCache | None = None,
-                    embeddings: EmbeddingContext | None = None) -> Retriever:
+                    embeddings: EmbeddingContext | None = None, engine: MemoryEngine | MilvusEngine = MemoryEngine()) -> Retriever:
         """The retriever an export of ``tuner export`` (``.yaml``, ``.json`` or ``.env``) describes, over ``corpus``:
-        a dataset folder (or ``demo``), a loaded :class:`Dataset`, or a sequence of :class:`Document`."""
+        a dataset folder (or ``demo``), a loaded :class:`Dataset`, or a sequence of :class:`Document`; on ``engine``."""
         exported = read_export(path)
-        return cls.from_export(exported, corpus, cache, embeddings=embeddings)
+        return cls.from_export(exported, corpus, cache, embeddings=embeddings, engine=engine)
 
     @classmethod
     def from_export(cls, exported: ExportedConfig, corpus: Corpus, cache: DiskCache | None = None,
-                    batch_wait: float = 0.003, batch_texts: int = 32, embeddings: EmbeddingContext | None = None) -> Retriever:
+                    batch_wait: float = 0.003, batch_texts: int = 32, embeddings: EmbeddingContext | None = None,
+                    engine: MemoryEngine | MilvusEngine = MemoryEngine()) -> Retriever:
+        """As :meth:`from_config`, from an export already read; a Milvus ``engine`` serves with the dense index the
+        export was measured with (:func:`tuner.deploy.serving_engine`)."""
         if isinstance(corpus, Dataset):
             dataset = corpus
         elif isinstance(corpus, (str, Path)):
@@ -166,7 +182,8 @@ class Retriever:
         else:
             documents = list(corpus)
             dataset = _in_memory_dataset(documents, detect_language(t for doc in documents for t in (doc.title, doc.text)))
-        return cls(exported.settings, dataset, cache, exported.provenance, batch_wait, batch_texts, embeddings)
+        return cls(exported.settings, dataset, cache, exported.provenance, batch_wait, batch_texts, embeddings,
+                   serving_engine(engine, exported.provenance))
 
     @property
     def document_count(self) -> int:
@@ -177,6 +194,11 @@ class Retriever:
         """Chunks that can be returned (conflicting documents of a dataset folder left out)."""
         return int((~self._index.table.is_conflict).sum())
 
+    def served_engine(self) -> dict[str, Any]:
+        """Where the first stage runs (:meth:`tuner.engine.MilvusEngine.described`: never a token) and, on an
+        engine, the collection it searches."""
+        collection = self._pipeline.engine_collection(self.settings)
+        return {**self.engine.described(), **({} if collection is None else {"collection": collection})}
 
     def retrieve(self, query: str, top_k: int | None = None, filters: Mapping[str, Any] | None = None,
                  conditions: Sequence[Condition] = (), logical: Literal["and", "or"] = "and") -> list[RetrievedChunk]:
@@ -222,6 +244,7 @@ class Retriever:
         """Add ``documents``; one with the id of a document already there replaces it (the old version is never
         returned again). Only the new documents are chunked and embedded; the indexes are rebuilt from the
         stored vectors. Returns the number of chunks added."""
+        self._writable()
         new = list({doc.doc_id: doc for doc in documents}.values())
         if not new:
             return 0
@@ -235,12 +258,22 @@ class Retriever:
 
     def delete_documents(self, doc_ids: Iterable[str]) -> int:
         """Remove the documents with these ids (unknown ids are ignored); returns how many were removed."""
+        self._writable()
         gone = set(doc_ids) & set(self._index.documents)
         if gone:
             with self._write_lock:
                 gone &= set(self._index.documents)
                 self._swap([doc for doc in self._index.documents.values() if doc.doc_id not in gone], gone, [])
         return len(gone)
+
+    def _writable(self) -> None:
+        """Refuse a write (:class:`EngineCorpus`) when the corpus is an engine collection's."""
+        collection = self._pipeline.engine_collection(self.settings)
+        if collection is not None:
+            raise EngineCorpus(
+                f"documents live in the {self.engine.backend} collection {collection}, built from the served dataset and "
+                "named by its content: add or remove them in the dataset and restart tuner serve, which builds the "
+                "collection of the new content (tuner engine gc removes the old one)")
 
     def _swap(self, documents: list[Document], removed: set[str], added: list[Chunk]) -> None:
         """Build the index of the corpus without ``removed`` documents and with ``added`` chunks (corpus chunks

@@ -1,8 +1,9 @@
 """Deploy (front → export → **serve**): the HTTP retrieval service behind ``tuner serve`` (FastAPI, run by uvicorn).
 
 Endpoints: ``POST /retrieve``, ``GET /healthz`` (503 until the indexes are loaded, then 200), ``GET /config``
-(settings and provenance, storage passwords redacted), ``POST /documents`` and ``POST /documents/delete``, all on the
-first knowledge base served; and ``POST /retrieval``, Dify's External Knowledge API (:mod:`tuner.external`) over every
+(settings, provenance and the engine served on, storage passwords redacted), ``POST /documents`` and
+``POST /documents/delete`` (409 on an engine: its collection is the corpus, see :class:`tuner.deploy.EngineCorpus`),
+all on the first knowledge base served; and ``POST /retrieval``, Dify's External Knowledge API (:mod:`tuner.external`) over every
 knowledge base by its id. The indexes load in a background thread when the server starts, so the port answers
 (``loading``) at once; queries keep being served while documents are added or deleted (see
 :class:`tuner.deploy.Retriever`).
@@ -43,7 +44,7 @@ from starlette.exceptions import HTTPException
 
 from tuner import __version__
 from tuner.dataset import Document, document_metadata
-from tuner.deploy import RetrievedChunk, Retriever
+from tuner.deploy import EngineCorpus, RetrievedChunk, Retriever
 from tuner.external import (
     AUTH_FAILED,
     INVALID_AUTH_HEADER,
@@ -230,7 +231,7 @@ def build_app(load: Callable[[], Mapping[str, Retriever]], token: str, limits: S
         if isinstance(retriever, JSONResponse):
             return retriever
         return {"settings": retriever.settings.model_dump(), "provenance": redact_data(retriever.provenance),
-                "tool": f"tuner {__version__}"}
+                "engine": retriever.served_engine(), "tool": f"tuner {__version__}"}
 
     @app.post("/retrieve")
     def retrieve(request: RetrieveRequest) -> Any:
@@ -273,13 +274,19 @@ def build_app(load: Callable[[], Mapping[str, Retriever]], token: str, limits: S
         if isinstance(retriever, JSONResponse):
             return retriever
         documents = [Document(d.doc_id, d.text, d.title, d.metadata) for d in request.documents]
-        return {"chunks_added": retriever.add_documents(documents), "documents": retriever.document_count}
+        try:
+            return {"chunks_added": retriever.add_documents(documents), "documents": retriever.document_count}
+        except EngineCorpus as exc:
+            return _error(409, str(exc))
 
     @app.post("/documents/delete")
     def delete(request: DeleteDocuments) -> Any:
         retriever = ready()
         if isinstance(retriever, JSONResponse):
             return retriever
-        return {"deleted": retriever.delete_documents(request.doc_ids), "documents": retriever.document_count}
+        try:
+            return {"deleted": retriever.delete_documents(request.doc_ids), "documents": retriever.document_count}
+        except EngineCorpus as exc:
+            return _error(409, str(exc))
 
     return app

@@ -75,8 +75,10 @@ class MilvusEngine(BaseModel):
         return value
 
     def described(self) -> dict[str, Any]:
-        """What a run prints and records of the engine: never the token, credentials in the URI redacted."""
-        return {"backend": self.backend, "uri": redact(self.uri), "db_name": self.db_name, "index": self.index}
+        """What a run prints and records of the engine (a study, an export): never the token (``token_env`` is only
+        a variable's name), credentials in the URI redacted."""
+        return {"backend": self.backend, "uri": redact(self.uri), "db_name": self.db_name, "token_env": self.token_env,
+                "index": self.index, "index_params": dict(self.index_params)}
 
 
 EngineConfig = Annotated[MemoryEngine | MilvusEngine, Field(discriminator="backend")]

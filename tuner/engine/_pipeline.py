@@ -12,7 +12,7 @@ from typing import Any
 
 from tuner.cache import DiskCache, content_key
 from tuner.dataset import Dataset
-from tuner.embedding import EmbeddingContext
+from tuner.embedding import CachedEncoder, EmbeddingContext
 from tuner.engine._collections import Collection, connect, ensure_collection
 from tuner.engine._config import MemoryEngine, MilvusEngine
 from tuner.engine._search import BM25Ceiling, MilvusFirstStage, filter_expression, index_knobs
@@ -27,8 +27,9 @@ class MilvusPipeline(RetrievalPipeline):
     there once per process (not kept on disk: the engine is what is measured)."""
 
     def __init__(self, dataset: Dataset, engine: MilvusEngine, cache: DiskCache | None = None,
-                 reporter: Reporter | None = None, embeddings: EmbeddingContext | None = None) -> None:
-        super().__init__(dataset, cache, reporter, embeddings=embeddings)
+                 reporter: Reporter | None = None, embeddings: EmbeddingContext | None = None,
+                 encoder: CachedEncoder | None = None) -> None:
+        super().__init__(dataset, cache, reporter, encoder, embeddings)
         self.engine = engine
         self.client = connect(engine)
         self._collections: dict[str, Collection] = {}
@@ -43,6 +44,9 @@ class MilvusPipeline(RetrievalPipeline):
                                            self.dataset.path.name, self.reporter)
             self._collections[table.key + table.encoder.vector_id] = collection
         return self._collections[table.key + table.encoder.vector_id]
+
+    def engine_collection(self, settings: RetrievalSettings) -> str:
+        return self.collection(settings).name
 
     def _metadata(self, doc_id: str) -> dict[str, Any]:
         return dict(self.dataset.metadata_of(doc_id))
@@ -75,20 +79,24 @@ class MilvusPipeline(RetrievalPipeline):
         return self._candidates[key]
 
 
-PipelineFactory = Callable[[Any, Dataset, DiskCache | None, Reporter | None, EmbeddingContext | None], RetrievalPipeline]
+PipelineFactory = Callable[[Any, Dataset, DiskCache | None, Reporter | None, EmbeddingContext | None, CachedEncoder | None],
+                           RetrievalPipeline]
 
 ENGINES: dict[str, PipelineFactory] = {
-    "memory": lambda engine, dataset, cache, reporter, embeddings: RetrievalPipeline(dataset, cache, reporter,
-                                                                                      embeddings=embeddings),
-    "milvus": lambda engine, dataset, cache, reporter, embeddings: MilvusPipeline(dataset, engine, cache, reporter,
-                                                                                   embeddings),
+    "memory": lambda engine, dataset, cache, reporter, embeddings, encoder: RetrievalPipeline(dataset, cache, reporter,
+                                                                                               encoder, embeddings),
+    "milvus": lambda engine, dataset, cache, reporter, embeddings, encoder: MilvusPipeline(dataset, engine, cache, reporter,
+                                                                                            embeddings, encoder),
 }
 """The pipeline of each engine ``backend``."""
 
 
 def engine_pipeline(engine: MemoryEngine | MilvusEngine, dataset: Dataset, cache: DiskCache | None = None,
-                    reporter: Reporter | None = None, embeddings: EmbeddingContext | None = None) -> RetrievalPipeline:
+                    reporter: Reporter | None = None, embeddings: EmbeddingContext | None = None,
+                    encoder: CachedEncoder | None = None) -> RetrievalPipeline:
     """The retrieval of ``dataset`` on ``engine``: tuner's own in this process, or a :class:`MilvusPipeline`
-    (connected here: an unreachable engine is a :class:`tuner.errors.UserError` before any trial)."""
-    return ENGINES[engine.backend](engine, dataset, cache, reporter, embeddings)
+    (connected here: an unreachable engine is a :class:`tuner.errors.UserError` before any trial). ``encoder``: the
+    encoder of its embedding model (the deployed retriever's, which batches concurrent questions), as
+    :class:`tuner.retrieval.RetrievalPipeline` takes it."""
+    return ENGINES[engine.backend](engine, dataset, cache, reporter, embeddings, encoder)
 

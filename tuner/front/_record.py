@@ -149,11 +149,13 @@ class TrialRecord:
     know (a variant short of its injection slots, so its Δ understates the effect); ``embedding_backend``
     what ran the embedding model (``embedding.backend``: torch is the fp32 reference); ``search_latency`` how long its
     first stage took to search one question (p50/p95 milliseconds, :class:`tuner.retrieval.SearchLatency`; none for a
-    retrieval service).
+    retrieval service); ``collection`` the engine collection its first stage searched (none in memory: what
+    ``tuner export --format milvus`` names).
     """
 
     worker: str | None = None
     embedding_backend: str | None = None
+    collection: str | None = None
     settings: dict[str, Any] | None = None
     context_words: float | None = None
     search_latency: SearchLatency | None = None
@@ -207,6 +209,7 @@ class TrialRecord:
         return cls(
             worker=attrs.get("worker"),
             embedding_backend=attrs.get("embedding_backend"),
+            collection=attrs.get("collection"),
             settings=attrs.get("settings"),
             context_words=None if words is None else float(words),
             search_latency=None if attrs.get("search_latency") is None else SearchLatency.from_dict(attrs["search_latency"]),
@@ -382,7 +385,9 @@ class StudyRecord:
     the content hash of the whole golden set the
     study file names (``dataset_hash`` is that of the tuning share with ``confirm:``; None in a study written before
     tuner recorded it), ``retrieval``: the retrieval service a study over one measured
-    (:meth:`tuner.external.ExternalConfig.described`; None: tuner's own retrieval), and ``language``: the language of
+    (:meth:`tuner.external.ExternalConfig.described`; None: tuner's own retrieval), ``engine``: where tuner's own first
+    stage ran (:meth:`tuner.engine.MilvusEngine.described`, never a token; None: a study recorded before tuner kept it,
+    which ran in memory), and ``language``: the language of
     the golden cases' questions (:func:`tuner.text.detect_language`), which the report is written in (None: a study
     recorded before tuner kept it)."""
 
@@ -400,6 +405,7 @@ class StudyRecord:
     labels: dict[str, Any] | None = None
     golden_hash: str | None = None
     retrieval: dict[str, Any] | None = None
+    engine: dict[str, Any] | None = None
     language: str | None = None
 
     @property
@@ -437,6 +443,7 @@ class StudyRecord:
             labels=attrs.get("labels"),
             golden_hash=attrs.get("golden_hash"),
             retrieval=attrs.get("retrieval"),
+            engine=attrs.get("engine"),
             language=attrs.get("language"),
         )
 

@@ -57,7 +57,8 @@ def runner_up_line(comparison: NeighbourComparison) -> str:
 def trial_document(
     study: optuna.Study, number: int, rule: str | None, storage: str, comparisons: PairedComparisons | None = None
 ) -> dict[str, Any]:
-    """The export of one complete trial: its full settings and provenance (storage URL without password); with
+    """The export of one complete trial: its full settings and provenance (storage URL without password; the engine
+    its first stage ran on and the engine collection it searched, when the study recorded them); with
     ``confirm:``, its figures on the held-out cases and the optimism of the tuning ones (oriented by direction:
     positive = the tuning figure looked better)."""
     trial = study.trials[number]
@@ -75,6 +76,9 @@ def trial_document(
             "storage": redact(storage),
             "trial": number,
             "embedding_backend": record.embedding_backend or "torch",
+            # where the first stage ran (tuner serve --engine, tuner export --format milvus read it); never a token
+            **({} if study_record.engine is None else {"engine": study_record.engine}),
+            **({} if record.collection is None else {"collection": record.collection}),
             "pick": rule,
             # the golden set the study file names, which the gate measures (the tuning share's is in confirm_split)
             "dataset_hash": study_record.golden_hash or study_record.dataset_hash,

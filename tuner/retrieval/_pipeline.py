@@ -183,6 +183,11 @@ class RetrievalPipeline:
         conflicting documents' metadata)."""
         return first_stage_mask(self.table(settings), self.dataset.metadata_of, settings, view)
 
+    def engine_collection(self, settings: RetrievalSettings) -> str | None:
+        """The engine collection ``settings``' first stage searches: None here, where it searches this process's own
+        index (an engine's pipeline names its collection, what a trial records and an export names)."""
+        return None
+
     def rerank_scores(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray:
         candidates = self.candidates(settings, view)
         key = rerank_key(settings, candidates.key, self.encoder(settings).inner.vector_backend)

@@ -140,7 +140,8 @@ class TrialObjective:
                     recall_cases=tuple(per_case[case_id] for case_id in self.case_order),
                     exposed_cases=tuple(int(shown[case_id]) for case_id in self.case_order),
                     exposure_ties=None if ties is None else tuple(ties[case_id] for case_id in self.case_order),
-                    embedding_backend=self.pipeline.embeddings.backend_in_use(settings.embedding_model, self.pipeline.cache.root)).write(trial)
+                    embedding_backend=self.pipeline.embeddings.backend_in_use(settings.embedding_model, self.pipeline.cache.root),
+                    collection=self.pipeline.engine_collection(settings)).write(trial)
         exposure_value = float(exposure.value or 0.0)
         latency = self.pipeline.search_latency(settings)
         if latency is not None:

@@ -322,6 +322,11 @@ def _join(
     check_split(study, *split)
     if record.dataset_hash not in (None, dataset.content_hash):
         raise UserError(f"study '{config.name}' in {redact(loaded.storage)} was run on another dataset; use a new name or storage")
+    engine = None if config.retriever is not None else loaded.engine.described()
+    if record.created and engine is not None and _measured_on(record.engine) != _measured_on(engine):
+        raise UserError(f"study '{config.name}' in {redact(loaded.storage)} was run on engine "
+                        f"{_measured_on(record.engine)}, the study file names {_measured_on(engine)}: trials measured on two "
+                        "engines are not comparable; keep its engine: as it was, or use a new name or storage")
     worker = claim_worker_index(study)
     for number, why in repair_orphans(study, storage, timedelta(seconds=config.heartbeat_interval * 3)):
         reporter.stage(f"trial {number}: {why}: its configuration is queued again")
@@ -339,6 +344,7 @@ def _join(
             calibrated_by=worker_name() if config.noise_floor == "auto" else None,
             labels=None if dataset.provenance is None else dataset.provenance.to_dict(),
             retrieval=None if config.retriever is None else config.retriever.described(),
+            engine=engine,
             language=detect_language(case.question for case in dataset.golden),
         ).write(study)
         for params in config.enqueue:
@@ -348,6 +354,13 @@ def _join(
         if record.calibrated_by is not None and config.noise_floor == "auto":
             reporter.stage(f"noise floor calibrated by worker {record.calibrated_by}: reused")
     return study, objective, worker
+
+
+def _measured_on(engine: dict[str, Any] | None) -> dict[str, Any]:
+    """What of an engine's description changes a trial's figures: the backend and its dense index, not the address it
+    was reached at (workers may reach one cluster by several). A study recorded before engines: memory."""
+    described = engine or {"backend": "memory"}
+    return {key: described[key] for key in ("backend", "index", "index_params") if key in described}
 
 
 def _run_trial(

@@ -1,0 +1,170 @@
+"""A study on Milvus Lite end to end (issue 45): ``tuner run`` with ``engine: {backend: milvus}`` builds a collection
+pymilvus sees at that URI, ``tuner export`` records the engine (never a token) and the collection each trial searched,
+and ``tuner serve --engine milvus`` serves the export from that collection (``/retrieve``, Dify's ``/retrieval`` with
+its metadata conditions), refusing writes with one 409 line; served in memory, it says it was measured elsewhere."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+import yaml
+
+pytest.importorskip("pymilvus")
+pytest.importorskip("milvus_lite")
+pytest.importorskip("fastapi")
+
+from fastapi.testclient import TestClient  # noqa: E402
+
+from tests.study_tests.test_study import write_study  # noqa: E402
+from tuner.cli import main  # noqa: E402
+from tuner.deploy import EngineCorpus, Retriever, engine_note  # noqa: E402
+from tuner.engine import MemoryEngine, MilvusEngine  # noqa: E402
+from tuner.export import read_export  # noqa: E402
+from tuner.front import TrialRecord  # noqa: E402
+
+TOKEN_ENV = "TUNER_TEST_MILVUS_TOKEN"
+API_KEY = "test-api-key"
+WRITE_TOKEN = "test-write-token"
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory: pytest.TempPathFactory, tiny_dataset_dir: Path) -> dict[str, Any]:
+    """A two-trial study of the tiny dataset on a Milvus Lite file, and its export of a dense trial."""
+    folder = tmp_path_factory.mktemp("milvus-study")
+    uri = str(folder / "kb.db")
+    study_file = write_study(folder, tiny_dataset_dir, engine={"backend": "milvus", "uri": uri}, budget={"trials": 2},
+                             enqueue=[{"top_k": 2, "retriever": "dense", "chunk_size": 40},
+                                      {"top_k": 3, "retriever": "bm25", "chunk_size": 20}])
+    assert main(["run", str(study_file), "--no-report"]) == 0
+    storage = f"sqlite:///{folder / 'out' / 'tiny' / 'study.db'}"
+    loaded = optuna.load_study(study_name="tiny", storage=storage)
+    exported = folder / "deploy.yaml"
+    assert main(["export", str(study_file), "--trial", "0", "-o", str(exported)]) == 0
+    return {"uri": uri, "study_file": study_file, "study": loaded, "export": exported}
+
+
+def test_the_study_ran_in_the_engine_and_its_collections_are_visible_to_pymilvus(study: dict[str, Any]) -> None:
+    from pymilvus import MilvusClient
+
+    trials = study["study"].get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+    assert len(trials) == 2
+    searched = {TrialRecord.from_trial(t).collection for t in trials}
+    assert None not in searched and len(searched) == 2  # two chunk sizes: two collections
+    visible = MilvusClient(uri=study["uri"]).list_collections()
+    assert searched <= set(visible)
+    assert study["study"].user_attrs["engine"] == {"backend": "milvus", "uri": study["uri"], "db_name": "",
+                                                   "token_env": None, "index": "FLAT", "index_params": {}}
+
+
+def test_the_export_records_the_engine_and_collection_and_never_a_token(study: dict[str, Any], tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    exported = read_export(study["export"])
+    trial = TrialRecord.from_trial(study["study"].trials[0])
+    assert exported.provenance["engine"]["backend"] == "milvus" and exported.provenance["engine"]["uri"] == study["uri"]
+    assert exported.provenance["collection"] == trial.collection
+    # a study whose engine needs a token: the export names the variable, never its value
+    monkeypatch.setenv(TOKEN_ENV, "root:s3cret-token")
+    described = MilvusEngine(backend="milvus", uri="http://root:pw@milvus:19530", token_env=TOKEN_ENV).described()
+    assert described["token_env"] == TOKEN_ENV and "s3cret" not in json.dumps(described) and "pw@" not in described["uri"]
+
+
+def test_a_study_resumed_on_another_engine_is_refused(study: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    data = yaml.safe_load(study["study_file"].read_text())
+    other = study["study_file"].with_name("memory.yaml")
+    other.write_text(yaml.safe_dump({**data, "engine": {"backend": "memory"}, "budget": {"trials": 3}}))
+    assert main(["run", str(other), "--no-report"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "was run on engine {'backend': 'milvus', 'index': 'FLAT', 'index_params': {}}" in err and len(err.splitlines()) == 1
+
+
+@pytest.fixture(scope="module")
+def served(study: dict[str, Any], tiny_dataset_dir: Path) -> Iterator[tuple[TestClient, list[str]]]:
+    """``tuner serve --engine milvus`` of the export, its app driven in this process (Milvus Lite admits one process
+    per file), and what it printed."""
+    apps: list[Any] = []
+    patch = pytest.MonkeyPatch()
+    patch.setattr("tuner.http_guard.serve_on", lambda app, sock: (apps.append(app), sock.close()))
+    patch.setattr("signal.signal", lambda *_: None)
+    patch.setenv("TUNER_SERVE_TOKEN", WRITE_TOKEN)
+    patch.setenv("TUNER_SERVE_API_KEY", API_KEY)
+    printed: list[str] = []
+    patch.setattr("builtins.print", lambda *parts, **_: printed.append(" ".join(map(str, parts))))
+    try:
+        assert main(["serve", "--config", str(study["export"]), "--dataset", str(tiny_dataset_dir), "--port", "0",
+                     "--engine", "milvus", "--engine-uri", study["uri"]]) == 0
+    finally:
+        patch.undo()
+    with TestClient(apps[0], base_url="http://127.0.0.1") as client:
+        _wait_ready(client)
+        yield client, printed
+
+
+def _wait_ready(client: TestClient) -> None:
+    done = threading.Event()
+    while not done.wait(0.2):
+        health = client.get("/healthz")
+        if health.status_code == 200:
+            return
+        assert "failed" not in health.text, health.text
+
+
+def test_serve_on_milvus_searches_the_studys_collection_as_the_library_does(
+    served: tuple[TestClient, list[str]], study: dict[str, Any], tiny_dataset_dir: Path
+) -> None:
+    client, printed = served
+    config = client.get("/config").json()
+    assert config["engine"]["backend"] == "milvus" and config["engine"]["collection"] == read_export(study["export"]).provenance["collection"]
+    assert any("engine backend milvus" in line for line in printed) and not any("note:" in line for line in printed)
+    engine = MilvusEngine(backend="milvus", uri=study["uri"])
+    library = Retriever.from_config(study["export"], corpus=tiny_dataset_dir, engine=engine)
+    memory = Retriever.from_config(study["export"], corpus=tiny_dataset_dir)
+    for query in ("How much does the Aurora X200 laptop cost?", "How many countries does Mercury Logistics deliver to?"):
+        chunks = client.post("/retrieve", json={"query": query}).json()["chunks"]
+        assert [(c["doc_id"], tuple(c["span"])) for c in chunks] == [(c.doc_id, c.span) for c in library.retrieve(query)]
+        # dense under FLAT is exact: the engine returns what the memory engine returns, stale versions never
+        assert [c["doc_id"] for c in chunks] == [c.doc_id for c in memory.retrieve(query)]
+        assert "aurora-x200-2023" not in {c["doc_id"] for c in chunks}
+
+
+def test_request_filters_and_difys_conditions_run_in_the_engine(served: tuple[TestClient, list[str]],
+                                                               tiny_dataset_dir: Path) -> None:
+    client, _ = served
+    one = client.post("/retrieve", json={"query": "laptop memory", "top_k": 1, "filters": {"doc_id": ["aurora-x210"]}})
+    assert [c["doc_id"] for c in one.json()["chunks"]] == ["aurora-x210"]
+    laptop = {"logical_operator": "and", "conditions": [{"name": "doc_id", "comparison_operator": "start with",
+                                                         "value": "aurora-x21"}]}
+    body = {"knowledge_id": tiny_dataset_dir.name, "query": "laptop memory", "metadata_condition": laptop,
+            "retrieval_setting": {"top_k": 2, "score_threshold": 0.0}}
+    reply = client.post("/retrieval", json=body, headers={"Authorization": f"Bearer {API_KEY}"})
+    assert reply.status_code == 200, reply.text
+    assert {r["metadata"]["doc_id"] for r in reply.json()["records"]} == {"aurora-x210"}
+
+
+@pytest.mark.parametrize(("path", "body"), [
+    ("/documents", {"documents": [{"doc_id": "x", "title": "X", "text": "The X300 tablet costs $899."}]}),
+    ("/documents/delete", {"doc_ids": ["returns"]}),
+])
+def test_writes_to_an_engine_backed_service_are_refused_with_one_line(served: tuple[TestClient, list[str]], path: str,
+                                                                      body: dict[str, Any]) -> None:
+    client, _ = served
+    reply = client.post(path, json=body, headers={"X-Tuner-Token": WRITE_TOKEN})
+    assert reply.status_code == 409, reply.text
+    assert reply.json()["error"].startswith("documents live in the milvus collection tuner_")
+    assert client.get("/healthz").json()["documents"] == 8
+
+
+def test_a_config_measured_on_milvus_served_in_memory_says_so(study: dict[str, Any], tiny_dataset_dir: Path) -> None:
+    provenance = read_export(study["export"]).provenance
+    note = engine_note("deploy.yaml", provenance, MemoryEngine())
+    assert note is not None and note.startswith(f"deploy.yaml was measured on milvus ({study['uri']}) and is served in memory")
+    assert engine_note("deploy.yaml", provenance, MilvusEngine(backend="milvus", uri="other.db")) is None
+    assert engine_note("deploy.yaml", {}, MemoryEngine()) is None  # a hand-written configuration does not say
+    with pytest.raises(EngineCorpus):
+        Retriever.from_config(study["export"], corpus=tiny_dataset_dir,
+                              engine=MilvusEngine(backend="milvus", uri=study["uri"])).delete_documents(["returns"])

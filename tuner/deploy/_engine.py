@@ -1,0 +1,58 @@
+"""Deploy (export → **serve on an engine**): the engine a deployed retriever's first stage runs on.
+
+Which engine serves is the deployment's choice (``tuner serve --engine``, ``Retriever(engine=...)``), never read from
+the export: the engine a study was tuned on is often not the one production reads (a staging cluster, a Lite file on
+the tuning machine), and its token is never in an export. What the export does fix is the dense index the trial was
+measured with: an engine serves with the export's ``engine.index`` and ``index_params`` (:func:`serving_engine`), and a
+configuration served on another backend than the one it was measured on says so (:func:`engine_note`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tuner.engine import MemoryEngine, MilvusEngine
+
+
+def measured_backend(provenance: Mapping[str, Any]) -> str | None:
+    """The engine backend an export was measured on (``provenance.engine.backend``); None when it does not say (a
+    hand-written configuration, an export written before tuner recorded engines)."""
+    engine = provenance.get("engine")
+    return str(engine["backend"]) if isinstance(engine, Mapping) and "backend" in engine else None
+
+
+def serving_engine(engine: MemoryEngine | MilvusEngine, provenance: Mapping[str, Any]) -> MemoryEngine | MilvusEngine:
+    """``engine`` with the dense index of the Milvus engine the export was measured on, when both are Milvus: the
+    index and its parameters are part of what was measured (and of the name of the collection it searched).
+
+    >>> recorded = {"engine": {"backend": "milvus", "uri": "kb.db", "index": "HNSW", "index_params": {"M": 16}}}
+    >>> serving_engine(MilvusEngine(backend="milvus", uri="http://milvus:19530"), recorded).index
+    'HNSW'
+    """
+    recorded = provenance.get("engine")
+    if not isinstance(engine, MilvusEngine) or measured_backend(provenance) != "milvus" or not isinstance(recorded, Mapping):
+        return engine
+    return MilvusEngine.model_validate({**engine.model_dump(), "index": recorded.get("index", engine.index),
+                                        "index_params": recorded.get("index_params") or {}})
+
+
+def engine_note(source: str, provenance: Mapping[str, Any], engine: MemoryEngine | MilvusEngine) -> str | None:
+    """One line when ``source`` (an export) was measured on another engine backend than ``engine`` serves it on: the
+    first-stage scores of BM25 and hybrid differ between engines (docs/engine.md), so the served configuration is not
+    exactly the measured one. None when they agree or the export does not say.
+
+    >>> engine_note("deploy.yaml", {"engine": {"backend": "milvus", "uri": "kb.db"}}, MemoryEngine())[:60]
+    'deploy.yaml was measured on milvus (kb.db) and is served in m'
+    """
+    measured = measured_backend(provenance)
+    if measured is None or measured == engine.backend:
+        return None
+    uri = provenance["engine"].get("uri")
+    hint = f"; --engine {measured} --engine-uri URI serves it where it was measured" if engine.backend == "memory" else ""
+    return (f"{source} was measured {_on(measured, uri)} and is served {_on(engine.backend, None)}: BM25 and hybrid "
+            f"first-stage scores differ slightly between engines (docs/engine.md){hint}")
+
+
+def _on(backend: str, uri: str | None) -> str:
+    return "in memory" if backend == "memory" else f"on {backend}" + (f" ({uri})" if uri else "")
