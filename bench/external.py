@@ -26,6 +26,7 @@ from tuner.external import ExternalClient, ExternalConfig, ExternalPipeline
 from tuner.llm import CallCache
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
+from tuner.testing import wait_until_ready
 
 REPO = Path(__file__).resolve().parents[1]
 SETTINGS = RetrievalSettings(top_k=5, chunk_size=128, retriever="hybrid", hybrid_weight=0.5, rerank_strength=0.3,
@@ -48,17 +49,8 @@ def main() -> None:
                                "--port", str(args.port)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{args.port}"
     try:
-        import httpx
-
         started = time.monotonic()
-        while True:
-            assert server.poll() is None, server.communicate()[1]
-            try:
-                if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
+        wait_until_ready(server, url, seconds=600)
         print(f"service ready in {time.monotonic() - started:.1f} s wall; load average {os.getloadavg()[0]:.1f}")
         dataset = load_dataset(resolve_dataset(args.dataset))
         local = RetrievalPipeline(dataset)

@@ -187,25 +187,36 @@ def folder_mb(path: Path) -> float:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20
 
 
-def milvus_dense(kind: str, n: int, count: int, work: Path) -> dict[str, Any]:
+def milvus_collection(db: Path, add_fields: Callable[[Any], None], add_index: Callable[[Any], None]) -> Any:
+    """A client of a new Milvus Lite file at ``db`` holding the empty collection :data:`COLLECTION`: an INT64 primary
+    key ``id`` and what ``add_fields`` adds to the schema, indexed as ``add_index`` adds to the index parameters."""
     from pymilvus import DataType, MilvusClient
+
+    client = MilvusClient(str(db))
+    schema = client.create_schema(auto_id=False)
+    schema.add_field("id", DataType.INT64, is_primary=True)
+    add_fields(schema)
+    params = client.prepare_index_params()
+    add_index(params)
+    client.create_collection(COLLECTION, schema=schema, index_params=params)
+    return client
+
+
+def milvus_dense(kind: str, n: int, count: int, work: Path) -> dict[str, Any]:
+    from pymilvus import DataType
 
     queries = query_vectors(n, count)
     db = work / f"dense-{kind}-{n}.db"
     shutil.rmtree(db, ignore_errors=True)
-    start, cpu = time.perf_counter(), cpu_s()
-    client = MilvusClient(str(db))
-    schema = client.create_schema(auto_id=False)
-    schema.add_field("id", DataType.INT64, is_primary=True)
-    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=DIM)
-    params = client.prepare_index_params()
     index_type, build_params, sweep_key, sweep = {
         "flat": ("FLAT", {}, "", (0,)),
         "hnsw": ("HNSW", {"M": 16, "efConstruction": 200}, "ef", HNSW_EF),
         "ivf": ("IVF_FLAT", {"nlist": 128}, "nprobe", IVF_NPROBE),
     }[kind]
-    params.add_index("vector", index_type=index_type, metric_type="IP", params=build_params)
-    client.create_collection(COLLECTION, schema=schema, index_params=params)
+    start, cpu = time.perf_counter(), cpu_s()
+    client = milvus_collection(
+        db, lambda schema: schema.add_field("vector", DataType.FLOAT_VECTOR, dim=DIM),
+        lambda params: params.add_index("vector", index_type=index_type, metric_type="IP", params=build_params))
     first = 0
     for rows in vector_batches(n):
         for at in range(0, len(rows), INSERT_ROWS):
@@ -272,24 +283,22 @@ def memory_bm25(n: int, count: int, work: Path) -> dict[str, Any]:
 
 
 def milvus_bm25(n: int, count: int, work: Path) -> dict[str, Any]:
-    from pymilvus import DataType, Function, FunctionType, MilvusClient
+    from pymilvus import DataType, Function, FunctionType
+
+    def add_fields(schema: Any) -> None:
+        schema.add_field("text", DataType.VARCHAR, max_length=4096, enable_analyzer=True,
+                         analyzer_params={"type": "standard"})
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(Function(name="bm25", function_type=FunctionType.BM25, input_field_names=["text"],
+                                     output_field_names=["sparse"]))
 
     passages, questions, sources = bm25_corpus(n, count)
     corpus_rss = rss_mb()
     db = work / f"bm25-{n}.db"
     shutil.rmtree(db, ignore_errors=True)
     start, cpu = time.perf_counter(), cpu_s()
-    client = MilvusClient(str(db))
-    schema = client.create_schema(auto_id=False)
-    schema.add_field("id", DataType.INT64, is_primary=True)
-    schema.add_field("text", DataType.VARCHAR, max_length=4096, enable_analyzer=True,
-                     analyzer_params={"type": "standard"})
-    schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-    schema.add_function(Function(name="bm25", function_type=FunctionType.BM25, input_field_names=["text"],
-                                 output_field_names=["sparse"]))
-    params = client.prepare_index_params()
-    params.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
-    client.create_collection(COLLECTION, schema=schema, index_params=params)
+    client = milvus_collection(db, add_fields, lambda params: params.add_index(
+        "sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25"))
     for at in range(0, n, INSERT_ROWS):
         client.insert(COLLECTION, [{"id": at + i, "text": t} for i, t in enumerate(passages[at : at + INSERT_ROWS])])
     inserted_s = time.perf_counter() - start

@@ -29,6 +29,8 @@ from typing import Any
 
 import yaml
 
+from tuner.testing import wait_until_ready
+
 SERVE_KEY = "bench-47-key"
 
 
@@ -69,15 +71,8 @@ def serve_experiments(tree: Path, work: Path) -> list[tuple[str, bool, str]]:
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     url, rows = f"http://127.0.0.1:{port}", []
     try:
+        wait_until_ready(server, url, seconds=600)
         with httpx.Client(timeout=600) as client:
-            while True:
-                assert server.poll() is None, server.communicate()[1]
-                try:
-                    if client.get(f"{url}/healthz").status_code == 200:
-                        break
-                except httpx.TransportError:
-                    pass
-                time.sleep(0.2)
 
             def ask(path: str, body: bytes) -> tuple[int, str, float, float]:
                 cpu, started = _cpu_seconds(server.pid), time.perf_counter()

@@ -51,6 +51,7 @@ import numpy as np
 from tuner.dataset import load_dataset, resolve_dataset
 from tuner.export import export_document, write_export
 from tuner.settings import RetrievalSettings
+from tuner.testing import wait_until_ready
 
 REPO = Path(__file__).resolve().parents[1]
 SETTINGS = RetrievalSettings(top_k=5, chunk_size=128, retriever="hybrid", hybrid_weight=0.5, rerank_strength=0.5,
@@ -70,15 +71,8 @@ def start(config: Path, cache: Path, *flags: str) -> tuple[subprocess.Popen[byte
     process = subprocess.Popen([sys.executable, "-m", "tuner", "serve", "--config", str(config), "--dataset", "demo",
                                 "--port", str(port), *flags], env=env)
     url = f"http://127.0.0.1:{port}"
-    while True:
-        if process.poll() is not None:
-            raise SystemExit(f"server exited with {process.returncode}")
-        try:
-            if httpx.get(f"{url}/healthz", timeout=5).status_code == 200:
-                return process, url, time.perf_counter() - started
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
+    wait_until_ready(process, url, seconds=600)
+    return process, url, time.perf_counter() - started
 
 
 async def load(url: str, queries: Iterator[str], clients: int, seconds: float) -> dict[str, float]:

@@ -1,6 +1,6 @@
-"""CPU that waiting for a server costs the waiting test (issue 39, the suite's time): ``tests/net.py``'s
-``wait_until_ready`` polls ``/healthz`` every 50 ms until a stand-in server (a Python process that sleeps
-``--seconds``, then serves 200) is ready. Before: one ``httpx.get`` per poll, each making a client that loads the TLS
+"""CPU that waiting for a server costs the waiting test (issue 39, the suite's time): ``tuner.testing``'s
+``wait_until_ready`` (the tests' and benches') polls ``/healthz`` every 50 ms until a stand-in server (a Python
+process that sleeps ``--seconds``, then serves 200) is ready. Before: one ``httpx.get`` per poll, each making a client that loads the TLS
 certificates; after: one client for every poll. Both are run in this process, in turn, ``--repeats`` times; printed:
 the CPU seconds (user + system of this process) each wait cost, beside its wall seconds.
 
@@ -17,7 +17,8 @@ import time
 
 import httpx
 
-from tests.net import free_port, wait_until_ready
+from tests.net import free_port
+from tuner.testing import wait_until_ready
 
 SERVER = """
 import http.server, sys, time

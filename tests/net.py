@@ -1,5 +1,6 @@
-"""Loopback networking for tests: a free port, waiting on a service's ``/healthz``, and a TCP proxy a test can take
-down, so that a server becomes unreachable (connections refused, open ones cut) as in a real outage."""
+"""Loopback networking for tests: a free port, waiting on a service's ``/healthz`` (:func:`tuner.testing.wait_until_ready`,
+shared with the benches), and a TCP proxy a test can take down, so that a server becomes unreachable (connections
+refused, open ones cut) as in a real outage."""
 
 from __future__ import annotations
 
@@ -8,11 +9,12 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
+
+from tuner.testing import wait_until_ready
 
 _HOST = "127.0.0.1"
 
@@ -21,25 +23,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind((_HOST, 0))
         return int(probe.getsockname()[1])
-
-
-def wait_until_ready(process: subprocess.Popen[str], url: str, seconds: float = 180, path: str = "/healthz") -> None:
-    """Poll ``url``'s ``path`` until it answers 200; fail with the server's stderr if it exits first, or after
-    ``seconds``. One client polls: ``httpx.get`` makes a client per call, and loading its TLS certificates costs
-    ~30 ms of CPU each time, which at 20 polls a second took half a core from the server it waited for."""
-    import httpx
-
-    deadline = time.monotonic() + seconds
-    with httpx.Client(timeout=5) as client:
-        while True:
-            assert process.poll() is None, process.communicate()[1]
-            try:
-                if client.get(f"{url}{path}").status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, f"server not ready in {seconds:.0f} s"
-            time.sleep(0.05)
 
 
 class TcpProxy:

@@ -11,10 +11,14 @@ a test and the CI gate can never disagree about what a regression is::
 
     def test_conflicts_do_not_mislead():
         assert_robustness("deploy.yaml", "data/golden", max_delta=0.15, categories={"pricing": 0.10})
+
+A test (or a bench) that starts ``tuner serve`` itself waits for it with :func:`wait_until_ready`.
 """
 
 from __future__ import annotations
 
+import subprocess
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -135,3 +139,27 @@ def assert_robustness(
     if measurement.robustness is None:
         raise AssertionError(f"robustness gate: {pipeline.dataset.path} has no keypoints; nothing to judge")
     return _raise_on_failure(evaluate_gate(measurement, thresholds), "robustness gate")
+
+
+def wait_until_ready(process: subprocess.Popen[Any], url: str, seconds: float = 180, path: str = "/healthz") -> None:
+    """Poll ``url``'s ``path`` (a ``tuner serve`` started as ``process``: ``/healthz``) until it answers 200. Raises
+    ``RuntimeError`` with the server's stderr (when piped) if it exits first, ``TimeoutError`` after ``seconds``.
+
+    One client polls: ``httpx.get`` makes a client per call, and loading its TLS certificates costs ~30 ms of CPU each
+    time, which at 20 polls a second took half a core from the server it waited for (bench/wait_ready.py)."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    with httpx.Client(timeout=5) as client:
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"the server exited with {process.returncode} before it was ready: "
+                                   f"{process.communicate()[1]}")
+            try:
+                if client.get(f"{url}{path}").status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"server not ready in {seconds:.0f} s")
+            time.sleep(0.05)
