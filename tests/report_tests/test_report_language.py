@@ -1,9 +1,10 @@
 """The report's language (issue 47 §6): a study whose golden cases are Chinese gets a Chinese report — headings, notes,
 table headers, axis titles and the pick lines from one table per language — and English stays English; the study file's
-``report_language`` overrides the cases."""
+``report_language`` overrides the cases. The labels' summary and pooling caveat follow the report's language."""
 
 from __future__ import annotations
 
+import json
 import re
 import string
 from pathlib import Path
@@ -14,13 +15,17 @@ import yaml
 
 from tests.text_tests.zh_fixture import DOCS, QUERIES
 from tuner.cli import main
-from tuner.dataset import write_dataset
+from tuner.dataset import PROVENANCE, SUMMARY_TEXTS, LabelProvenance, write_dataset
 from tuner.front import REPORT_TEXTS, StudyRecord
 
 pytestmark = pytest.mark.slow  # the module's Chinese study takes tens of seconds to run
 
 ENGLISH_ONLY = ("1. Front", "Hypervolume history", "Picked configurations by category", "Labels:", "noise floor ε")
 CHINESE = ("1. 帕累托前沿", "2. 超体积变化", "5. 选中配置（按类别）", "标注：", "噪声下限 ε", "试验")
+
+
+REVIEWED = LabelProvenance(("bm25",), 10, cases=6, cases_found_by_search=1, labels_found_by_search=2, no_answer=1, rejected=1)
+"""The chinese study's golden set as a review of a bm25 pool would have written it: bm25 at top_k ≤ 10 is pooled."""
 
 
 def _page(study: Path) -> str:
@@ -49,6 +54,7 @@ def chinese_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
                   "severity": "moderate", "wrong_values": [new]}
                  for doc, old, new in (("return", "七天", "三天"), ("warranty", "两年", "一年"), ("member", "99元", "199元"))]
     write_dataset(folder / "kb", [{"doc_id": d, "text": t} for d, t in DOCS], golden, conflicts)
+    (folder / "kb" / PROVENANCE).write_text(json.dumps(REVIEWED.to_dict()), "utf-8")
     (folder / "space.yaml").write_text(yaml.safe_dump({"top_k": {"type": "int", "low": 1, "high": 4}}))
     study = {"name": "zh", "dataset": str(folder / "kb"), "search_space": "space.yaml",
              "settings": {"candidate_depth": 8, "chunk_unit": "chars", "chunk_size": 60, "retriever": "bm25"},
@@ -68,7 +74,9 @@ def test_a_study_of_chinese_cases_gets_a_chinese_report(chinese_study: Path) -> 
     seen = _page(chinese_study)
     assert '<html lang="zh-CN">' in seen and all(text in seen for text in CHINESE)
     assert not any(text in seen for text in ENGLISH_ONLY)
-    assert "标注：标注来源未知" in seen and "无法与无效果区分" in seen  # the labels line and a pick line
+    assert "无法与无效果区分" in seen  # a pick line
+    assert "标注：标注来自对 bm25 候选池（深度 10）的审核：6 条案例，其中 1 条有在候选池外检索到的标注（2 个片段）" in seen
+    assert "bm25 在 top_k 4 下是在 bm25 参与标注的问题上测得的（候选池深度 10）" in seen  # the pooling caveat
 
 
 def test_the_study_file_can_ask_for_the_other_language(chinese_study: Path) -> None:
@@ -79,6 +87,8 @@ def test_the_study_file_can_ask_for_the_other_language(chinese_study: Path) -> N
     page = _page(chinese_study)
     assert '<html lang="en">' in page and all(text in page for text in ENGLISH_ONLY)
     assert not any(text in page for text in CHINESE[:3])
+    assert REVIEWED.summary() in page and REVIEWED.summary() == REVIEWED.summary(SUMMARY_TEXTS)
+    assert "labels from a review of a bm25 pool (depth 10): 6 cases, 1 with labels found by search outside the pool (2 chunks)" in page
 
 
 def test_an_english_study_keeps_an_english_report(tmp_path: Path, tiny_dataset_dir: Path) -> None:

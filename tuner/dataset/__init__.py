@@ -6,7 +6,9 @@ from tuner.dataset.demo import generate_demo
 from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, MANIFEST, MODEL_KEYS, document_metadata, load_dataset, manifest_model_defaults
 from tuner.dataset._kb import load_knowledge_base
 from tuner.dataset._model import DATE, FAMILY, Conflict, Dataset, Document, GoldenCase, Keypoint, MetadataCounts
-from tuner.dataset._provenance import PROVENANCE, UNKNOWN_ORIGIN, DraftLabels, LabelProvenance, labels_json, labels_line, read_provenance
+from tuner.dataset._provenance import (
+    PROVENANCE, SUMMARY_TEXTS, UNKNOWN_ORIGIN, DraftLabels, LabelProvenance, labels_json, labels_line, read_provenance,
+)
 from tuner.dataset._write import write_dataset
 
 __all__ = [
@@ -18,6 +20,7 @@ __all__ = [
     "MANIFEST",
     "MODEL_KEYS",
     "PROVENANCE",
+    "SUMMARY_TEXTS",
     "UNKNOWN_ORIGIN",
     "Conflict",
     "Dataset",

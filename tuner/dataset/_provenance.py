@@ -13,11 +13,26 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from tuner.text import plural
+from typing import Any, Final
 
 PROVENANCE = "golden.provenance.json"
+
+SUMMARY_TEXTS: Final[Mapping[str, str]] = {
+    "labels_generated": ("labels written with the documents by {by}: {cases} cases, each question's relevant documents "
+                         "known by construction (no candidate pool, so no pooling bias)"),
+    "labels_reviewed": ("labels from {pools}: {cases} cases, {found} with labels found by search outside the pool "
+                        "({chunks}), {no_answer} marked no answer in the knowledge base, {rejected} rejected{others}"),
+    "labels_pool": "{retrievers} pool (depth {depth})",
+    "labels_one_review": "a review of a {pool}",
+    "labels_reviews": "reviews of {n} drafts: {parts}",
+    "labels_draft": "a {pool} for {n} cases",
+    "labels_unreviewed": ", and {n} cases no review made (origin unknown)",
+    "labels_chunk": "{n} chunk", "labels_chunks": "{n} chunks",
+    "labels_pool_note": ("{retriever} at top_k {top_k} is measured on questions {retriever} helped label "
+                         "(pool depth {depth}): its recall is optimistic; the lower bound counts the no-answer cases as misses"),
+}
+"""The phrases of :meth:`LabelProvenance.summary` and :meth:`LabelProvenance.pool_note` in English; a report in
+another language passes its own table with the same keys (``tuner.front._texts``)."""
 
 _COUNTS = ("cases", "cases_found_by_search", "labels_found_by_search", "no_answer", "rejected", "unreviewed")
 
@@ -61,8 +76,9 @@ class DraftLabels:
     def pooled(self, retriever: str, top_k: int) -> bool:
         return _pooled(self.pool_retrievers, self.pool_depth, retriever, top_k)
 
-    def pool_text(self) -> str:
-        return f"{'+'.join(self.pool_retrievers)} pool (depth {'?' if self.pool_depth is None else self.pool_depth})"
+    def pool_text(self, texts: Mapping[str, str] = SUMMARY_TEXTS) -> str:
+        return texts["labels_pool"].format(retrievers="+".join(self.pool_retrievers),
+                                           depth="?" if self.pool_depth is None else self.pool_depth)
 
     def keeping(self, ids: set[str]) -> DraftLabels:
         """This part with only the cases ``ids`` (the others left ``golden.jsonl``); the review's counts stay."""
@@ -166,28 +182,30 @@ class LabelProvenance:
             return any(d.pooled(retriever, top_k) for d in self.drafts)
         return _pooled(self.pool_retrievers, self.pool_depth, retriever, top_k)
 
-    def summary(self) -> str:
+    def summary(self, texts: Mapping[str, str] = SUMMARY_TEXTS) -> str:
         """One line: the pool (each draft's, when there are several), the labels found outside it, the cases left out;
-        for generated labels, what wrote them."""
+        for generated labels, what wrote them. In the phrases of ``texts`` (:data:`SUMMARY_TEXTS`' keys)."""
         if self.generated_by is not None:
-            return (f"labels written with the documents by {self.generated_by}: {self.cases} cases, each question's relevant "
-                    "documents known by construction (no candidate pool, so no pooling bias)")
-        depth = "?" if self.pool_depth is None else str(self.pool_depth)
-        pools = (f"reviews of {len(self.drafts)} drafts: " + ", ".join(f"a {d.pool_text()} for {len(d.case_ids)} cases" for d in self.drafts)
-                 if len(self.drafts) > 1 else f"a review of a {'+'.join(self.pool_retrievers)} pool (depth {depth})")
-        others = f", and {self.unreviewed} cases no review made (origin unknown)" if self.unreviewed else ""
-        return (f"labels from {pools}: {self.cases} cases, "
-                f"{self.cases_found_by_search} with labels found by search outside the pool ({plural(self.labels_found_by_search, 'chunk')}), "
-                f"{self.no_answer} marked no answer in the knowledge base, {self.rejected} rejected{others}")
+            return texts["labels_generated"].format(by=self.generated_by, cases=self.cases)
+        if len(self.drafts) > 1:
+            parts = ", ".join(texts["labels_draft"].format(pool=d.pool_text(texts), n=len(d.case_ids)) for d in self.drafts)
+            pools = texts["labels_reviews"].format(n=len(self.drafts), parts=parts)
+        else:
+            pool = DraftLabels("", self.pool_retrievers, self.pool_depth, ()).pool_text(texts)
+            pools = texts["labels_one_review"].format(pool=pool)
+        chunks = texts["labels_chunk" if self.labels_found_by_search == 1 else "labels_chunks"].format(n=self.labels_found_by_search)
+        others = texts["labels_unreviewed"].format(n=self.unreviewed) if self.unreviewed else ""
+        return texts["labels_reviewed"].format(pools=pools, cases=self.cases, found=self.cases_found_by_search,
+                                               chunks=chunks, no_answer=self.no_answer, rejected=self.rejected,
+                                               others=others)
 
-    def pool_note(self, retriever: str, top_k: int) -> str | None:
+    def pool_note(self, retriever: str, top_k: int, texts: Mapping[str, str] = SUMMARY_TEXTS) -> str | None:
         """The caveat of a configuration the pool favours (:meth:`pooled`), else ``None``."""
         if not self.pooled(retriever, top_k):
             return None
         depths = [d.pool_depth for d in self.drafts if d.pooled(retriever, top_k)] if self.drafts else [self.pool_depth]
         depth = "?" if None in depths else "/".join(str(d) for d in dict.fromkeys(depths))
-        return (f"{retriever} at top_k {top_k} is measured on questions {retriever} helped label "
-                f"(pool depth {depth}): its recall is optimistic; the lower bound counts the no-answer cases as misses")
+        return texts["labels_pool_note"].format(retriever=retriever, top_k=top_k, depth=depth)
 
     def to_dict(self) -> dict[str, Any]:
         generated = {} if self.generated_by is None else {"generated_by": self.generated_by}

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
+from tuner.dataset import SUMMARY_TEXTS
+
 ReportLanguage = Literal["en", "zh"]
 REPORT_LANGUAGES: tuple[ReportLanguage, ...] = ("en", "zh")
 
@@ -78,8 +80,7 @@ _EN: dict[str, str] = {
     "labels": "Labels: {line}.",
     "labels_unknown": ("labels of unknown origin (no golden.provenance.json): whether they were judged only inside a "
                        "candidate pool is not recorded"),
-    "labels_generated": ("labels written with the documents by {by}: {cases} cases, each question's relevant documents "
-                         "known by construction (no candidate pool, so no pooling bias)"),
+    **SUMMARY_TEXTS,  # the labels' summary and pooling caveat: the console's lines (tuner.dataset)
     "col_lower_bound": "{name}, {n} no-answer case(s) as misses (lower bound)", "col_pooling": "pooling",
     # pruned trials
     "pruned_summary": "{n} pruned trial(s)", "col_look": "look", "col_cases_used": "cases used",
@@ -177,6 +178,16 @@ _ZH: dict[str, str] = {
     "labels": "标注：{line}。",
     "labels_unknown": "标注来源未知（没有 golden.provenance.json）：无法知道标注是否只在候选池内判定",
     "labels_generated": "由 {by} 与文档一起写出：{cases} 条案例，每个问题的相关文档在生成时即已确定（没有候选池，因此没有候选池偏差）",
+    "labels_reviewed": ("标注来自{pools}：{cases} 条案例，其中 {found} 条有在候选池外检索到的标注（{chunks}），"
+                        "{no_answer} 条标为知识库中没有答案，{rejected} 条被拒绝{others}"),
+    "labels_pool": "{retrievers} 候选池（深度 {depth}）",
+    "labels_one_review": "对 {pool}的审核",
+    "labels_reviews": "{n} 份草稿的审核：{parts}",
+    "labels_draft": "{pool}，{n} 条案例",
+    "labels_unreviewed": "，另有 {n} 条案例不是审核得来的（来源未知）",
+    "labels_chunk": "{n} 个片段", "labels_chunks": "{n} 个片段",
+    "labels_pool_note": ("{retriever} 在 top_k {top_k} 下是在 {retriever} 参与标注的问题上测得的（候选池深度 {depth}）："
+                         "其召回率偏乐观；下限把无答案案例计为未命中"),
     "col_lower_bound": "{name}，{n} 个无答案案例计为未命中（下限）", "col_pooling": "候选池偏差",
     "pruned_summary": "{n} 个被剪枝的试验", "col_look": "检查轮次", "col_cases_used": "使用案例数",
     "col_p": "p (Δ)",

@@ -13,7 +13,7 @@ import optuna
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from tuner.dataset import labels_line
+from tuner.dataset import LabelProvenance
 from tuner.errors import UserError
 from tuner.io import atomic_write_text
 from tuner.objectives import DELTA, EXPOSURE, RECALL
@@ -292,22 +292,23 @@ def _labels_section(study: optuna.Study, entries: Sequence[FrontEntry], t: Texts
     """Where the golden set's labels came from, and per front member its recall beside the lower bound that counts the
     no-answer cases as misses, with the pooling caveat of a retriever that helped label."""
     provenance = study_labels(study)
-    if provenance is None:
-        line = t["labels_unknown"]
-    elif provenance.generated_by is not None:
-        line = t["labels_generated"].format(by=provenance.generated_by, cases=provenance.cases)
-    else:  # a review's summary: in English (tuner golden review's own page says it in Chinese)
-        line = labels_line(provenance)
+    line = t["labels_unknown"] if provenance is None else provenance.summary(t)
     text = f'<p class="labels">{_esc(t["labels"].format(line=line))}</p>'
     caveats = [(e, c) for e in entries if (c := entry_caveat(provenance, e, study.trials[e.number])) is not None]
-    if not caveats:
+    if provenance is None or not caveats:
         return text
     rows = [[f"#{e.number}", _value(e, RECALL),
              f"{c.lower_bound:.3f}" + ("" if c.lower_bound_ci is None else f" [{c.lower_bound_ci[0]:.3f}, {c.lower_bound_ci[1]:.3f}]"),
-             c.pooled or ""] for e, c in caveats]
+             _pool_note(provenance, study.trials[e.number], t)] for e, c in caveats]
     header = [t["col_trial"], label(RECALL, t), t["col_lower_bound"].format(name=label(RECALL, t), n=caveats[0][1].no_answer),
               t["col_pooling"]]
     return text + _table(header, rows, text_columns=[3])
+
+
+def _pool_note(provenance: LabelProvenance, trial: optuna.trial.FrozenTrial, t: Texts) -> str:
+    """The pooling caveat of ``trial``'s configuration in the report's language ('' when the pool does not favour it)."""
+    settings = TrialRecord.from_trial(trial).settings or {}
+    return provenance.pool_note(str(settings["retriever"]), int(settings["top_k"]), t) or ""
 
 
 def _pruned_table(summary: StudySummary, t: Texts) -> str:
