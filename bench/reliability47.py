@@ -20,16 +20,13 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import yaml
 
-from tuner.testing import wait_until_ready
+from tuner.testing import canned_service, wait_until_ready
 
 SERVE_KEY = "bench-47-key"
 
@@ -100,38 +97,6 @@ def serve_experiments(tree: Path, work: Path) -> list[tuple[str, bool, str]]:
     return rows
 
 
-class _Flood(BaseHTTPRequestHandler):
-    """``/retrieval`` that answers the server's ``reply`` (bytes; None: accept and never answer)."""
-
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet."""
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("content-length", 0)))
-        reply: bytes | None = self.server.reply  # type: ignore[attr-defined]
-        if reply is None:
-            time.sleep(3600)
-            return
-        self.send_response(200)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(reply)))
-        self.end_headers()
-        try:
-            self.wfile.write(reply)
-        except OSError:
-            pass  # the client read no further (the size cap)
-
-
-def _flood_server(reply: bytes | None) -> tuple[ThreadingHTTPServer, str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Flood)
-    server.daemon_threads = True
-    server.reply = reply  # type: ignore[attr-defined]
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_port}"
-
-
 def external_experiments(tree: Path, work: Path) -> list[tuple[str, bool, str]]:
     records = [{"content": f"record {n} " + "lorem ipsum " * 6, "score": (n % 997) / 997, "title": f"t{n}",
                 "metadata": {"doc_id": f"doc-{n}"}} for n in range(200_000)]
@@ -140,12 +105,9 @@ def external_experiments(tree: Path, work: Path) -> list[tuple[str, bool, str]]:
     size = f"200,000 records ({len(flood) / 1e6:.0f} MB) for top_k 5"
     for name, reply, flags, timeout in ((size, flood, [], 300), (f"{size}, --max-reply-mb 64", flood, ["--max-reply-mb", "64"], 300),
                                         ("a service that never answers", None, [], 400)):
-        server, url = _flood_server(reply)
-        try:
+        with canned_service(reply) as url:
             code, last, wall, cpu = tuner(tree, work, "eval", "demo", "--external", url, "--knowledge-id", "kb",
                                           "--top-k", "5", *flags, timeout=timeout, TUNER_EXTERNAL_API_KEY="bench-external-key")
-        finally:
-            server.shutdown()
         rows.append((f"§3 tuner eval --external, {name}", code != 124 and wall < 90,
                      f"exit {code} after {wall:.1f} s wall, {cpu:.1f} s CPU: {last}"))
     return rows

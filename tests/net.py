@@ -1,6 +1,6 @@
 """Loopback networking for tests: a free port, waiting on a service's ``/healthz`` (:func:`tuner.testing.wait_until_ready`,
-shared with the benches), and a TCP proxy a test can take down, so that a server becomes unreachable (connections
-refused, open ones cut) as in a real outage."""
+shared with the benches, as is :func:`tuner.testing.canned_service`), and a TCP proxy a test can take down, so that a
+server becomes unreachable (connections refused, open ones cut) as in a real outage."""
 
 from __future__ import annotations
 
@@ -128,47 +128,3 @@ def serving(args: list[str], **env: str) -> Iterator[tuple[str, list[str]]]:
         process.terminate()
         out, err = process.communicate(timeout=30)
         output.append(out + err)
-
-
-@contextmanager
-def canned_service(reply: bytes | None, trickle: float = 0.0) -> Iterator[str]:
-    """A local HTTP server whose every POST gets HTTP 200 and ``reply`` (JSON) at once; ``trickle`` > 0: one byte of it
-    every ``trickle`` seconds; ``reply`` None: the connection is accepted and never answered (a stalled service). Its
-    URL; the server stops at the end of the block."""
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    stop = threading.Event()
-
-    class Canned(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: object) -> None:
-            """Quiet."""
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length", 0)))
-            if reply is None:
-                stop.wait()
-                return
-            self.send_response(200)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(reply)))
-            self.end_headers()
-            try:
-                if trickle <= 0:
-                    self.wfile.write(reply)
-                for byte in (reply if trickle > 0 else b""):
-                    if stop.wait(trickle):
-                        return
-                    self.wfile.write(bytes([byte]))
-                    self.wfile.flush()
-            except OSError:
-                pass  # the client gave up
-
-    server = ThreadingHTTPServer((_HOST, 0), Canned)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://{_HOST}:{server.server_port}"
-    finally:
-        stop.set()
-        server.shutdown()
-        server.server_close()

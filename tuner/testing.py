@@ -12,14 +12,17 @@ a test and the CI gate can never disagree about what a regression is::
     def test_conflicts_do_not_mislead():
         assert_robustness("deploy.yaml", "data/golden", max_delta=0.15, categories={"pricing": 0.10})
 
-A test (or a bench) that starts ``tuner serve`` itself waits for it with :func:`wait_until_ready`.
+A test (or a bench) that starts ``tuner serve`` itself waits for it with :func:`wait_until_ready`;
+:func:`canned_service` stands in for a misbehaving External Knowledge API service.
 """
 
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -163,3 +166,48 @@ def wait_until_ready(process: subprocess.Popen[Any], url: str, seconds: float = 
             if time.monotonic() >= deadline:
                 raise TimeoutError(f"server not ready in {seconds:.0f} s")
             time.sleep(0.05)
+
+
+@contextmanager
+def canned_service(reply: bytes | None, trickle: float = 0.0) -> Iterator[str]:
+    """A local HTTP server whose every POST gets HTTP 200 and ``reply`` (JSON) at once; ``trickle`` > 0: one byte of it
+    every ``trickle`` seconds; ``reply`` None: the connection is accepted and never answered (a stalled service). Its
+    URL; the server stops at the end of the block. For tests of ``tuner eval --external`` against a service that
+    misbehaves (too large a reply, a trickle, no answer)."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    stop = threading.Event()
+
+    class Canned(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            """Quiet."""
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            if reply is None:
+                stop.wait()
+                return
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(reply)))
+            self.end_headers()
+            try:
+                if trickle <= 0:
+                    self.wfile.write(reply)
+                for byte in (reply if trickle > 0 else b""):
+                    if stop.wait(trickle):
+                        return
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+            except OSError:
+                pass  # the client gave up
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Canned)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.net import canned_service
+from tuner.testing import canned_service
 from tuner.cli import main
 from tuner.errors import BackendError
 from tuner.external import ExternalClient, ExternalConfig
