@@ -14,11 +14,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
 from tuner import __version__
+from tuner.engine import DENSE, SPARSE, TEXT, dense_params, filter_expression, index_knobs
 from tuner.errors import UserError
 from tuner.io import atomic_write_text, line_safe_json, read_yaml_mapping
 from tuner.retrieval import FILTER_FIELDS
@@ -26,6 +27,7 @@ from tuner.settings import RetrievalSettings, settings_from_mapping
 
 FORMATS = (".yaml", ".yml", ".json", ".env")
 ENV_PREFIX = "TUNER_"
+SNIPPET_FENCE = "-" * 8
 _ENV_LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
 _PROVENANCE_LINE = re.compile(r"^#\s*([a-z_]+):\s(.*)$")
 
@@ -141,6 +143,8 @@ def read_export(path: str | Path) -> ExportedConfig:
     return ExportedConfig(settings_from_mapping(values, str(source)), provenance, str(source))
 
 
+Entry = TypeVar("Entry")
+"""A framework's translation of one retriever (a function of the settings)."""
 Untranslated = tuple[str, Any, str]
 """A setting the framework has no equivalent for: (name, value, what the framework does instead)."""
 
@@ -181,13 +185,12 @@ def _untranslated(settings: RetrievalSettings, fusion: str, cutoff: bool) -> lis
     return rows
 
 
-def _retriever_entry(entries: Mapping[str, Callable[[RetrievalSettings], dict[str, Any]]], settings: RetrievalSettings,
-                     framework: str) -> dict[str, Any]:
+def _retriever_entry(entries: Mapping[str, Entry], settings: RetrievalSettings, framework: str) -> Entry:
     """The framework's retriever for ``settings.retriever``; a retriever without an entry is a bug to fix here,
     never a silent stand-in (every name in ``tuner.retrieval.RETRIEVERS`` needs one in each framework)."""
     if settings.retriever not in entries:
         raise ValueError(f"no {framework} equivalent written for retriever '{settings.retriever}' (tuner/export.py)")
-    return entries[settings.retriever](settings)
+    return entries[settings.retriever]
 
 
 def _filter_untranslated(settings: RetrievalSettings, retriever: str) -> list[Untranslated]:
@@ -243,7 +246,7 @@ def _langchain(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untran
     embeddings = {"class": "langchain_huggingface.HuggingFaceEmbeddings", "model_name": settings.embedding_model,
                   "encode_kwargs": {"normalize_embeddings": True, "prompt": settings.document_prompt},
                   "query_encode_kwargs": {"normalize_embeddings": True, "prompt": settings.query_prompt}}
-    retriever = _retriever_entry(LANGCHAIN_RETRIEVERS, settings, "langchain")
+    retriever = _retriever_entry(LANGCHAIN_RETRIEVERS, settings, "langchain")(settings)
     native = {"text_splitter": splitter, "embeddings": embeddings, "retriever": retriever}
     if settings.reranker.startswith("cross-encoder:") and settings.rerank_strength > 0:
         native["reranker"] = {"class": "langchain.retrievers.document_compressors.CrossEncoderReranker",
@@ -292,7 +295,7 @@ def _llamaindex(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untra
                                               if unit == "tokens" else "list  # one unit per character")}
     embed = {"class": "llama_index.embeddings.huggingface.HuggingFaceEmbedding", "model_name": settings.embedding_model,
              "query_instruction": settings.query_prompt, "text_instruction": settings.document_prompt, "normalize": True}
-    retriever = _retriever_entry(LLAMAINDEX_RETRIEVERS, settings, "llamaindex")
+    retriever = _retriever_entry(LLAMAINDEX_RETRIEVERS, settings, "llamaindex")(settings)
     native: dict[str, Any] = {"node_parser": splitter, "embed_model": embed, "retriever": retriever}
     cutoff = settings.retriever == "dense" and settings.rerank_strength == 0  # the node score is then tuner's cosine
     if settings.relevance_threshold > 0 and cutoff:
@@ -332,7 +335,7 @@ def _platform_filter(wanted: Mapping[str, Any]) -> dict[str, Any]:
 def _dify(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untranslated]]:
     """The retrieval settings of a Dify knowledge base (Knowledge → Settings → Retrieval Setting, and a knowledge
     retrieval node's metadata filtering) nearest the measured configuration."""
-    retrieval: dict[str, Any] = {**_retriever_entry(DIFY_RETRIEVERS, settings, "dify"), "top_k": settings.top_k, "score_threshold_enabled": settings.relevance_threshold > 0,
+    retrieval: dict[str, Any] = {**_retriever_entry(DIFY_RETRIEVERS, settings, "dify")(settings), "top_k": settings.top_k, "score_threshold_enabled": settings.relevance_threshold > 0,
                                  "score_threshold": settings.relevance_threshold}
     cross_encoder = settings.reranker.startswith("cross-encoder:") and settings.rerank_strength > 0
     retrieval["reranking_enable"] = cross_encoder
@@ -365,7 +368,7 @@ def _dify(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untranslate
 def _ragflow(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untranslated]]:
     """The retrieval settings of a RAGFlow chat assistant or retrieval component (and the dataset's chunking) nearest
     the measured configuration. RAGFlow always blends keyword and vector similarity, weighted ``vector_similarity_weight``."""
-    weight = float(_retriever_entry(RAGFLOW_RETRIEVERS, settings, "ragflow")["vector_similarity_weight"])
+    weight = float(_retriever_entry(RAGFLOW_RETRIEVERS, settings, "ragflow")(settings)["vector_similarity_weight"])
     cross_encoder = settings.reranker.startswith("cross-encoder:") and settings.rerank_strength > 0
     native: dict[str, Any] = {
         "dataset": {"embedding_model": settings.embedding_model, "parser_config": {"chunk_token_num": settings.chunk_size}},
@@ -388,24 +391,145 @@ def _ragflow(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untransl
     return native, rows + [row for row in _filter_untranslated(settings, "keyword search") if row[2].startswith("tuner chunk")]
 
 
-FRAMEWORKS = {"langchain": _langchain, "llamaindex": _llamaindex, "dify": _dify, "ragflow": _ragflow}
+def _milvus_engine(provenance: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The Milvus engine and collection an export was measured on; a :class:`UserError` for a trial measured in
+    memory (or an export that does not say): there is no collection whose search parameters could be given."""
+    engine = provenance.get("engine")
+    if not isinstance(engine, Mapping) or engine.get("backend") != "milvus" or not provenance.get("collection"):
+        measured = "in memory" if isinstance(engine, Mapping) else "on an engine the export does not name"
+        raise UserError(f"--format milvus: trial {provenance.get('trial')} of study '{provenance.get('study')}' was measured "
+                        f"{measured}: no Milvus collection to search; run the study with engine: {{backend: milvus, uri: "
+                        "...}} (docs/engine.md)")
+    return engine
+
+
+def _plain_cosine(settings: RetrievalSettings) -> bool:
+    """Whether the final score is the dense first stage's cosine: nothing after the search moves it (no rerank blend,
+    recency or stale penalty), so ``relevance_threshold`` is Milvus's range-search ``radius``."""
+    return (settings.retriever == "dense" and settings.rerank_strength == 0 and settings.recency_weight == 0
+            and settings.stale_penalty == 0)
+
+
+def _milvus_dense(settings: RetrievalSettings, index: str) -> dict[str, Any]:
+    """The dense request as the trial's first stage sent it (:func:`tuner.engine.dense_params`: COSINE, ``ef`` or
+    ``nprobe`` of the collection's index), with the threshold as a range search's ``radius`` where it is the cosine."""
+    param = dense_params(index_knobs(index, settings), settings.candidate_depth)
+    if settings.relevance_threshold > 0 and _plain_cosine(settings):
+        param = {**param, "params": {**param.get("params", {}), "radius": settings.relevance_threshold}}  # keeps radius < score
+    return {"anns_field": DENSE, "param": param, "data": "vector"}
+
+
+def _milvus_bm25() -> dict[str, Any]:
+    return {"anns_field": SPARSE, "param": {"metric_type": "BM25"}, "data": "question"}
+
+
+def _milvus_ranker(settings: RetrievalSettings) -> dict[str, Any]:
+    """The ranker of a hybrid search: tuner's ``RRFRanker(rrf_k)``; for ``blend``, a ``WeightedRanker`` over
+    normalized scores (tuner's own divides BM25 by each question's ceiling, which Milvus cannot compute)."""
+    if settings.fusion == "rrf":
+        return {"class": "RRFRanker", "args": [settings.rrf_k]}
+    return {"class": "WeightedRanker", "args": [settings.hybrid_weight, round(1 - settings.hybrid_weight, 6)],
+            "kwargs": {"norm_score": True}}
+
+
+MILVUS_RETRIEVERS: dict[str, Callable[[RetrievalSettings, str], dict[str, Any]]] = {
+    "dense": lambda s, index: {"search": _milvus_dense(s, index)},
+    "bm25": lambda s, index: {"search": _milvus_bm25()},
+    "hybrid": lambda s, index: {"hybrid_search": {"requests": [_milvus_dense(s, index), _milvus_bm25()],
+                                                  "ranker": _milvus_ranker(s)}},
+}
+"""The pymilvus call of each tuner retriever on a collection tuner built (``data``: the question's ``vector`` or the
+``question`` text, which the collection's BM25 function analyzes)."""
+MILVUS_OUTPUT_FIELDS = ("chunk_id", "doc_id", "title", TEXT, "metadata")
+
+
+def _milvus(settings: RetrievalSettings, provenance: Mapping[str, Any]) -> tuple[dict[str, Any], list[Untranslated]]:
+    """The pymilvus search of the measured configuration on the collection it searched: its ``anns_field``,
+    ``search_params`` (metric, ef / nprobe of the engine's index, ``radius`` where the threshold is the cosine), ``limit``
+    (``candidate_depth``; keep the first ``top_k``), filter expression (:func:`tuner.engine.filter_expression`) and,
+    for hybrid, the ranker; with a table of what tuner does after the search, which pymilvus does not."""
+    engine = _milvus_engine(provenance)
+    native: dict[str, Any] = {
+        "connection": {"uri": engine.get("uri"), "db_name": engine.get("db_name", ""), "token_env": engine.get("token_env")},
+        "collection": provenance["collection"], "index": {"type": engine.get("index"), "params": dict(engine.get("index_params") or {})},
+        "query_embedding": {"model": settings.embedding_model, "prompt": settings.query_prompt, "normalize": True},
+        **_retriever_entry(MILVUS_RETRIEVERS, settings, "milvus")(settings, str(engine.get("index"))),
+        "limit": settings.candidate_depth, "filter": filter_expression(settings, "clean"), "top_k": settings.top_k,
+        "output_fields": list(MILVUS_OUTPUT_FIELDS)}
+    rows: list[Untranslated] = []
+    if settings.retriever == "hybrid" and settings.fusion == "blend":
+        rows.append(("hybrid_weight", settings.hybrid_weight, "tuner divides each question's BM25 scores by their "
+                     "attainable (k1 + 1) · Σidf, counted over the collection's texts (Milvus gives no document "
+                     "frequency); WeightedRanker(norm_score=True) maps BM25 through arctan instead: the nearest, not the "
+                     "same order"))
+    if settings.relevance_threshold > 0 and not _plain_cosine(settings):
+        rows.append(("relevance_threshold", settings.relevance_threshold, "a post-filter on tuner's final score (BM25: "
+                     "the share of the question's attainable score; hybrid and reranked: a blend), after the steps below"))
+    return native, rows + [row for row in _untranslated(settings, "", cutoff=True) if row[0] in TUNER_AFTER_SEARCH]
+
+
+TUNER_AFTER_SEARCH = ("rerank_strength", "reranker", "version_policy", "stale_penalty", "recency_weight", "dedupe")
+"""What tuner does to the engine's candidates after the search, on every engine (docs/engine.md)."""
+
+
+def _milvus_snippet(native: Mapping[str, Any]) -> list[str]:
+    """The search of :func:`_milvus` as a Python function a team pastes into its pymilvus code."""
+    connection, embedding = native["connection"], native["query_embedding"]
+    data = {"vector": "[vector]", "question": "[question]"}
+    token = f"os.environ[{connection['token_env']!r}]" if connection["token_env"] else "''"
+    names = ["MilvusClient"] if "search" in native else ["AnnSearchRequest", "MilvusClient", native["hybrid_search"]["ranker"]["class"]]
+    lines = [*(["import os", ""] if connection["token_env"] else []), f"from pymilvus import {', '.join(names)}", "",
+             f"client = MilvusClient(uri={connection['uri']!r}, token={token}, db_name={connection['db_name']!r})", "", "",
+             "def search(client: MilvusClient, question: str, vector: list[float]) -> list[dict]:",
+             f"    \"\"\"The chunks of the measured configuration before tuner's steps after the search; vector: the question "
+             f"embedded by {embedding['model']} with the prompt {embedding['prompt']!r}, normalized.\"\"\""]
+    common = f"limit={native['limit']}, filter={native['filter']!r}, output_fields={native['output_fields']!r}"
+    if "search" in native:
+        search = native["search"]
+        lines.append(f"    hits = client.search({native['collection']!r}, data={data[search['data']]}, "
+                     f"anns_field={search['anns_field']!r}, search_params={search['param']!r}, {common})")
+    else:
+        hybrid = native["hybrid_search"]
+        requests = ", ".join(f"AnnSearchRequest({data[r['data']]}, {r['anns_field']!r}, {r['param']!r}, {native['limit']}, "
+                             f"expr={native['filter'] or None!r})" for r in hybrid["requests"])
+        ranker = hybrid["ranker"]
+        arguments = ", ".join([*map(repr, ranker["args"]), *(f"{k}={v!r}" for k, v in ranker.get("kwargs", {}).items())])
+        lines.append(f"    hits = client.hybrid_search({native['collection']!r}, [{requests}], {ranker['class']}({arguments}), "
+                     f"limit={native['limit']}, output_fields={native['output_fields']!r})")
+    lines.append(f"    return list(hits[0])[:{native['top_k']}]")
+    return lines
+
+
+FRAMEWORKS: dict[str, Callable[[RetrievalSettings, Mapping[str, Any]], tuple[dict[str, Any], list[Untranslated]]]] = {
+    "langchain": lambda s, _: _langchain(s), "llamaindex": lambda s, _: _llamaindex(s), "dify": lambda s, _: _dify(s),
+    "ragflow": lambda s, _: _ragflow(s), "milvus": _milvus,
+}
+"""Each ``--format``'s nearest settings of a configuration and its provenance (Milvus's reads where it was measured)."""
+SNIPPETS: dict[str, Callable[[Mapping[str, Any]], list[str]]] = {"milvus": _milvus_snippet}
+"""The formats whose settings are also code to paste, from their native settings."""
 ADAPTERS = {"langchain": "tuner.deploy.langchain.TunerLangChainRetriever",
             "llamaindex": "tuner.deploy.llamaindex.TunerLlamaIndexRetriever",
             "dify": "tuner serve (POST /retrieval) registered as a Dify external knowledge base (docs/deploy.md)",
             "ragflow": "tuner serve (POST /retrieval) registered as a Dify external knowledge base (docs/deploy.md); "
-                       "measure RAGFlow's own knowledge base with tuner eval --external"}
+                       "measure RAGFlow's own knowledge base with tuner eval --external",
+            "milvus": "tuner serve --engine milvus --engine-uri URI over the same collection (docs/engine.md)"}
 
 
 def write_framework_export(path: str | Path, document: dict[str, Any], framework: str) -> Path:
-    """The nearest ``framework`` settings of an export (LangChain, LlamaIndex, or the knowledge bases of Dify and
-    RAGFlow: chunk size and overlap in their units, ``k`` / ``top_k``, a similarity cutoff where one exists) as YAML,
-    headed by a table of the settings that do not translate; the adapter reproduces the measured retrieval instead."""
-    native, untranslated = FRAMEWORKS[framework](settings_from_mapping(document["settings"], "export settings"))
+    """The nearest ``framework`` settings of an export (LangChain, LlamaIndex, the knowledge bases of Dify and
+    RAGFlow: chunk size and overlap in their units, ``k`` / ``top_k``, a similarity cutoff where one exists; Milvus: the
+    search of the collection the trial measured) as YAML, headed by a table of the settings that do not translate (and,
+    for Milvus, the search as Python); the adapter reproduces the measured retrieval instead."""
+    native, untranslated = FRAMEWORKS[framework](settings_from_mapping(document["settings"], "export settings"),
+                                                 document["provenance"])
     header = [f"# {framework} settings nearest to the measured configuration, written by tuner export --format {framework}.",
               f"# For the retrieval the study measured, use {ADAPTERS[framework]}"
               + (".from_config(...) instead." if framework in ("langchain", "llamaindex") else " instead."),
               "# What does not translate:", "#", "# | setting | value | why |", "# |---|---|---|"]
     header += [f"# | {name} | {value} | {why} |" for name, value, why in untranslated]
+    if framework in SNIPPETS:
+        header += ["#", f"# As {framework} code (between the {SNIPPET_FENCE} lines):", f"# {SNIPPET_FENCE}"]
+        header += [f"# {line}".rstrip() for line in SNIPPETS[framework](native)] + [f"# {SNIPPET_FENCE}"]
     body = {"framework": framework, "native": native, "adapter": ADAPTERS[framework],
             "not_translated": [{"setting": name, "value": value, "why": why} for name, value, why in untranslated],
             "settings": document["settings"], "provenance": document["provenance"]}

@@ -1,7 +1,9 @@
 """A study on Milvus Lite end to end (issue 45): ``tuner run`` with ``engine: {backend: milvus}`` builds a collection
 pymilvus sees at that URI, ``tuner export`` records the engine (never a token) and the collection each trial searched,
 and ``tuner serve --engine milvus`` serves the export from that collection (``/retrieve``, Dify's ``/retrieval`` with
-its metadata conditions), refusing writes with one 409 line; served in memory, it says it was measured elsewhere."""
+its metadata conditions), refusing writes with one 409 line; served in memory, it says it was measured elsewhere.
+``tuner export --format milvus`` gives the trial's pymilvus search, whose code, run as written, returns the trial's
+chunks."""
 
 from __future__ import annotations
 
@@ -23,10 +25,14 @@ from fastapi.testclient import TestClient  # noqa: E402
 
 from tests.study_tests.test_study import write_study  # noqa: E402
 from tuner.cli import main  # noqa: E402
+from tuner.dataset import load_dataset  # noqa: E402
 from tuner.deploy import EngineCorpus, Retriever, engine_note  # noqa: E402
-from tuner.engine import MemoryEngine, MilvusEngine  # noqa: E402
-from tuner.export import read_export  # noqa: E402
+from tuner.embedding import CachedEncoder  # noqa: E402
+from tuner.engine import MemoryEngine, MilvusEngine, filter_expression  # noqa: E402
+from tuner.errors import UserError  # noqa: E402
+from tuner.export import SNIPPET_FENCE, export_document, read_export, write_framework_export  # noqa: E402
 from tuner.front import TrialRecord  # noqa: E402
+from tuner.settings import RetrievalSettings  # noqa: E402
 
 TOKEN_ENV = "TUNER_TEST_MILVUS_TOKEN"
 API_KEY = "test-api-key"
@@ -168,3 +174,87 @@ def test_a_config_measured_on_milvus_served_in_memory_says_so(study: dict[str, A
     with pytest.raises(EngineCorpus):
         Retriever.from_config(study["export"], corpus=tiny_dataset_dir,
                               engine=MilvusEngine(backend="milvus", uri=study["uri"])).delete_documents(["returns"])
+
+
+def _snippet(text: str) -> str:
+    """The Python of a ``--format milvus`` export: its commented lines between the fences."""
+    lines = text.splitlines()
+    fences = [i for i, line in enumerate(lines) if line == f"# {SNIPPET_FENCE}"]
+    return "\n".join(line.removeprefix("#").removeprefix(" ") for line in lines[fences[0] + 1:fences[1]])
+
+
+def _run_snippet(text: str, question: str, encoder: CachedEncoder, prompt: str) -> list[str]:
+    namespace: dict[str, Any] = {}
+    exec(compile(_snippet(text), "milvus-export", "exec"), namespace)  # the code a team pastes, as written
+    vector = encoder.with_prompt(prompt).encode([question])[0].tolist()
+    return [hit["entity"]["chunk_id"] for hit in namespace["search"](namespace["client"], question, vector)]
+
+
+QUESTIONS = ("How much does the Aurora X200 laptop cost?", "How many countries does Mercury Logistics deliver to?")
+
+
+@pytest.mark.parametrize("trial", [0, 1])
+def test_the_milvus_export_is_the_trials_search_and_its_code_returns_the_trials_chunks(
+    study: dict[str, Any], trial: int, tmp_path: Path, tiny_dataset_dir: Path, encoder: CachedEncoder
+) -> None:
+    path = tmp_path / "milvus.yaml"
+    assert main(["export", str(study["study_file"]), "--trial", str(trial), "--format", "milvus", "-o", str(path)]) == 0
+    text = path.read_text()
+    native = yaml.safe_load(text)["native"]
+    record = TrialRecord.from_trial(study["study"].trials[trial])
+    settings = RetrievalSettings.model_validate(record.settings)
+    search = native["search"]
+    assert native["collection"] == record.collection and native["connection"]["uri"] == study["uri"]
+    assert search["anns_field"] == {"dense": "dense", "bm25": "sparse"}[settings.retriever]
+    assert search["param"] == ({"metric_type": "COSINE"} if settings.retriever == "dense" else {"metric_type": "BM25"})
+    assert (native["limit"], native["top_k"]) == (settings.candidate_depth, settings.top_k)
+    assert native["filter"] == filter_expression(settings) == "conflict == false"
+    assert "| dedupe |" not in text and "# | setting | value | why |" in text
+    served = Retriever.from_config(path, corpus=tiny_dataset_dir, engine=MilvusEngine(backend="milvus", uri=study["uri"]))
+    for question in QUESTIONS:
+        expected = [c.metadata["chunk_id"] for c in served.retrieve(question)]
+        assert _run_snippet(text, question, encoder, settings.query_prompt) == expected
+
+
+def test_a_hybrid_rrf_export_runs_as_tunners_first_stage(study: dict[str, Any], tmp_path: Path, tiny_dataset_dir: Path,
+                                                        encoder: CachedEncoder) -> None:
+    settings = RetrievalSettings(retriever="hybrid", fusion="rrf", rrf_k=20, chunk_size=40, candidate_depth=10, top_k=3)
+    provenance = {**read_export(study["export"]).provenance, "trial": 7}
+    path = write_framework_export(tmp_path / "rrf.yaml", export_document(settings.model_dump(), provenance), "milvus")
+    native = yaml.safe_load(path.read_text())["native"]
+    assert native["hybrid_search"]["ranker"] == {"class": "RRFRanker", "args": [20]}
+    engine = MilvusEngine(backend="milvus", uri=study["uri"])
+    tuner = Retriever(settings, load_dataset(tiny_dataset_dir), engine=engine)
+    for question in QUESTIONS:
+        assert _run_snippet(path.read_text(), question, encoder, "") == [c.metadata["chunk_id"] for c in tuner.retrieve(question)]
+
+
+def _native(tmp_path: Path, engine: dict[str, Any], **values: Any) -> tuple[dict[str, Any], set[str]]:
+    provenance = {"trial": 2, "study": "kb", "engine": {"backend": "milvus", "uri": "http://milvus:19530", **engine},
+                  "collection": "tuner_abc"}
+    settings = RetrievalSettings(**values).model_dump()
+    doc = yaml.safe_load(write_framework_export(tmp_path / "m.yaml", export_document(settings, provenance), "milvus").read_text())
+    return doc["native"], {row["setting"] for row in doc["not_translated"]}
+
+
+def test_the_milvus_export_sends_the_index_knobs_and_lists_what_tuner_does_after_the_search(tmp_path: Path) -> None:
+    native, rows = _native(tmp_path, {"index": "HNSW", "token_env": TOKEN_ENV}, retriever="hybrid", hybrid_weight=0.7,
+                           hnsw_ef=8, candidate_depth=30, rerank_strength=0.4, dedupe=0.9, version_policy="latest",
+                           relevance_threshold=0.3, metadata_filters={"cur": {"status": "current"}}, metadata_filter="cur")
+    dense, bm25 = native["hybrid_search"]["requests"]
+    assert dense["param"] == {"metric_type": "COSINE", "params": {"ef": 30}}  # ef raised to the limit
+    assert bm25 == {"anns_field": "sparse", "param": {"metric_type": "BM25"}, "data": "question"}
+    assert native["hybrid_search"]["ranker"] == {"class": "WeightedRanker", "args": [0.7, 0.3], "kwargs": {"norm_score": True}}
+    assert native["filter"] == '(conflict == false) and ((metadata["status"] == "current"))'
+    assert native["connection"]["token_env"] == TOKEN_ENV
+    assert rows == {"hybrid_weight", "relevance_threshold", "rerank_strength", "reranker", "version_policy", "dedupe"}
+    ivf, rows = _native(tmp_path, {"index": "IVF_FLAT"}, retriever="dense", ivf_nprobe=16, relevance_threshold=0.35)
+    assert ivf["search"]["param"] == {"metric_type": "COSINE", "params": {"nprobe": 16, "radius": 0.35}}
+    assert rows == set()  # the threshold on a plain cosine is the range search's radius
+
+
+def test_a_trial_measured_in_memory_has_no_milvus_export(tmp_path: Path) -> None:
+    document = export_document(RetrievalSettings().model_dump(), {"trial": 1, "study": "demo", "engine": {"backend": "memory"}})
+    with pytest.raises(UserError, match="--format milvus: trial 1 of study 'demo' was measured in memory"):
+        write_framework_export(tmp_path / "m.yaml", document, "milvus")
+    assert not (tmp_path / "m.yaml").exists()

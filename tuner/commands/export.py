@@ -7,7 +7,7 @@ import argparse
 from tuner.commands._study_args import add_study_arguments, loaded_study
 
 HELP = ("Export a trial's retrieval settings (with provenance) as .yaml, .json or .env for deployment, or the nearest "
-        "LangChain / LlamaIndex / Dify / RAGFlow settings (--format).")
+        "LangChain / LlamaIndex / Dify / RAGFlow settings or pymilvus search (--format).")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,9 +17,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     choice.add_argument("--pick", metavar="RULE", help="knee, min-delta (with --min-recall) or cheapest")
     parser.add_argument("--min-recall", type=float, metavar="X", help="recall floor for --pick min-delta")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="output file (.yaml, .json or .env)")
-    parser.add_argument("--format", choices=("tuner", "langchain", "llamaindex", "dify", "ragflow"), default="tuner",
+    parser.add_argument("--format", choices=("tuner", "langchain", "llamaindex", "dify", "ragflow", "milvus"), default="tuner",
                         help="tuner (default: what tuner serve and tuner.Retriever read), or the nearest settings of a "
-                             "framework (langchain, llamaindex) or of a platform's own knowledge base (dify, ragflow) as "
+                             "framework (langchain, llamaindex), of a platform's own knowledge base (dify, ragflow) or, "
+                             "from a study on Milvus, the pymilvus search of the collection it measured (milvus) as "
                              "YAML with a table of what does not translate")
 
 

@@ -7,7 +7,8 @@ and gives its candidates to tuner's own ranking (``_pipeline``: :class:`MilvusPi
 registry). ``_config`` holds the ``engine:`` block's models. See docs/engine.md."""
 
 from tuner.engine._collections import (
-    Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection, tuner_collections, verify,
+    DENSE, SPARSE, TEXT, Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection,
+    tuner_collections, verify,
 )
 from tuner.engine._config import INDEX_KINDS, EngineConfig, MemoryEngine, MilvusEngine, parse_engine
 from tuner.engine._pipeline import ENGINES, MilvusPipeline, engine_pipeline
@@ -16,8 +17,11 @@ from tuner.engine._search import (
 )
 
 __all__ = [
+    "DENSE",
     "ENGINES",
     "INDEX_KINDS",
+    "SPARSE",
+    "TEXT",
     "BM25Ceiling",
     "Collection",
     "CollectionInfo",
