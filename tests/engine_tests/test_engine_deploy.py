@@ -8,6 +8,7 @@ chunks."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -258,3 +259,25 @@ def test_a_trial_measured_in_memory_has_no_milvus_export(tmp_path: Path) -> None
     with pytest.raises(UserError, match="--format milvus: trial 1 of study 'demo' was measured in memory"):
         write_framework_export(tmp_path / "m.yaml", document, "milvus")
     assert not (tmp_path / "m.yaml").exists()
+
+
+def test_a_configured_filter_is_the_trials_expression_and_a_requests_filter_adds_chunk_ids(
+    study: dict[str, Any], tiny_dataset_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tuner.engine import MilvusFirstStage
+
+    settings = RetrievalSettings(retriever="dense", chunk_size=40, candidate_depth=10, top_k=3, metadata_filter="laptops",
+                                 metadata_filters={"laptops": {"doc_id": ["aurora-x200", "aurora-x210", "warranty"]}})
+    dataset = load_dataset(tiny_dataset_dir)
+    engine, memory = Retriever(settings, dataset, engine=MilvusEngine(backend="milvus", uri=study["uri"])), Retriever(settings, dataset)
+    sent: list[str | None] = []
+    search_where = MilvusFirstStage.search_where
+    monkeypatch.setattr(MilvusFirstStage, "search_where", lambda self, queries, depth, where: (
+        sent.append(where), search_where(self, queries, depth, where))[1])
+    for filters in (None, {"doc_id": "warranty"}, {"doc_id": "returns"}):
+        got = [(c.doc_id, c.span) for c in engine.retrieve("How much memory does the laptop have?", filters=filters)]
+        assert got == [(c.doc_id, c.span) for c in memory.retrieve("How much memory does the laptop have?", filters=filters)]
+    configured = filter_expression(settings)
+    assert sent[0] == configured and not re.search(r"\bid\b", configured)
+    assert sent[1] is not None and sent[1].startswith(f"({configured}) and (id in [")
+    assert sent[2] is not None and sent[2].startswith(f"({configured}) and (id in [")  # no chunk of returns is a laptop's

@@ -17,12 +17,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
+
 from tuner.cache import DiskCache
 from tuner.chunking import CONFLICT, Chunk, chunk_dataset
 from tuner.dataset import Dataset, Document, load_dataset, resolve_dataset
 from tuner.deploy._engine import serving_engine
 from tuner.embedding import BatchingEncoder, CachedEncoder, EmbeddingContext, ServingStore
-from tuner.engine import MemoryEngine, MilvusEngine, engine_pipeline
+from tuner.engine import MemoryEngine, MilvusEngine, MilvusFirstStage, engine_pipeline, filter_expression, mask_expression
 from tuner.text import Language, detect_language
 from tuner.export import ExportedConfig, read_export
 from tuner.rerank import Reranker
@@ -32,8 +34,10 @@ from tuner.retrieval import (
     ChunkVersions,
     Condition,
     FirstStage,
+    Hits,
     chunk_versions,
     condition_mask,
+    filter_mask,
     final_ranking,
     first_stage_mask,
     rerank_row,
@@ -125,8 +129,8 @@ class Retriever:
     best device); give several retrievers of one process the same context and they load the model once.
 
     ``engine`` is where the first stage runs: in this process (the default), or in Milvus, over the collection of
-    the dataset's chunks that a study on that engine built (built here when it is missing), with the request's
-    filters sent as an expression over the chunk ids (:func:`tuner.engine.mask_expression`); the corpus is then the
+    the dataset's chunks that a study on that engine built (built here when it is missing), within the trial's own
+    filter expression and the request's filters as chunk ids (:meth:`_first_stage`); the corpus is then the
     collection's, and ``add_documents`` / ``delete_documents`` raise :class:`EngineCorpus`.
     """
 
@@ -214,16 +218,34 @@ class Retriever:
         if not 1 <= k <= self.settings.candidate_depth:
             raise ValueError(f"top_k must be between 1 and candidate_depth ({self.settings.candidate_depth}), got {k}")
         index = self._index
-        # the corpus chunks (the "clean" view) passing the configured metadata_filter, as in the trial, and the request's
         where = condition_mask(index.table.chunks, index.metadata_of, conditions, logical) if conditions else None
-        allowed = first_stage_mask(index.table, index.metadata_of, self.settings, "clean", filters, where)
-        hits = index.first_stage.search([query], self.settings.candidate_depth, allowed)
+        hits = self._first_stage(index, query, filters, where)
         indices, first = hits.indices[0], hits.scores[0]
         rerank = None if self._reranker is None else rerank_row(self._reranker, query, indices, index.table.passages)
         ranking = replace(self.settings.ranking, top_k=k)
         vectors = index.table.embeddings() if ranking.reads_vectors else None
         chosen, scores = final_ranking(indices, first, rerank, ranking, index.versions, vectors)
         return [self._result(index, index.table.chunks[i], float(s)) for i, s in zip(chosen, scores)]
+
+    def _first_stage(self, index: _Index, query: str, filters: Mapping[str, Any] | None, where: np.ndarray | None) -> Hits:
+        """The first stage's candidates of ``query`` among the chunks the trial searched (the corpus, the "clean" view,
+        under the configured ``metadata_filter``) that pass the request's ``filters`` and ``where``: here, as one mask
+        (:func:`first_stage_mask`); in an engine, as the trial's own filter expression
+        (:func:`tuner.engine.filter_expression`) and the request's mask as chunk ids, so that a configured filter over
+        a large collection is never sent as a list of ids."""
+        depth = self.settings.candidate_depth
+        if not isinstance(index.first_stage, MilvusFirstStage):
+            allowed = first_stage_mask(index.table, index.metadata_of, self.settings, "clean", filters, where)
+            return index.first_stage.search([query], depth, allowed)
+        request = filter_mask(index.table.chunks, index.metadata_of, filters) if filters else None
+        if where is not None:
+            request = where if request is None else request & where
+        requested = mask_expression(request)
+        if requested is None:  # no chunk passes the request's filters
+            return index.first_stage.search_where([query], depth, None)
+        configured = filter_expression(self.settings, "clean")
+        both = f"({configured}) and ({requested})" if configured and requested else configured or requested
+        return index.first_stage.search_where([query], depth, both)
 
     def _index_of(self, table: ChunkTable, first_stage: FirstStage, documents: Mapping[str, Document]) -> _Index:
         """An index version; when the ranking reads versions, with the stale flag and age of every chunk among the
