@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,13 +112,15 @@ def served(study: dict[str, Any], tiny_dataset_dir: Path) -> Iterator[tuple[Test
         yield client, printed
 
 
-def _wait_ready(client: TestClient) -> None:
-    done = threading.Event()
-    while not done.wait(0.2):
+def _wait_ready(client: TestClient, seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         health = client.get("/healthz")
         if health.status_code == 200:
             return
         assert "failed" not in health.text, health.text
+        time.sleep(0.2)
+    raise TimeoutError(f"the service was not ready within {seconds:g} s: {health.text}")
 
 
 def test_serve_on_milvus_searches_the_studys_collection_as_the_library_does(
