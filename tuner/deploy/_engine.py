@@ -42,8 +42,8 @@ def engine_note(source: str, provenance: Mapping[str, Any], engine: MemoryEngine
     first-stage scores of BM25 and hybrid differ between engines (docs/engine.md), so the served configuration is not
     exactly the measured one. None when they agree or the export does not say.
 
-    >>> engine_note("deploy.yaml", {"engine": {"backend": "milvus", "uri": "kb.db"}}, MemoryEngine())[:60]
-    'deploy.yaml was measured on milvus (kb.db) and is served in m'
+    >>> engine_note("deploy.yaml", {"engine": {"backend": "milvus", "uri": "kb.db"}}, MemoryEngine()).split(":")[0]
+    'deploy.yaml was measured on milvus (kb.db) and is served in memory'
     """
     measured = measured_backend(provenance)
     if measured is None or measured == engine.backend:
