@@ -86,7 +86,7 @@ def test_a_study_on_milvus_fixes_dense_index_at_the_engines_index(tmp_path: Path
     space = SearchSpace({"dense_index": CategoricalParam(type="categorical", choices=["flat", "hnsw"])}, "space.yaml")
     [knob] = inert_knobs(space, load_dataset(tiny_dataset_dir), loaded.base_settings, engine=loaded.engine)
     assert knob.setting == "dense_index" and knob.value == "hnsw"
-    assert knob.line().startswith("dense_index cannot act on the milvus engine (it searches its collection's HNSW index)")
+    assert knob.line().startswith("dense_index cannot act on the milvus engine (it searches its HNSW index)")
     with pytest.raises(UserError, match=r"settings.dense_index: 'flat', but the engine's index is IVF_FLAT \(ivf\)"):
         load_study_file(_study(tmp_path, tiny_dataset_dir, "{backend: milvus, uri: kb.db, index: IVF_FLAT}",
                                "{dense_index: flat}"))

@@ -182,7 +182,9 @@ def embeddings_from_args(args: argparse.Namespace, base: EmbeddingOptions | None
     return EmbeddingContext(options, store_url)
 
 
-def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+def add_engine_arguments(parser: argparse.ArgumentParser, collections: bool = False) -> None:
+    """The ``--engine`` flags; with ``collections`` also the dense index of the collections searched and attach mode
+    (a command that measures: ``tuner serve`` takes the index from the export and serves collections tuner built)."""
     group = parser.add_argument_group("engine (where the first stage runs; a study file's 'engine:', docs/engine.md)")
     group.add_argument("--engine", choices=("memory", "milvus"), default="memory",
                        help="memory: tuner's own indexes in this process (default); milvus: a Milvus Lite file or cluster")
@@ -191,6 +193,18 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--engine-token-env", dest="engine_token_env", metavar="NAME",
                        help="with --engine milvus: the environment variable holding the token (user:password or an API key)")
     group.add_argument("--engine-db", dest="engine_db", metavar="NAME", help="with --engine milvus: the database (default: the server's)")
+    if not collections:
+        parser.set_defaults(engine_index=None, engine_collection=None, engine_fields=None)
+        return
+    group.add_argument("--engine-index", dest="engine_index", metavar="TYPE",
+                       help="with --engine milvus: the dense index (FLAT default, HNSW, HNSW_SQ, IVF_FLAT, IVF_SQ8, AUTOINDEX): "
+                       "of the collections tuner builds, or the one an attached collection has")
+    group.add_argument("--engine-collection", dest="engine_collection", metavar="NAME",
+                       help="with --engine milvus: attach mode, search this existing collection (never written) instead "
+                       "of building one; needs --engine-fields")
+    group.add_argument("--engine-fields", dest="engine_fields", metavar="ROLE=FIELD,...",
+                       help="with --engine-collection: its fields, text=F,vector=F,doc_id=F and optionally metadata=F (a "
+                       "JSON field; several metadata=F: scalar fields) and sparse=F (its BM25 function's output)")
 
 
 def engine_from_args(args: argparse.Namespace) -> MemoryEngine | MilvusEngine:
@@ -198,16 +212,42 @@ def engine_from_args(args: argparse.Namespace) -> MemoryEngine | MilvusEngine:
     from tuner.engine import parse_engine
     from tuner.errors import UserError
 
-    milvus = {"uri": args.engine_uri, "token_env": args.engine_token_env, "db_name": args.engine_db}
+    flags = {"uri": "--engine-uri", "token_env": "--engine-token-env", "db_name": "--engine-db", "index": "--engine-index",
+             "collection": "--engine-collection", "fields": "--engine-fields"}
+    milvus = {"uri": args.engine_uri, "token_env": args.engine_token_env, "db_name": args.engine_db,
+              "index": args.engine_index, "collection": args.engine_collection,
+              "fields": None if args.engine_fields is None else _engine_fields(args.engine_fields)}
     given = {key: value for key, value in milvus.items() if value is not None}
     if args.engine == "memory":
         if given:
-            flag = {"uri": "--engine-uri", "token_env": "--engine-token-env", "db_name": "--engine-db"}[next(iter(given))]
-            raise UserError(f"command line: {flag} goes with --engine milvus")
+            raise UserError(f"command line: {flags[next(iter(given))]} goes with --engine milvus")
         return parse_engine({"backend": "memory"}, "command line")
     if args.engine_uri is None:
         raise UserError("command line: --engine milvus needs --engine-uri (a Milvus Lite PATH.db or http://host:19530)")
+    if ("collection" in given) != ("fields" in given):
+        raise UserError("command line: --engine-collection and --engine-fields go together (attach mode)")
     return parse_engine({"backend": "milvus", **given}, "command line")
+
+
+def _engine_fields(text: str) -> dict[str, str | list[str]]:
+    """``--engine-fields`` as the ``fields:`` mapping: ``ROLE=FIELD`` pairs, ``metadata`` once for a JSON field or
+    several times for scalar fields."""
+    from tuner.errors import UserError
+
+    fields: dict[str, str | list[str]] = {}
+    metadata: list[str] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        role, equals, field = part.partition("=")
+        if not equals or not role or not field:
+            raise UserError(f"command line: --engine-fields: {part!r} is not ROLE=FIELD (text=, vector=, doc_id=, "
+                            "metadata=, sparse=)")
+        if role == "metadata":
+            metadata.append(field)
+        else:
+            fields[role] = field
+    if metadata:
+        fields["metadata"] = metadata[0] if len(metadata) == 1 else metadata
+    return fields
 
 
 def pipeline_from_args(args: argparse.Namespace, dataset: Dataset, reporter: Reporter,

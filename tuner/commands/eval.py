@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dataset_argument(parser)
     add_settings_arguments(parser)
     add_embedding_arguments(parser)
-    add_engine_arguments(parser)
+    add_engine_arguments(parser, collections=True)
     group = parser.add_argument_group("a retrieval service speaking Dify's External Knowledge API (docs/retrieval.md)")
     group.add_argument("--external", metavar="URL",
                        help="its endpoint, as Dify would be given it (/retrieval is appended); key in TUNER_EXTERNAL_API_KEY")

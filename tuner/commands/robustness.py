@@ -35,7 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_dataset_argument(parser)
     add_settings_arguments(parser)
     add_embedding_arguments(parser)
-    add_engine_arguments(parser)
+    add_engine_arguments(parser, collections=True)
     add_backend_arguments(parser)
     add_variant_arguments(parser)
     parser.add_argument(

@@ -4,13 +4,16 @@ default), or ``milvus``, a Milvus Lite ``.db`` or a Milvus cluster, where tuner 
 chunking and embedding model (``_collections``: naming, building under a claim, the completion marker, verification,
 ``tuner engine ls|gc``), searches it (``_search``: BM25, dense and hybrid on tuner's [0, 1] scale, filter expressions)
 and gives its candidates to tuner's own ranking (``_pipeline``: :class:`MilvusPipeline`, the :data:`ENGINES`
-registry). ``_config`` holds the ``engine:`` block's models. See docs/engine.md."""
+registry). In attach mode (``_attach``) the collection is one the team already has: its schema checked against the
+``fields`` mapping, its rows read back as the chunk table, never written. ``_config`` holds the ``engine:`` block's
+models. See docs/engine.md."""
 
 from tuner.engine._collections import (
     DENSE, SPARSE, TEXT, Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection,
     tuner_collections, verify,
 )
-from tuner.engine._config import INDEX_KINDS, EngineConfig, MemoryEngine, MilvusEngine, parse_engine
+from tuner.engine._attach import AttachedSchema, attach
+from tuner.engine._config import INDEX_KINDS, AttachedFields, EngineConfig, MemoryEngine, MilvusEngine, parse_engine
 from tuner.engine._pipeline import ENGINES, MilvusPipeline, engine_pipeline
 from tuner.engine._search import (
     BM25Ceiling, MilvusFirstStage, dense_params, filter_expression, index_knobs, mask_expression,
@@ -22,6 +25,8 @@ __all__ = [
     "INDEX_KINDS",
     "SPARSE",
     "TEXT",
+    "AttachedFields",
+    "AttachedSchema",
     "BM25Ceiling",
     "Collection",
     "CollectionInfo",
@@ -31,6 +36,7 @@ __all__ = [
     "MilvusFirstStage",
     "MilvusPipeline",
     "analyzer_params",
+    "attach",
     "collection_name",
     "connect",
     "dense_params",

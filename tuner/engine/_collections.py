@@ -11,13 +11,15 @@ stopped by Ctrl-C or a crash) is dropped and built again by the next run. On Mil
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -117,8 +119,14 @@ def collection_name(table: ChunkTable, language: Language, engine: MilvusEngine)
 
 @dataclass(frozen=True)
 class Collection:
-    """A complete, verified collection of one chunk table: ``rows`` = the table's chunks, ``id`` = chunk index;
-    ``index`` its dense field's index type (which search knobs act, :func:`tuner.engine.index_knobs`)."""
+    """A complete, verified collection of one chunk table: its rows are the table's chunks. ``index`` is its dense
+    field's index type (which search knobs act, :func:`tuner.engine.index_knobs`) and ``metric`` its metric (``COSINE``,
+    or ``IP`` on an attached collection of unit vectors).
+
+    A collection tuner built has the fields of :func:`_schema`, ``id`` = chunk index; an attached one (attach mode,
+    :func:`tuner.engine.attach`) names its primary ``key``, ``vector`` and ``sparse`` fields ('' = no BM25), its text
+    field's ``analyzer`` and BM25 ``bm25_k1``, and ``ids``, the primary key of each of its rows (the table's first
+    rows, :attr:`rows`)."""
 
     client: MilvusClient
     name: str
@@ -126,6 +134,38 @@ class Collection:
     language: Language
     dim: int
     index: str
+    metric: str = "COSINE"
+    key: str = "id"
+    vector: str = DENSE
+    sparse: str = SPARSE
+    analyzer: Mapping[str, Any] | None = None
+    bm25_k1: float = BM25_K1
+    ids: tuple[Any, ...] | None = None
+
+    @property
+    def analyzer_params(self) -> Mapping[str, Any]:
+        """The analyzer of the text field: the attached collection's, or :func:`analyzer_params` of the language."""
+        return analyzer_params(self.language) if self.analyzer is None else self.analyzer
+
+    @property
+    def rows(self) -> int:
+        """The entities of the collection: the first rows of its table (an attached collection's table also holds the
+        dataset's conflicting documents after them, which the collection never does)."""
+        return len(self.table) if self.ids is None else len(self.ids)
+
+    @cached_property
+    def _rows(self) -> dict[Any, int]:
+        return {key: row for row, key in enumerate(self.ids or ())}
+
+    def row(self, key: Any) -> int:
+        """The table row of the entity whose primary key is ``key``."""
+        return int(key) if self.ids is None else self._rows[key]
+
+    def keys_expression(self, rows: Sequence[int], negate: bool = False) -> str:
+        """The entities of table ``rows`` as an expression over the primary key: ``id in [0, 3]``."""
+        keys = rows if self.ids is None else [self.ids[row] for row in rows]
+        literals = ", ".join(json.dumps(k, ensure_ascii=False) if isinstance(k, str) else str(int(k)) for k in keys)
+        return f"{self.key} {'not in' if negate else 'in'} [{literals}]"
 
 
 @dataclass(frozen=True)

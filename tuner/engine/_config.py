@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.redaction import redact
@@ -33,11 +33,35 @@ class MemoryEngine(BaseModel):
         return {"backend": self.backend}
 
 
+class AttachedFields(BaseModel):
+    """Which fields of an attached collection hold what tuner reads: the chunk's ``text`` (VARCHAR), its ``vector``
+    (FLOAT_VECTOR, of the study's embedding model), the ``doc_id`` the golden set's relevant documents name, the
+    document's ``metadata`` (a JSON field, or a list of scalar fields, what metadata filters and version knobs read;
+    none by default) and ``sparse``, the output field of the collection's BM25 function over ``text`` (without it
+    the collection has no BM25, and retrievers bm25 and hybrid cannot be searched)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    text: str = Field(min_length=1)
+    vector: str = Field(min_length=1)
+    doc_id: str = Field(min_length=1)
+    metadata: str | tuple[str, ...] = ()
+    sparse: str | None = Field(None, min_length=1)
+
+    @property
+    def metadata_fields(self) -> tuple[str, ...]:
+        """The fields ``metadata`` names (one JSON field or scalar fields)."""
+        return (self.metadata,) if isinstance(self.metadata, str) else self.metadata
+
+
 class MilvusEngine(BaseModel):
     """A Milvus engine: ``uri`` is a Milvus Lite file (``PATH.db``, one process at a time) or a server
     (``http://host:19530``); the token (``user:password`` or an API key) is read from the environment variable
     ``token_env``, never from a file; ``db_name`` the database there (default: the server's default). ``index`` is the
-    dense index of the collections tuner builds (``FLAT``: exact search), with ``index_params`` as Milvus takes them."""
+    dense index of the collections tuner builds (``FLAT``: exact search), with ``index_params`` as Milvus takes them.
+
+    With ``collection`` (attach mode) tuner builds nothing: it searches that collection, one the team already has,
+    read through ``fields`` and never written; ``index`` is then the index the collection's vector field has
+    (checked when attaching)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     backend: Literal["milvus"]
@@ -46,6 +70,17 @@ class MilvusEngine(BaseModel):
     db_name: str = ""
     index: IndexType = "FLAT"
     index_params: dict[str, int] = Field(default_factory=dict)
+    collection: str | None = Field(None, min_length=1)
+    fields: AttachedFields | None = None
+
+    @model_validator(mode="after")
+    def _attach(self) -> MilvusEngine:
+        if (self.collection is None) != (self.fields is None):
+            raise ValueError("collection and fields go together (attach mode: the collection and which of its fields "
+                             "hold text, vector, doc_id)")
+        if self.collection is not None and self.index_params:
+            raise ValueError("index_params: an attached collection is built already: tuner builds nothing in it")
+        return self
 
     @field_validator("uri")
     @classmethod
@@ -76,9 +111,10 @@ class MilvusEngine(BaseModel):
 
     def described(self) -> dict[str, Any]:
         """What a run prints and records of the engine (a study, an export): never the token (``token_env`` is only
-        a variable's name), credentials in the URI redacted."""
-        return {"backend": self.backend, "uri": redact(self.uri), "db_name": self.db_name, "token_env": self.token_env,
-                "index": self.index, "index_params": dict(self.index_params)}
+        a variable's name), credentials in the URI redacted; in attach mode the collection."""
+        described = {"backend": self.backend, "uri": redact(self.uri), "db_name": self.db_name, "token_env": self.token_env,
+                     "index": self.index, "index_params": dict(self.index_params)}
+        return described if self.collection is None else {**described, "collection": self.collection}
 
 
 EngineConfig = Annotated[MemoryEngine | MilvusEngine, Field(discriminator="backend")]

@@ -7,24 +7,33 @@ memory engine except the first stage's scores (:mod:`tuner.engine._search`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
+
+import numpy as np
 
 from tuner.cache import DiskCache, content_key
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder, EmbeddingContext
+from tuner.engine._attach import AttachedRows, attach, attached_collection, check_dimension, check_doc_ids, read_collection
 from tuner.engine._collections import Collection, connect, ensure_collection
 from tuner.engine._config import MemoryEngine, MilvusEngine
-from tuner.engine._search import BM25Ceiling, MilvusFirstStage, filter_expression, index_knobs
+from tuner.engine._search import BM25Ceiling, MilvusFirstStage, filter_expression, index_knobs, mask_expression
+from tuner.errors import UserError
 from tuner.progress import Reporter
-from tuner.retrieval import Candidates, RetrievalPipeline, first_stage_reads
+from tuner.retrieval import Candidates, ChunkTable, RetrievalPipeline, first_stage_reads
 from tuner.settings import RetrievalSettings
 
 
 class MilvusPipeline(RetrievalPipeline):
     """Retrieval over ``dataset`` with the first stage searched in ``engine``: per chunk configuration and embedding
     model one collection (:func:`ensure_collection`), per first-stage group the candidates of every question searched
-    there once per process (not kept on disk: the engine is what is measured)."""
+    there once per process (not kept on disk: the engine is what is measured).
+
+    In attach mode (``engine.collection``) the collection is the team's: its schema is checked here (:func:`attach`),
+    its rows are read back on first use and are the chunk table whatever the chunking settings say, its vectors
+    must be of the settings' embedding model (:func:`check_dimension`), filters go to the engine as primary keys, and
+    nothing is written to it."""
 
     def __init__(self, dataset: Dataset, engine: MilvusEngine, cache: DiskCache | None = None,
                  reporter: Reporter | None = None, embeddings: EmbeddingContext | None = None,
@@ -34,9 +43,16 @@ class MilvusPipeline(RetrievalPipeline):
         self.client = connect(engine)
         self._collections: dict[str, Collection] = {}
         self._stages: dict[tuple[object, ...], MilvusFirstStage] = {}
+        self._schema = attach(self.client, engine) if engine.collection is not None else None
+        self._rows: AttachedRows | None = None
+        # an attached collection holds the team's chunks only: the dataset's conflicting documents are not in it
+        self.searches_conflicts = self._schema is None
 
     def collection(self, settings: RetrievalSettings) -> Collection:
-        """The complete, verified collection of ``settings``' chunks and embedding model (built on first use)."""
+        """The complete, verified collection of ``settings``' chunks and embedding model (built on first use), or the
+        attached collection, its questions embedded by ``settings``' model."""
+        if self._schema is not None:
+            return self._attached(settings)
         table = self.table(settings)
         if table.key + table.encoder.vector_id not in self._collections:
             collection = ensure_collection(self.client, self.engine, table, self.dataset.language,
@@ -48,6 +64,36 @@ class MilvusPipeline(RetrievalPipeline):
     def engine_collection(self, settings: RetrievalSettings) -> str:
         return self.collection(settings).name
 
+    def _attached(self, settings: RetrievalSettings) -> Collection:
+        assert self._schema is not None and self.engine.fields is not None, "attach mode"
+        fields = self.engine.fields
+        key = f"{settings.embedding_model} {settings.chunking}"  # the model embeds questions; chunking cuts v3's conflicts
+        if key not in self._collections:
+            encoder = self.encoder(settings)
+            check_dimension(self._schema, fields.vector, settings.embedding_model, encoder.inner.dim)
+            if self._rows is None:
+                self._rows = read_collection(self.client, self.engine, self._schema, self.reporter)
+                check_doc_ids(self._rows, self.dataset, self._schema, fields.doc_id, self.reporter)
+            self._collections[key] = attached_collection(
+                self.client, self._schema, self._rows, super().table(settings), self.dataset.language, fields.sparse,
+                fields.vector)
+        return self._collections[key]
+
+    def table(self, settings: RetrievalSettings) -> ChunkTable:
+        """``settings``' chunk table; in attach mode the collection's rows (chunking settings do not act)."""
+        return super().table(settings) if self._schema is None else self._attached(settings).table
+
+    def chunk_vectors(self, settings: RetrievalSettings) -> np.ndarray:
+        """The chunks' unit vectors; in attach mode the collection's own (not embedded again)."""
+        return super().chunk_vectors(settings) if self._schema is None else self._attached(settings).table.embeddings()
+
+    def metadata_of(self, doc_id: str) -> Mapping[str, Any]:
+        """A document's metadata: the dataset's, or in attach mode the collection's (``fields.metadata``) for a
+        document of the collection (the dataset's for its conflicting documents)."""
+        if self._rows is None or doc_id not in self._rows.metadata:
+            return super().metadata_of(doc_id)
+        return self._rows.metadata[doc_id]
+
     def _metadata(self, doc_id: str) -> dict[str, Any]:
         return dict(self.dataset.metadata_of(doc_id))
 
@@ -55,28 +101,43 @@ class MilvusPipeline(RetrievalPipeline):
         """``settings``' first stage searched in its collection, with the search knobs of the collection's index
         (:func:`index_knobs`: ``dense_index`` does not act, the index is the engine's)."""
         collection = self.collection(settings)
-        key = (collection.name, settings.retriever, settings.fusion, settings.hybrid_weight, settings.rrf_k,
-               settings.query_prompt, *sorted(index_knobs(collection.index, settings).items()))
+        if settings.retriever != "dense" and not collection.sparse:
+            raise UserError(f"engine: retriever {settings.retriever} needs BM25, and collection {collection.name} has "
+                            "none (fields.sparse: the output field of its BM25 function): retriever dense searches it")
+        key = (collection.name, collection.table.key, settings.retriever, settings.fusion, settings.hybrid_weight,
+               settings.rrf_k, settings.query_prompt, *sorted(index_knobs(collection.index, settings).items()))
         if key not in self._stages:
             query_encoder = self.encoder(settings).with_prompt(settings.query_prompt)
             self._stages[key] = MilvusFirstStage(collection, settings, query_encoder, BM25Ceiling.of(collection, self.cache))
         return self._stages[key]
 
     def candidates_key(self, settings: RetrievalSettings, view: str = "clean") -> str:
-        """The candidates of ``settings`` in ``view``: the collection searched, what the first stage reads and the
-        knobs of the collection's index it searches with (the rerank scores cached on disk are keyed by it)."""
+        """The candidates of ``settings`` in ``view``: the collection searched (with its content), what the first stage
+        reads and the knobs of the collection's index it searches with (the rerank scores cached on disk are keyed by
+        it)."""
         collection = self.collection(settings)
-        return content_key("milvus-candidates", collection.name, first_stage_reads(settings), settings.active_filter,
-                           view, index_knobs(collection.index, settings))
+        return content_key("milvus-candidates", collection.name, collection.table.key, first_stage_reads(settings),
+                           settings.active_filter, view, index_knobs(collection.index, settings))
 
     def candidates(self, settings: RetrievalSettings, view: str = "clean") -> Candidates:
-        """Candidates of every golden question, searched in the engine within :func:`filter_expression`."""
+        """Candidates of every golden question, searched in the engine within :func:`filter_expression` (in attach
+        mode: the chunks of :meth:`searched` by primary key)."""
         key = self.candidates_key(settings, view)
         if key not in self._candidates:
-            hits = self.retriever(settings).search_where(self.queries, settings.candidate_depth,
-                                                         filter_expression(settings, view))
+            retriever = self.retriever(settings)
+            where = (filter_expression(settings, view) if self._schema is None
+                     else mask_expression(self.searched(settings, view), retriever.collection))
+            hits = retriever.search_where(self.queries, settings.candidate_depth, where)
             self._candidates[key] = Candidates(hits.indices, hits.scores, key)
         return self._candidates[key]
+
+    def searched(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray | None:
+        """The chunks the first stage searches in ``view``; an attached collection has only the ``clean`` view (the
+        dataset's conflicting documents cannot be put into it: v3 needs ``variants.hard_mode: inject``)."""
+        if self._schema is not None and view != "clean":
+            raise UserError(f"engine: collection {self._schema.name} is attached, never written: the conflicting "
+                            "documents of v3 cannot be put into it; use variants.hard_mode: inject (--hard-mode inject)")
+        return super().searched(settings, view)
 
 
 PipelineFactory = Callable[[Any, Dataset, DiskCache | None, Reporter | None, EmbeddingContext | None, CachedEncoder | None],

@@ -29,13 +29,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from tuner.cache import DiskCache
+from tuner.cache import DiskCache, content_key
 from tuner.embedding import CachedEncoder
-from tuner.engine._collections import BM25_K1, DENSE, SPARSE, Collection, analyzer_params
+from tuner.engine._collections import BM25_K1, Collection
 from tuner.engine._config import INDEX_KINDS
 from tuner.retrieval import FILTER_FIELDS, Hits
 from tuner.settings import RetrievalSettings
-from tuner.text import Language
 
 if TYPE_CHECKING:
     from milvus_lite.analyzer.protocol import Analyzer
@@ -62,57 +61,65 @@ def index_knobs(index: str, settings: RetrievalSettings) -> dict[str, int]:
     return {}
 
 
-def dense_params(knobs: Mapping[str, int], depth: int) -> dict[str, Any]:
-    """The ``search_params`` of a dense search ``depth`` deep with ``knobs`` (:func:`index_knobs`): ``ef`` raised to
-    ``depth``, as Milvus refuses an HNSW search keeping fewer candidates than it returns (tuner's in-process HNSW
-    raises its ``efSearch`` the same way).
+def dense_params(knobs: Mapping[str, int], depth: int, metric: str = "COSINE") -> dict[str, Any]:
+    """The ``search_params`` of a dense search ``depth`` deep with ``knobs`` (:func:`index_knobs`) under the index's
+    ``metric``: ``ef`` raised to ``depth``, as Milvus refuses an HNSW search keeping fewer candidates than it returns
+    (tuner's in-process HNSW raises its ``efSearch`` the same way).
 
     >>> dense_params({"ef": 16}, 50), dense_params({"nprobe": 4}, 50), dense_params({}, 5)
     ({'metric_type': 'COSINE', 'params': {'ef': 50}}, {'metric_type': 'COSINE', 'params': {'nprobe': 4}}, {'metric_type': 'COSINE'})
     """
     if not knobs:
-        return {"metric_type": "COSINE"}
-    return {"metric_type": "COSINE", "params": {name: max(value, depth) if name == "ef" else value
-                                                 for name, value in knobs.items()}}
+        return {"metric_type": metric}
+    return {"metric_type": metric, "params": {name: max(value, depth) if name == "ef" else value
+                                               for name, value in knobs.items()}}
 
 
-@lru_cache(maxsize=2)
-def analyzer(language: Language) -> Analyzer:
-    """The rules of the collection's analyzer (:func:`analyzer_params`) in this process: Milvus Lite's own
-    implementation, which is the engine's for a ``.db`` (a cluster's tokenizers are Rust ports of the same rules)."""
+@lru_cache(maxsize=4)
+def analyzer(params: str) -> Analyzer:
+    """The rules of a collection's analyzer (``params``: its analyzer parameters as JSON) in this process: Milvus
+    Lite's own implementation, which is the engine's for a ``.db`` (a cluster's tokenizers are Rust ports of the same
+    rules)."""
     from milvus_lite.analyzer.factory import create_analyzer
 
-    return create_analyzer(analyzer_params(language))
+    return create_analyzer(json.loads(params))
 
 
 class BM25Ceiling:
     """A query's attainable Milvus BM25 score, ``(k1 + 1) · Σ idf(t)`` over its distinct terms with
     ``idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))``: N and the document frequencies counted over ``passages`` by
-    the collection's analyzer (terms no passage holds add nothing: Milvus scores them 0)."""
+    the collection's analyzer (``analyzer_json``; terms no passage holds add nothing: Milvus scores them 0)."""
 
-    def __init__(self, document_frequency: Mapping[str, int], n_passages: int, language: Language) -> None:
+    def __init__(self, document_frequency: Mapping[str, int], n_passages: int, analyzer_json: str,
+                 k1: float = BM25_K1) -> None:
         self._df = document_frequency
         self._n = n_passages
-        self._language = language
+        self._analyzer = analyzer_json
+        self._k1 = k1
 
     @classmethod
     def of(cls, collection: Collection, cache: DiskCache) -> BM25Ceiling:
-        """The ceiling of ``collection``'s texts, their counts cached on disk under the collection's name."""
+        """The ceiling of ``collection``'s texts, their counts cached on disk under the collection's name, content and
+        analyzer."""
+        rules = json.dumps(collection.analyzer_params, sort_keys=True, ensure_ascii=False)
+
         def build(folder: Path) -> None:
-            tokenize = analyzer(collection.language).tokenize
-            counts = Counter(term for passage in collection.table.passages for term in set(tokenize(passage)))
+            tokenize = analyzer(rules).tokenize
+            passages = collection.table.passages[:collection.rows]
+            counts = Counter(term for passage in passages for term in set(tokenize(passage)))
             (folder / "df.json").write_text(json.dumps(counts, ensure_ascii=False), "utf-8")
 
         def read(folder: Path) -> dict[str, int]:
             counts: dict[str, int] = json.loads((folder / "df.json").read_text("utf-8"))
             return counts
 
-        return cls(cache.get_or_build("milvus-df", collection.name, build, read), len(collection.table), collection.language)
+        key = content_key(collection.name, collection.table.key, rules)
+        return cls(cache.get_or_build("milvus-df", key, build, read), collection.rows, rules, collection.bm25_k1)
 
     def __call__(self, query: str) -> float:
-        terms = set(analyzer(self._language).tokenize(query))
-        return (BM25_K1 + 1.0) * sum(math.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
-                                     for df in (self._df.get(t, 0) for t in terms) if df > 0)
+        terms = set(analyzer(self._analyzer).tokenize(query))
+        return (self._k1 + 1.0) * sum(math.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
+                                      for df in (self._df.get(t, 0) for t in terms) if df > 0)
 
 
 def _literal(value: Any) -> str:
@@ -163,21 +170,24 @@ def filter_expression(settings: RetrievalSettings, view: str = "clean") -> str:
     return " and ".join(f"({test})" for test in tests) if len(tests) > 1 else (tests[0] if tests else "")
 
 
-def mask_expression(allowed: np.ndarray | None) -> str | None:
-    """Any mask of chunks as an expression over their ids, the shorter of ``id in`` and ``id not in``; '' for every
-    chunk, None for none.
+def mask_expression(allowed: np.ndarray | None, collection: Collection | None = None) -> str | None:
+    """Any mask of chunks as an expression over the primary keys of ``collection`` (default: a collection tuner built,
+    whose key ``id`` is the chunk's row), the shorter of ``in`` and ``not in``; '' for every chunk, None for none.
 
     >>> mask_expression(np.array([True, False, True])), mask_expression(np.array([False, False]))
     ('id not in [1]', None)
     """
+    if collection is not None:
+        allowed = None if allowed is None else allowed[:collection.rows]  # rows past its own are never in it
     if allowed is None or allowed.all():
         return ""
     if not allowed.any():
         return None
-    kept, dropped = np.flatnonzero(allowed), np.flatnonzero(~allowed)
-    if len(kept) <= len(dropped):
-        return f"id in [{', '.join(map(str, kept.tolist()))}]"
-    return f"id not in [{', '.join(map(str, dropped.tolist()))}]"
+    kept, dropped = np.flatnonzero(allowed).tolist(), np.flatnonzero(~allowed).tolist()
+    rows, negate = (kept, False) if len(kept) <= len(dropped) else (dropped, True)
+    if collection is None:
+        return f"id {'not in' if negate else 'in'} [{', '.join(map(str, rows))}]"
+    return collection.keys_expression(rows, negate)
 
 
 class MilvusFirstStage:
@@ -197,7 +207,7 @@ class MilvusFirstStage:
 
     def search(self, queries: Sequence[str], depth: int, allowed: np.ndarray | None) -> Hits:
         """:class:`tuner.retrieval.FirstStage`'s search: among the chunks of ``allowed`` (:func:`mask_expression`)."""
-        return self.search_where(queries, depth, mask_expression(allowed))
+        return self.search_where(queries, depth, mask_expression(allowed, self.collection))
 
     def search_where(self, queries: Sequence[str], depth: int, where: str | None) -> Hits:
         """The ``depth`` best chunks per query among those passing ``where`` ('' = all, None = none), best first."""
@@ -221,25 +231,30 @@ class MilvusFirstStage:
     def score(self, query: str, indices: np.ndarray) -> np.ndarray:
         """Normalized scores of the given chunks for one query, searched in the engine among those chunks."""
         wanted = np.unique(indices[indices >= 0])
-        hits = self.search_where([query], max(len(wanted), 1), f"id in [{', '.join(map(str, wanted.tolist()))}]")
+        hits = self.search_where([query], max(len(wanted), 1), self.collection.keys_expression(wanted.tolist()))
         found = dict(zip(hits.indices[0].tolist(), hits.scores[0].tolist()))
         return np.array([found.get(int(i), 0.0) for i in indices], dtype=np.float32)
 
     def _vectors(self, queries: Sequence[str]) -> list[list[float]]:
         return [v.tolist() for v in self._encoder.encode(list(queries))]
 
+    def _rows(self, found: Any) -> list[list[tuple[int, float]]]:
+        """Milvus's hits as (table row, score) per query (a hit names its primary key by the field's name, or ``id``)."""
+        key, row = self.collection.key, self.collection.row
+        return [[(row(hit[key] if key in hit else hit["id"]), float(hit["distance"])) for hit in hits] for hits in found]
+
     def _search(self, data: list[Any], field: str, params: dict[str, Any], depth: int, where: str) -> list[list[tuple[int, float]]]:
-        found = self.collection.client.search(self.collection.name, data=data, anns_field=field, limit=depth,
-                                              filter=where, search_params=params)
-        return [[(int(hit["id"]), float(hit["distance"])) for hit in hits] for hits in found]
+        return self._rows(self.collection.client.search(self.collection.name, data=data, anns_field=field, limit=depth,
+                                                        filter=where, search_params=params, output_fields=[]))
 
     def _dense(self, queries: Sequence[str], depth: int, where: str) -> list[list[tuple[int, float]]]:
-        return self._search(self._vectors(queries), DENSE, dense_params(self.knobs, depth), depth, where)
+        return self._search(self._vectors(queries), self.collection.vector,
+                            dense_params(self.knobs, depth, self.collection.metric), depth, where)
 
     def _bm25(self, queries: Sequence[str], depth: int, where: str) -> list[list[tuple[int, float]]]:
         rows = []
         # Milvus Lite returns BM25 scores negated (smaller = better); a cluster returns them as they are
-        for query, hits in zip(queries, self._search(list(queries), SPARSE, dict(BM25_PARAMS), depth, where)):
+        for query, hits in zip(queries, self._search(list(queries), self.collection.sparse, dict(BM25_PARAMS), depth, where)):
             ceiling = self._ceiling(query)
             rows.append([(i, abs(s) / ceiling if ceiling > 0 else 0.0) for i, s in hits])
         return rows
@@ -247,15 +262,15 @@ class MilvusFirstStage:
     def _requests(self, queries: Sequence[str], vectors: list[list[float]], depth: int, where: str) -> list[Any]:
         from pymilvus import AnnSearchRequest
 
-        return [AnnSearchRequest(data=vectors, anns_field=DENSE, param=dense_params(self.knobs, depth), limit=depth,
-                                 expr=where or None),
-                AnnSearchRequest(data=list(queries), anns_field=SPARSE, param=dict(BM25_PARAMS), limit=depth, expr=where or None)]
+        return [AnnSearchRequest(data=vectors, anns_field=self.collection.vector,
+                                 param=dense_params(self.knobs, depth, self.collection.metric), limit=depth, expr=where or None),
+                AnnSearchRequest(data=list(queries), anns_field=self.collection.sparse, param=dict(BM25_PARAMS), limit=depth,
+                                 expr=where or None)]
 
     def _hybrid(self, queries: Sequence[str], vectors: list[list[float]], ranker: Any, depth: int,
                 where: str) -> list[list[tuple[int, float]]]:
-        found = self.collection.client.hybrid_search(self.collection.name, self._requests(queries, vectors, depth, where),
-                                                     ranker, limit=depth)
-        return [[(int(hit["id"]), float(hit["distance"])) for hit in hits] for hits in found]
+        return self._rows(self.collection.client.hybrid_search(self.collection.name, self._requests(queries, vectors, depth, where),
+                                                               ranker, limit=depth, output_fields=[]))
 
     def _rrf(self, queries: Sequence[str], depth: int, where: str) -> list[list[tuple[int, float]]]:
         from pymilvus import RRFRanker

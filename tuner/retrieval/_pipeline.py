@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -178,10 +180,14 @@ class RetrievalPipeline:
             self._latency[memo] = SearchLatency.of(seconds)
         return self._latency[memo]
 
+    def metadata_of(self, doc_id: str) -> Mapping[str, Any]:
+        """The metadata of document ``doc_id`` that filters and version knobs read (the dataset's)."""
+        return self.dataset.metadata_of(doc_id)
+
     def searched(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray | None:
         """The chunks the first stage searches in index ``view`` (:func:`first_stage_mask` over the corpus and
         conflicting documents' metadata)."""
-        return first_stage_mask(self.table(settings), self.dataset.metadata_of, settings, view)
+        return first_stage_mask(self.table(settings), self.metadata_of, settings, view)
 
     def engine_collection(self, settings: RetrievalSettings) -> str | None:
         """The engine collection ``settings``' first stage searches: None here, where it searches this process's own
@@ -220,7 +226,7 @@ class RetrievalPipeline:
         key = (table_memo(settings), view)
         if key not in self._versions:
             table = self.table(settings)
-            self._versions[key] = chunk_versions([c.doc_id for c in table.chunks], self.dataset.metadata_of, table.mask(view))
+            self._versions[key] = chunk_versions([c.doc_id for c in table.chunks], self.metadata_of, table.mask(view))
         return self._versions[key]
 
     def chunk_vectors(self, settings: RetrievalSettings) -> np.ndarray:

@@ -8,6 +8,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from tuner.dataset import Dataset
+from tuner.engine import MilvusEngine
 from tuner.errors import UserError, describe_validation_error
 from tuner.settings import ACTS_WHEN, AT_MOST, DECIDERS, RetrievalSettings, acts, format_settings
 from tuner.study._config import LoadedStudy
@@ -31,9 +32,11 @@ def check_study(loaded: LoadedStudy, space: SearchSpace, dataset: Dataset) -> No
     - a smallest ``top_k`` larger than the corpus has documents;
     - an enqueued configuration outside the space, with a setting the space does not search, one that does not exist,
       one its other values do not let act (``hybrid_weight`` on a bm25 trial), or settings that do not validate;
-    - a robustness objective on a dataset without keypoints or without conflicting documents.
+    - a robustness objective on a dataset without keypoints or without conflicting documents;
+    - on an attached Milvus collection without BM25 (:func:`_check_attached`), a retriever that needs it.
     """
     base = loaded.base_settings.model_dump()
+    _check_attached(loaded, space)
     for knob, bound in AT_MOST.items():
         if knob in space.params:  # values past every bound the space reaches could never be sampled: a mistake
             highest = max(extremes(space.params[knob]))
@@ -81,3 +84,18 @@ def check_study(loaded: LoadedStudy, space: SearchSpace, dataset: Dataset) -> No
     if not dataset.conflicts:
         raise UserError(f"{loaded.dataset}: no conflicting documents (conflicts.jsonl), so v3 would measure nothing: "
                         f"write some with 'tuner corrupt {loaded.dataset}'")
+
+
+def _check_attached(loaded: LoadedStudy, space: SearchSpace) -> None:
+    """An attached collection without a BM25 output field (``fields.sparse``) searches ``dense`` only: a fixed
+    ``retriever`` or an enqueued one that needs BM25 is refused (a space's bm25 and hybrid choices are dropped with a
+    line instead, :func:`tuner.study._inert.engine_knobs`)."""
+    engine = loaded.engine
+    if not isinstance(engine, MilvusEngine) or engine.fields is None or engine.fields.sparse is not None:
+        return
+    why = f"needs BM25, and the attached collection {engine.collection} has none (engine.fields.sparse)"
+    if "retriever" not in space.params and loaded.base_settings.retriever != "dense":
+        raise UserError(f"{loaded.path}: settings.retriever: {loaded.base_settings.retriever} {why}: set retriever: dense")
+    for index, params in enumerate(loaded.config.enqueue):
+        if params.get("retriever", "dense") != "dense":
+            raise UserError(f"{loaded.path}: enqueue[{index}].retriever: {params['retriever']} {why}")

@@ -255,14 +255,18 @@ def load_study_file(path: str | Path, storage: str | None = None, out: str | Non
     # backends first, so a bad backend gets the registry's message (it names the known backends)
     data = {**data, "generator": parse_generator_config(data.get("generator"), str(file)),
             "judge": parse_judge_config(data.get("judge"), str(file))}
-    if isinstance(data.get("retriever"), dict):
-        # a service's index cannot be given the conflicts: v3 injects them into the context it returns
+    engine = data.get("engine")
+    if isinstance(data.get("retriever"), dict) or isinstance(engine, dict) and engine.get("collection") is not None:
+        # a service's index, or an attached collection (never written), cannot be given the conflicts: v3 injects
+        # them into the context it returns
         key = "noise" if "noise" in data and "variants" not in data else "variants"  # the spelling before issue 39
         given = data.get(key)
         variants: dict[str, Any] = given if isinstance(given, dict) else {}
         if variants.get("hard_mode", "inject") != "inject":
-            raise UserError(f"{file}: {key}.hard_mode: an external retriever needs inject (the conflicts cannot be put "
-                            f"into the service's index), got {variants['hard_mode']!r}")
+            what = "an external retriever" if isinstance(data.get("retriever"), dict) else "an attached collection"
+            where = "the service's index" if isinstance(data.get("retriever"), dict) else "a collection tuner never writes"
+            raise UserError(f"{file}: {key}.hard_mode: {what} needs inject (the conflicts cannot be put into {where}), "
+                            f"got {variants['hard_mode']!r}")
         data[key] = {**variants, "hard_mode": "inject"}
     try:
         config = StudyConfig(**data)

@@ -11,7 +11,7 @@ from tuner.engine import MemoryEngine, MilvusEngine
 from tuner.external import EXTERNAL_KNOBS
 from tuner.progress import Reporter
 from tuner.retrieval import FILTER_FIELDS, chunk_versions
-from tuner.settings import NO_FILTER, RetrievalSettings
+from tuner.settings import NO_FILTER, RetrievalSettings, stage_fields
 from tuner.study._space import CategoricalParam, SearchSpace
 
 VERSION_KNOBS = ("version_policy", "stale_penalty")
@@ -29,7 +29,8 @@ class InertKnob:
     value: Any
     why: str
     choice: str | None = None
-    """For a ``metadata_filter`` choice that cannot act: the filter's name (``setting`` is then ``metadata_filter``)."""
+    """For one choice of a categorical that cannot act: that choice (a ``metadata_filter``'s name, a ``retriever``);
+    ``value`` is what the setting takes when no choice is left."""
     scope: str = "this dataset"
     """What it cannot act on: the dataset, or the study's engine."""
 
@@ -52,7 +53,8 @@ def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, e
     - with an ``external`` retriever (a service speaking Dify's External Knowledge API), every setting but
       :data:`tuner.external.EXTERNAL_KNOBS` (``top_k``, ``relevance_threshold``): the service is asked nothing else;
     - on a Milvus ``engine``, ``dense_index``: the collection's index is searched, so it is fixed at that index's
-      (``engine.dense_index``), and ``hnsw_ef`` or ``ivf_nprobe`` acts exactly where the index reads it;
+      (``engine.dense_index``), and ``hnsw_ef`` or ``ivf_nprobe`` acts exactly where the index reads it; on an
+      attached collection also what its rows fix (:func:`engine_knobs`);
 
     - ``version_policy``, ``stale_penalty``: no document (corpus or conflicting) has an older dated version in its
       ``metadata.family``, so no chunk is ever stale;
@@ -66,9 +68,8 @@ def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, e
         return [InertKnob(name, getattr(base, name), why) for name in space.params if name not in EXTERNAL_KNOBS]
     documents: list[Document | Conflict] = [*dataset.corpus, *dataset.conflicts]
     inert: list[InertKnob] = []
-    if isinstance(engine, MilvusEngine) and "dense_index" in space.params:
-        inert.append(InertKnob("dense_index", engine.dense_index, f"it searches its collection's {engine.index} index",
-                               scope="the milvus engine"))
+    if isinstance(engine, MilvusEngine):
+        inert += engine_knobs(space, base, engine)
     if not chunk_versions([d.doc_id for d in documents], dataset.metadata_of, None).stale.any():
         why = "no metadata.family has an older dated version"
         inert += [InertKnob(name, RetrievalSettings.model_fields[name].default, why) for name in VERSION_KNOBS if name in space.params]
@@ -87,6 +88,31 @@ def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, e
     return inert
 
 
+ATTACH_FIXED: tuple[str, ...] = (*stage_fields("chunking"), "embedding_model", "document_prompt")
+"""What an attached collection's rows fix: its chunks and the vectors of its chunks."""
+BM25_RETRIEVERS: tuple[str, ...] = ("bm25", "hybrid")
+
+
+def engine_knobs(space: SearchSpace, base: RetrievalSettings, engine: MilvusEngine) -> list[InertKnob]:
+    """The space's settings a Milvus ``engine`` fixes: ``dense_index`` at the engine's index (the collection's index
+    is searched); in attach mode the chunking settings, ``embedding_model`` and ``document_prompt`` at the study's
+    values (the collection holds its own chunks and vectors; the model embeds the questions and must be the one the
+    collection was built with), and without a BM25 output field (``fields.sparse``) the retrievers that need BM25."""
+    scope = "the milvus engine" if engine.collection is None else f"the attached collection {engine.collection}"
+    fixed = []
+    if "dense_index" in space.params:
+        fixed.append(InertKnob("dense_index", engine.dense_index, f"it searches its {engine.index} index", scope=scope))
+    if engine.collection is None or engine.fields is None:
+        return fixed
+    fixed += [InertKnob(name, getattr(base, name), "it holds its own chunks and their vectors", scope=scope)
+              for name in ATTACH_FIXED if name in space.params]
+    param = space.params.get("retriever")
+    if engine.fields.sparse is None and isinstance(param, CategoricalParam):
+        fixed += [InertKnob("retriever", "dense", "it has no BM25 output field, fields.sparse", choice=str(choice),
+                            scope=scope) for choice in param.choices if choice in BM25_RETRIEVERS]
+    return fixed
+
+
 def active_space(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, reporter: Reporter,
                  external: bool = False, engine: MemoryEngine | MilvusEngine | None = None,
                  ) -> tuple[SearchSpace, list[InertKnob]]:
@@ -100,16 +126,16 @@ def active_space(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, 
 
 def without_inert(space: SearchSpace, inert: list[InertKnob]) -> SearchSpace:
     """``space`` with every inert setting fixed at its neutral value (a one-choice categorical, so trials record it
-    and an enqueued value still fits) and inert ``metadata_filter`` choices removed."""
+    and an enqueued value still fits) and inert choices (of ``metadata_filter``, of ``retriever``) removed: the
+    choices left, or the knob's value when none is."""
     params = dict(space.params)
     for knob in inert:
-        if knob.choice is None and knob.setting in params:
+        param = params.get(knob.setting)
+        if knob.choice is None and param is not None:
             params[knob.setting] = CategoricalParam(type="categorical", choices=[knob.value])
-    dropped = {knob.choice for knob in inert if knob.choice is not None}
-    param = params.get("metadata_filter")
-    if dropped and isinstance(param, CategoricalParam):
-        params["metadata_filter"] = CategoricalParam(type="categorical", choices=[
-            c for c in param.choices if c not in dropped] or [NO_FILTER])
+        elif knob.choice is not None and isinstance(param, CategoricalParam):
+            params[knob.setting] = CategoricalParam(type="categorical", choices=[
+                c for c in param.choices if c != knob.choice] or [knob.value])
     return SearchSpace(params, space.source, space.conditional)
 
 

@@ -256,11 +256,16 @@ def study_pipeline(loaded: LoadedStudy, dataset: Dataset, resources: BackendReso
     """The retrieval a study measures on ``dataset``: tuner's own on the study's engine (``engine:``), or the service of the study file's ``retriever:``
     (its replies kept in the study's call cache, its requests counted apart from the generator's and judge's)."""
     if loaded.config.retriever is None:
-        from tuner.engine import engine_pipeline
+        from tuner.engine import MilvusEngine, engine_pipeline
 
         if loaded.engine.backend != "memory":
             reporter.stage(f"engine: {', '.join(f'{k} {v}' for k, v in loaded.engine.described().items() if v)}")
-        return engine_pipeline(loaded.engine, dataset, reporter=reporter, embeddings=resources.embeddings)
+        pipeline = engine_pipeline(loaded.engine, dataset, reporter=reporter, embeddings=resources.embeddings)
+        if isinstance(loaded.engine, MilvusEngine) and loaded.engine.collection is not None:
+            # an attached collection: its vectors' dimension against the study's model and its doc ids against the
+            # golden set, before any trial
+            pipeline.table(loaded.base_settings)
+        return pipeline
     from tuner.external import ExternalClient, ExternalPipeline
 
     service = loaded.config.retriever.described()
@@ -357,10 +362,11 @@ def _join(
 
 
 def _measured_on(engine: dict[str, Any] | None) -> dict[str, Any]:
-    """What of an engine's description changes a trial's figures: the backend and its dense index, not the address it
-    was reached at (workers may reach one cluster by several). A study recorded before engines: memory."""
+    """What of an engine's description changes a trial's figures: the backend, its dense index and an attached
+    collection, not the address it was reached at (workers may reach one cluster by several). A study recorded before
+    engines: memory."""
     described = engine or {"backend": "memory"}
-    return {key: described[key] for key in ("backend", "index", "index_params") if key in described}
+    return {key: described[key] for key in ("backend", "index", "index_params", "collection") if key in described}
 
 
 def _run_trial(

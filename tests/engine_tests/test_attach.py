@@ -1,0 +1,205 @@
+"""Attach mode on Milvus Lite: a collection the team already has (made here with pymilvus, its own field names and
+string primary keys) searched as tuner's own is, read and never written; faults as one line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pymilvus")
+pytest.importorskip("milvus_lite")
+
+from tuner.cli import main  # noqa: E402
+from tuner.dataset import load_dataset  # noqa: E402
+from tuner.embedding import EmbeddingContext  # noqa: E402
+from tuner.engine import MilvusEngine, MilvusPipeline, analyzer_params, connect  # noqa: E402
+from tuner.errors import UserError  # noqa: E402
+from tuner.retrieval import RetrievalPipeline  # noqa: E402
+from tuner.settings import RetrievalSettings  # noqa: E402
+
+TEAM = "team_kb"
+FIELDS = {"text": "content", "vector": "embedding", "doc_id": "source_doc", "metadata": "meta", "sparse": "content_sparse"}
+
+
+def _team_collection(client: Any, name: str, rows: list[dict[str, Any]], dim: int, index: str = "FLAT") -> None:
+    """A collection as a team would make it: other field names, a string primary key, BM25 over its text."""
+    from pymilvus import DataType, Function, FunctionType
+
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=64)
+    schema.add_field("content", DataType.VARCHAR, max_length=8192, enable_analyzer=True,
+                     analyzer_params=analyzer_params("en"))
+    schema.add_field("source_doc", DataType.VARCHAR, max_length=256)
+    schema.add_field("meta", DataType.JSON)
+    schema.add_field("embedding", DataType.FLOAT_VECTOR, dim=dim)
+    schema.add_field("content_sparse", DataType.SPARSE_FLOAT_VECTOR)
+    schema.add_function(Function(name="content_bm25", function_type=FunctionType.BM25, input_field_names=["content"],
+                                 output_field_names=["content_sparse"]))
+    indexes = client.prepare_index_params()
+    indexes.add_index("embedding", index_type=index, metric_type="COSINE")
+    indexes.add_index("content_sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+    client.create_collection(name, schema=schema, index_params=indexes)
+    client.insert(name, rows)
+    client.flush(name)
+
+
+@pytest.fixture(scope="module")
+def lite(tmp_path_factory: pytest.TempPathFactory, tiny_dataset_dir: Path, embeddings: EmbeddingContext) -> MilvusEngine:
+    """A Lite file holding the team's collection of the tiny corpus (tuner's chunks of it, rows in shuffled order)
+    and a second one of 8-dimensional vectors."""
+    engine = MilvusEngine(backend="milvus", uri=str(tmp_path_factory.mktemp("attach") / "kb.db"))
+    table = RetrievalPipeline(load_dataset(tiny_dataset_dir), embeddings=embeddings).table(RetrievalSettings())
+    vectors = table.embeddings()
+    order = np.random.default_rng(0).permutation(len(table))
+    rows = [{"pk": f"chunk-{i}", "content": table.passages[i], "source_doc": table.chunks[i].doc_id,
+             "meta": {"team": "docs"}, "embedding": vectors[i].tolist()}
+            for i in order.tolist() if not table.chunks[i].conflicting]
+    client = connect(engine)
+    _team_collection(client, TEAM, rows, vectors.shape[1])
+    _team_collection(client, "team_small", [{**row, "embedding": [1.0] * 8} for row in rows], 8)
+    return engine
+
+
+def _attached(lite: MilvusEngine, collection: str = TEAM, index: str = "FLAT", **fields: Any) -> MilvusEngine:
+    return MilvusEngine.model_validate({**lite.model_dump(), "collection": collection, "index": index,
+                                        "fields": {k: v for k, v in {**FIELDS, **fields}.items() if v is not None}})
+
+
+def _flags(lite: MilvusEngine, collection: str = TEAM) -> list[str]:
+    return ["--engine", "milvus", "--engine-uri", lite.uri, "--engine-collection", collection, "--engine-fields",
+            ",".join(f"{role}={field}" for role, field in FIELDS.items())]
+
+
+def test_eval_on_the_attached_collection_equals_tuners_own_collection(lite: MilvusEngine, tiny_dataset_dir: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    before = set(connect(lite).list_collections())
+    args = ["eval", str(tiny_dataset_dir), "--retriever", "dense", "--top-k", "2", "--json"]
+    assert main([*args, *_flags(lite)]) == 0
+    attached = json.loads(capsys.readouterr().out)
+    assert set(connect(lite).list_collections()) == before  # attach mode builds nothing
+    assert main([*args, "--engine", "milvus", "--engine-uri", lite.uri]) == 0
+    own = json.loads(capsys.readouterr().out)
+    assert attached["recall_at_k"] == own["recall_at_k"] and attached["n"] == own["n"] == 6
+
+
+@pytest.mark.parametrize("settings", [RetrievalSettings(retriever="bm25", top_k=2),
+                                      RetrievalSettings(retriever="hybrid", fusion="rrf", top_k=2)])
+def test_bm25_and_hybrid_search_the_collections_bm25_field(settings: RetrievalSettings, lite: MilvusEngine,
+                                                           tiny_dataset_dir: Path, embeddings: EmbeddingContext) -> None:
+    dataset = load_dataset(tiny_dataset_dir)
+    attached = MilvusPipeline(dataset, _attached(lite), embeddings=embeddings)
+    own = MilvusPipeline(dataset, lite, embeddings=embeddings)
+    # the same chunks and analyzer: the same documents retrieved, the primary keys mapped back to rows (in another
+    # order where two are close: tuner's own collection also holds the conflicting documents, which move Milvus's idf)
+    assert [sorted(c.doc_ids) for c in attached.retrieve(settings)] == [sorted(c.doc_ids) for c in own.retrieve(settings)]
+    assert {c.chunk_id for c in attached.table(settings).chunks} >= {c.chunk_id for ctx in attached.retrieve(settings)
+                                                                    for c in ctx.chunks}
+    count = attached.client.query(TEAM, filter="", output_fields=["count(*)"])[0]["count(*)"]
+    assert count == attached.collection(settings).rows  # read, never written
+
+
+def test_the_datasets_conflicts_follow_the_collections_rows_for_v3_and_are_never_searched(
+        lite: MilvusEngine, tiny_dataset_dir: Path, embeddings: EmbeddingContext) -> None:
+    pipeline = MilvusPipeline(load_dataset(tiny_dataset_dir), _attached(lite), embeddings=embeddings)
+    deep = RetrievalSettings(retriever="dense", candidate_depth=50, top_k=50)
+    table, rows = pipeline.table(deep), pipeline.collection(deep).rows
+    assert not table.is_conflict[:rows].any() and table.is_conflict[rows:].all()
+    assert {c.doc_id for c in table.chunks[rows:]} == {"aurora-x200-2023", "returns-2022"}  # what v3 injects
+    assert pipeline.chunk_vectors(deep).shape == (len(table), 384)
+    candidates = pipeline.candidates(deep)
+    assert candidates.indices.max() == rows - 1  # every row of the collection, none past it
+    assert pipeline.search_latency(deep) is not None  # the clean mask, sent as primary keys, skips the conflicts
+
+
+def test_a_metadata_filter_on_the_attached_collection_searches_by_primary_key(
+        lite: MilvusEngine, tiny_dataset_dir: Path, embeddings: EmbeddingContext) -> None:
+    filters = {"policies": {"doc_id": ["returns", "warranty"]}, "none_of_ours": {"team": "other"}}
+    pipeline = MilvusPipeline(load_dataset(tiny_dataset_dir), _attached(lite), embeddings=embeddings)
+    policies = RetrievalSettings(retriever="dense", metadata_filters=filters, metadata_filter="policies", top_k=3)
+    assert {d for ctx in pipeline.retrieve(policies) for d in ctx.doc_ids} == {"returns", "warranty"}
+    nothing = policies.model_copy(update={"metadata_filter": "none_of_ours"})  # read from the collection's meta field
+    assert all(not ctx.chunks for ctx in pipeline.retrieve(nothing))
+
+
+def test_a_model_of_another_dimension_is_one_line_and_exit_2(lite: MilvusEngine, tiny_dataset_dir: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", str(tiny_dataset_dir), "--retriever", "dense", *_flags(lite, "team_small")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["tuner: error: engine: collection team_small field embedding holds 8-dimensional vectors, the "
+                   "embedding model all-MiniLM-L6-v2 gives 384: embed the questions with the model the collection "
+                   "was built with (settings.embedding_model)"]
+
+
+@pytest.mark.parametrize(("engine", "message"), [
+    ({"fields": {"text": "body"}}, "collection team_kb has no field 'body' (fields.text); its fields: pk, content"),
+    ({"fields": {"doc_id": "embedding"}}, "field embedding (fields.doc_id) is FLOAT_VECTOR, not VARCHAR or"),
+    ({"fields": {"metadata": "source_doc"}}, "field source_doc (fields.metadata) is VARCHAR, not JSON"),
+    ({"fields": {"sparse": "embedding"}}, "field embedding (fields.sparse) is FLOAT_VECTOR, not SPARSE_FLOAT_VECTOR"),
+    ({"collection": "nobody"}, "collection nobody not found at"),
+    ({"index": "HNSW"}, "field embedding is indexed FLAT, engine.index says HNSW: set engine.index: FLAT"),
+])
+def test_a_collection_that_does_not_fit_the_mapping_is_refused(engine: dict[str, Any], message: str,
+                                                              lite: MilvusEngine, tiny_dataset_dir: Path) -> None:
+    attached = _attached(lite, engine.get("collection", TEAM), engine.get("index", "FLAT"), **engine.get("fields", {}))
+    with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        MilvusPipeline(load_dataset(tiny_dataset_dir), attached)
+
+
+def test_doc_ids_none_of_the_golden_set_names_are_refused(lite: MilvusEngine, tiny_dataset_dir: Path,
+                                                         embeddings: EmbeddingContext) -> None:
+    pipeline = MilvusPipeline(load_dataset(tiny_dataset_dir), _attached(lite, doc_id="pk"), embeddings=embeddings)
+    with pytest.raises(UserError, match="none of the golden set's 6 relevant documents is a value of collection team_kb "
+                                        "field pk"):
+        pipeline.candidates(RetrievalSettings(retriever="dense"))
+
+
+def test_without_a_bm25_field_only_dense_is_searched(lite: MilvusEngine, tiny_dataset_dir: Path,
+                                                     embeddings: EmbeddingContext) -> None:
+    pipeline = MilvusPipeline(load_dataset(tiny_dataset_dir), _attached(lite, sparse=None), embeddings=embeddings)
+    assert pipeline.candidates(RetrievalSettings(retriever="dense")).indices.shape[0] == 6
+    with pytest.raises(UserError, match="retriever hybrid needs BM25, and collection team_kb has none"):
+        pipeline.candidates(RetrievalSettings(retriever="hybrid"))
+    with pytest.raises(UserError, match="variants.hard_mode: inject"):
+        pipeline.retrieve(RetrievalSettings(retriever="dense"), "all")
+
+
+def _study(tmp_path: Path, dataset: Path, extra: str = "") -> Path:
+    (tmp_path / "space.yaml").write_text(
+        "retriever: {type: categorical, choices: [bm25, dense, hybrid]}\n"
+        "chunk_size: {type: categorical, choices: [128, 256]}\ntop_k: {type: int, low: 1, high: 4}\n", "utf-8")
+    study = tmp_path / "study.yaml"
+    study.write_text(f"name: s\ndataset: {dataset}\nsearch_space: space.yaml\nengine: {{backend: milvus, uri: kb.db, "
+                     f"collection: {TEAM}, fields: {{text: content, vector: embedding, doc_id: source_doc}}}}\n{extra}",
+                     "utf-8")
+    return study
+
+
+def test_a_study_on_an_attached_collection_says_what_it_fixes(tmp_path: Path, tiny_dataset_dir: Path) -> None:
+    from tuner.study import load_study_file
+    from tuner.study._check import check_study
+    from tuner.study._inert import inert_knobs, without_inert
+    from tuner.study._space import SearchSpace, load_search_space
+
+    loaded = load_study_file(_study(tmp_path, tiny_dataset_dir, "settings: {retriever: dense}\n"))
+    assert loaded.config.variants.hard_mode == "inject"  # v3's conflicts cannot go into the team's collection
+    space, dataset = load_search_space(loaded.search_space_path), load_dataset(tiny_dataset_dir)
+    check_study(loaded, space, dataset)
+    inert = inert_knobs(space, dataset, loaded.base_settings, engine=loaded.engine)
+    assert [knob.line() for knob in inert] == [
+        f"chunk_size cannot act on the attached collection {TEAM} (it holds its own chunks and their vectors): fixed at "
+        "256, kept out of the search",
+        f"retriever: bm25 cannot act on the attached collection {TEAM} (it has no BM25 output field, fields.sparse): "
+        "fixed at dense, kept out of the search",
+        f"retriever: hybrid cannot act on the attached collection {TEAM} (it has no BM25 output field, fields.sparse): "
+        "fixed at dense, kept out of the search"]
+    searched = without_inert(space, inert).params
+    assert searched["retriever"].choices == ["dense"] and searched["chunk_size"].choices == [256]  # type: ignore[union-attr]
+    hybrid = load_study_file(_study(tmp_path, tiny_dataset_dir))  # settings' retriever: hybrid, the default
+    with pytest.raises(UserError, match=f"settings.retriever: hybrid needs BM25, and the attached collection {TEAM} has none"):
+        check_study(hybrid, SearchSpace({k: v for k, v in space.params.items() if k != "retriever"}, space.source), dataset)
+    with pytest.raises(UserError, match="variants.hard_mode: an attached collection needs inject"):
+        load_study_file(_study(tmp_path, tiny_dataset_dir, "variants: {hard_mode: in_index}\n"))

@@ -1,0 +1,227 @@
+"""Engine (**a team's collection** → candidates): attach mode, where a study tunes a Milvus collection the team
+already has (``engine: {backend: milvus, uri, collection, fields}``) instead of one tuner builds.
+
+Its chunks and their vectors are the collection's: tuner reads them once (text, doc id, metadata and vector of every
+row, :func:`read_collection`) and never writes. Before any of that, :func:`attach` checks the schema against the
+``fields`` mapping (each field there and of the right type, the BM25 output field an output of a BM25 function over
+the text field, the vector field's index the engine's ``index`` with a metric tuner can score); the vectors'
+dimension is checked against the study's embedding model (:func:`check_dimension`) and the golden set's relevant
+documents against the ``doc_id`` field (:func:`check_doc_ids`). Every fault is one line naming the collection and field.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+
+from tuner.cache import array_digest, content_key
+from tuner.chunking import Chunk
+from tuner.dataset import Dataset
+from tuner.engine._collections import Collection, load
+from tuner.engine._config import INDEX_KINDS, MilvusEngine
+from tuner.errors import UserError
+from tuner.progress import Reporter
+from tuner.redaction import redact
+from tuner.retrieval import ChunkTable
+from tuner.text import Language
+
+if TYPE_CHECKING:
+    from pymilvus import MilvusClient
+
+METRICS: Final = ("COSINE", "IP")
+"""The vector metrics whose scores are tuner's cosine: COSINE, and IP over unit vectors."""
+MILVUS_BM25_K1: Final = 1.2
+"""Milvus's ``bm25_k1`` when the collection's BM25 index does not say (Milvus Lite never says)."""
+DEFAULT_ANALYZER: Final = {"type": "standard"}
+"""Milvus's analyzer of a text field that names none."""
+SCALARS: Final = ("VARCHAR", "INT8", "INT16", "INT32", "INT64", "BOOL", "FLOAT", "DOUBLE")
+"""The field types a doc id or a metadata field of scalars may have."""
+READ_BATCH: Final = 1000
+"""Rows per page when the collection is read back."""
+
+
+@dataclass(frozen=True)
+class AttachedSchema:
+    """An attached collection's schema, checked against the engine's ``fields``: its primary ``key``, the vector
+    ``dim``, the vector field's ``index`` and ``metric``, the text field's ``analyzer`` and the BM25 ``bm25_k1``."""
+
+    name: str
+    key: str
+    dim: int
+    index: str
+    metric: str
+    analyzer: Mapping[str, Any]
+    bm25_k1: float
+
+
+def _type(field: Mapping[str, Any]) -> str:
+    return str(getattr(field.get("type"), "name", field.get("type")))
+
+
+def _params(value: Any) -> dict[str, Any]:
+    """Index or analyzer parameters as Milvus gives them back: a mapping, or JSON text."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return {}
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def attach(client: MilvusClient, engine: MilvusEngine) -> AttachedSchema:
+    """The schema of ``engine.collection``, checked: a :class:`UserError` of one line naming the collection and the
+    field for a collection that is not there, a field of the mapping it lacks or holds with another type, a
+    ``sparse`` field no BM25 function over ``fields.text`` fills, a vector field without an index, indexed otherwise
+    than ``engine.index`` says or with a metric other than COSINE or IP."""
+    assert engine.collection is not None and engine.fields is not None, "attach mode names a collection and its fields"
+    name, mapping = engine.collection, engine.fields
+    if not client.has_collection(name):
+        there = sorted(client.list_collections())
+        raise UserError(f"engine: collection {name} not found at {redact(engine.uri)} (there: "
+                        f"{', '.join(there[:10]) or 'none'}{', …' if len(there) > 10 else ''})")
+    described = client.describe_collection(name)
+    fields = {f["name"]: f for f in described.get("fields", [])}
+    metadata_types = ("JSON",) if isinstance(mapping.metadata, str) else SCALARS
+    wanted = [("text", mapping.text, ("VARCHAR",)), ("vector", mapping.vector, ("FLOAT_VECTOR",)),
+              ("doc_id", mapping.doc_id, SCALARS), *(("metadata", field, metadata_types) for field in mapping.metadata_fields),
+              *([("sparse", mapping.sparse, ("SPARSE_FLOAT_VECTOR",))] if mapping.sparse else [])]
+    for role, field, _ in wanted:
+        if field not in fields:
+            raise UserError(f"engine: collection {name} has no field {field!r} (fields.{role}); its fields: "
+                            f"{', '.join(fields)}")
+    for role, field, types in wanted:
+        if _type(fields[field]) not in types:
+            raise UserError(f"engine: collection {name} field {field} (fields.{role}) is {_type(fields[field])}, not "
+                            f"{' or '.join(types)}")
+    if mapping.sparse and not any(
+            _type(f) == "BM25" and mapping.text in f.get("input_field_names", ()) and mapping.sparse in f.get("output_field_names", ())
+            for f in described.get("functions", [])):
+        raise UserError(f"engine: collection {name} field {mapping.sparse} (fields.sparse) is not filled by a BM25 "
+                        f"function over {mapping.text} (fields.text): leave fields.sparse out to search it without BM25")
+    key = next((f["name"] for f in fields.values() if f.get("is_primary")), None)
+    if key is None:
+        raise UserError(f"engine: collection {name} has no primary key field")
+    index, metric = _index(client, name, mapping.vector)
+    if index != engine.index:
+        known = INDEX_KINDS.get(index)
+        hint = (f"set engine.index: {index} (--engine-index {index})" if known else
+                f"tuner searches {', '.join(INDEX_KINDS)}")
+        raise UserError(f"engine: collection {name} field {mapping.vector} is indexed {index}, engine.index says "
+                        f"{engine.index}: {hint}")
+    if metric not in METRICS:
+        raise UserError(f"engine: collection {name} field {mapping.vector} is indexed with metric {metric}: tuner scores "
+                        f"by cosine, so it searches a COSINE index, or IP over unit vectors")
+    k1 = MILVUS_BM25_K1
+    if mapping.sparse:
+        k1 = float(_describe(client, name, mapping.sparse).get("bm25_k1", MILVUS_BM25_K1))
+    analyzer = _params(fields[mapping.text].get("params", {}).get("analyzer_params")) or dict(DEFAULT_ANALYZER)
+    dim = int(_params(fields[mapping.vector].get("params")).get("dim", 0))
+    return AttachedSchema(name, key, dim, index, metric, analyzer, k1)
+
+
+def _describe(client: MilvusClient, name: str, field: str) -> dict[str, Any]:
+    """The index of ``field`` as Milvus describes it ({} when it has none)."""
+    indexes = client.list_indexes(name, field_name=field)
+    if not indexes:
+        return {}
+    described = client.describe_index(name, indexes[0])
+    return {**_params(described.get("params")), **{k: v for k, v in described.items() if k != "params"}}
+
+
+def _index(client: MilvusClient, name: str, field: str) -> tuple[str, str]:
+    described = _describe(client, name, field)
+    if not described:
+        raise UserError(f"engine: collection {name} field {field} (fields.vector) has no index: Milvus searches only "
+                        "an indexed vector field")
+    return str(described.get("index_type", "")), str(described.get("metric_type", ""))
+
+
+def check_dimension(schema: AttachedSchema, field: str, model_id: str, dim: int) -> None:
+    """The questions are embedded by ``model_id``: refuse one whose vectors (``dim``) the collection's cannot be
+    compared with (not the model the collection was built with)."""
+    if schema.dim != dim:
+        raise UserError(f"engine: collection {schema.name} field {field} holds {schema.dim}-dimensional vectors, the "
+                        f"embedding model {model_id} gives {dim}: embed the questions with the model the collection "
+                        "was built with (settings.embedding_model)")
+
+
+@dataclass(frozen=True)
+class AttachedRows:
+    """Every row of an attached collection, read back: its chunks (``chunk_id`` = the primary key, ``passage`` =
+    the text), their unit vectors, the primary keys in row order, each document's metadata (its first row's) and
+    ``key``, the content hash of all of it (what tuner's caches of this collection are keyed by)."""
+
+    chunks: list[Chunk]
+    vectors: np.ndarray
+    ids: tuple[Any, ...]
+    metadata: dict[str, dict[str, Any]]
+    key: str
+
+
+def read_collection(client: MilvusClient, engine: MilvusEngine, schema: AttachedSchema, reporter: Reporter) -> AttachedRows:
+    """Read every row of the attached collection (text, doc id, metadata, vector) once; nothing is written."""
+    assert engine.fields is not None, "attach mode names its fields"
+    mapping = engine.fields
+    load(client, schema.name)
+    if engine.lite:  # Lite has no server timestamp for an iterator and says so on every read: not a fault
+        logging.getLogger("pymilvus.client.iterator.query_iterator").setLevel(logging.ERROR)
+    fields = [schema.key, mapping.text, mapping.doc_id, *mapping.metadata_fields, mapping.vector]
+    rows: list[dict[str, Any]] = []
+    counted = client.query(schema.name, filter="", output_fields=["count(*)"])
+    iterator = client.query_iterator(schema.name, batch_size=READ_BATCH, filter="", output_fields=fields)
+    with reporter.task(f"engine: reading collection {schema.name}", int(counted[0]["count(*)"]) if counted else 0) as task:
+        while batch := iterator.next():
+            rows.extend(batch)
+            task.advance(len(batch))
+    iterator.close()
+    rows.sort(key=lambda row: (str(type(row[schema.key])), row[schema.key]))  # one order whatever the segments'
+    chunks, metadata = [], {}
+    for row in rows:
+        text, doc_id = str(row[mapping.text] or ""), str(row[mapping.doc_id])
+        chunks.append(Chunk(chunk_id=str(row[schema.key]), doc_id=doc_id, start=0, end=len(text), text=text))
+        if doc_id not in metadata:
+            metadata[doc_id] = (dict(row[mapping.metadata] or {}) if isinstance(mapping.metadata, str)
+                                else {field: row[field] for field in mapping.metadata_fields})
+    raw = np.asarray([row[mapping.vector] for row in rows], dtype=np.float32).reshape(len(rows), schema.dim)
+    norms = np.linalg.norm(raw, axis=1, keepdims=True)
+    vectors: np.ndarray = (raw / np.where(norms > 0, norms, 1.0)).astype(np.float32)  # what dedupe compares
+    ids = tuple(row[schema.key] for row in rows)
+    key = content_key("attached-chunks", schema.name, [(str(c.chunk_id), c.doc_id, c.text) for c in chunks], metadata,
+                      array_digest(vectors))
+    return AttachedRows(chunks, vectors, ids, metadata, key)
+
+
+def check_doc_ids(rows: AttachedRows, dataset: Dataset, schema: AttachedSchema, field: str, reporter: Reporter) -> None:
+    """The golden set's relevant documents must be values of the ``doc_id`` field: none found is a
+    :class:`UserError` (every recall would be 0, a wrong mapping); some missing is a line (their cases count as
+    missed, as a knowledge base without the document would)."""
+    relevant = sorted({doc for case in dataset.golden for doc in case.relevant_doc_ids})
+    found = set(rows.metadata)
+    missing = [doc for doc in relevant if doc not in found]
+    if relevant and len(missing) == len(relevant):
+        example = next(iter(sorted(found)), "none")
+        raise UserError(f"engine: none of the golden set's {len(relevant)} relevant documents is a value of collection "
+                        f"{schema.name} field {field} (fields.doc_id): golden {relevant[0]!r}, collection {example!r}; "
+                        "map fields.doc_id to the field holding the golden set's doc ids")
+    if missing:
+        reporter.stage(f"engine: {len(missing)} of the golden set's {len(relevant)} relevant documents are not in "
+                       f"collection {schema.name} (e.g. {missing[0]!r}): their cases count them as not retrieved")
+
+
+def attached_collection(client: MilvusClient, schema: AttachedSchema, rows: AttachedRows, conflicts: ChunkTable,
+                        language: Language, sparse: str | None, vector: str) -> Collection:
+    """The attached collection as the first stage searches it: its rows as a chunk table (vectors the collection's),
+    followed by the chunks of the dataset's conflicting documents (``conflicts``: tuner's chunk table of the dataset,
+    whose conflicting chunks are embedded here by its encoder, the questions' model), which v3 injects and which are
+    never in the collection."""
+    chunks = [chunk for chunk in conflicts.chunks if chunk.conflicting]
+    vectors = conflicts.encoder.encode([chunk.passage for chunk in chunks]).reshape(len(chunks), schema.dim)
+    table = ChunkTable(rows.chunks + chunks, content_key(rows.key, conflicts.key), conflicts.encoder,
+                       np.vstack([rows.vectors, vectors]).astype(np.float32))
+    return Collection(client, schema.name, table, language, schema.dim, schema.index, schema.metric, schema.key, vector,
+                      sparse or "", schema.analyzer, schema.bm25_k1, rows.ids)
