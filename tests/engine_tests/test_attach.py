@@ -203,3 +203,41 @@ def test_a_study_on_an_attached_collection_says_what_it_fixes(tmp_path: Path, ti
         check_study(hybrid, SearchSpace({k: v for k, v in space.params.items() if k != "retriever"}, space.source), dataset)
     with pytest.raises(UserError, match="variants.hard_mode: an attached collection needs inject"):
         load_study_file(_study(tmp_path, tiny_dataset_dir, "variants: {hard_mode: in_index}\n"))
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--engine-collection", TEAM], "--engine-collection goes with --engine milvus"),
+    (["--engine", "milvus", "--engine-uri", "kb.db", "--engine-collection", TEAM],
+     "--engine-collection and --engine-fields go together"),
+    (["--engine", "milvus", "--engine-uri", "kb.db", "--engine-collection", TEAM, "--engine-fields", "text"],
+     "--engine-fields: 'text' is not ROLE=FIELD"),
+    (["--engine", "milvus", "--engine-uri", "kb.db", "--engine-collection", TEAM, "--engine-fields", "text=a,vector=b"],
+     "engine.milvus.fields.doc_id"),
+    (["--engine", "milvus", "--engine-uri", "kb.db", "--engine-collection", TEAM, "--engine-fields",
+      "text=a,vector=b,doc_id=c,colour=d"], "engine.milvus.fields.colour"),
+])
+def test_attach_flags_are_checked_in_one_line(flags: list[str], message: str, tiny_dataset_dir: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", str(tiny_dataset_dir), "--retriever", "dense", *flags]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1
+
+
+def test_golden_documents_missing_from_the_collection_are_said_in_a_line(tiny_dataset_dir: Path) -> None:
+    from tuner.engine._attach import AttachedRows, AttachedSchema, check_doc_ids
+    from tuner.progress import SilentReporter
+
+    class Lines(SilentReporter):
+        def __init__(self) -> None:
+            self.lines: list[str] = []
+
+        def stage(self, message: str) -> None:
+            self.lines.append(message)
+
+    present = {"aurora-x200", "aurora-x210", "returns", "warranty", "shipping"}  # not mercury-partner
+    rows = AttachedRows([], np.zeros((0, 4), np.float32), (), {doc: {} for doc in present}, "key")
+    schema = AttachedSchema(TEAM, "pk", 4, "FLAT", "COSINE", {}, 1.2)
+    reporter = Lines()
+    check_doc_ids(rows, load_dataset(tiny_dataset_dir), schema, "source_doc", reporter)
+    assert reporter.lines == [f"engine: 1 of the golden set's 6 relevant documents are not in collection {TEAM} "
+                              "(e.g. 'mercury-partner'): their cases count them as not retrieved"]
