@@ -1,11 +1,12 @@
-"""Benchmark of the local generator (issues 32, 37, 46): Gemma 3 270M (completion prompt) and Qwen2.5-Coder 0.5B
-Instruct (chat template) on llama.cpp beside the offline span reader (``--readers`` picks them).
+"""Benchmark of the local generator (issues 32, 37, 46): Gemma 3 270M (completion prompt) and Qwen2.5-Coder 0.5B and
+1.5B Instruct (chat template) on llama.cpp beside the offline span reader (``--readers`` picks them).
 
 Parts (any of them; all by default):
 
-- ``speed``: seconds per answer (wall and CPU) of each local reader through the generator (its chat template or its
-  completion prompt), for prompts of ~200 and ~500 tokens, median of ``--repeats`` calls with the prompt cache defeated
-  (each call's passages start differently); llama.cpp at each ``--threads``; with ``--transformers``, transformers'
+- ``speed``: seconds per answer (wall and CPU) of each reader through the generator (a local model's chat template or
+  completion prompt; the span reader on the same passages), for prompts of 200 and 500 tokens of each model's own
+  tokenizer, median of ``--repeats`` calls with the prompt cache defeated (each call's passages start differently),
+  the load average beside each row; llama.cpp at each ``--threads``; with ``--transformers``, transformers'
   GGUF loader (fp32) on Gemma once, when ``gguf`` and ``accelerate`` are installed.
 - ``readers``: reading efficiency (v0 faithful / v0 context support), v0 faithful, v3 misled rate and Δfaithful
   with its paired-bootstrap interval, local model beside the span reader (lexical judge, default noise), on the
@@ -55,6 +56,7 @@ from tuner.evaluation.robustness import exposure_parts  # noqa: E402
 from tuner.generation import (  # noqa: E402
     LOCAL_PROMPT,
     ExtractiveGeneratorConfig,
+    Generator,
     LocalGenerator,
     LocalGeneratorConfig,
     LocalPrompt,
@@ -124,9 +126,11 @@ READERS: dict[str, ExtractiveGeneratorConfig | LocalGeneratorConfig] = {
     "span reader": ExtractiveGeneratorConfig(reader="span"),
     "gemma-3-270m (local)": LocalGeneratorConfig(model="gemma-3-270m"),
     "qwen2.5-coder-0.5b-instruct (local, chat)": LocalGeneratorConfig(model="qwen2.5-coder-0.5b-instruct"),
+    "qwen2.5-coder-1.5b-instruct (local, chat)": LocalGeneratorConfig(model="qwen2.5-coder-1.5b-instruct"),
 }
-"""The readers compared (``--readers`` picks some, by the start of their names; the agreement part takes two: the
-span reader and one local model)."""
+"""The readers compared (``--readers`` picks some, by the start of their names: ``qwen2.5-coder-0`` the 0.5B,
+``qwen2.5-coder-1`` the 1.5B, whose packages are not in ``tuner[local]``; the agreement part takes two: the span reader
+and one local model)."""
 
 
 class Progress:
@@ -367,52 +371,92 @@ SPEED_PASSAGE = (
 SPEED_QUESTION = "How long is the warranty of the X200 router?"
 
 
-SPEED_SIZES = (2, 7)
-"""Passages per speed prompt: ~58 tokens each, so 7 make prompts of ~470 (chat) to ~520 (completion prompt with its
-worked example) tokens; the table gives each prompt's count."""
+SPEED_TOKENS = (200, 500)
+"""Prompt sizes of the speed part, in the model's own tokens (the issue asks for seconds per call at 500)."""
+PASSAGE_WORDS = 40
+"""Words per passage of a speed prompt (the last passage takes what is left)."""
 
 
-def speed_passages(count: int, salt: int) -> list[str]:
-    """``count`` passages; ``salt`` makes their start differ (the prompt cache defeated)."""
-    return [f"Note {salt}-{i}. {SPEED_PASSAGE}" for i in range(count)]
+def speed_passages(words: int, salt: int) -> list[str]:
+    """Passages of :data:`SPEED_PASSAGE` words holding ``words`` words in all, each starting ``Note SALT-I.``
+    (``salt`` zero-padded, so every salt costs the same tokens; a new salt defeats the prompt cache)."""
+    text = SPEED_PASSAGE.split()
+    stream = [text[i % len(text)] for i in range(words)]
+    return [f"Note {salt:04d}-{i}. " + " ".join(stream[start:start + PASSAGE_WORDS])
+            for i, start in enumerate(range(0, len(stream), PASSAGE_WORDS))]
 
 
 def speed_prompt(count: int, salt: int) -> str:
-    """A prompt of ``count`` passages in the issue 32 English template; ``salt`` makes its start differ."""
-    context = "\n\n".join(f"[{i + 1}] {text}" for i, text in enumerate(speed_passages(count, salt)))
+    """A prompt of ``count`` passages' words in the issue 32 English template; ``salt`` makes its start differ."""
+    context = "\n\n".join(f"[{i + 1}] {text}" for i, text in enumerate(speed_passages(count * PASSAGE_WORDS, salt)))
     return f"Context:\n{context}\n\nQuestion: {SPEED_QUESTION}\nAnswer:"
 
 
+def words_for(generator: LocalGenerator, usage: Usage, target: int) -> int:
+    """How many passage words make a prompt of about ``target`` tokens for ``generator`` (its template or completion
+    prompt): the prompt's tokens are linear in the words, so two probes (one token written each, cache off) give the
+    line; the speed table prints the tokens each prompt really had."""
+    points = []
+    for words in (PASSAGE_WORDS, 8 * PASSAGE_WORDS):
+        before = usage.snapshot().prompt_tokens
+        generator.generate(SPEED_QUESTION, speed_passages(words, 9999))
+        points.append((words, usage.snapshot().prompt_tokens - before))
+    (w1, t1), (w2, t2) = points
+    return max(1, round(w1 + (target - t1) * (w2 - w1) / (t2 - t1)))
+
+
 def part_speed(thread_counts: Sequence[int], repeats: int, transformers: bool = False) -> list[str]:
-    """Seconds per answer of each local reader of :data:`READERS` through the product's path (its chat template or
-    its completion prompt, greedy, the generator's own stops, ``max_tokens`` 48), wall and CPU of this process,
-    median of ``repeats`` calls with the prompt cache defeated, for prompts of :data:`SPEED_SIZES` passages."""
+    """Seconds per answer of each reader of :data:`READERS` through the product's path (a local model's chat template
+    or completion prompt, greedy, the generator's own stops and ``max_tokens``; the span reader with its embedding
+    model loaded and its vector cache defeated), wall and CPU of this process, median of ``repeats`` calls with the
+    prompt cache defeated, for prompts of :data:`SPEED_TOKENS` tokens (of each local model's tokenizer; the span
+    reader reads the passages of the first local model's prompt), with the load average beside each row."""
     lines = [
-        "", f"#### Speed: seconds per answer through the generator (median of {repeats}, prompt cache defeated, max_tokens 48)", "",
-        "| reader | runtime | threads | load s | prompt tokens | s / call (wall) | CPU s / call | answer |",
-        "|---|---|---|---|---|---|---|---|",
+        "", f"#### Speed: seconds per answer through the generator (median of {repeats}, prompt cache defeated)", "",
+        "| reader | runtime | threads | load s | prompt tokens | s / call (wall) | CPU s / call | load average | answer |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for reader, config in READERS.items():
-        if not isinstance(config, LocalGeneratorConfig):
-            continue
-        for threads in thread_counts:
+    words_at: dict[int, int] = {}
+    for reader, config in sorted(READERS.items(), key=lambda item: not isinstance(item[1], LocalGeneratorConfig)):
+        for threads in thread_counts if isinstance(config, LocalGeneratorConfig) else [0]:
             start = time.perf_counter()
-            tuned = config.model_copy(update={"threads": threads, "cache": False})
-            runtime = llama_cpp_runtime(tuned)
+            if isinstance(config, LocalGeneratorConfig):
+                tuned = config.model_copy(update={"threads": threads, "cache": False})
+                runtime = llama_cpp_runtime(tuned)
+                name = runtime.name
+
+                def make(usage: Usage) -> Generator:
+                    return LocalGenerator(tuned, runtime, None, usage)
+            else:
+                name, span = "sentence-transformers", build_generator(config, BackendResources())
+                span.generate(SPEED_QUESTION, speed_passages(PASSAGE_WORDS, 9998))  # loads the embedding model
+
+                def make(usage: Usage) -> Generator:
+                    return span
             load = time.perf_counter() - start
-            for size in SPEED_SIZES:
-                walls, cpus, usage = [], [], Usage()
-                generator = LocalGenerator(tuned, runtime, None, usage)
+            for target in SPEED_TOKENS:
+                usage = Usage()
+                generator = make(usage)
+                if isinstance(generator, LocalGenerator):
+                    words = words_for(generator, usage, target)
+                    words_at.setdefault(target, words)
+                    usage = Usage()
+                    generator = make(usage)
+                else:
+                    words = words_at.get(target, target * 3 // 4)
+                walls, cpus, loads = [], [], []
                 for salt in range(repeats):
+                    loads.append(os.getloadavg()[0])
                     begin, cpu = time.perf_counter(), time.process_time()
-                    answer = generator.generate(SPEED_QUESTION, speed_passages(size, salt + 1000 * threads))
+                    answer = generator.generate(SPEED_QUESTION, speed_passages(words, salt + 100 * threads))
                     walls.append(time.perf_counter() - begin)
                     cpus.append(time.process_time() - cpu)
                 counts = usage.snapshot()
+                tokens = f"{counts.prompt_tokens // repeats}" if counts.calls else f"({words} words)"
+                written = f" ({counts.completion_tokens // repeats} tokens)" if counts.calls else ""
                 lines.append(
-                    f"| {reader} | {runtime.name} | {threads} | {load:.1f} | {counts.prompt_tokens // repeats} "
-                    f"| {statistics.median(walls):.2f} | {statistics.median(cpus):.2f} "
-                    f"| `{answer.text[:50]}` ({counts.completion_tokens // repeats} tokens) |"
+                    f"| {reader} | {name} | {threads or ''} | {load:.1f} | {tokens} | {statistics.median(walls):.2f} "
+                    f"| {statistics.median(cpus):.2f} | {min(loads):.1f}–{max(loads):.1f} | `{answer.text[:50]}`{written} |"
                 )
                 print(lines[-1], file=sys.stderr, flush=True)
     if transformers:
@@ -436,7 +480,7 @@ def transformers_speed(repeats: int) -> list[str]:
     model = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
     load = time.perf_counter() - start
     lines = []
-    for size in SPEED_SIZES:
+    for size in (3, 9):  # passages of PASSAGE_WORDS words: ~200 and ~500 tokens (the row prints the count)
         timings = []
         for salt in range(max(1, repeats // 3)):
             inputs = tokenizer(speed_prompt(size, salt + 5000), return_tensors="pt")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tuner.errors import UserError
+from tuner.generation._openai import PROMPT_TEMPLATES, render_prompt
 from tuner.generation import LOCAL_PROMPT, GENERATORS, Answer, LocalGenerator, LocalGeneratorConfig, LocalPrompt, Shot, cut_answer, require_local
 from tuner.generation import _local
 from tuner.generation._local import Generated
@@ -29,14 +30,16 @@ class ScriptedRuntime:
         self.prompts: list[str] = []
         self.stops: list[tuple[str, ...]] = []
         self.chats: list[list[dict[str, str]]] = []
+        self.kept: list[str] = []
 
     def complete(self, prompt: str, max_tokens: int, stops: Sequence[str]) -> Generated:
         self.prompts.append(prompt)
         self.stops.append(tuple(stops))
         return Generated(self.reply, prompt_tokens=len(prompt.split()), completion_tokens=3)
 
-    def chat(self, messages: Sequence[Message], max_tokens: int) -> Generated:
+    def chat(self, messages: Sequence[Message], max_tokens: int, kept: str = "") -> Generated:
         self.chats.append([dict(m) for m in messages])
+        self.kept.append(kept)
         return Generated(self.reply, prompt_tokens=sum(len(m["content"].split()) for m in messages), completion_tokens=3)
 
 
@@ -181,19 +184,23 @@ def chat_runtime(reply: str, template: str = TEMPLATE) -> ScriptedRuntime:
     return ScriptedRuntime(reply, chat_template=template, metadata=INSTRUCT)
 
 
-def test_a_chat_model_gets_a_system_instruction_and_the_passages_and_question_in_the_question_language() -> None:
+def test_a_chat_model_gets_the_hosted_prompt_as_one_user_message_in_the_question_language() -> None:
     runtime = chat_runtime("The warranty is 24 months.\n")
     local = generator(runtime)
     assert local.chat and local.generate("How long is the warranty?", ["The warranty is 24 months.", "Old: 12 months."]) == Answer(
         "The warranty is 24 months.")
     local.generate("保修期是多久？", ["保修期为二十四个月。"])
+    english = ("Answer the question using only the numbered context passages below. If they do not contain "
+               'the answer, reply exactly "I don\'t know." Answer in one or two sentences.\n\nContext:\n')
+    chinese = "请只根据下面编号的上下文段落回答问题。如果段落中没有答案，请只回复“我不知道。”。用一到两句话回答，名称、数字和单位照段落原文写。\n\n上下文：\n"
     assert runtime.prompts == [] and runtime.chats == [
-        [{"role": "system", "content": "Answer the question using only the numbered context passages below. If they do not contain "
-                                       'the answer, reply exactly "I don\'t know." Answer in one or two sentences.'},
-         {"role": "user", "content": "Context:\n[1] The warranty is 24 months.\n\n[2] Old: 12 months.\n\nQuestion: How long is the warranty?\nAnswer:"}],
-        [{"role": "system", "content": "请只根据下面编号的上下文段落回答问题。如果段落中没有答案，请只回复“我不知道。”。用一到两句话回答，名称、数字和单位照段落原文写。"},
-         {"role": "user", "content": "上下文：\n[1] 保修期为二十四个月。\n\n问题：保修期是多久？\n回答："}],
+        [{"role": "user", "content": english + "[1] The warranty is 24 months.\n\n[2] Old: 12 months.\n\nQuestion: How long is the warranty?\nAnswer:"}],
+        [{"role": "user", "content": chinese + "[1] 保修期为二十四个月。\n\n问题：保修期是多久？\n回答："}],
     ]
+    assert [render_prompt(PROMPT_TEMPLATES[language], q, c) for language, q, c in (
+        ("en", "How long is the warranty?", ["The warranty is 24 months.", "Old: 12 months."]), ("zh", "保修期是多久？", ["保修期为二十四个月。"]))
+    ] == [chat[0]["content"] for chat in runtime.chats]  # what the openai generator sends
+    assert runtime.kept == [english, chinese]  # a prompt cut for the context keeps the instruction whole
 
 
 def test_a_chat_reply_is_the_answer_with_its_lines_joined_not_cut_at_the_first_line() -> None:

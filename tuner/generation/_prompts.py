@@ -102,19 +102,35 @@ def _filled(body: str, question: str, contexts: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class ChatPrompt:
-    """How a chat (instruction-tuned) model is asked: ``system[L]``, the instruction, as the system message, and
-    ``user[L]`` filled with the numbered passages (``{context}``, :func:`format_contexts`) and the ``{question}`` as
-    the one user message; the model's own chat template (in its GGUF file) turns them into its prompt.
+    """How a chat (instruction-tuned) model is asked: ``instruction[L]`` and ``user[L]`` filled with the numbered
+    passages (``{context}``, :func:`format_contexts`) and the ``{question}``; the model's own chat template (in its GGUF
+    file) turns the messages into its prompt. With ``system`` off (the default) they are one user message, the
+    instruction first, a blank line, then the passages and the question: what the ``openai`` generator sends, and the
+    template adds its own default system turn (Qwen's "You are Qwen, …"). With ``system`` on the instruction is the
+    system message, which replaces that default, and the user message holds the rest.
 
     >>> prompt = ChatPrompt({"en": "Answer from the passages."}, {"en": "{context}\\nQuestion: {question}"})
     >>> prompt.messages("en", "How long? ", [" 24 months. "])
-    [{'role': 'system', 'content': 'Answer from the passages.'}, {'role': 'user', 'content': '[1] 24 months.\\nQuestion: How long?'}]
+    [{'role': 'user', 'content': 'Answer from the passages.\\n\\n[1] 24 months.\\nQuestion: How long?'}]
+    >>> ChatPrompt(prompt.instruction, prompt.user, system=True).messages("en", "How long?", ["24 months."])[0]
+    {'role': 'system', 'content': 'Answer from the passages.'}
+    >>> prompt.kept("en")
+    'Answer from the passages.\\n\\n'
     """
 
-    system: Mapping[Language, str]
+    instruction: Mapping[Language, str]
     user: Mapping[Language, str]
+    system: bool = False
 
     def messages(self, language: Language, question: str, contexts: Sequence[str]) -> list[Message]:
-        """The system and user messages for ``question`` over ``contexts``."""
-        user = fill(self.user[language], question=question.strip(), context=format_contexts(contexts))
-        return [{"role": "system", "content": self.system[language]}, {"role": "user", "content": user}]
+        """The messages for ``question`` over ``contexts``."""
+        body = fill(self.user[language], question=question.strip(), context=format_contexts(contexts))
+        if self.system:
+            return [{"role": "system", "content": self.instruction[language]}, {"role": "user", "content": body}]
+        return [{"role": "user", "content": self.instruction[language] + "\n\n" + body}]
+
+    def kept(self, language: Language) -> str:
+        """The start of the last message that comes before the passages (the instruction, the context cue): what a
+        prompt too long for the model's context keeps whole, with the question at its end."""
+        head = self.user[language].split("{context}")[0]
+        return head if self.system else self.instruction[language] + "\n\n" + head
