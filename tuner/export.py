@@ -395,11 +395,15 @@ def _milvus_engine(provenance: Mapping[str, Any]) -> Mapping[str, Any]:
     """The Milvus engine and collection an export was measured on; a :class:`UserError` for a trial measured in
     memory (or an export that does not say): there is no collection whose search parameters could be given."""
     engine = provenance.get("engine")
+    where = f"--format milvus: trial {provenance.get('trial')} of study '{provenance.get('study')}'"
     if not isinstance(engine, Mapping) or engine.get("backend") != "milvus" or not provenance.get("collection"):
         measured = "in memory" if isinstance(engine, Mapping) else "on an engine the export does not name"
-        raise UserError(f"--format milvus: trial {provenance.get('trial')} of study '{provenance.get('study')}' was measured "
-                        f"{measured}: no Milvus collection to search; run the study with engine: {{backend: milvus, uri: "
-                        "...}} (docs/engine.md)")
+        raise UserError(f"{where} was measured {measured}: no Milvus collection to search; run the study with engine: "
+                        "{backend: milvus, uri: ...} (docs/engine.md)")
+    if engine.get("collection"):
+        raise UserError(f"{where} searched the attached collection {engine['collection']} through its own fields, which "
+                        "the export does not record: its search parameters are not written yet; serve it with "
+                        "tuner.Retriever and the attached engine (docs/engine.md)")
     return engine
 
 

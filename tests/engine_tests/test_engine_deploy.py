@@ -27,8 +27,8 @@ from fastapi.testclient import TestClient  # noqa: E402
 from tests.study_tests.test_study import write_study  # noqa: E402
 from tuner.cli import main  # noqa: E402
 from tuner.dataset import load_dataset  # noqa: E402
-from tuner.deploy import EngineCorpus, Retriever, engine_note  # noqa: E402
-from tuner.embedding import CachedEncoder  # noqa: E402
+from tuner.deploy import EngineCorpus, Retriever, engine_note, serving_engine  # noqa: E402
+from tuner.embedding import CachedEncoder, EmbeddingContext  # noqa: E402
 from tuner.engine import MemoryEngine, MilvusEngine, filter_expression  # noqa: E402
 from tuner.errors import UserError  # noqa: E402
 from tuner.export import SNIPPET_FENCE, export_document, read_export, write_framework_export  # noqa: E402
@@ -283,3 +283,34 @@ def test_a_configured_filter_is_the_trials_expression_and_a_requests_filter_adds
     assert sent[0] == configured and not re.search(r"\bid\b", configured)
     assert sent[1] is not None and sent[1].startswith(f"({configured}) and (id in [")
     assert sent[2] is not None and sent[2].startswith(f"({configured}) and (id in [")  # no chunk of returns is a laptop's
+
+
+def test_a_retriever_on_an_attached_collection_filters_by_primary_keys_and_refuses_writes(
+    study: dict[str, Any], tiny_dataset_dir: Path, embeddings: EmbeddingContext
+) -> None:
+    from tests.engine_tests.test_attach import FIELDS, _team_collection
+    from tuner.engine import connect
+    from tuner.retrieval import RetrievalPipeline
+
+    settings = RetrievalSettings(retriever="dense", top_k=3)
+    dataset = load_dataset(tiny_dataset_dir)
+    table = RetrievalPipeline(dataset, embeddings=embeddings).table(settings)
+    rows = [{"pk": f"chunk-{i}", "content": table.passages[i], "source_doc": table.chunks[i].doc_id, "meta": {"team": "docs"},
+             "embedding": table.embeddings()[i].tolist()} for i in range(len(table)) if not table.chunks[i].conflicting]
+    _team_collection(connect(MilvusEngine(backend="milvus", uri=study["uri"])), "served_team_kb", rows, table.encoder.inner.dim)
+    attached = MilvusEngine(backend="milvus", uri=study["uri"], collection="served_team_kb", fields=FIELDS)
+    served, memory = Retriever(settings, dataset, engine=attached), Retriever(settings, dataset)
+    question = "How long is the laptop warranty?"
+    assert [c.doc_id for c in served.retrieve(question)] == [c.doc_id for c in memory.retrieve(question)]
+    found = {c.doc_id for c in served.retrieve(question, filters={"doc_id": ["returns", "shipping"]})}
+    assert found and found <= {"returns", "shipping"}
+    with pytest.raises(EngineCorpus, match="served_team_kb, attached and never written by tuner"):
+        served.add_documents([])
+    provenance = {"engine": {**attached.described()}}
+    with pytest.raises(UserError, match="measured on the attached collection served_team_kb"):
+        serving_engine(MilvusEngine(backend="milvus", uri=study["uri"]), provenance)
+    note = engine_note("deploy.yaml", provenance, MemoryEngine())
+    assert note is not None and "the attached collection served_team_kb, the served ones the dataset's" in note
+    document = export_document(settings.model_dump(), {**provenance, "collection": "served_team_kb", "trial": 0, "study": "kb"})
+    with pytest.raises(UserError, match="searched the attached collection served_team_kb"):
+        write_framework_export(study["export"].with_name("attached.yaml"), document, "milvus")

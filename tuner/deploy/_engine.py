@@ -4,7 +4,9 @@ Which engine serves is the deployment's choice (``tuner serve --engine``, ``Retr
 the export: the engine a study was tuned on is often not the one production reads (a staging cluster, a Lite file on
 the tuning machine), and its token is never in an export. What the export does fix is the dense index the trial was
 measured with: an engine serves with the export's ``engine.index`` and ``index_params`` (:func:`serving_engine`), and a
-configuration served on another backend than the one it was measured on says so (:func:`engine_note`).
+configuration served on another backend than the one it was measured on says so (:func:`engine_note`). A trial
+measured on an attached collection (attach mode) is served by a retriever given that attached engine, never by a
+collection tuner builds in its place.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tuner.engine import MemoryEngine, MilvusEngine
+from tuner.errors import UserError
 
 
 def measured_backend(provenance: Mapping[str, Any]) -> str | None:
@@ -31,8 +34,13 @@ def serving_engine(engine: MemoryEngine | MilvusEngine, provenance: Mapping[str,
     'HNSW'
     """
     recorded = provenance.get("engine")
-    if not isinstance(engine, MilvusEngine) or measured_backend(provenance) != "milvus" or not isinstance(recorded, Mapping):
+    if (not isinstance(engine, MilvusEngine) or engine.collection is not None  # attached: its index is its own
+            or measured_backend(provenance) != "milvus" or not isinstance(recorded, Mapping)):
         return engine
+    if recorded.get("collection"):
+        raise UserError(f"engine: the export was measured on the attached collection {recorded['collection']}; "
+                        "--engine milvus serves a collection tuner builds from the served dataset, not that one: search "
+                        "it with tuner.Retriever and its attached engine (docs/engine.md), or serve in memory")
     return MilvusEngine.model_validate({**engine.model_dump(), "index": recorded.get("index", engine.index),
                                         "index_params": recorded.get("index_params") or {}})
 
@@ -48,10 +56,15 @@ def engine_note(source: str, provenance: Mapping[str, Any], engine: MemoryEngine
     measured = measured_backend(provenance)
     if measured is None or measured == engine.backend:
         return None
-    uri = provenance["engine"].get("uri")
-    hint = f"; --engine {measured} --engine-uri URI serves it where it was measured" if engine.backend == "memory" else ""
-    return (f"{source} was measured {_on(measured, uri)} and is served {_on(engine.backend, None)}: BM25 and hybrid "
-            f"first-stage scores differ slightly between engines (docs/engine.md){hint}")
+    recorded = provenance["engine"]
+    attached = recorded.get("collection")
+    if attached:
+        why = f"its chunks and vectors were those of the attached collection {attached}, the served ones the dataset's"
+    else:
+        why = "BM25 and hybrid first-stage scores differ slightly between engines (docs/engine.md)"
+    hint = (f"; --engine {measured} --engine-uri URI serves it where it was measured"
+            if engine.backend == "memory" and not attached else "")
+    return f"{source} was measured {_on(measured, recorded.get('uri'))} and is served {_on(engine.backend, None)}: {why}{hint}"
 
 
 def _on(backend: str, uri: str | None) -> str:

@@ -85,6 +85,11 @@ class EngineCorpus(Exception):
     from the served dataset and named by its content, so documents are added and removed where it is built."""
 
 
+def _attached(engine: MemoryEngine | MilvusEngine) -> bool:
+    """Whether ``engine`` searches a collection the team already has (attach mode), not one tuner built."""
+    return isinstance(engine, MilvusEngine) and engine.collection is not None
+
+
 def _in_memory_dataset(documents: Sequence[Document], language: Language) -> Dataset:
     """Documents as a corpus-only :class:`Dataset` (what the chunker reads), keyed by their content."""
     digest = hashlib.sha256()
@@ -232,20 +237,21 @@ class Retriever:
         under the configured ``metadata_filter``) that pass the request's ``filters`` and ``where``: here, as one mask
         (:func:`first_stage_mask`); in an engine, as the trial's own filter expression
         (:func:`tuner.engine.filter_expression`) and the request's mask as chunk ids, so that a configured filter over
-        a large collection is never sent as a list of ids."""
-        depth = self.settings.candidate_depth
-        if not isinstance(index.first_stage, MilvusFirstStage):
+        a large collection is never sent as a list of ids. An attached collection (attach mode) has none of the fields
+        that expression reads: its whole mask goes as primary keys, as a study on it searches."""
+        depth, stage = self.settings.candidate_depth, index.first_stage
+        if not isinstance(stage, MilvusFirstStage) or _attached(self.engine):
             allowed = first_stage_mask(index.table, index.metadata_of, self.settings, "clean", filters, where)
-            return index.first_stage.search([query], depth, allowed)
+            return stage.search([query], depth, allowed)
         request = filter_mask(index.table.chunks, index.metadata_of, filters) if filters else None
         if where is not None:
             request = where if request is None else request & where
-        requested = mask_expression(request)
+        requested = mask_expression(request, stage.collection)
         if requested is None:  # no chunk passes the request's filters
-            return index.first_stage.search_where([query], depth, None)
+            return stage.search_where([query], depth, None)
         configured = filter_expression(self.settings, "clean")
         both = f"({configured}) and ({requested})" if configured and requested else configured or requested
-        return index.first_stage.search_where([query], depth, both)
+        return stage.search_where([query], depth, both)
 
     def _index_of(self, table: ChunkTable, first_stage: FirstStage, documents: Mapping[str, Document]) -> _Index:
         """An index version; when the ranking reads versions, with the stale flag and age of every chunk among the
@@ -291,6 +297,9 @@ class Retriever:
     def _writable(self) -> None:
         """Refuse a write (:class:`EngineCorpus`) when the corpus is an engine collection's."""
         collection = self._pipeline.engine_collection(self.settings)
+        if collection is not None and _attached(self.engine):
+            raise EngineCorpus(f"documents live in the {self.engine.backend} collection {collection}, attached and never "
+                               "written by tuner: write them there with your own ingestion")
         if collection is not None:
             raise EngineCorpus(
                 f"documents live in the {self.engine.backend} collection {collection}, built from the served dataset and "
