@@ -405,12 +405,13 @@ def words_for(generator: LocalGenerator, usage: Usage, target: int) -> int:
     return max(1, round(w1 + (target - t1) * (w2 - w1) / (t2 - t1)))
 
 
-def part_speed(thread_counts: Sequence[int], repeats: int, transformers: bool = False) -> list[str]:
+def part_speed(thread_counts: Sequence[int], repeats: int, transformers: bool = False, sizes: Sequence[int] = SPEED_TOKENS) -> list[str]:
     """Seconds per answer of each reader of :data:`READERS` through the product's path (a local model's chat template
     or completion prompt, greedy, the generator's own stops and ``max_tokens``; the span reader with its embedding
     model loaded and its vector cache defeated), wall and CPU of this process, median of ``repeats`` calls with the
     prompt cache defeated, for prompts of :data:`SPEED_TOKENS` tokens (of each local model's tokenizer; the span
-    reader reads the passages of the first local model's prompt), with the load average beside each row."""
+    reader reads the passages of the first local model's prompt; ``sizes``: the targets, default :data:`SPEED_TOKENS`),
+    with the load average beside each row."""
     lines = [
         "", f"#### Speed: seconds per answer through the generator (median of {repeats}, prompt cache defeated)", "",
         "| reader | runtime | threads | load s | prompt tokens | s / call (wall) | CPU s / call | load average | answer |",
@@ -434,7 +435,7 @@ def part_speed(thread_counts: Sequence[int], repeats: int, transformers: bool = 
                 def make(usage: Usage) -> Generator:
                     return span
             load = time.perf_counter() - start
-            for target in SPEED_TOKENS:
+            for target in sizes:
                 usage = Usage()
                 generator = make(usage)
                 if isinstance(generator, LocalGenerator):
@@ -505,6 +506,7 @@ def main() -> None:
     parser.add_argument("--cases", type=int, default=40, help="cases per dataset (default 40)")
     parser.add_argument("--threads", default="1,2", help="llama.cpp thread counts of the speed part (default 1,2)")
     parser.add_argument("--repeats", type=int, default=5, help="calls per prompt size in the speed part (default 5)")
+    parser.add_argument("--tokens", default=",".join(map(str, SPEED_TOKENS)), help="speed part: prompt sizes in tokens (default 200,500)")
     parser.add_argument("--datasets", default="ConflictNQ val,CMRC 2018 trial,demo,demo-zh", help="readers part: datasets")
     parser.add_argument("--prompts", default=";".join(PROMPTS), help="prompts part: the variants of PROMPTS to run, separated by ';' (default: all)")
     parser.add_argument("--configs", default=",".join(CONFIGS), help="agreement part: configurations (default: all of CONFIGS)")
@@ -548,7 +550,7 @@ def main() -> None:
     report(lines)
     with tempfile.TemporaryDirectory(prefix="tuner-local-reader-") as folder:
         if "speed" in parts:
-            report(part_speed([int(t) for t in args.threads.split(",")], args.repeats, args.transformers))
+            report(part_speed([int(t) for t in args.threads.split(",")], args.repeats, args.transformers, [int(t) for t in args.tokens.split(",")]))
         wanted = {
             "readers": args.datasets.split(","), "prompts": args.datasets.split(","), "agreement": args.agreement_datasets.split(","), "position": ["ConflictNQ val", "demo-zh"],
         }
