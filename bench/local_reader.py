@@ -189,7 +189,7 @@ class Bench:
 
     def prompt_outcomes(self, prompt: LocalPrompt, resources: BackendResources) -> list[CaseOutcome]:
         """v0 outcomes of the local model asked with ``prompt`` at :data:`READING` (reading efficiency needs no v3)."""
-        config = LocalGeneratorConfig()
+        config = LocalGeneratorConfig(model="gemma-3-270m")  # the completion prompts are Gemma's
         local = LocalGenerator(config, llama_cpp_runtime(config), resources.call_cache(), resources.usage, prompt)
         evaluator = RobustnessEvaluator(self.pipeline, Responder(local, self.judge), VariantsConfig())
         task = Progress(f"{self.name} / prompt", 2 * len(self.case_ids))  # an answer and a verdict per case
@@ -379,10 +379,11 @@ PASSAGE_WORDS = 40
 
 def speed_passages(words: int, salt: int) -> list[str]:
     """Passages of :data:`SPEED_PASSAGE` words holding ``words`` words in all, each starting ``Note SALT-I.``
-    (``salt`` zero-padded, so every salt costs the same tokens; a new salt defeats the prompt cache)."""
+    (``salt`` zero-padded to 6 digits, so every salt costs the same tokens; a new salt defeats the prompt cache and the
+    span reader's vector cache on disk)."""
     text = SPEED_PASSAGE.split()
     stream = [text[i % len(text)] for i in range(words)]
-    return [f"Note {salt:04d}-{i}. " + " ".join(stream[start:start + PASSAGE_WORDS])
+    return [f"Note {salt:06d}-{i}. " + " ".join(stream[start:start + PASSAGE_WORDS])
             for i, start in enumerate(range(0, len(stream), PASSAGE_WORDS))]
 
 
@@ -446,10 +447,11 @@ def part_speed(thread_counts: Sequence[int], repeats: int, transformers: bool = 
                 else:
                     words = words_at.get(target, target * 3 // 4)
                 walls, cpus, loads = [], [], []
-                for salt in range(repeats):
+                run = 100_000 + time.time_ns() % 800_000  # this run's salts: unseen by every cache, the disk's too
+                for salt in range(run, run + repeats):
                     loads.append(os.getloadavg()[0])
                     begin, cpu = time.perf_counter(), time.process_time()
-                    answer = generator.generate(SPEED_QUESTION, speed_passages(words, salt + 100 * threads))
+                    answer = generator.generate(SPEED_QUESTION, speed_passages(words, salt))
                     walls.append(time.perf_counter() - begin)
                     cpus.append(time.process_time() - cpu)
                 counts = usage.snapshot()

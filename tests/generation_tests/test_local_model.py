@@ -20,7 +20,7 @@ pytestmark = pytest.mark.local_model
 @pytest.fixture(scope="session")
 def local_generator(local_model_path: Path, tuner_cache: Path) -> LocalGenerator:
     resources = BackendResources(cache_path=tuner_cache / "local-calls.sqlite")  # the run's cache: the model file's too
-    generator = build_generator(LocalGeneratorConfig(), resources)
+    generator = build_generator(LocalGeneratorConfig(model="gemma-3-270m"), resources)
     assert isinstance(generator, LocalGenerator)
     return generator
 

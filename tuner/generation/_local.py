@@ -205,10 +205,13 @@ ChatSetting = Literal["auto", "on", "off"]
 
 
 class LocalGeneratorConfig(BaseModel):
-    """``generator: {backend: local, model: gemma-3-270m}`` or ``{backend: local, model_path: FILE.gguf}`` (needs
+    """``generator: {backend: local, model: qwen2.5-coder-0.5b-instruct}`` or ``{backend: local, model_path: FILE.gguf}`` (needs
     ``tuner[local]``).
 
-    ``model``: a packaged model of :data:`LOCAL_MODELS`; ``model_path``: any GGUF file instead (not both).
+    ``model``: a packaged model of :data:`LOCAL_MODELS` (default Qwen2.5-Coder 0.5B Instruct: it reads CMRC and
+    the demos far better than Gemma 3 270M and ConflictNQ val as well, at about three times its CPU a call;
+    bench/RESULTS.md "Local chat reader (issue 46)");
+    ``model_path``: any GGUF file instead (not both).
     ``chat``: ``auto`` asks the model through its chat template when :func:`uses_chat` says it is a chat model,
     ``on`` always (the file must hold a template), ``off`` never (the completion prompt :data:`LOCAL_PROMPT`).
 
@@ -226,7 +229,7 @@ class LocalGeneratorConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     backend: Literal["local"] = "local"
-    model: LocalModelName = "gemma-3-270m"
+    model: LocalModelName = QWEN_CODER_05B
     model_path: Path | None = None
     chat: ChatSetting = "auto"
     max_tokens: int = Field(48, ge=1, le=512)
