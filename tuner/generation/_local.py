@@ -229,7 +229,7 @@ class LocalGeneratorConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     backend: Literal["local"] = "local"
-    model: LocalModelName = QWEN_CODER_05B
+    model: LocalModelName = "qwen2.5-coder-0.5b-instruct"
     model_path: Path | None = None
     chat: ChatSetting = "auto"
     max_tokens: int = Field(48, ge=1, le=512)
