@@ -15,7 +15,7 @@ pytest.importorskip("milvus_lite")
 from tuner.cli import main  # noqa: E402
 from tuner.dataset import load_dataset  # noqa: E402
 from tuner.embedding import EmbeddingContext  # noqa: E402
-from tuner.engine import MilvusEngine, MilvusPipeline, filter_expression, tuner_collections  # noqa: E402
+from tuner.engine import MilvusEngine, MilvusPipeline, collection_name, filter_expression, tuner_collections  # noqa: E402
 from tuner.errors import UserError  # noqa: E402
 from tuner.retrieval import RetrievalPipeline, first_stage_mask  # noqa: E402
 from tuner.settings import RetrievalSettings  # noqa: E402
@@ -78,6 +78,16 @@ def test_one_collection_per_chunking_reused_by_a_second_pipeline(pipelines: tupl
     assert again.collection(settings).name == name
     listed = {info.name: info for info in tuner_collections(milvus.client)}
     assert listed[name].state == "complete" and listed[name].rows == len(milvus.table(settings))
+
+
+def test_the_index_and_its_build_parameters_name_the_collection(pipelines: tuple[MilvusPipeline, RetrievalPipeline],
+                                                                lite: MilvusEngine) -> None:
+    milvus, _ = pipelines
+    table = milvus.table(RetrievalSettings(retriever="dense"))
+    names = {collection_name(table, "en", lite.model_copy(update=change))
+             for change in ({}, {"index": "HNSW"}, {"index": "HNSW", "index_params": {"M": 16}},
+                            {"index": "HNSW", "index_params": {"M": 32}})}
+    assert len(names) == 4
 
 
 def test_a_collection_changed_underneath_is_refused(pipelines: tuple[MilvusPipeline, RetrievalPipeline],

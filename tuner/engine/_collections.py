@@ -111,9 +111,10 @@ def _reason(exc: BaseException) -> str:
 
 def collection_name(table: ChunkTable, language: Language, engine: MilvusEngine) -> str:
     """The collection of ``table``'s chunks (its key: dataset content, language, chunking, chunker version) with the
-    vectors of its encoder (model, document prompt, inference backend), under ``engine``'s index."""
+    vectors of its encoder (model, document prompt, inference backend), under ``engine``'s index built with its
+    ``index_params`` (an HNSW of ``M`` 16 is not one of ``M`` 32: the completion marker would reuse the wrong one)."""
     key = content_key("milvus-collection", SCHEMA_VERSION, table.key, language, table.encoder.vector_id,
-                      engine.index)
+                      engine.index, engine.index_params)
     return PREFIX + key[:24]
 
 
