@@ -4,12 +4,14 @@ keys rejected)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
+from tuner.metrics import RETRIEVAL_METRICS
+from tuner.objectives import RECALL
 
 
 class DeltaLimits(BaseModel):
@@ -27,18 +29,25 @@ class DeltaLimits(BaseModel):
         return self
 
 
-class RetrievalLimits(BaseModel):
-    """Largest allowed relative drop of each retrieval metric vs the baseline; ``null`` = reported, not gated.
+_LIMITS_DOC = """Largest allowed relative drop of each retrieval metric vs the baseline; ``null`` = reported, not gated.
 
-    relative drop = (baseline − current) / baseline, both means over the same cases.
-    """
+relative drop = (baseline − current) / baseline, both means over the same cases."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    recall_at_k: float | None = Field(0.03, ge=0.0, le=1.0)
-    hit_at_k: float | None = Field(0.02, ge=0.0, le=1.0)
-    mrr: float | None = Field(None, ge=0.0, le=1.0)
-    context_precision: float | None = Field(None, ge=0.0, le=1.0)
+def _retrieval_limits() -> type[BaseModel]:
+    """One field per metric of the registry (recall@k first, as docs/gate.md lists them), its default the entry's
+    ``gate_drop``: a new retrieval metric is gated without an edit here."""
+    names = [RECALL, *(name for name in RETRIEVAL_METRICS if name != RECALL)]
+    fields: dict[str, Any] = {name: (float | None, Field(RETRIEVAL_METRICS[name].gate_drop, ge=0.0, le=1.0))
+                              for name in names}
+    return create_model("RetrievalLimits", __config__=ConfigDict(extra="forbid", frozen=True), __module__=__name__,
+                        __doc__=_LIMITS_DOC, **fields)
+
+
+if TYPE_CHECKING:
+    RetrievalLimits = BaseModel
+else:
+    RetrievalLimits = _retrieval_limits()
 
 
 class JudgeCheck(BaseModel):
