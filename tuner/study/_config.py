@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from tuner.dataset import is_builtin, manifest_model_defaults
 from tuner.errors import UserError, describe_validation_error
@@ -23,6 +23,7 @@ from tuner.embedding import EmbeddingOptions
 from tuner.engine import EngineConfig, MemoryEngine, MilvusEngine
 from tuner.external import ExternalConfig
 from tuner.stats import SpendingKind
+from tuner.strict import StrictModel
 
 
 
@@ -44,11 +45,7 @@ def shared_store_url(setting: str, storage: str) -> str | None:
     return None if setting == "local" else setting
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class BudgetConfig(_Strict):
+class BudgetConfig(StrictModel):
     trials: int = Field(40, ge=1)
     max_llm_calls: int | None = Field(None, ge=1, description="stop once the study made this many generator+judge calls")
     max_cost: float | None = Field(None, gt=0, description="stop once the requests cost this much at the backends' pricing")
@@ -59,7 +56,7 @@ class BudgetConfig(_Strict):
 DEFAULT_LOOKS = (0.1, 0.2, 0.35, 0.5, 0.7)
 
 
-class PruningConfig(_Strict):
+class PruningConfig(StrictModel):
     """Noise-aware pruning (``tuner.study._pruning``): cases are evaluated in batches of ``batch_size`` (the unit of
     concurrency); the test looks at the fractions ``looks`` of the case list (or after every batch with
     ``every_batch``) and spends ``alpha`` over those looks with the ``spending`` function (``tuner.stats.SPENDING``)."""
@@ -82,7 +79,7 @@ class PruningConfig(_Strict):
         return looks
 
 
-class PickConfig(_Strict):
+class PickConfig(StrictModel):
     """Which front trial ``tuner run`` exports: ``knee``, ``min-delta`` (lowest Δ with recall ≥ ``min_recall``)
     or ``cheapest`` (smallest context among the knee's ties)."""
 
@@ -96,7 +93,7 @@ class PickConfig(_Strict):
         return self
 
 
-class ConstraintsConfig(_Strict):
+class ConstraintsConfig(StrictModel):
     """``min_recall``: trials whose recall@k is below it are infeasible (off every front and pick); ``max_exposure``
     likewise for trials whose conflict exposure (the share of cases shown a conflicting chunk) is above it, and
     ``max_latency_ms`` for trials whose first stage searches one question in more than that many milliseconds at the
@@ -111,7 +108,7 @@ class ConstraintsConfig(_Strict):
     answer_infeasible: bool = False
 
 
-class ConfirmConfig(_Strict):
+class ConfirmConfig(StrictModel):
     """``confirm``: hold out ``share`` of the golden cases (stratified by category, drawn with ``seed``) that the
     search never sees; each front member is evaluated on them when the study ends (docs/studies.md)."""
 
@@ -119,7 +116,7 @@ class ConfirmConfig(_Strict):
     seed: int = 0
 
 
-class StudyConfig(_Strict):
+class StudyConfig(StrictModel):
     name: str
     dataset: str = Field(min_length=1, description="dataset folder (relative to the study file), demo or demo-zh")
     search_space: str = "../search_spaces/default.yaml"
