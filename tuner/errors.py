@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -206,10 +207,35 @@ def disk_fault(exc: BaseException) -> str | None:
     return None
 
 
+_UNION_MEMBER = re.compile(r"^(str|int|float|bool|none|bytes|[a-z][a-z-]*\[.*\])$")
+"""How pydantic names the member of a union it tried in an error's location (``str``, ``dict[str,float]``,
+``literal['auto']``, ``function-after[...]``): its own path, never a key of the user's file."""
+
+
 def describe_validation_error(exc: ValidationError, skip: int = 0) -> str:
     """``key.path: message`` for the first error of a pydantic ValidationError (``skip`` drops leading
-    location parts, e.g. a union tag); an unexpected key reads "unknown key"."""
-    first = exc.errors()[0]
-    key = ".".join(str(part) for part in first["loc"][skip:])
-    message = "unknown key" if first["type"] == "extra_forbidden" else first["msg"].removeprefix("Value error, ")
-    return f"{key}: {message}" if key else message
+    location parts, e.g. a union tag); an unexpected key reads "unknown key". A value no member of a union accepts
+    reads as each member's message under the user's key, never pydantic's member paths.
+
+    >>> from pydantic import BaseModel, ValidationError
+    >>> class Study(BaseModel):
+    ...     noise_floor: str | dict[str, float] = "auto"
+    >>> try:
+    ...     Study(noise_floor=False)
+    ... except ValidationError as exc:
+    ...     print(describe_validation_error(exc))
+    noise_floor: Input should be a valid string, or Input should be a valid dictionary
+    """
+    errors = exc.errors()
+
+    def key(error: Any) -> str:
+        return ".".join(str(part) for part in error["loc"][skip:] if not _UNION_MEMBER.match(str(part)))
+
+    first = errors[0]
+    if first["type"] == "extra_forbidden":
+        message = "unknown key"
+    else:
+        union = any(_UNION_MEMBER.match(str(part)) for part in first["loc"][skip:])
+        same = [e["msg"].removeprefix("Value error, ") for e in (errors if union else [first]) if key(e) == key(first)]
+        message = ", or ".join(dict.fromkeys(same))
+    return f"{key(first)}: {message}" if key(first) else message
