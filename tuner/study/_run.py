@@ -162,8 +162,8 @@ def _noise_floor(
         values = {k: float(v) for k, v in spec.items()}
         return values, values, {k: run_sd_of_margin(v, NoiseFloor.z) for k, v in values.items()}
 
-    if spec != "auto":
-        floor = NoiseFloor.from_file((loaded.path.parent / spec).resolve())
+    if loaded.noise_floor_path is not None:  # read once already when the study file was loaded
+        floor = NoiseFloor.from_file(loaded.noise_floor_path)
     else:
         reporter.stage("calibrating the noise floor on the baseline configuration (noise_floor: auto)")
         try:
