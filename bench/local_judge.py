@@ -27,7 +27,7 @@ from tuner.backends import BackendResources  # noqa: E402
 from tuner.cache import DiskCache, default_cache_root  # noqa: E402
 from tuner.dataset import load_dataset, resolve_dataset  # noqa: E402
 from tuner.generation import ExtractiveGeneratorConfig, LocalGeneratorConfig, build_generator, llama_cpp_runtime  # noqa: E402
-from tuner.generation._local import LlamaCpp  # noqa: E402
+from tuner.generation._llama import LlamaCpp  # noqa: E402
 from tuner.judging import LexicalJudge, normalize  # noqa: E402
 from tuner.judging._llm import LLMJudge, LLMJudgeConfig  # noqa: E402
 from tuner.llm import Message  # noqa: E402
