@@ -19,7 +19,8 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -79,28 +80,89 @@ def analyzer_params(language: Language) -> dict[str, Any]:
     return {"tokenizer": tokenizer, "filter": ["lowercase", {"type": "stop", "stop_words": stop}]}
 
 
-def connect(engine: MilvusEngine) -> MilvusClient:
+CONNECT_SECONDS: Final = 10.0
+"""How long the first call of a connection retries (pymilvus retries an RPC error 75 times by default, ~210 s, even one
+that cannot heal)."""
+
+
+def connect(engine: MilvusEngine, create: bool = True) -> MilvusClient:
     """A client of ``engine``; an unreachable URI, a rejected token or an unknown database is a :class:`UserError`
-    of one line, as is a missing ``pymilvus`` (the ``milvus`` extra)."""
+    of one line, as is a missing ``pymilvus`` (the ``milvus`` extra). A Milvus Lite database that cannot be opened
+    (another process holds it, a file where Lite keeps a folder, an unwritable folder, a damaged file in it) is one
+    line with the reason, never milvus_lite's or pymilvus's tracebacks; without ``create`` (a command that only reads)
+    a Lite path where no database is is one too, and nothing is created there."""
     try:
         from pymilvus import MilvusClient
     except ImportError:
         raise UserError("engine: milvus needs the milvus extra: pip install 'tuner[milvus]'") from None
     token = engine.token()
+    _quiet_milvus_logs()
     if engine.lite:
-        # the embedded server logs, as an error with its traceback, each call pymilvus makes that Lite does not
-        # implement (AllocTimestamp, while pymilvus waits for an index): none is an error of the run; the only gRPC
-        # server a tuner process runs is Lite's
-        logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+        _check_lite_path(Path(engine.uri), create)
+    _LITE_FAILURE.clear()
     try:
         # an embedded Lite server in this process: no keepalive pings (its gRPC server answers them with GOAWAY
         # "too_many_pings", printed on stderr)
         options = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0} if engine.lite else {}
         client = MilvusClient(uri=engine.uri, token=token, db_name=engine.db_name, timeout=10, grpc_options=options)
-        client.list_collections()
+        client.list_collections(timeout=CONNECT_SECONDS)
     except Exception as exc:  # pymilvus raises MilvusException, gRPC errors and OSErrors alike for a failed connection
-        raise UserError(f"engine: cannot use Milvus at {redact(engine.uri)}: {_reason(exc)}") from None
+        raise UserError(f"engine: cannot use Milvus at {redact(engine.uri)}: {_LITE_FAILURE.reason() or _reason(exc)}") from None
     return client
+
+
+def _check_lite_path(path: Path, create: bool) -> None:
+    """Refuse, before Lite is started, a database path it cannot open or (without ``create``) would create."""
+    if path.is_file():
+        raise UserError(f"engine: {path} is a file, not a Milvus Lite database (Milvus Lite keeps a folder of that name)")
+    if not path.exists() and not create:
+        raise UserError(f"engine: no Milvus Lite database at {path} (a command that only reads creates none; "
+                        "check the path)")
+
+
+class _LiteFailure(logging.Handler):
+    """Keeps the reason of the last error milvus_lite logged, which pymilvus replaces by ``Open local milvus failed``
+    (the Lite server manager logs the exception and returns nothing): ``another process holds …``, a permission."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.last: BaseException | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[1] is not None:
+            self.last = record.exc_info[1]
+
+    def clear(self) -> None:
+        self.last = None
+
+    def reason(self) -> str | None:
+        """The logged failure in one line, said the way a user can act on it; None without one."""
+        failure = self.last
+        if failure is None:
+            return None
+        if type(failure).__name__ == "DataDirLockedError":
+            return ("another process holds it (Milvus Lite opens a database in one process at a time): wait for that "
+                    "process or stop it, or use another file")
+        if isinstance(failure, PermissionError):
+            return f"permission denied: {failure.filename or failure}"
+        return _reason(failure)
+
+
+_LITE_FAILURE = _LiteFailure()
+
+
+@cache
+def _quiet_milvus_logs() -> None:
+    """Keep milvus_lite's and pymilvus's own error logs (a traceback per failed call, 12–100 lines) off stderr: each
+    such error also reaches tuner as the exception of the call, which says it in one line; milvus_lite's last error is
+    kept for :func:`connect`. The embedded server's gRPC log of each call pymilvus makes that Lite does not implement
+    (AllocTimestamp, while pymilvus waits for an index) is none of the run's errors; the only gRPC server a tuner
+    process runs is Lite's."""
+    lite = logging.getLogger("milvus_lite")
+    lite.addHandler(_LITE_FAILURE)
+    lite.propagate = False
+    logging.getLogger("pymilvus").setLevel(logging.CRITICAL)
+    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
 
 
 def _reason(exc: BaseException) -> str:
@@ -364,10 +426,18 @@ def verify(client: MilvusClient, name: str, table: ChunkTable, dim: int) -> None
 
 
 def load(client: MilvusClient, name: str) -> None:
-    """Load ``name`` for search when it is not (a cluster serves only loaded collections)."""
+    """Load ``name`` for search when it is not (a cluster serves only loaded collections). One the engine cannot load
+    (a damaged index file of a Lite database) is a :class:`UserError` naming it and the engine's reason."""
+    from pymilvus import MilvusException
+
     state = client.get_load_state(name).get("state")
     if str(state).rsplit(".", 1)[-1] != "Loaded":
-        client.load_collection(name)
+        try:
+            client.load_collection(name)
+        except MilvusException as exc:
+            remedy = "tuner engine gc --yes removes it, a run builds it again" if name.startswith(PREFIX) else "rebuild it"
+            raise UserError(f"engine: collection {name} cannot be loaded (its files damaged?): {_reason(exc)}; "
+                            f"{remedy}") from None
 
 
 def tuner_collections(client: MilvusClient) -> list[CollectionInfo]:

@@ -40,7 +40,7 @@ class MilvusPipeline(RetrievalPipeline):
                  encoder: CachedEncoder | None = None) -> None:
         super().__init__(dataset, cache, reporter, encoder, embeddings)
         self.engine = engine
-        self.client = connect(engine)
+        self.client = connect(engine, create=engine.collection is None)  # attach mode only reads
         self._collections: dict[str, Collection] = {}
         self._stages: dict[tuple[object, ...], MilvusFirstStage] = {}
         self._schema = attach(self.client, engine) if engine.collection is not None else None

@@ -376,7 +376,10 @@ def _run_trial(
     """Claim the configuration of one asked trial under the study's lock (a configuration another worker is
     evaluating is then a duplicate: :func:`tuner.study._objective.evaluated_twin`), evaluate it and tell its outcome.
     An interrupt fails it (recorded as such) and queues its configuration again; its heartbeat stops before anything
-    is told. A storage fault (:func:`tuner.study._faults.storage_fault`) stops it the same way, if the storage answers."""
+    is told. A storage fault (:func:`tuner.study._faults.storage_fault`) stops it the same way, if the storage answers.
+    A trial another worker finished meanwhile (failed as stale when this worker's heartbeat lagged under load, its
+    configuration queued again by that worker) is lost: what this worker measured is dropped, and the run goes on
+    (:func:`_finished_elsewhere`)."""
     try:
         with heartbeat:
             TrialRecord(worker=worker_name()).write(trial)
@@ -385,15 +388,19 @@ def _run_trial(
                 objective.claim(trial)
             values = objective(trial)
     except optuna.TrialPruned:
-        return study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        return _tell(study, trial, state=optuna.trial.TrialState.PRUNED)
     except BackendFailure:
-        return study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        return _tell(study, trial, state=optuna.trial.TrialState.FAIL)
     except (KeyboardInterrupt, BudgetSpent) as stop:
         why = INTERRUPTED if isinstance(stop, KeyboardInterrupt) else f"stopped: {stop}"
-        TrialRecord(failure=f"{why}: its configuration is queued again").write(trial)
-        requeue(study, study.tell(trial, state=optuna.trial.TrialState.FAIL))
+        if _finished_elsewhere(heartbeat) is None:
+            TrialRecord(failure=f"{why}: its configuration is queued again").write(trial)
+            requeue(study, study.tell(trial, state=optuna.trial.TrialState.FAIL))
         raise
     except Exception as exc:
+        lost = _finished_elsewhere(heartbeat)
+        if lost is not None:
+            return lost
         if storage_fault(exc, storage_url) is None:
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
             raise
@@ -404,9 +411,29 @@ def _run_trial(
             requeue(study, study.tell(trial, state=optuna.trial.TrialState.FAIL))
         raise
     except BaseException:
-        study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        study.tell(trial, state=optuna.trial.TrialState.FAIL, skip_if_finished=True)
         raise
-    return study.tell(trial, list(values))
+    return _tell(study, trial, list(values))
+
+
+def _tell(study: optuna.Study, trial: optuna.Trial, values: Sequence[float] | None = None,
+          state: optuna.trial.TrialState | None = None) -> optuna.trial.FrozenTrial:
+    """``study.tell`` of a trial this worker evaluated; one another worker finished meanwhile is lost and stays as
+    that worker left it (:func:`_finished_elsewhere`)."""
+    return study.tell(trial, values, state=state, skip_if_finished=True)
+
+
+def _finished_elsewhere(heartbeat: Heartbeat) -> optuna.trial.FrozenTrial | None:
+    """The stored trial of ``heartbeat`` when it is no longer RUNNING although this worker still runs it: another
+    worker's stale check (``fail_stale_trials``, :func:`tuner.study._workers.repair_orphans`) failed it, and queued its
+    configuration again, after this worker's heartbeat went unrecorded for the grace period (a loaded machine, a slow
+    database); its next write to the trial then fails. None while it is this worker's to tell, or when the storage
+    cannot say."""
+    try:
+        stored = heartbeat.storage.get_trial(heartbeat.trial_id)
+    except Exception:  # the storage itself failed: the caller's fault handling decides
+        return None
+    return stored if stored.state.is_finished() else None
 
 
 @dataclass

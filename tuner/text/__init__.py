@@ -5,8 +5,8 @@ them, variant sampling and corruption) agree on what a token and a sentence are:
 
 - :func:`detect_language` / :func:`cjk_share`: ``en`` or ``zh`` from the share of CJK ideographs;
 - :func:`normalize_text`: NFKC (full-width digits and letters fold to ASCII) and lower case;
-- :func:`bm25_tokens`: script-aware BM25 terms: Latin/digit runs keep tuner's English rule
-  (English text gives the same tokens as before), CJK runs are cut by a word segmenter, stopwords of
+- :func:`bm25_tokens`: script-aware BM25 terms: runs of letters and digits of any other script are words
+  (``yucatán``, ``nội``; ASCII text keeps tuner's English rule), CJK runs are cut by a word segmenter, stopwords of
   both scripts dropped, so mixed Chinese/English text works;
 - :func:`sentence_spans` / :func:`split_sentences`: one splitter for English and Chinese
   (。！？； with their closing quotes and brackets, line breaks, English . ! ?);
@@ -46,8 +46,9 @@ from tuner.text._sentences import SENTENCE_BREAK, sentence_breaks, sentence_span
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
 from tuner.text._tokens import bm25_term_ids, bm25_token_lists, bm25_tokens, is_blank, normalize_text, plural, word_count
 
-TEXT_LAYER_ID = f"text-v1-{SEGMENTER}"
-"""Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key."""
+TEXT_LAYER_ID = f"text-v2-{SEGMENTER}"
+"""Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key. v2: words of
+letters of any script (``yucatán`` was ``yucat``, ``n``); ASCII and Chinese text get the tokens of v1."""
 
 __all__ = [
     "ARABIC",
