@@ -477,30 +477,37 @@ TUNER_AFTER_SEARCH = ("rerank_strength", "reranker", "version_policy", "stale_pe
 
 
 def _milvus_snippet(native: Mapping[str, Any]) -> list[str]:
-    """The search of :func:`_milvus` as a Python function a team pastes into its pymilvus code."""
+    """The search of :func:`_milvus` as Python a team pastes into its pymilvus code. Every value the export carries
+    (names, the URI, the model, the prompt, the filter) is a ``repr`` literal in an assignment, never text inside a
+    docstring or a comment: a prompt holding triple quotes or a newline stays data. The collection is loaded before the
+    first search (a Lite file opened by a fresh process holds it released)."""
     connection, embedding = native["connection"], native["query_embedding"]
     data = {"vector": "[vector]", "question": "[question]"}
     token = f"os.environ[{connection['token_env']!r}]" if connection["token_env"] else "''"
     names = ["MilvusClient"] if "search" in native else ["AnnSearchRequest", "MilvusClient", native["hybrid_search"]["ranker"]["class"]]
     lines = [*(["import os", ""] if connection["token_env"] else []), f"from pymilvus import {', '.join(names)}", "",
-             f"client = MilvusClient(uri={connection['uri']!r}, token={token}, db_name={connection['db_name']!r})", "", "",
+             f"COLLECTION = {native['collection']!r}",
+             f"EMBEDDING_MODEL = {embedding['model']!r}",
+             f"QUERY_PROMPT = {embedding['prompt']!r}",
+             f"client = MilvusClient(uri={connection['uri']!r}, token={token}, db_name={connection['db_name']!r})",
+             "client.load_collection(COLLECTION)  # a no-op when loaded; a fresh Lite process finds it released", "", "",
              "def search(client: MilvusClient, question: str, vector: list[float]) -> list[dict]:",
-             f"    \"\"\"The chunks of the measured configuration before tuner's steps after the search; vector: the question "
-             f"embedded by {embedding['model']} with the prompt {embedding['prompt']!r}, normalized.\"\"\""]
-    common = f"limit={native['limit']}, filter={native['filter']!r}, output_fields={native['output_fields']!r}"
+             "    \"\"\"The chunks of the measured configuration before tuner's steps after the search; vector: the question "
+             "embedded by EMBEDDING_MODEL with QUERY_PROMPT prepended, normalized.\"\"\""]
+    common = f"limit={native['limit']!r}, filter={native['filter']!r}, output_fields={native['output_fields']!r}"
     if "search" in native:
         search = native["search"]
-        lines.append(f"    hits = client.search({native['collection']!r}, data={data[search['data']]}, "
+        lines.append(f"    hits = client.search(COLLECTION, data={data[search['data']]}, "
                      f"anns_field={search['anns_field']!r}, search_params={search['param']!r}, {common})")
     else:
         hybrid = native["hybrid_search"]
-        requests = ", ".join(f"AnnSearchRequest({data[r['data']]}, {r['anns_field']!r}, {r['param']!r}, {native['limit']}, "
+        requests = ", ".join(f"AnnSearchRequest({data[r['data']]}, {r['anns_field']!r}, {r['param']!r}, {native['limit']!r}, "
                              f"expr={native['filter'] or None!r})" for r in hybrid["requests"])
         ranker = hybrid["ranker"]
         arguments = ", ".join([*map(repr, ranker["args"]), *(f"{k}={v!r}" for k, v in ranker.get("kwargs", {}).items())])
-        lines.append(f"    hits = client.hybrid_search({native['collection']!r}, [{requests}], {ranker['class']}({arguments}), "
-                     f"limit={native['limit']}, output_fields={native['output_fields']!r})")
-    lines.append(f"    return list(hits[0])[:{native['top_k']}]")
+        lines.append(f"    hits = client.hybrid_search(COLLECTION, [{requests}], {ranker['class']}({arguments}), "
+                     f"limit={native['limit']!r}, output_fields={native['output_fields']!r})")
+    lines.append(f"    return list(hits[0])[:{native['top_k']!r}]")
     return lines
 
 
@@ -519,6 +526,16 @@ ADAPTERS = {"langchain": "tuner.deploy.langchain.TunerLangChainRetriever",
             "milvus": "tuner serve --engine milvus --engine-uri URI over the same collection (docs/engine.md)"}
 
 
+def _one_line(value: Any) -> str:
+    """``value`` as text on one comment line: a line break (any YAML or Python reads as one) becomes a space, so a
+    setting's value never ends the comment and starts YAML or code.
+
+    >>> _one_line("a\\nb\\u2028c"), _one_line(0.5)
+    ('a b c', '0.5')
+    """
+    return " ".join(str(value).splitlines())
+
+
 def write_framework_export(path: str | Path, document: dict[str, Any], framework: str) -> Path:
     """The nearest ``framework`` settings of an export (LangChain, LlamaIndex, the knowledge bases of Dify and
     RAGFlow: chunk size and overlap in their units, ``k`` / ``top_k``, a similarity cutoff where one exists; Milvus: the
@@ -530,7 +547,7 @@ def write_framework_export(path: str | Path, document: dict[str, Any], framework
               f"# For the retrieval the study measured, use {ADAPTERS[framework]}"
               + (".from_config(...) instead." if framework in ("langchain", "llamaindex") else " instead."),
               "# What does not translate:", "#", "# | setting | value | why |", "# |---|---|---|"]
-    header += [f"# | {name} | {value} | {why} |" for name, value, why in untranslated]
+    header += [f"# | {_one_line(name)} | {_one_line(value)} | {_one_line(why)} |" for name, value, why in untranslated]
     if framework in SNIPPETS:
         header += ["#", f"# As {framework} code (between the {SNIPPET_FENCE} lines):", f"# {SNIPPET_FENCE}"]
         header += [f"# {line}".rstrip() for line in SNIPPETS[framework](native)] + [f"# {SNIPPET_FENCE}"]
