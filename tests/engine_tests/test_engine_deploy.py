@@ -90,6 +90,42 @@ def test_a_study_resumed_on_another_engine_is_refused(study: dict[str, Any], cap
     assert "was run on engine {'backend': 'milvus', 'index': 'FLAT', 'index_params': {}}" in err and len(err.splitlines()) == 1
 
 
+HOSTILE = 'x""" + open("PWNED", "w").name + """\n# \u2028\'\'\' \\'
+"""A prompt and model name that close a docstring, a comment line and a string if pasted raw."""
+
+
+def test_the_pasted_milvus_search_runs_as_written_in_a_fresh_interpreter_whatever_its_values(
+    study: dict[str, Any], tmp_path: Path, tiny_dataset_dir: Path, encoder: CachedEncoder
+) -> None:
+    """Hostile values stay data, and the search loads the collection itself: Milvus Lite opened by a fresh process
+    holds it released (this process lets the file go first: one process opens a Lite file at a time)."""
+    import subprocess
+    import sys
+
+    from milvus_lite.server_manager import server_manager_instance
+
+    settings = RetrievalSettings(retriever="dense", chunk_size=40, top_k=2, candidate_depth=10, query_prompt=HOSTILE)
+    provenance = read_export(study["export"]).provenance
+    path = write_framework_export(tmp_path / "milvus.yaml",
+                                  export_document({**settings.model_dump(), "embedding_model": HOSTILE}, provenance), "milvus")
+    assert yaml.safe_load(path.read_text())["native"]["query_embedding"] == {"model": HOSTILE, "prompt": HOSTILE,
+                                                                            "normalize": True}
+    question = QUESTIONS[0]
+    vector = encoder.with_prompt(HOSTILE).encode([question])[0].tolist()
+    script = tmp_path / "paste.py"
+    script.write_text(_snippet(path.read_text()) + "\n\nimport json, sys\n"
+                      "assert EMBEDDING_MODEL == QUERY_PROMPT == json.loads(sys.argv[1])\n"
+                      "hits = search(client, sys.argv[2], json.loads(sys.argv[3]))\n"
+                      "print(json.dumps([hit['entity']['chunk_id'] for hit in hits]))\n")
+    server_manager_instance.release_server(study["uri"])
+    pasted = subprocess.run([sys.executable, str(script), json.dumps(HOSTILE), question, json.dumps(vector)],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert pasted.returncode == 0, pasted.stderr
+    assert not (tmp_path / "PWNED").exists()
+    tuner = Retriever(settings, load_dataset(tiny_dataset_dir), engine=MilvusEngine(backend="milvus", uri=study["uri"]))
+    assert json.loads(pasted.stdout) == [c.metadata["chunk_id"] for c in tuner.retrieve(question)]
+
+
 @pytest.fixture(scope="module")
 def served(study: dict[str, Any], tiny_dataset_dir: Path) -> Iterator[tuple[TestClient, list[str]]]:
     """``tuner serve --engine milvus`` of the export, its app driven in this process (Milvus Lite admits one process
