@@ -241,3 +241,32 @@ def test_golden_documents_missing_from_the_collection_are_said_in_a_line(tiny_da
     check_doc_ids(rows, load_dataset(tiny_dataset_dir), schema, "source_doc", reporter)
     assert reporter.lines == [f"engine: 1 of the golden set's 6 relevant documents are not in collection {TEAM} "
                               "(e.g. 'mercury-partner'): their cases count them as not retrieved"]
+
+
+def test_a_study_resumed_on_a_collection_of_the_same_name_holding_other_rows_is_refused(
+    lite: MilvusEngine, tmp_path: Path, tiny_dataset_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another Lite file whose collection of the same name holds other rows (two of the team's left out): the
+    study's trials were measured on the first; a trial measured on the second would sit in the same front."""
+    import yaml
+
+    from tests.study_tests.test_study import write_study
+
+    client = connect(lite)
+    rows = client.query(TEAM, filter="", output_fields=["*"], limit=1000)
+    other = MilvusEngine(backend="milvus", uri=str(tmp_path / "other.db"))
+    _team_collection(connect(other), TEAM, [{k: v for k, v in row.items() if k != "content_sparse"} for row in rows[2:]],
+                     len(rows[0]["embedding"]))
+    engine = {"backend": "milvus", "uri": lite.uri, "collection": TEAM, "fields": FIELDS}
+    study = write_study(tmp_path, tiny_dataset_dir, engine=engine, budget={"trials": 1}, settings={"retriever": "dense"},
+                        enqueue=[{"top_k": 2, "retriever": "dense"}])
+    assert main(["run", str(study), "--no-report"]) == 0
+    recorded = yaml.safe_load(study.read_text())
+    assert main(["run", str(study), "--no-report"]) == 0  # the same collection: resumed (nothing left to run)
+    capsys.readouterr()
+    study.write_text(yaml.safe_dump({**recorded, "engine": {**engine, "uri": other.uri}, "budget": {"trials": 2}}))
+    assert main(["run", str(study), "--no-report"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("tuner: error: study 'tiny'") and f"collection {TEAM} holding {len(rows)} rows" in err[-1]
+    assert f"it holds {len(rows) - 2} rows" in err[-1] and "other rows than its trials were measured on" in err[-1]
+    assert not any("Traceback" in line for line in err)

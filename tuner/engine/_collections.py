@@ -120,6 +120,16 @@ def collection_name(table: ChunkTable, language: Language, engine: MilvusEngine)
     return PREFIX + key[:24]
 
 
+def keys_in(field: str, keys: Sequence[Any], negate: bool = False) -> str:
+    """The rows whose primary key ``field`` is one of ``keys`` (strings or integers) as a Milvus expression.
+
+    >>> keys_in("pk", ["a", "b"]), keys_in("id", [0, 3], negate=True)
+    ('pk in ["a", "b"]', 'id not in [0, 3]')
+    """
+    literals = ", ".join(json.dumps(k, ensure_ascii=False) if isinstance(k, str) else str(int(k)) for k in keys)
+    return f"{field} {'not in' if negate else 'in'} [{literals}]"
+
+
 @dataclass(frozen=True)
 class Collection:
     """A complete, verified collection of one chunk table: its rows are the table's chunks. ``index`` is its dense
@@ -166,9 +176,7 @@ class Collection:
 
     def keys_expression(self, rows: Sequence[int], negate: bool = False) -> str:
         """The entities of table ``rows`` as an expression over the primary key: ``id in [0, 3]``."""
-        keys = rows if self.ids is None else [self.ids[row] for row in rows]
-        literals = ", ".join(json.dumps(k, ensure_ascii=False) if isinstance(k, str) else str(int(k)) for k in keys)
-        return f"{self.key} {'not in' if negate else 'in'} [{literals}]"
+        return keys_in(self.key, rows if self.ids is None else [self.ids[row] for row in rows], negate)
 
 
 @dataclass(frozen=True)
@@ -341,26 +349,27 @@ READ_BATCH: Final = 1000
 
 class RowDigest:
     """A digest of a set of rows that does not depend on their order (Milvus returns a collection's rows in no fixed
-    order): the sum, modulo 2²⁵⁶, of each row's SHA-256 over its :data:`DIGESTED` fields (the scalars as canonical
-    JSON, the vector as float32 bytes, exactly what Milvus stores). A row swapped, edited, deleted and replaced
-    under another id, or given other vectors or conflict flags changes it; the id is part of each row's hash, so two
-    rows trading ids do too.
+    order): the sum, modulo 2²⁵⁶, of each row's SHA-256 over its ``fields`` (the scalars as canonical JSON, the
+    ``vector`` field as float32 bytes, exactly what Milvus stores). A row swapped, edited, deleted and replaced under
+    another id, or given other vectors or conflict flags changes it; the id is part of each row's hash, so two rows
+    trading ids do too.
 
-    >>> a, b = RowDigest(), RowDigest()
+    >>> a, b = RowDigest(("id", "text", "dense")), RowDigest(("id", "text", "dense"))
     >>> rows = [{"id": i, "text": str(i), "dense": [0.5, float(i)]} for i in range(3)]
     >>> a.add(rows); b.add(rows[::-1])
     >>> a.hexdigest() == b.hexdigest(), len(a.hexdigest())
     (True, 64)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, fields: Sequence[str] = DIGESTED, vector: str | None = DENSE) -> None:
+        self._scalars = [field for field in fields if field != vector]
+        self._vector = vector
         self._sum = 0
 
     def add(self, rows: Sequence[Mapping[str, Any]]) -> None:
         for row in rows:
-            scalars = json.dumps([row.get(field) for field in DIGESTED if field != DENSE], ensure_ascii=False,
-                                 sort_keys=True)
-            vector = np.asarray(row.get(DENSE, ()), dtype=np.float32).tobytes()
+            scalars = json.dumps([row.get(field) for field in self._scalars], ensure_ascii=False, sort_keys=True)
+            vector = b"" if self._vector is None else np.asarray(row.get(self._vector, ()), dtype=np.float32).tobytes()
             self._sum = (self._sum + int.from_bytes(hashlib.sha256(scalars.encode("utf-8") + vector).digest(), "big")) % 2**256
 
     def hexdigest(self) -> str:
@@ -382,6 +391,40 @@ def content_digest(client: MilvusClient, name: str, reporter: Reporter) -> str:
     finally:
         iterator.close()
     return digest.hexdigest()
+
+
+SAMPLED: Final = 64
+"""Rows of an attached collection whose whole content :func:`attached_content` reads (besides every primary key)."""
+
+
+def attached_content(client: MilvusClient, name: str, key: str, fields: Sequence[str], vector: str,
+                     reporter: Reporter) -> dict[str, Any]:
+    """What a study records of an attached collection's content, to refuse resuming on other rows (another file or
+    cluster holding a collection of the same name, rows added or removed since): ``rows``, the row count, and
+    ``content``, a digest of every primary key and of the whole rows (``fields``: text, doc id, metadata, vector) of
+    :data:`SAMPLED` keys chosen by their own hashes (the same rows whichever process asks). Never a write. A row
+    edited in place under its key outside the sample is not seen: the team's collection has no digest of its own,
+    and reading every row's text and vector is reading the whole collection."""
+    logging.getLogger("pymilvus.client.iterator.query_iterator").setLevel(logging.ERROR)  # Lite: no server timestamp
+    load(client, name)
+    keys, sample = RowDigest((key,), None), list[tuple[bytes, Any]]()
+    counted = client.query(name, filter="", output_fields=["count(*)"])
+    total = int(counted[0]["count(*)"]) if counted else 0
+    iterator = client.query_iterator(name, batch_size=READ_BATCH * 4, filter="", output_fields=[key])
+    try:
+        with reporter.task(f"engine: reading the primary keys of {name} (what the study records of it)", total) as task:
+            while batch := iterator.next():
+                keys.add(batch)
+                for row in batch:
+                    sample.append((hashlib.sha256(json.dumps(row[key]).encode("utf-8")).digest(), row[key]))
+                sample = sorted(sample)[:SAMPLED]
+                task.advance(len(batch))
+    finally:
+        iterator.close()
+    rows = RowDigest((key, *fields), vector)
+    if sample:
+        rows.add(client.query(name, filter=keys_in(key, [k for _, k in sample]), output_fields=[key, *fields]))
+    return {"rows": total, "content": content_key("attached-content", keys.hexdigest(), rows.hexdigest())[:24]}
 
 
 def verify(client: MilvusClient, name: str, table: ChunkTable, dim: int,

@@ -16,7 +16,7 @@ from tuner.cache import DiskCache, content_key
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder, EmbeddingContext
 from tuner.engine._attach import AttachedRows, attach, attached_collection, check_dimension, check_doc_ids, read_collection
-from tuner.engine._collections import Collection, connect, ensure_collection
+from tuner.engine._collections import Collection, attached_content, connect, ensure_collection
 from tuner.engine._config import MemoryEngine, MilvusEngine
 from tuner.engine._search import BM25Ceiling, MilvusFirstStage, filter_expression, index_knobs, mask_expression
 from tuner.errors import UserError
@@ -45,8 +45,23 @@ class MilvusPipeline(RetrievalPipeline):
         self._stages: dict[tuple[object, ...], MilvusFirstStage] = {}
         self._schema = attach(self.client, engine) if engine.collection is not None else None
         self._rows: AttachedRows | None = None
+        self._content: dict[str, Any] | None = None
         # an attached collection holds the team's chunks only: the dataset's conflicting documents are not in it
         self.searches_conflicts = self._schema is None
+
+    def described(self) -> dict[str, Any]:
+        """The engine as a study records it (:meth:`MilvusEngine.described`), for an attached collection with what its
+        content is (:func:`attached_content`: ``rows`` and a ``content`` digest, read once), so that a study resumed
+        on other rows is refused."""
+        described = self.engine.described()
+        if self._schema is None or self.engine.fields is None:
+            return described
+        if self._content is None:
+            fields = self.engine.fields
+            self._content = attached_content(self.client, self._schema.name, self._schema.key,
+                                             [fields.text, fields.doc_id, *fields.metadata_fields], fields.vector,
+                                             self.reporter)
+        return {**described, **self._content}
 
     def collection(self, settings: RetrievalSettings) -> Collection:
         """The complete, verified collection of ``settings``' chunks and embedding model (built on first use), or the
@@ -150,6 +165,12 @@ ENGINES: dict[str, PipelineFactory] = {
                                                                                             embeddings, encoder),
 }
 """The pipeline of each engine ``backend``."""
+
+
+def recorded_engine(engine: MemoryEngine | MilvusEngine, pipeline: RetrievalPipeline) -> dict[str, Any]:
+    """What a study records of the engine its ``pipeline`` searches: :meth:`MilvusPipeline.described` (with an
+    attached collection's content) or the engine's own description."""
+    return pipeline.described() if isinstance(pipeline, MilvusPipeline) else engine.described()
 
 
 def engine_pipeline(engine: MemoryEngine | MilvusEngine, dataset: Dataset, cache: DiskCache | None = None,
