@@ -262,12 +262,12 @@ def load_study_file(path: str | Path, storage: str | None = None, out: str | Non
         key = "noise" if "noise" in data and "variants" not in data else "variants"  # the spelling before issue 39
         given = data.get(key)
         variants: dict[str, Any] = given if isinstance(given, dict) else {}
-        if variants.get("hard_mode", "inject") != "inject":
-            what = "an external retriever" if isinstance(data.get("retriever"), dict) else "an attached collection"
-            where = "the service's index" if isinstance(data.get("retriever"), dict) else "a collection tuner never writes"
-            raise UserError(f"{file}: {key}.hard_mode: {what} needs inject (the conflicts cannot be put into {where}), "
-                            f"got {variants['hard_mode']!r}")
-        data[key] = {**variants, "hard_mode": "inject"}
+        # (an attached collection's own rows that conflict can be searched in_index: checked once it is read)
+        attached = not isinstance(data.get("retriever"), dict)
+        if variants.get("hard_mode", "inject") != "inject" and not attached:
+            raise UserError(f"{file}: {key}.hard_mode: an external retriever needs inject (the conflicts cannot be put "
+                            f"into the service's index), got {variants['hard_mode']!r}")
+        data[key] = {**variants, "hard_mode": variants.get("hard_mode", "inject")}
     try:
         config = StudyConfig(**data)
     except ValidationError as exc:
