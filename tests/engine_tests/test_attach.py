@@ -285,6 +285,51 @@ def test_exposure_an_attached_collection_cannot_tell_is_not_measured_everywhere_
     assert "not_measured" in yaml.safe_load(exported.read_text())["provenance"]["conflict_exposure"]
 
 
+def test_an_attached_trial_is_exported_with_the_teams_fields_and_served_from_the_teams_collection(
+    attached_study: dict[str, Any], lite: MilvusEngine, tiny_dataset_dir: Path, encoder: Any
+) -> None:
+    """The pasted search (the team's field names, VARCHAR keys) returns the chunks ``tuner serve --engine milvus``
+    serves from the team's collection, read-only."""
+    import yaml
+
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from tests.engine_tests.test_engine_deploy import QUESTIONS, _snippet, _wait_ready
+
+    folder, study = attached_study["folder"], str(attached_study["file"])
+    pasted, exported = folder / "milvus.yaml", folder / "served.yaml"
+    assert main(["export", study, "--trial", "0", "--format", "milvus", "-o", str(pasted)]) == 0
+    assert main(["export", study, "--trial", "0", "-o", str(exported)]) == 0
+    native = yaml.safe_load(pasted.read_text())["native"]
+    assert native["collection"] == TEAM and native["fields"] == FIELDS and (native["key"], native["metric"]) == ("pk", "COSINE")
+    assert native["search"]["anns_field"] == "embedding" and native["output_fields"] == ["content", "source_doc", "meta"]
+    namespace: dict[str, Any] = {}
+    exec(compile(_snippet(pasted.read_text()), "milvus-export", "exec"), namespace)  # the code a team pastes, as written
+    apps: list[Any] = []
+    patch = pytest.MonkeyPatch()
+    patch.setattr("tuner.http_guard.serve_on", lambda app, sock: (apps.append(app), sock.close()))
+    patch.setattr("signal.signal", lambda *_: None)
+    patch.setenv("TUNER_SERVE_TOKEN", "write-token")
+    try:
+        assert main(["serve", "--config", str(exported), "--dataset", str(tiny_dataset_dir), "--port", "0",
+                     "--engine", "milvus", "--engine-uri", lite.uri]) == 0
+    finally:
+        patch.undo()
+    before = connect(lite).query(TEAM, filter="", output_fields=["count(*)"])
+    with TestClient(apps[0], base_url="http://127.0.0.1") as client:
+        _wait_ready(client)
+        assert client.get("/config").json()["engine"]["collection"] == TEAM
+        for question in QUESTIONS:
+            vector = encoder.with_prompt(native["query_embedding"]["prompt"]).encode([question])[0].tolist()
+            ids = [hit["pk"] for hit in namespace["search"](namespace["client"], question, vector)]
+            served = client.post("/retrieve", json={"query": question}).json()["chunks"]
+            assert ids and ids == [chunk["metadata"]["chunk_id"] for chunk in served]
+        reply = client.post("/documents/delete", json={"doc_ids": ["returns"]}, headers={"X-Tuner-Token": "write-token"})
+        assert reply.status_code == 409 and "attached and never written by tuner" in reply.json()["error"]
+    assert connect(lite).query(TEAM, filter="", output_fields=["count(*)"]) == before
+
+
 def test_a_study_resumed_on_a_collection_of_the_same_name_holding_other_rows_is_refused(
     attached_study: dict[str, Any], lite: MilvusEngine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

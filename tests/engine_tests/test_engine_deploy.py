@@ -343,10 +343,14 @@ def test_a_retriever_on_an_attached_collection_filters_by_primary_keys_and_refus
     with pytest.raises(EngineCorpus, match="served_team_kb, attached and never written by tuner"):
         served.add_documents([])
     provenance = {"engine": {**attached.described()}}
-    with pytest.raises(UserError, match="measured on the attached collection served_team_kb"):
-        serving_engine(MilvusEngine(backend="milvus", uri=study["uri"]), provenance)
+    # served from the team's collection itself, at the address the deployment gives, through the recorded mapping
+    again = serving_engine(MilvusEngine(backend="milvus", uri=study["uri"]), provenance)
+    assert (again.collection, again.fields) == ("served_team_kb", attached.fields)
     note = engine_note("deploy.yaml", provenance, MemoryEngine())
     assert note is not None and "the attached collection served_team_kb, the served ones the dataset's" in note
-    document = export_document(settings.model_dump(), {**provenance, "collection": "served_team_kb", "trial": 0, "study": "kb"})
-    with pytest.raises(UserError, match="searched the attached collection served_team_kb"):
+    older = {"engine": {k: v for k, v in provenance["engine"].items() if k != "fields"}}  # exported before the mapping
+    with pytest.raises(UserError, match="does not record its field mapping"):
+        serving_engine(MilvusEngine(backend="milvus", uri=study["uri"]), older)
+    document = export_document(settings.model_dump(), {**older, "collection": "served_team_kb", "trial": 0, "study": "kb"})
+    with pytest.raises(UserError, match="searched the attached collection served_team_kb, and its study does not record"):
         write_framework_export(study["export"].with_name("attached.yaml"), document, "milvus")

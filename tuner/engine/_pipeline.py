@@ -54,9 +54,9 @@ class MilvusPipeline(RetrievalPipeline):
         self.searches_conflicts = self._schema is None
 
     def described(self) -> dict[str, Any]:
-        """The engine as a study records it (:meth:`MilvusEngine.described`), for an attached collection with what its
-        content is (:func:`attached_content`: ``rows`` and a ``content`` digest, read once), so that a study resumed
-        on other rows is refused."""
+        """The engine as a study records it (:meth:`MilvusEngine.described`), for an attached collection with its
+        primary ``key`` field and vector ``metric`` (what the export's search names and sends) and what its content is (:func:`attached_content`: ``rows``
+        and a ``content`` digest, read once), so that a study resumed on other rows is refused."""
         described = self.engine.described()
         if self._schema is None or self.engine.fields is None:
             return described
@@ -65,7 +65,7 @@ class MilvusPipeline(RetrievalPipeline):
             self._content = attached_content(self.client, self._schema.name, self._schema.key,
                                              [fields.text, fields.doc_id, *fields.metadata_fields], fields.vector,
                                              self.reporter)
-        return {**described, **self._content}
+        return {**described, "key": self._schema.key, "metric": self._schema.metric, **self._content}
 
     def collection(self, settings: RetrievalSettings) -> Collection:
         """The complete, verified collection of ``settings``' chunks and embedding model (built on first use), or the
