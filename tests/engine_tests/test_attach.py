@@ -286,7 +286,8 @@ def test_exposure_an_attached_collection_cannot_tell_is_not_measured_everywhere_
 
 
 def test_an_attached_trial_is_exported_with_the_teams_fields_and_served_from_the_teams_collection(
-    attached_study: dict[str, Any], lite: MilvusEngine, tiny_dataset_dir: Path, encoder: Any
+    attached_study: dict[str, Any], lite: MilvusEngine, tiny_dataset_dir: Path, encoder: Any,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """The pasted search (the team's field names, VARCHAR keys) returns the chunks ``tuner serve --engine milvus``
     serves from the team's collection, read-only."""
@@ -328,6 +329,8 @@ def test_an_attached_trial_is_exported_with_the_teams_fields_and_served_from_the
         reply = client.post("/documents/delete", json={"doc_ids": ["returns"]}, headers={"X-Tuner-Token": "write-token"})
         assert reply.status_code == 409 and "attached and never written by tuner" in reply.json()["error"]
     assert connect(lite).query(TEAM, filter="", output_fields=["count(*)"]) == before
+    assert main(["eval", str(tiny_dataset_dir), "--config", str(exported), "--json"]) == 0  # the export's own engine
+    assert f"collection {TEAM}): searched there" in " ".join(capsys.readouterr().err.split())  # rich wraps it
 
 
 def test_a_study_resumed_on_a_collection_of_the_same_name_holding_other_rows_is_refused(

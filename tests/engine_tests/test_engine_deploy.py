@@ -126,6 +126,31 @@ def test_the_pasted_milvus_search_runs_as_written_in_a_fresh_interpreter_whateve
     assert json.loads(pasted.stdout) == [c.metadata["chunk_id"] for c in tuner.retrieve(question)]
 
 
+@pytest.mark.parametrize("command", ["eval", "robustness"])
+def test_eval_and_robustness_with_an_export_search_the_engine_it_names(
+    command: str, study: dict[str, Any], tiny_dataset_dir: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tuner.engine import MilvusFirstStage
+
+    searched: list[str] = []
+    search_where = MilvusFirstStage.search_where
+    monkeypatch.setattr(MilvusFirstStage, "search_where", lambda self, queries, depth, where: (
+        searched.append(self.collection.name), search_where(self, queries, depth, where))[1])
+    args = [command, str(tiny_dataset_dir), "--config", str(study["export"]), "--json"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert f"was measured on milvus ({study['uri']}): searched there" in " ".join(captured.err.split())  # rich wraps it
+    assert set(searched) == {read_export(study["export"]).provenance["collection"]}
+    on_engine = json.loads(captured.out)
+    searched.clear()
+    assert main([*args, "--engine", "memory"]) == 0  # the command line's choice wins
+    in_memory = json.loads(capsys.readouterr().out)
+    assert not searched
+    if command == "eval":  # dense under FLAT: the same figures
+        assert on_engine["recall_at_k"] == in_memory["recall_at_k"] and on_engine["n"] == in_memory["n"]
+
+
 @pytest.fixture(scope="module")
 def served(study: dict[str, Any], tiny_dataset_dir: Path) -> Iterator[tuple[TestClient, list[str]]]:
     """``tuner serve --engine milvus`` of the export, its app driven in this process (Milvus Lite admits one process
