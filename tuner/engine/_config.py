@@ -127,10 +127,15 @@ class MilvusEngine(BaseModel):
 
     def described(self) -> dict[str, Any]:
         """What a run prints and records of the engine (a study, an export): never the token (``token_env`` is only
-        a variable's name), credentials in the URI redacted; in attach mode the collection."""
+        a variable's name), credentials in the URI redacted; in attach mode the collection and its field mapping."""
         described = {"backend": self.backend, "uri": redact(self.uri), "db_name": self.db_name, "token_env": self.token_env,
                      "index": self.index, "index_params": dict(self.index_params)}
-        return described if self.collection is None else {**described, "collection": self.collection}
+        if self.collection is None or self.fields is None:
+            return described
+        # the mapping is what the export's search and tuner serve need to search the team's collection again
+        fields = {role: list(field) if isinstance(field, tuple) else field
+                  for role, field in self.fields.model_dump().items() if field not in (None, ())}
+        return {**described, "collection": self.collection, "fields": fields}
 
 
 EngineConfig = Annotated[MemoryEngine | MilvusEngine, Field(discriminator="backend")]

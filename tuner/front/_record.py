@@ -145,6 +145,10 @@ Cases = Annotated[tuple[T, ...], PlainSerializer(list)]
 """Per-case values in the study's case order: a tuple in the record, a JSON list in storage."""
 
 
+NOT_MEASURED = "not_measured"
+"""The key an exposure that could not be measured is stored and printed under (with why), never a 0."""
+
+
 class TrialRecord(BaseModel):
     """A trial's user attributes. Every field is optional: a running, pruned or failed trial has only some.
 
@@ -152,7 +156,9 @@ class TrialRecord(BaseModel):
     ``exposed_cases`` per case in that order 1 when its final context over the index with conflicts holds a
     conflicting chunk, else 0 (conflict exposure is their mean; Δ's parts are read from it with ``f0``/``f3``);
     ``exposure_ties`` per case in that order whether a tie at the cut decided that flag (+1 could become exposed, −1
-    unexposed, 0 neither: :func:`tuner.metrics.tie_flip`);
+    unexposed, 0 neither: :func:`tuner.metrics.tie_flip`); ``exposure_not_measured`` why exposure is not known (the
+    retrieval does not tell tuner which of its chunks conflict: an attached collection none of whose rows is known to,
+    a retrieval service), where ``exposed_cases`` is then absent, never zeros;
     ``f0``/``f3`` are per-case faithfulness at v0 and v3 in the study's case order (None = missing);
     ``ci`` maps an objective to its 95% interval (a bound is None when undefined); ``n``/``n_total`` are
     the cases scored at both variants and the cases with keypoints; ``partial_values`` are a pruned
@@ -182,6 +188,7 @@ class TrialRecord(BaseModel):
     recall_cases: Cases[float] | None = None
     exposed_cases: Cases[int] | None = None
     exposure_ties: Cases[int] | None = None
+    exposure_not_measured: str | None = None
     f0: Cases[float | None] | None = None
     f3: Cases[float | None] | None = None
     ci: dict[str, list[float | None] | None] | None = None
@@ -227,7 +234,7 @@ class TrialRecord(BaseModel):
         and ``range`` (:meth:`tuner.metrics.TiedExposure.to_dict`); None when not recorded."""
         share, ties = self.exposure(), self.tied_exposure()
         if share is None:
-            return None
+            return None if self.exposure_not_measured is None else {NOT_MEASURED: self.exposure_not_measured}
         return {"value": share.value, "ci": None if share.ci is None else list(share.ci),
                 **({} if ties is None else ties.to_dict(share.successes))}
 
@@ -246,7 +253,7 @@ class TrialRecord(BaseModel):
         and Δ's parts (``at_risk``, ``susceptibility``, ``delta``); None when the trial has no exposure recorded."""
         share, parts = self.exposure(), self.delta_parts()
         if share is None:
-            return None
+            return None if self.exposure_not_measured is None else {NOT_MEASURED: self.exposure_not_measured}
         ties = self.tied_exposure()
         return {**share.to_dict(), **({} if ties is None else ties.to_dict(share.successes)),
                 "at_risk": None if parts is None else parts.at_risk,
@@ -258,7 +265,8 @@ class TrialRecord(BaseModel):
         susceptibility — when no case is exposed), or None when the trial has no exposure recorded."""
         share, parts = self.exposure(), self.delta_parts()
         if share is None:
-            return None
+            return None if self.exposure_not_measured is None else (
+                f"conflict exposure not measured: {self.exposure_not_measured}")
         ties = self.tied_exposure()
         said = None if ties is None else ties.describe()
         text = f"conflict exposure {share.describe()}" + ("" if said is None else f", {said}")

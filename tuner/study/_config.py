@@ -219,9 +219,10 @@ def llm_backends(generator: GeneratorConfig, judge: JudgeConfig) -> dict[str, LL
 
 
 def _inject_only(data: dict[str, Any]) -> dict[str, Any]:
-    """``data`` with ``variants.hard_mode: inject`` where the index cannot be given the conflicts: a service's index, or
-    an attached collection (never written); v3 then injects them into the context it returns. Any other mode given
-    there is refused."""
+    """``data`` with ``variants.hard_mode: inject`` by default where the index cannot be given the conflicts: a
+    service's index, or an attached collection (never written); v3 then injects them into the context it returns. An
+    external retriever refuses any other mode; an attached collection's own conflicting rows can be searched
+    ``in_index`` (checked once the collection is read)."""
     retriever, engine = data.get("retriever"), data.get("engine")
     external = isinstance(retriever, dict | ExternalConfig)
     attached = (engine.get("collection") if isinstance(engine, dict) else getattr(engine, "collection", None)) is not None
@@ -231,12 +232,10 @@ def _inject_only(data: dict[str, Any]) -> dict[str, Any]:
     given = data.get(key)
     variants: dict[str, Any] = given if isinstance(given, dict) else (
         given.model_dump() if isinstance(given, VariantsConfig) else {})
-    if variants.get("hard_mode", "inject") != "inject":
-        what = "an external retriever" if external else "an attached collection"
-        where = "the service's index" if external else "a collection tuner never writes"
-        raise ValueError(f"{key}.hard_mode: {what} needs inject (the conflicts cannot be put into {where}), "
-                         f"got {variants['hard_mode']!r}")
-    return {**data, key: {**variants, "hard_mode": "inject"}}
+    if external and variants.get("hard_mode", "inject") != "inject":
+        raise ValueError(f"{key}.hard_mode: an external retriever needs inject (the conflicts cannot be put into the "
+                         f"service's index), got {variants['hard_mode']!r}")
+    return {**data, key: {**variants, "hard_mode": variants.get("hard_mode", "inject")}}
 
 
 class LoadedStudy:

@@ -327,7 +327,14 @@ def _join(
     check_split(study, *split)
     if record.dataset_hash not in (None, dataset.content_hash):
         raise UserError(f"study '{config.name}' in {redact(loaded.storage)} was run on another dataset; use a new name or storage")
-    engine = None if config.retriever is not None else loaded.engine.described()
+    engine = None if config.retriever is not None else _recorded_engine(loaded, pipeline)
+    recorded = record.engine or {}
+    if record.created and engine is not None and _other_rows(recorded, engine):
+        raise UserError(f"study '{config.name}' in {redact(loaded.storage)} was measured on collection "
+                        f"{engine.get('collection')} holding {recorded['rows']} rows (content {recorded['content']}); "
+                        f"at {engine['uri']} it holds {engine['rows']} rows (content {engine['content']}): other rows "
+                        "than its trials were measured on; point engine.uri at the collection it was run on, or use a "
+                        "new name or storage")
     if record.created and engine is not None and _measured_on(record.engine) != _measured_on(engine):
         raise UserError(f"study '{config.name}' in {redact(loaded.storage)} was run on engine "
                         f"{_measured_on(record.engine)}, the study file names {_measured_on(engine)}: trials measured on two "
@@ -359,6 +366,20 @@ def _join(
         if record.calibrated_by is not None and config.noise_floor == "auto":
             reporter.stage(f"noise floor calibrated by worker {record.calibrated_by}: reused")
     return study, objective, worker
+
+
+def _recorded_engine(loaded: LoadedStudy, pipeline: RetrievalPipeline) -> dict[str, Any]:
+    from tuner.engine import recorded_engine
+
+    return recorded_engine(loaded.engine, pipeline)
+
+
+def _other_rows(recorded: dict[str, Any], engine: dict[str, Any]) -> bool:
+    """Whether an attached collection holds other content than the study recorded (a study recorded before attached
+    collections' content: not known, not refused)."""
+    if "content" not in recorded or "content" not in engine:
+        return False
+    return bool((recorded["rows"], recorded["content"]) != (engine["rows"], engine["content"]))
 
 
 def _measured_on(engine: dict[str, Any] | None) -> dict[str, Any]:
