@@ -61,7 +61,63 @@ def lite(tmp_path_factory: pytest.TempPathFactory, tiny_dataset_dir: Path, embed
     client = connect(engine)
     _team_collection(client, TEAM, rows, vectors.shape[1])
     _team_collection(client, "team_small", [{**row, "embedding": [1.0] * 8} for row in rows], 8)
+    _team_collection(client, "team_empty", [], vectors.shape[1])
+    # another model of the same dimension: the right vectors with their components permuted (another basis)
+    permuted = np.random.default_rng(1).permutation(vectors.shape[1])
+    _team_collection(client, "team_other_model", [{**row, "embedding": np.asarray(row["embedding"])[permuted].tolist()}
+                                                  for row in rows], vectors.shape[1])
+    _team_collection(client, HOSTILE, [{**row, "pk": f'{row["pk"]} "q" \\ \' ) \x01\b\t', "meta": HOSTILE_META.get(
+        row["source_doc"], row["meta"])} for row in rows], vectors.shape[1])
     return engine
+
+
+HOSTILE = "team_hostile"
+"""The team's collection again, its keys holding quotes, a backslash, a parenthesis and control characters, its
+metadata a list, a JSON string and 60 KB of JSON for three documents."""
+HOSTILE_META: dict[str, Any] = {"shipping": ["a", "list"], "returns": json.dumps({"team": "docs"}),
+                                "warranty": {"team": "docs", "blob": "x" * 60_000}}
+
+
+@pytest.mark.parametrize("retriever", ["dense", "bm25"])
+def test_keys_and_metadata_a_team_could_have_are_read_and_filtered(lite: MilvusEngine, tiny_dataset_dir: Path,
+                                                                    embeddings: EmbeddingContext, retriever: str) -> None:
+    # issue 54 §2.5: keys with " \ ' ) and control characters go into the page query and the filter's key list
+    # escaped; a JSON list is no metadata, a JSON string holding an object is its object, 60 KB rows page by size
+    dataset = load_dataset(tiny_dataset_dir)
+    kept = ["aurora-x200", "aurora-x210", "returns", "warranty"]
+    settings = RetrievalSettings(retriever=retriever, candidate_depth=4, top_k=4, metadata_filter="team",
+                                 metadata_filters={"team": {"team": "docs", "doc_id": [*kept, "shipping"]}})
+    found = {}
+    for collection in (TEAM, HOSTILE):
+        pipeline = MilvusPipeline(dataset, _attached(lite, collection), embeddings=embeddings)
+        hits, table = pipeline.candidates(settings), pipeline.table(settings)
+        found[collection] = [[table.passages[i] for i in row if i >= 0] for row in hits.indices]
+        assert pipeline.metadata_of("returns") == {"team": "docs"}
+    # the same rows but for the list-metadata document's, which the filter drops there: the team's ranking without them
+    shipping = _passages_of(dataset, "shipping")
+    expected = [[p for p in row if p not in shipping] for row in found[TEAM]]
+    assert any(len(e) < len(row) for e, row in zip(expected, found[TEAM]))
+    assert [row[:len(e)] for row, e in zip(found[HOSTILE], expected)] == expected
+
+
+def _passages_of(dataset: Any, doc_id: str) -> set[str]:
+    return {c.passage for c in RetrievalPipeline(dataset).table(RetrievalSettings()).chunks if c.doc_id == doc_id}
+
+
+def test_a_collection_of_another_model_is_refused_before_any_trial(lite: MilvusEngine, tiny_dataset_dir: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 52 §5: the same dimension, another model's vectors: its texts embedded again are far from them
+    assert main(["eval", str(tiny_dataset_dir), "--retriever", "dense", "--json", *_flags(lite, "team_other_model")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]  # after the reading's progress line
+    assert err.startswith("tuner: error: engine: collection team_other_model field embedding was not embedded by")
+    mean = float(err.split("mean cosine of ")[1].split()[0])
+    assert mean < 0.5 and "≥ 0.95" in err
+
+
+def test_an_empty_collection_is_one_line(lite: MilvusEngine, tiny_dataset_dir: Path, embeddings: EmbeddingContext) -> None:
+    pipeline = MilvusPipeline(load_dataset(tiny_dataset_dir), _attached(lite, "team_empty"), embeddings=embeddings)
+    with pytest.raises(UserError, match="collection team_empty at .* holds no rows"):
+        pipeline.candidates(RetrievalSettings(retriever="dense"))
 
 
 def _attached(lite: MilvusEngine, collection: str = TEAM, index: str = "FLAT", **fields: Any) -> MilvusEngine:

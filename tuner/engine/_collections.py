@@ -11,7 +11,6 @@ stopped by Ctrl-C or a crash) is dropped and built again by the next run. On Mil
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -26,11 +25,12 @@ import numpy as np
 
 from tuner.cache import content_key
 from tuner.engine._config import MilvusEngine
+from tuner.engine._literal import string_literal
 from tuner.errors import UserError
 from tuner.progress import Reporter
 from tuner.redaction import redact
 from tuner.retrieval import ChunkTable
-from tuner.text import STOPWORDS_LATIN, STOPWORDS_ZH, Language, detect_language
+from tuner.text import Language, analyzer_stopwords, detect_language
 
 if TYPE_CHECKING:
     from pymilvus import MilvusClient
@@ -60,7 +60,6 @@ SCALARS: Final = ("chunk_id", "doc_id", "title", "source", "kind", "severity", "
 """The VARCHAR fields of a built collection beside ``text``: the chunk's own fields, the document's version
 metadata (``family``, ``date``, ``version``) and the chunk's language; ``conflict`` (BOOL) and ``metadata`` (JSON, the
 document's whole metadata) are the others."""
-_PUNCTUATION: Final = tuple("，。！？；：、“”‘’（）《》【】…—·,.!?;:'\"()[]<>-")
 
 _LOCKS: dict[tuple[str, str], threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
@@ -69,12 +68,13 @@ _LOCKS_GUARD = threading.Lock()
 def analyzer_params(language: Language) -> dict[str, Any]:
     """The analyzer of the ``text`` field: jieba (precise mode, as tuner's own segmenter cuts) for a Chinese corpus,
     Milvus's ``standard`` tokenizer otherwise, chosen by the dataset's language (the rule tuner's BM25 keys by), with
-    tuner's stopwords of both scripts (and, for jieba, which keeps punctuation as words, the punctuation).
+    tuner's stopwords of both scripts (and, for jieba, which keeps punctuation as words, the punctuation): the rule
+    tuner's in-memory BM25 tokenizes by too (:func:`tuner.text.analyzer_tokens`, one source of the stop list).
 
     >>> analyzer_params("zh")["tokenizer"]
     {'type': 'jieba', 'mode': 'exact'}
     """
-    stop = sorted(STOPWORDS_LATIN | STOPWORDS_ZH | (set(_PUNCTUATION) if language == "zh" else set()))
+    stop = sorted(analyzer_stopwords(language))
     tokenizer: str | dict[str, str] = {"type": "jieba", "mode": "exact"} if language == "zh" else "standard"
     return {"tokenizer": tokenizer, "filter": ["lowercase", {"type": "stop", "stop_words": stop}]}
 
@@ -165,7 +165,7 @@ class Collection:
     def keys_expression(self, rows: Sequence[int], negate: bool = False) -> str:
         """The entities of table ``rows`` as an expression over the primary key: ``id in [0, 3]``."""
         keys = rows if self.ids is None else [self.ids[row] for row in rows]
-        literals = ", ".join(json.dumps(k, ensure_ascii=False) if isinstance(k, str) else str(int(k)) for k in keys)
+        literals = ", ".join(string_literal(k) if isinstance(k, str) else str(int(k)) for k in keys)
         return f"{self.key} {'not in' if negate else 'in'} [{literals}]"
 
 

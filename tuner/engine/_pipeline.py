@@ -15,7 +15,9 @@ import numpy as np
 from tuner.cache import DiskCache, content_key
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder, EmbeddingContext
-from tuner.engine._attach import AttachedRows, attach, attached_collection, check_dimension, check_doc_ids, read_collection
+from tuner.engine._attach import (
+    AttachedRows, attach, attached_collection, check_dimension, check_doc_ids, check_model, read_collection,
+)
 from tuner.engine._collections import Collection, connect, ensure_collection
 from tuner.engine._config import MemoryEngine, MilvusEngine
 from tuner.engine._search import BM25Ceiling, MilvusFirstStage, filter_expression, index_knobs, mask_expression
@@ -32,8 +34,8 @@ class MilvusPipeline(RetrievalPipeline):
 
     In attach mode (``engine.collection``) the collection is the team's: its schema is checked here (:func:`attach`),
     its rows are read back on first use and are the chunk table whatever the chunking settings say, its vectors
-    must be of the settings' embedding model (:func:`check_dimension`), filters go to the engine as primary keys, and
-    nothing is written to it."""
+    must be of the settings' embedding model (:func:`check_dimension`, and :func:`check_model` on a sample of its
+    texts), filters go to the engine as primary keys, and nothing is written to it."""
 
     def __init__(self, dataset: Dataset, engine: MilvusEngine, cache: DiskCache | None = None,
                  reporter: Reporter | None = None, embeddings: EmbeddingContext | None = None,
@@ -74,6 +76,7 @@ class MilvusPipeline(RetrievalPipeline):
             if self._rows is None:
                 self._rows = read_collection(self.client, self.engine, self._schema, self.reporter)
                 check_doc_ids(self._rows, self.dataset, self._schema, fields.doc_id, self.reporter)
+            check_model(self._rows, encoder, self._schema, fields.vector, settings.embedding_model)
             self._collections[key] = attached_collection(
                 self.client, self._schema, self._rows, super().table(settings), self.dataset.language, fields.sparse,
                 fields.vector)

@@ -5,7 +5,9 @@ them, variant sampling and corruption) agree on what a token and a sentence are:
 
 - :func:`detect_language` / :func:`cjk_share`: ``en`` or ``zh`` from the share of CJK ideographs;
 - :func:`normalize_text`: NFKC (full-width digits and letters fold to ASCII) and lower case;
-- :func:`bm25_tokens`: script-aware BM25 terms: Latin/digit runs keep tuner's English rule
+- :func:`analyzer_tokens`: the first stage's BM25 terms, the rule of the Milvus analyzer of the corpus's language,
+  the same on both engines (repeats kept, no NFKC folding);
+- :func:`bm25_tokens`: script-aware terms (what the reader and golden-set tools match words by): Latin/digit runs keep tuner's English rule
   (English text gives the same tokens as before), CJK runs are cut by a word segmenter, stopwords of
   both scripts dropped, so mixed Chinese/English text works;
 - :func:`sentence_spans` / :func:`split_sentences`: one splitter for English and Chinese
@@ -44,12 +46,16 @@ from tuner.text._dates import DateMention, day_number, find_dates, parse_date
 from tuner.text._segment import SEGMENTER, segment, tag
 from tuner.text._sentences import SENTENCE_BREAK, sentence_breaks, sentence_spans, split_sentences
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
-from tuner.text._tokens import bm25_term_ids, bm25_token_lists, bm25_tokens, is_blank, normalize_text, plural, word_count
+from tuner.text._analyzer import ANALYZER_PUNCTUATION, analyzer_stopwords, analyzer_term_ids, analyzer_tokens
+from tuner.text._tokens import bm25_token_lists, bm25_tokens, is_blank, normalize_text, plural, word_count
 
-TEXT_LAYER_ID = f"text-v1-{SEGMENTER}"
-"""Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key."""
+TEXT_LAYER_ID = f"text-v2-analyzer-{SEGMENTER}"
+"""Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key. v2: the
+Milvus analyzer's rule with repeated query terms (:func:`analyzer_tokens`, issue 52 §1); v1 was :func:`bm25_tokens`
+with each query term once."""
 
 __all__ = [
+    "ANALYZER_PUNCTUATION",
     "ARABIC",
     "CJK",
     "CJK_CHARS",
@@ -66,7 +72,9 @@ __all__ = [
     "DateMention",
     "DeclaredLanguage",
     "Language",
-    "bm25_term_ids",
+    "analyzer_stopwords",
+    "analyzer_term_ids",
+    "analyzer_tokens",
     "bm25_token_lists",
     "bm25_tokens",
     "chinese_numeral",
