@@ -16,7 +16,8 @@ pytest.importorskip("milvus_lite")
 from tuner.cli import main  # noqa: E402
 from tuner.dataset import load_dataset  # noqa: E402
 from tuner.embedding import EmbeddingContext  # noqa: E402
-from tuner.engine import MilvusEngine, MilvusPipeline, analyzer_params, connect  # noqa: E402
+from tuner.engine import MilvusEngine, MilvusPipeline, analyzer_params, attach, connect  # noqa: E402
+from tuner.engine._collections import load  # noqa: E402
 from tuner.errors import UserError  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import RetrievalSettings  # noqa: E402
@@ -98,6 +99,19 @@ def test_keys_and_metadata_a_team_could_have_are_read_and_filtered(lite: MilvusE
     expected = [[p for p in row if p not in shipping] for row in found[TEAM]]
     assert any(len(e) < len(row) for e, row in zip(expected, found[TEAM]))
     assert [row[:len(e)] for row, e in zip(found[HOSTILE], expected)] == expected
+
+
+def test_rows_by_keys_reads_only_the_rows_named(lite: MilvusEngine) -> None:
+    from tuner.engine._attach import rows_by_keys
+
+    client, engine = connect(lite), _attached(lite, HOSTILE)
+    schema = attach(client, engine)
+    load(client, HOSTILE)
+    everything = client.query(HOSTILE, filter="", output_fields=["pk", "source_doc"], limit=1000)
+    by_doc = rows_by_keys(client, schema, "source_doc", ["returns", 'no "such" doc\\'], ["pk", "source_doc"])
+    assert sorted(r["pk"] for r in by_doc) == sorted(r["pk"] for r in everything if r["source_doc"] == "returns")
+    keys = sorted(r["pk"] for r in everything)[:3]  # keys holding " \ ' ) and control characters
+    assert [r["pk"] for r in rows_by_keys(client, schema, "pk", keys, ["pk"])] == keys
 
 
 def _passages_of(dataset: Any, doc_id: str) -> set[str]:
