@@ -93,9 +93,9 @@ stage("chunking")
 with tempfile.TemporaryDirectory() as folder:
     (Path(folder) / "chunks.jsonl").write_text(jsonl_text(chunk.__dict__ for chunk in chunks), "utf-8")  # as the table
     stage("table")
-    index = build_index([chunk.passage for chunk in chunks], 1.5, 0.75)
+    index = build_index([chunk.passage for chunk in chunks], 1.5, 0.75, dataset.language)
     stage("bm25_index")
-BM25Retriever(index, len(chunks)).search([case.question for case in dataset.golden], 50, None)
+BM25Retriever(index, len(chunks), dataset.language).search([case.question for case in dataset.golden], 50, None)
 stage("queries")
 print(json.dumps({"chunks": len(chunks), "stages": stages}))
 """

@@ -42,6 +42,16 @@ builds one index per segment, so a search visits every segment; the build parame
 on Milvus Lite's defaults, which are the values named above. FAISS runs one thread (``OMP_NUM_THREADS=1``, set here
 unless already set) in every arm: the machine is shared and a trial worker searches on one core.
 
+Attach mode (issue 52 §2): ``attach-build`` makes a Milvus Lite file holding a team's collection of ``n`` rows (INT64
+key, text, doc id, JSON metadata, a FLAT COSINE vector field; no BM25 field), ``attach`` tunes it in a child process of
+its own: ``MilvusPipeline`` over the demo's golden set attached to it, one dense trial (``evaluate_retrieval``: the
+collection read, its model checked, the golden set's 180 questions searched) = the time to the first trial, then a
+trial of another ``candidate_depth`` (a search of every question again, the rows already read) = the time per trial,
+and the peak RSS (tuner's and the in-process Lite server's together; ``rss_before_mb`` is the process after its
+imports and model). Rows, said exactly: the demo's 623 chunks with their MiniLM vectors, then **synthetic** copies of
+them under new keys and doc ids (``copy-K-DOC``) up to ``n``, so texts and vectors agree (the model check passes) at
+any size; embedding 1M distinct texts is days on this machine.
+
 Run (niced; the machine is shared): nice -n 10 .venv/bin/python bench/milvus_scale.py --work DIR
     [--sizes 100000 300000 1000000] [--arms memory-flat milvus-flat ...] [--queries 200]
 One arm alone: ``--one ARM N --work DIR`` (prints one JSON line). Results accumulate in ``DIR/milvus_scale.json``.
@@ -74,7 +84,9 @@ DEPTH = 30
 WARMUP = 5
 HNSW_EF = (16, 64, 128)
 IVF_NPROBE = (4, 16, 64)
-ARMS = ("memory-flat", "milvus-flat", "milvus-hnsw", "milvus-ivf", "memory-hnsw", "memory-bm25", "milvus-bm25")
+ARMS = ("memory-flat", "milvus-flat", "milvus-hnsw", "milvus-ivf", "memory-hnsw", "memory-bm25", "milvus-bm25",
+        "attach-build", "attach")
+TEAM = "team_kb"
 COLLECTION = "scale"
 
 
@@ -330,6 +342,62 @@ def milvus_bm25(n: int, count: int, work: Path) -> dict[str, Any]:
     return out
 
 
+def attach_build(n: int, work: Path) -> dict[str, Any]:
+    """The team's collection of ``n`` rows in ``work/attach-N.db`` (module docstring)."""
+    from pymilvus import DataType
+
+    from tuner.dataset import load_dataset, resolve_dataset
+    from tuner.retrieval import RetrievalPipeline
+    from tuner.settings import RetrievalSettings
+
+    table = RetrievalPipeline(load_dataset(resolve_dataset("demo"))).table(RetrievalSettings())
+    vectors, chunks = table.embeddings(), [c for c in table.chunks if not c.conflicting]
+    db = work / f"attach-{n}.db"
+    shutil.rmtree(db, ignore_errors=True)
+    start = time.perf_counter()
+
+    def fields(schema: Any) -> None:
+        schema.add_field("text", DataType.VARCHAR, max_length=8192)
+        schema.add_field("doc", DataType.VARCHAR, max_length=256)
+        schema.add_field("meta", DataType.JSON)
+        schema.add_field("vec", DataType.FLOAT_VECTOR, dim=vectors.shape[1])
+
+    client = milvus_collection(db, fields, lambda p: p.add_index("vec", index_type="FLAT", metric_type="COSINE"))
+    for first in range(0, n, INSERT_ROWS):
+        rows = []
+        for i in range(first, min(first + INSERT_ROWS, n)):
+            copy, chunk = divmod(i, len(chunks))
+            doc = chunks[chunk].doc_id if copy == 0 else f"copy-{copy}-{chunks[chunk].doc_id}"
+            rows.append({"id": i, "text": chunks[chunk].passage, "doc": doc, "meta": {"team": "kb", "copy": copy},
+                         "vec": vectors[chunk].tolist()})  # the corpus's chunks come first in the table
+        client.insert(COLLECTION, rows)
+    client.flush(COLLECTION)
+    return {"build_s": time.perf_counter() - start, "disk_mb": folder_mb(db)}
+
+
+def attach_run(n: int, work: Path) -> dict[str, Any]:
+    """Tune the collection of :func:`attach_build`: the time to the first trial, per trial, the peak RSS."""
+    from tuner.dataset import load_dataset, resolve_dataset
+    from tuner.engine import MilvusEngine, MilvusPipeline
+    from tuner.evaluation import evaluate_retrieval
+    from tuner.retrieval import RetrievalPipeline
+    from tuner.settings import RetrievalSettings
+
+    dataset = load_dataset(resolve_dataset("demo"))
+    engine = MilvusEngine.model_validate({"backend": "milvus", "uri": str(work / f"attach-{n}.db"), "collection": COLLECTION,
+                                          "fields": {"text": "text", "vector": "vec", "doc_id": "doc", "metadata": "meta"}})
+    RetrievalPipeline(dataset).encoder(RetrievalSettings()).encode(["warm the model"])  # the model, outside the figures
+    before = rss_mb()
+    start = time.perf_counter()
+    pipeline = MilvusPipeline(dataset, engine)
+    first = evaluate_retrieval(pipeline, RetrievalSettings(retriever="dense", candidate_depth=30))
+    first_s = time.perf_counter() - start
+    start = time.perf_counter()
+    evaluate_retrieval(pipeline, RetrievalSettings(retriever="dense", candidate_depth=20))
+    return {"rss_before_mb": before, "first_trial_s": first_s, "per_trial_s": time.perf_counter() - start,
+            "recall_at_k": first.overall["recall_at_k"].value, "disk_mb": folder_mb(work / f"attach-{n}.db")}
+
+
 def one_arm(arm: str, n: int, count: int, work: Path) -> dict[str, Any]:
     runs: dict[str, Callable[[], dict[str, Any]]] = {
         "memory-flat": lambda: memory_dense("flat", n, count, work),
@@ -339,6 +407,8 @@ def one_arm(arm: str, n: int, count: int, work: Path) -> dict[str, Any]:
         "milvus-ivf": lambda: milvus_dense("ivf", n, count, work),
         "memory-bm25": lambda: memory_bm25(n, count, work),
         "milvus-bm25": lambda: milvus_bm25(n, count, work),
+        "attach-build": lambda: attach_build(n, work),
+        "attach": lambda: attach_run(n, work),
     }
     wall, load_before = time.perf_counter(), load()
     out = runs[arm]()
@@ -354,6 +424,13 @@ def table(results: list[dict[str, Any]]) -> list[str]:
     lines = ["| arm | chunks | build s (CPU s) | search setting | p50 ms | p95 ms | batch ms/query | recall@10 vs exact "
              "| peak RSS MB | disk MB | load |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
+        if r["arm"].startswith("attach"):
+            lines.append(f"| {r['arm']} | {r['n']:,} | {fmt(r.get('build_s'))} ({fmt(r['cpu_s'])}) | first trial "
+                         f"{fmt(r.get('first_trial_s'))} s, per trial {fmt(r.get('per_trial_s'))} s, RSS before "
+                         f"{fmt(r.get('rss_before_mb'), 0)} MB | — | — | — | {fmt(r.get('recall_at_k'), 3)} "
+                         f"| {fmt(r['peak_rss_mb'], 0)} | {fmt(r.get('disk_mb'), 0)} "
+                         f"| {r['load_before']:.1f}→{r['load_after']:.1f} |")
+            continue
         rows = r.get("sweep") or {"": r}
         for setting, s in rows.items():
             quality = s.get("recall") if "bm25" not in r["arm"] else r.get("overlap_at_10")

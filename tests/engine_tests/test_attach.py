@@ -16,7 +16,8 @@ pytest.importorskip("milvus_lite")
 from tuner.cli import main  # noqa: E402
 from tuner.dataset import load_dataset  # noqa: E402
 from tuner.embedding import EmbeddingContext  # noqa: E402
-from tuner.engine import MilvusEngine, MilvusPipeline, analyzer_params, connect  # noqa: E402
+from tuner.engine import MilvusEngine, MilvusPipeline, analyzer_params, attach, connect  # noqa: E402
+from tuner.engine._collections import load  # noqa: E402
 from tuner.errors import UserError  # noqa: E402
 from tuner.retrieval import RetrievalPipeline  # noqa: E402
 from tuner.settings import RetrievalSettings  # noqa: E402
@@ -61,7 +62,76 @@ def lite(tmp_path_factory: pytest.TempPathFactory, tiny_dataset_dir: Path, embed
     client = connect(engine)
     _team_collection(client, TEAM, rows, vectors.shape[1])
     _team_collection(client, "team_small", [{**row, "embedding": [1.0] * 8} for row in rows], 8)
+    _team_collection(client, "team_empty", [], vectors.shape[1])
+    # another model of the same dimension: the right vectors with their components permuted (another basis)
+    permuted = np.random.default_rng(1).permutation(vectors.shape[1])
+    _team_collection(client, "team_other_model", [{**row, "embedding": np.asarray(row["embedding"])[permuted].tolist()}
+                                                  for row in rows], vectors.shape[1])
+    _team_collection(client, HOSTILE, [{**row, "pk": f'{row["pk"]} "q" \\ \' ) \x01\b\t', "meta": HOSTILE_META.get(
+        row["source_doc"], row["meta"])} for row in rows], vectors.shape[1])
     return engine
+
+
+HOSTILE = "team_hostile"
+"""The team's collection again, its keys holding quotes, a backslash, a parenthesis and control characters, its
+metadata a list, a JSON string and 60 KB of JSON for three documents."""
+HOSTILE_META: dict[str, Any] = {"shipping": ["a", "list"], "returns": json.dumps({"team": "docs"}),
+                                "warranty": {"team": "docs", "blob": "x" * 60_000}}
+
+
+@pytest.mark.parametrize("retriever", ["dense", "bm25"])
+def test_keys_and_metadata_a_team_could_have_are_read_and_filtered(lite: MilvusEngine, tiny_dataset_dir: Path,
+                                                                    embeddings: EmbeddingContext, retriever: str) -> None:
+    # issue 54 §2.5: keys with " \ ' ) and control characters go into the page query and the filter's key list
+    # escaped; a JSON list is no metadata, a JSON string holding an object is its object, 60 KB rows page by size
+    dataset = load_dataset(tiny_dataset_dir)
+    kept = ["aurora-x200", "aurora-x210", "returns", "warranty"]
+    settings = RetrievalSettings(retriever=retriever, candidate_depth=4, top_k=4, metadata_filter="team",
+                                 metadata_filters={"team": {"team": "docs", "doc_id": [*kept, "shipping"]}})
+    found = {}
+    for collection in (TEAM, HOSTILE):
+        pipeline = MilvusPipeline(dataset, _attached(lite, collection), embeddings=embeddings)
+        hits, table = pipeline.candidates(settings), pipeline.table(settings)
+        found[collection] = [[table.passages[i] for i in row if i >= 0] for row in hits.indices]
+        assert pipeline.metadata_of("returns") == {"team": "docs"}
+    # the same rows but for the list-metadata document's, which the filter drops there: the team's ranking without them
+    shipping = _passages_of(dataset, "shipping")
+    expected = [[p for p in row if p not in shipping] for row in found[TEAM]]
+    assert any(len(e) < len(row) for e, row in zip(expected, found[TEAM]))
+    assert [row[:len(e)] for row, e in zip(found[HOSTILE], expected)] == expected
+
+
+def test_rows_by_keys_reads_only_the_rows_named(lite: MilvusEngine) -> None:
+    from tuner.engine._attach import rows_by_keys
+
+    client, engine = connect(lite), _attached(lite, HOSTILE)
+    schema = attach(client, engine)
+    load(client, HOSTILE)
+    everything = client.query(HOSTILE, filter="", output_fields=["pk", "source_doc"], limit=1000)
+    by_doc = rows_by_keys(client, schema, "source_doc", ["returns", 'no "such" doc\\'], ["pk", "source_doc"])
+    assert sorted(r["pk"] for r in by_doc) == sorted(r["pk"] for r in everything if r["source_doc"] == "returns")
+    keys = sorted(r["pk"] for r in everything)[:3]  # keys holding " \ ' ) and control characters
+    assert [r["pk"] for r in rows_by_keys(client, schema, "pk", keys, ["pk"])] == keys
+
+
+def _passages_of(dataset: Any, doc_id: str) -> set[str]:
+    return {c.passage for c in RetrievalPipeline(dataset).table(RetrievalSettings()).chunks if c.doc_id == doc_id}
+
+
+def test_a_collection_of_another_model_is_refused_before_any_trial(lite: MilvusEngine, tiny_dataset_dir: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 52 §5: the same dimension, another model's vectors: its texts embedded again are far from them
+    assert main(["eval", str(tiny_dataset_dir), "--retriever", "dense", "--json", *_flags(lite, "team_other_model")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]  # after the reading's progress line
+    assert err.startswith("tuner: error: engine: collection team_other_model field embedding was not embedded by")
+    mean = float(err.split("mean cosine of ")[1].split()[0])
+    assert mean < 0.5 and "≥ 0.95" in err
+
+
+def test_an_empty_collection_is_one_line(lite: MilvusEngine, tiny_dataset_dir: Path, embeddings: EmbeddingContext) -> None:
+    pipeline = MilvusPipeline(load_dataset(tiny_dataset_dir), _attached(lite, "team_empty"), embeddings=embeddings)
+    with pytest.raises(UserError, match="collection team_empty at .* holds no rows"):
+        pipeline.candidates(RetrievalSettings(retriever="dense"))
 
 
 def _attached(lite: MilvusEngine, collection: str = TEAM, index: str = "FLAT", **fields: Any) -> MilvusEngine:

@@ -12,7 +12,7 @@ from tuner.chunking import Chunk
 from tuner.retrieval import BM25Retriever
 from tuner.retrieval._bm25 import build_index
 from tuner.retrieval._table import ChunkTable
-from tuner.text import bm25_tokens
+from tuner.text import analyzer_tokens
 
 # duplicated passages tie exactly; "Nothing here." and the empty passage share no term with any query
 PASSAGES = [
@@ -29,20 +29,22 @@ PASSAGES = [
     "退货期限为30天。",
     "The Aurora laptop costs 1299 dollars.",
 ]
-QUERIES = ["Aurora laptop price", "returns 30 days", "1299", "zebra quokka", "", "极光笔记本的售价", "Mercury laptop 30"]
+QUERIES = ["Aurora laptop price", "returns 30 days", "1299", "zebra quokka", "", "极光笔记本的售价", "Mercury laptop 30",
+           "Aurora laptop, the Aurora"]  # the last repeats a term: it counts twice
+LANGUAGE = "zh"  # jieba over mixed Chinese and English passages
 
 
 @pytest.fixture(scope="module")
 def retriever(tmp_path_factory: pytest.TempPathFactory) -> BM25Retriever:
     chunks = [Chunk(f"c{i}", f"d{i}", 0, len(p), p) for i, p in enumerate(PASSAGES)]
-    table = ChunkTable(chunks, "bm25-topk-test", None)  # type: ignore[arg-type]  # BM25 reads no vector
+    table = ChunkTable(chunks, "bm25-topk-test", None, LANGUAGE)  # type: ignore[arg-type]  # BM25 reads no vector
     return BM25Retriever.build(table, DiskCache(tmp_path_factory.mktemp("cache")))
 
 
 def reference_index() -> bm25s.BM25:
     """bm25s indexed from token strings, as tuner indexed before issue 31."""
     index = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
-    index.index([bm25_tokens(p) or ["\x00"] for p in PASSAGES], show_progress=False)
+    index.index([analyzer_tokens(p, LANGUAGE) or ["\x00"] for p in PASSAGES], show_progress=False)
     return index
 
 
@@ -54,10 +56,13 @@ def reference_search(query: str, depth: int, allowed: np.ndarray | None) -> tupl
     n = len(PASSAGES)
     idf = {t: np.log(1.0 + (n - doc_freq[i] + 0.5) / (doc_freq[i] + 0.5)) for t, i in index.vocab_dict.items()
            if i < len(doc_freq) and doc_freq[i] > 0}
-    terms = [t for t in dict.fromkeys(bm25_tokens(query)) if t in idf]
+    tokens = analyzer_tokens(query, LANGUAGE)
+    terms = {t: tokens.count(t) for t in dict.fromkeys(tokens) if t in idf}  # a repeated term counts as often
     scores = np.zeros(n, dtype=np.float32)
     if terms:
-        scores = (np.asarray(index.get_scores(terms), dtype=np.float32) / sum(float(idf[t]) for t in terms)).clip(0.0, 1.0)
+        for term, repeats in terms.items():
+            scores += repeats * np.asarray(index.get_scores([term]), dtype=np.float32)
+        scores = (scores / sum(float(idf[t]) * repeats for t, repeats in terms.items())).clip(0.0, 1.0)
     if allowed is not None:
         scores = np.where(allowed, scores, -np.inf)
     order = np.lexsort((np.arange(n), -scores))[: min(depth, n)]
@@ -119,9 +124,9 @@ def _columns(index: bm25s.BM25) -> dict[str, tuple[bytes, bytes]]:
 @pytest.mark.parametrize("k1, b", [(1.5, 0.75), (0.9, 0.4)])
 def test_build_index_equals_bm25s_over_token_strings(k1: float, b: float) -> None:
     passages = [*PASSAGES, *(f"Aurora {'laptop ' * i}memory {i}" for i in range(40))]
-    ours = build_index(passages, k1, b)
+    ours = build_index(passages, k1, b, LANGUAGE)
     reference = bm25s.BM25(method="lucene", k1=k1, b=b)
-    reference.index([bm25_tokens(p) or ["\x00"] for p in passages], show_progress=False)
+    reference.index([analyzer_tokens(p, LANGUAGE) or ["\x00"] for p in passages], show_progress=False)
     assert ours.scores["num_docs"] == reference.scores["num_docs"] and set(ours.vocab_dict) == set(reference.vocab_dict)
     assert _columns(ours) == _columns(reference)
 

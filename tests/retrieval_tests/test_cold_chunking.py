@@ -21,7 +21,7 @@ from tuner import workers
 from tuner.retrieval._bm25 import build_index
 from tuner.retrieval._table import _write_chunks
 from tuner.settings import RetrievalSettings
-from tuner.text import STOPWORDS_LATIN, STOPWORDS_ZH, bm25_term_ids, bm25_token_lists, normalize_text
+from tuner.text import STOPWORDS_LATIN, STOPWORDS_ZH, analyzer_term_ids, analyzer_tokens, bm25_token_lists, normalize_text
 from tuner.text import _segment, _tokens
 from tuner.text._segment import SEGMENTERS
 
@@ -95,35 +95,32 @@ def test_bm25_terms_of_a_batch_are_those_one_segmenter_call_per_run_gave(tmp_pat
             assert batched == alone
 
 
-@pytest.mark.parametrize("batch", [7, 512])
-def test_term_ids_are_the_token_lists_numbered_in_order_of_first_occurrence(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int
-) -> None:
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_term_ids_are_the_token_lists_numbered_in_order_of_first_occurrence(tmp_path: Path, language: str) -> None:
     dataset = _mixed_corpus(tmp_path / "data")
     passages = [chunk.passage for chunk in chunk_dataset(dataset, RetrievalSettings(chunk_size=24, chunk_overlap=0.25).chunking)]
-    # passages without terms (empty, stopwords only, punctuation only) among them, some at a batch's edge
+    # passages without terms (empty, stopwords only, punctuation only) among them
     passages[6:6] = ["", "的了", "the and of", "。！？", "\n", "a"]
-    monkeypatch.setattr(_tokens, "BM25_BATCH", batch)
     vocab: defaultdict[str, int] = defaultdict(count().__next__)
     flat, counts = [], []
-    for terms in bm25_token_lists(passages):
+    for terms in (analyzer_tokens(p, language) for p in passages):  # type: ignore[arg-type]
         flat += [vocab[term] for term in terms or ["<empty>"]]
         counts.append(len(terms or ["<empty>"]))
-    terms, ids, lengths = bm25_term_ids(passages, empty="<empty>")
+    terms, ids, lengths = analyzer_term_ids(passages, "<empty>", language)  # type: ignore[arg-type]
     assert terms == list(vocab) and ids.tolist() == flat and lengths.tolist() == counts
-    assert bm25_term_ids([], empty="<empty>")[0] == [] and bm25_term_ids(["的"], empty="<empty>")[0] == ["<empty>"]
+    assert analyzer_term_ids([], "<empty>", "zh")[0] == [] and analyzer_term_ids(["的"], "<empty>", "zh")[0] == ["<empty>"]
 
 
 def test_worker_processes_cut_and_index_as_one_process_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     dataset = _mixed_corpus(tmp_path / "data")
     chunking = RetrievalSettings(chunk_size=24, chunk_overlap=0.25).chunking
-    alone = build_index([chunk.passage for chunk in chunk_dataset(dataset, chunking)], 1.5, 0.75)
+    alone = build_index([chunk.passage for chunk in chunk_dataset(dataset, chunking)], 1.5, 0.75, "zh")
     monkeypatch.setattr(workers, "PARALLEL_MIN_CHARS", 0)  # this small corpus in shards, on two workers
     monkeypatch.setattr(workers, "worker_count", lambda: 2)
     chunks = chunk_dataset(dataset, chunking)
     _write_chunks(chunks, tmp_path)
     assert _digest((tmp_path / "chunks.jsonl").read_bytes()) == BEFORE[("tokens", 24, 0.25)]
-    sharded = build_index([chunk.passage for chunk in chunks], 1.5, 0.75)
+    sharded = build_index([chunk.passage for chunk in chunks], 1.5, 0.75, "zh")
     assert sharded.vocab_dict == alone.vocab_dict and list(sharded.vocab_dict) == list(alone.vocab_dict)
     for name in ("data", "indices", "indptr"):
         assert sharded.scores[name].dtype == alone.scores[name].dtype

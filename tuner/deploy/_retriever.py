@@ -309,6 +309,7 @@ class Retriever:
         kept = [c for c in old if c.source != CONFLICT and c.doc_id not in removed]
         conflicts = [c for c in old if c.source == CONFLICT]
         chunks = kept + added + conflicts
-        table = ChunkTable(chunks, _table_key(chunks, self.settings.embedding_model), self._pipeline.encoder(self.settings))
+        table = ChunkTable(chunks, _table_key(chunks, self.settings.embedding_model), self._pipeline.encoder(self.settings),
+                           self._index.table.language)
         first_stage = RETRIEVERS[self.settings.retriever].build(table, self.settings, self._pipeline.cache)
         self._index = self._index_of(table, first_stage, {doc.doc_id: doc for doc in documents})

@@ -12,8 +12,7 @@ documents against the ``doc_id`` field (:func:`check_doc_ids`). Every fault is o
 from __future__ import annotations
 
 import json
-import logging
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
@@ -22,8 +21,10 @@ import numpy as np
 from tuner.cache import array_digest, content_key
 from tuner.chunking import CONFLICT, Chunk
 from tuner.dataset import Dataset
+from tuner.embedding import CachedEncoder
 from tuner.engine._collections import Collection, load
 from tuner.engine._config import INDEX_KINDS, MilvusEngine
+from tuner.engine._literal import literal
 from tuner.errors import UserError
 from tuner.progress import Reporter
 from tuner.redaction import redact
@@ -42,7 +43,11 @@ DEFAULT_ANALYZER: Final = {"type": "standard"}
 SCALARS: Final = ("VARCHAR", "INT8", "INT16", "INT32", "INT64", "BOOL", "FLOAT", "DOUBLE")
 """The field types a doc id or a metadata field of scalars may have."""
 READ_BATCH: Final = 1000
-"""Rows per page when the collection is read back."""
+"""The most rows per page when the collection is read back."""
+PAGE_BYTES: Final = 8 << 20
+"""The most bytes a page should carry (a gRPC message is refused above 64 MB by a cluster's default and Milvus Lite's
+server; rows of 60 KB of metadata make a 1,000-row page 60 MB): a page holds as many rows as fit by the largest row
+read so far."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,30 @@ def check_dimension(schema: AttachedSchema, field: str, model_id: str, dim: int)
                         "was built with (settings.embedding_model)")
 
 
+MODEL_SAMPLE: Final = 16
+"""Rows whose texts :func:`check_model` embeds again."""
+MIN_COSINE: Final = 0.95
+"""The least mean cosine between a collection's vectors and its texts embedded again by the study's model and
+document prompt: the same model and prompt give ~1 (0.99+ across tuner's inference backends), another model of the
+same dimension ~0 (its space is not this one's)."""
+
+
+def check_model(rows: AttachedRows, encoder: CachedEncoder, schema: AttachedSchema, field: str, model_id: str) -> float:
+    """The collection's vectors must be the study's model's (``encoder``: its model with the document prompt): a
+    sample of :data:`MODEL_SAMPLE` rows spread over it, their texts embedded again, compared by cosine with the
+    stored vectors; a mean below :data:`MIN_COSINE` is a :class:`UserError` naming the collection and both figures.
+    Returns the mean cosine."""
+    picked = sorted({int(i) for i in np.linspace(0, len(rows.chunks) - 1, min(MODEL_SAMPLE, len(rows.chunks)))})
+    again = encoder.encode([rows.chunks[i].text for i in picked]).reshape(len(picked), schema.dim)
+    mean = float(np.mean(np.sum(again * rows.vectors[picked], axis=1)))
+    if mean < MIN_COSINE:
+        raise UserError(f"engine: collection {schema.name} field {field} was not embedded by {model_id} with this document "
+                        f"prompt: {len(picked)} of its texts embedded again have a mean cosine of {mean:.3f} with the "
+                        f"stored vectors (the same model and prompt give ≥ {MIN_COSINE}); set settings.embedding_model "
+                        "(and document_prompt) to the collection's")
+    return mean
+
+
 @dataclass(frozen=True)
 class AttachedRows:
     """Every row of an attached collection, read back: its chunks (``chunk_id`` = the primary key, ``passage`` =
@@ -163,34 +192,108 @@ class AttachedRows:
     key: str
 
 
+def _row_bytes(row: Mapping[str, Any]) -> int:
+    """About the bytes a row takes in a query's answer: its strings' UTF-8, its JSON values' text, 4 a number or a
+    vector component."""
+    size = 0
+    for value in row.values():
+        if isinstance(value, str):
+            size += len(value.encode("utf-8"))
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, (int, float)) for v in value):
+            size += 4 * len(value)
+        elif isinstance(value, (dict, list)):
+            size += len(json.dumps(value, ensure_ascii=False, default=str).encode("utf-8"))
+        else:
+            size += 8
+    return size
+
+
+def pages(client: MilvusClient, schema: AttachedSchema, fields: list[str], where: str = "") -> Iterator[list[dict[str, Any]]]:
+    """Every row passing ``where`` ('' = all) with ``fields``, page by page in primary-key order: each page asks for
+    the rows after the last key read (escaped by the engine's rules: a key holding ``"``, ``\\`` or a control
+    character is a literal like any other; pymilvus' own query iterator writes it into its expression unescaped), as
+    many as fit :data:`PAGE_BYTES` by the largest row seen (one row for the first page)."""
+    last: Any = None
+    size, largest = 1, 1
+    while True:
+        after = "" if last is None else f"{schema.key} > {literal(last)}"
+        condition = " and ".join(f"({part})" for part in (after, where) if part) if after and where else after or where
+        page = client.query(schema.name, filter=condition, output_fields=fields, limit=size, iterator="True",
+                            reduce_stop_for_best="True")
+        if not page:
+            return
+        yield page
+        last = max(row[schema.key] for row in page)
+        largest = max(largest, *(_row_bytes(row) for row in page))
+        size = max(1, min(READ_BATCH, PAGE_BYTES // largest))
+
+
+def rows_by_keys(client: MilvusClient, schema: AttachedSchema, field: str, values: Sequence[Any],
+                 fields: list[str]) -> list[dict[str, Any]]:
+    """The rows whose ``field`` (the primary key, the doc id field, any scalar) holds one of ``values``, with
+    ``fields``, in primary-key order: the read of the rows a trial needs (search hits, the golden documents' rows, the
+    conflicting rows exposure reads) without the rest of the collection."""
+    rows: list[dict[str, Any]] = []
+    for first in range(0, len(values), READ_BATCH):  # an expression of at most READ_BATCH literals
+        where = f"{field} in [{', '.join(literal(v) for v in values[first:first + READ_BATCH])}]"
+        for page in pages(client, schema, fields, where):
+            rows.extend(page)
+    return rows
+
+
+def _metadata(value: Any) -> dict[str, Any] | None:
+    """A JSON metadata field's value as a document's metadata: an object, or a JSON string holding one (metadata
+    written as text); None for anything else (a list, a number, a string of no object)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    return dict(value) if isinstance(value, Mapping) else ({} if value is None else None)
+
+
 def read_collection(client: MilvusClient, engine: MilvusEngine, schema: AttachedSchema, reporter: Reporter) -> AttachedRows:
-    """Read every row of the attached collection (text, doc id, metadata, vector) once; nothing is written."""
+    """Read every row of the attached collection (text, doc id, metadata, vector) once, page by page (:func:`pages`);
+    nothing is written. An empty collection is a :class:`UserError`: there is nothing to tune."""
     assert engine.fields is not None, "attach mode names its fields"
     mapping = engine.fields
     load(client, schema.name)
-    if engine.lite:  # Lite has no server timestamp for an iterator and says so on every read: not a fault
-        logging.getLogger("pymilvus.client.iterator.query_iterator").setLevel(logging.ERROR)
     fields = [schema.key, mapping.text, mapping.doc_id, *mapping.metadata_fields, mapping.vector]
-    rows: list[dict[str, Any]] = []
     counted = client.query(schema.name, filter="", output_fields=["count(*)"])
-    iterator = client.query_iterator(schema.name, batch_size=READ_BATCH, filter="", output_fields=fields)
-    with reporter.task(f"engine: reading collection {schema.name}", int(counted[0]["count(*)"]) if counted else 0) as task:
-        while batch := iterator.next():
-            rows.extend(batch)
-            task.advance(len(batch))
-    iterator.close()
-    rows.sort(key=lambda row: (str(type(row[schema.key])), row[schema.key]))  # one order whatever the segments'
-    chunks, metadata = [], {}
-    for row in rows:
-        text, doc_id = str(row[mapping.text] or ""), str(row[mapping.doc_id])
-        chunks.append(Chunk(chunk_id=str(row[schema.key]), doc_id=doc_id, start=0, end=len(text), text=text))
-        if doc_id not in metadata:
-            metadata[doc_id] = (dict(row[mapping.metadata] or {}) if isinstance(mapping.metadata, str)
-                                else {field: row[field] for field in mapping.metadata_fields})
-    raw = np.asarray([row[mapping.vector] for row in rows], dtype=np.float32).reshape(len(rows), schema.dim)
-    norms = np.linalg.norm(raw, axis=1, keepdims=True)
-    vectors: np.ndarray = (raw / np.where(norms > 0, norms, 1.0)).astype(np.float32)  # what dedupe compares
-    ids = tuple(row[schema.key] for row in rows)
+    total = int(counted[0]["count(*)"]) if counted else 0
+    if not total:
+        raise UserError(f"engine: collection {schema.name} at {redact(engine.uri)} holds no rows: attach the collection "
+                        "holding the team's chunks")
+    # page by page into the table's own forms (a row's vector as a list of Python floats takes ~6× its float32)
+    keys: list[Any] = []
+    chunks: list[Chunk] = []
+    metadata: dict[str, dict[str, Any]] = {}
+    not_objects: list[Any] = []
+    vectors = np.zeros((total, schema.dim), dtype=np.float32)
+    with reporter.task(f"engine: reading collection {schema.name}", total) as task:
+        for page in pages(client, schema, fields):
+            if len(keys) + len(page) > len(vectors):  # rows added while it is read
+                vectors = np.vstack([vectors, np.zeros((len(page), schema.dim), dtype=np.float32)])
+            vectors[len(keys):len(keys) + len(page)] = np.asarray([row[mapping.vector] for row in page], dtype=np.float32)
+            for row in page:
+                keys.append(row[schema.key])
+                text, doc_id = str(row[mapping.text] or ""), str(row[mapping.doc_id])
+                chunks.append(Chunk(chunk_id=str(row[schema.key]), doc_id=doc_id, start=0, end=len(text), text=text))
+                if doc_id not in metadata:
+                    found = (_metadata(row[mapping.metadata]) if isinstance(mapping.metadata, str)
+                             else {field: row[field] for field in mapping.metadata_fields})
+                    if found is None:
+                        not_objects.append(row[schema.key])
+                    metadata[doc_id] = found or {}
+            task.advance(len(page))
+    order = sorted(range(len(keys)), key=keys.__getitem__)  # one order whatever the engine's order within a page
+    chunks, vectors = [chunks[i] for i in order], vectors[order]
+    if not_objects:
+        reporter.stage(f"engine: collection {schema.name} field {mapping.metadata} (fields.metadata) holds no JSON object "
+                       f"in {len(not_objects)} document(s) (e.g. row {not_objects[0]!r}): read as no metadata")
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors /= np.where(norms > 0, norms, 1.0)  # unit vectors: what dedupe compares
+    ids = tuple(keys[i] for i in order)
     key = content_key("attached-chunks", schema.name, [(str(c.chunk_id), c.doc_id, c.text) for c in chunks], metadata,
                       array_digest(vectors))
     return AttachedRows(chunks, vectors, ids, metadata, key)
@@ -238,7 +341,8 @@ def attached_collection(client: MilvusClient, schema: AttachedSchema, rows: Atta
            if chunk.doc_id in conflicting else chunk for chunk in rows.chunks]
     chunks = [chunk for chunk in conflicts.chunks if chunk.conflicting and chunk.doc_id not in rows.metadata]
     vectors = conflicts.encoder.encode([chunk.passage for chunk in chunks]).reshape(len(chunks), schema.dim)
-    table = ChunkTable(own + chunks, content_key(rows.key, conflicts.key, *([sorted(conflicting.items())] if conflicting else [])), conflicts.encoder,
+    table = ChunkTable(own + chunks, content_key(rows.key, conflicts.key, *([sorted(conflicting.items())] if conflicting else [])),
+                       conflicts.encoder, language,
                        np.vstack([rows.vectors, vectors]).astype(np.float32))
     return Collection(client, schema.name, table, language, schema.dim, schema.index, schema.metric, schema.key, vector,
                       sparse or "", schema.analyzer, schema.bm25_k1, rows.ids)

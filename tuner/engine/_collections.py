@@ -29,11 +29,12 @@ import numpy as np
 
 from tuner.cache import content_key
 from tuner.engine._config import MilvusEngine
+from tuner.engine._literal import string_literal
 from tuner.errors import UserError
 from tuner.progress import Reporter
 from tuner.redaction import redact
 from tuner.retrieval import ChunkTable
-from tuner.text import STOPWORDS_LATIN, STOPWORDS_ZH, Language, detect_language
+from tuner.text import Language, analyzer_stopwords, detect_language
 
 if TYPE_CHECKING:
     from pymilvus import MilvusClient
@@ -63,7 +64,6 @@ SCALARS: Final = ("chunk_id", "doc_id", "title", "source", "kind", "severity", "
 """The VARCHAR fields of a built collection beside ``text``: the chunk's own fields, the document's version
 metadata (``family``, ``date``, ``version``) and the chunk's language; ``conflict`` (BOOL) and ``metadata`` (JSON, the
 document's whole metadata) are the others."""
-_PUNCTUATION: Final = tuple("，。！？；：、“”‘’（）《》【】…—·,.!?;:'\"()[]<>-")
 
 _LOCKS: dict[tuple[str, str], threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
@@ -72,12 +72,13 @@ _LOCKS_GUARD = threading.Lock()
 def analyzer_params(language: Language) -> dict[str, Any]:
     """The analyzer of the ``text`` field: jieba (precise mode, as tuner's own segmenter cuts) for a Chinese corpus,
     Milvus's ``standard`` tokenizer otherwise, chosen by the dataset's language (the rule tuner's BM25 keys by), with
-    tuner's stopwords of both scripts (and, for jieba, which keeps punctuation as words, the punctuation).
+    tuner's stopwords of both scripts (and, for jieba, which keeps punctuation as words, the punctuation): the rule
+    tuner's in-memory BM25 tokenizes by too (:func:`tuner.text.analyzer_tokens`, one source of the stop list).
 
     >>> analyzer_params("zh")["tokenizer"]
     {'type': 'jieba', 'mode': 'exact'}
     """
-    stop = sorted(STOPWORDS_LATIN | STOPWORDS_ZH | (set(_PUNCTUATION) if language == "zh" else set()))
+    stop = sorted(analyzer_stopwords(language))
     tokenizer: str | dict[str, str] = {"type": "jieba", "mode": "exact"} if language == "zh" else "standard"
     return {"tokenizer": tokenizer, "filter": ["lowercase", {"type": "stop", "stop_words": stop}]}
 
@@ -188,7 +189,7 @@ def keys_in(field: str, keys: Sequence[Any], negate: bool = False) -> str:
     >>> keys_in("pk", ["a", "b"]), keys_in("id", [0, 3], negate=True)
     ('pk in ["a", "b"]', 'id not in [0, 3]')
     """
-    literals = ", ".join(json.dumps(k, ensure_ascii=False) if isinstance(k, str) else str(int(k)) for k in keys)
+    literals = ", ".join(string_literal(k) if isinstance(k, str) else str(int(k)) for k in keys)
     return f"{field} {'not in' if negate else 'in'} [{literals}]"
 
 

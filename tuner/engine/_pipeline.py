@@ -16,7 +16,8 @@ from tuner.cache import DiskCache, content_key
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder, EmbeddingContext
 from tuner.engine._attach import (
-    AttachedRows, attach, attached_collection, check_dimension, check_doc_ids, conflicting_documents, read_collection,
+    AttachedRows, attach, attached_collection, check_dimension, check_doc_ids, check_model, conflicting_documents,
+    read_collection,
 )
 from tuner.engine._collections import Collection, attached_content, connect, ensure_collection
 from tuner.engine._config import MemoryEngine, MilvusEngine
@@ -34,8 +35,8 @@ class MilvusPipeline(RetrievalPipeline):
 
     In attach mode (``engine.collection``) the collection is the team's: its schema is checked here (:func:`attach`),
     its rows are read back on first use and are the chunk table whatever the chunking settings say, its vectors
-    must be of the settings' embedding model (:func:`check_dimension`), filters go to the engine as primary keys, and
-    nothing is written to it."""
+    must be of the settings' embedding model (:func:`check_dimension`, and :func:`check_model` on a sample of its
+    texts), filters go to the engine as primary keys, and nothing is written to it."""
 
     def __init__(self, dataset: Dataset, engine: MilvusEngine, cache: DiskCache | None = None,
                  reporter: Reporter | None = None, embeddings: EmbeddingContext | None = None,
@@ -95,6 +96,7 @@ class MilvusPipeline(RetrievalPipeline):
                 check_doc_ids(self._rows, self.dataset, self._schema, fields.doc_id, self.reporter)
                 self._conflicting = conflicting_documents(self._rows, self.dataset)
                 self.searches_conflicts = bool(self._conflicting)
+            check_model(self._rows, encoder, self._schema, fields.vector, settings.embedding_model)
             self._collections[key] = attached_collection(
                 self.client, self._schema, self._rows, super().table(settings), self.dataset.language, fields.sparse,
                 fields.vector, self._conflicting)

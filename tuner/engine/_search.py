@@ -10,9 +10,12 @@ Scores (``docs/engine.md`` says what maps exactly and what does not):
   lucene score lacks the factor ``k1 + 1``): the fraction of the query's attainable score. Milvus does not give a
   term's document frequency (Milvus Lite has no ``run_analyzer``, and counting ``TEXT_MATCH`` takes seconds a term),
   so :class:`BM25Ceiling` counts it over the collection's own texts with the collection's analyzer;
-- hybrid ``fusion: blend``: ``hybrid_search`` with a ``WeightedRanker`` of raw scores (``norm_score=False``) weighted
-  ``w`` for dense and ``(1 − w) / ceiling`` for BM25, per query: ``w · cosine + (1 − w) · bm25`` on tuner's scale for a
-  chunk both lists hold; a chunk only one list holds counts 0 for the other (tuner computes both exactly);
+- hybrid ``fusion: blend``: tuner's blend ``w · cosine + (1 − w) · bm25`` over the union of the dense and the BM25
+  list, as :class:`tuner.retrieval.HybridRetriever` scores it: the two lists searched, then per query the chunks one
+  list lacks searched again in the other field within their primary keys (a chunk sharing no term with the query is
+  not returned by BM25: it scores 0 there, as in memory), both scores clipped to [0, 1] before the blend. Milvus's
+  ``WeightedRanker`` counts 0 for a list that does not hold a chunk (CMRC 2018: recall@4 0.58 against 0.96 in
+  memory, bench/milvus_parity.py), so it is not used;
 - hybrid ``fusion: rrf``: ``RRFRanker(rrf_k)`` over the two lists, times ``(rrf_k + 1) / 2`` as in
   :func:`tuner.retrieval._hybrid.reciprocal_rank_fusion`.
 """
@@ -33,6 +36,7 @@ from tuner.cache import DiskCache, content_key
 from tuner.embedding import CachedEncoder
 from tuner.engine._collections import BM25_K1, Collection
 from tuner.engine._config import INDEX_KINDS
+from tuner.engine._literal import literal, string_literal
 from tuner.retrieval import FILTER_FIELDS, Hits
 from tuner.settings import RetrievalSettings
 
@@ -86,7 +90,8 @@ def analyzer(params: str) -> Analyzer:
 
 
 class BM25Ceiling:
-    """A query's attainable Milvus BM25 score, ``(k1 + 1) · Σ idf(t)`` over its distinct terms with
+    """A query's attainable Milvus BM25 score, ``(k1 + 1) · Σ q_t · idf(t)`` over its distinct terms ``t``, each held
+    ``q_t`` times (Milvus's query vector is the query's term frequencies), with
     ``idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))``: N and the document frequencies counted over ``passages`` by
     the collection's analyzer (``analyzer_json``; terms no passage holds add nothing: Milvus scores them 0)."""
 
@@ -117,18 +122,9 @@ class BM25Ceiling:
         return cls(cache.get_or_build("milvus-df", key, build, read), collection.rows, rules, collection.bm25_k1)
 
     def __call__(self, query: str) -> float:
-        terms = set(analyzer(self._analyzer).tokenize(query))
-        return (self._k1 + 1.0) * sum(math.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
-                                      for df in (self._df.get(t, 0) for t in terms) if df > 0)
-
-
-def _literal(value: Any) -> str:
-    """A value as a literal of Milvus's expression language: a JSON string, number or boolean."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float, str)):
-        return json.dumps(value, ensure_ascii=False)
-    raise ValueError(f"a metadata filter on the engine compares strings, numbers and booleans, not {value!r}")
+        terms = Counter(analyzer(self._analyzer).tokenize(query))
+        return (self._k1 + 1.0) * sum(repeats * math.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
+                                      for df, repeats in ((self._df.get(t, 0), r) for t, r in terms.items()) if df > 0)
 
 
 def _field_test(key: str, wanted: Any) -> str:
@@ -138,10 +134,10 @@ def _field_test(key: str, wanted: Any) -> str:
     if key in FILTER_FIELDS:
         if not all(isinstance(v, str) for v in values):
             return "false"  # a chunk field is a string: no other value equals it
-        return f"{key} in [{', '.join(_literal(v) for v in values)}]"
+        return f"{key} in [{', '.join(literal(v) for v in values)}]"
     # Milvus Lite refuses a JSON path on the left of `in`: one equality per value
-    field = f"metadata[{json.dumps(key, ensure_ascii=False)}]"
-    return "(" + " or ".join(f"{field} == {_literal(v)}" for v in values) + ")" if values else "false"
+    field = f"metadata[{string_literal(key)}]"
+    return "(" + " or ".join(f"{field} == {literal(v)}" for v in values) + ")" if values else "false"
 
 
 def _view_test(view: str) -> str:
@@ -155,7 +151,7 @@ def _view_test(view: str) -> str:
     unknown = set(wanted) - {"kind", "severity"}
     if unknown:
         raise ValueError(f"unknown index view filter {sorted(unknown)} in '{view}'")
-    matching = " and ".join(["conflict == true", *(f"{name} == {_literal(value)}" for name, value in wanted.items())])
+    matching = " and ".join(["conflict == true", *(f"{name} == {literal(value)}" for name, value in wanted.items())])
     return matching if only else f"(conflict == false or ({matching}))"
 
 
@@ -222,7 +218,7 @@ class MilvusFirstStage:
         elif self._fusion == "rrf":
             rows = self._rrf(queries, depth, where)
         else:
-            rows = [self._blend(query, vector, depth, where) for query, vector in zip(queries, self._vectors(queries))]
+            rows = self._blend(queries, depth, where)
         for row, hits in enumerate(rows):
             for slot, (index, score) in enumerate(hits[:depth]):
                 indices[row, slot], scores[row, slot] = index, min(max(score, 0.0), 1.0)
@@ -267,27 +263,36 @@ class MilvusFirstStage:
                 AnnSearchRequest(data=list(queries), anns_field=self.collection.sparse, param=dict(BM25_PARAMS), limit=depth,
                                  expr=where or None)]
 
-    def _hybrid(self, queries: Sequence[str], vectors: list[list[float]], ranker: Any, depth: int,
-                where: str) -> list[list[tuple[int, float]]]:
-        return self._rows(self.collection.client.hybrid_search(self.collection.name, self._requests(queries, vectors, depth, where),
-                                                               ranker, limit=depth, output_fields=[]))
-
     def _rrf(self, queries: Sequence[str], depth: int, where: str) -> list[list[tuple[int, float]]]:
         from pymilvus import RRFRanker
 
         scale = (self._rrf_k + 1) / 2
-        rows = self._hybrid(queries, self._vectors(queries), RRFRanker(self._rrf_k), depth, where)
-        return [[(i, s * scale) for i, s in hits] for hits in rows]
+        found = self.collection.client.hybrid_search(self.collection.name, self._requests(queries, self._vectors(queries), depth, where),
+                                                     RRFRanker(self._rrf_k), limit=depth, output_fields=[])
+        return [[(i, s * scale) for i, s in hits] for hits in self._rows(found)]
 
-    def _blend(self, query: str, vector: list[float], depth: int, where: str) -> list[tuple[int, float]]:
-        """One query's ``w · cosine + (1 − w) · bm25 / ceiling``: Milvus's ranker takes weights in [0, 1], so both are
-        divided by the larger and the fused scores multiplied back."""
-        from pymilvus import WeightedRanker
-
-        ceiling = self._ceiling(query)
-        weights = (self._weight, (1.0 - self._weight) / ceiling if ceiling > 0 else 0.0)
-        largest = max(weights)
-        if largest == 0.0:
-            return []
-        ranker = WeightedRanker(weights[0] / largest, weights[1] / largest, norm_score=False)
-        return [(i, s * largest) for i, s in self._hybrid([query], [vector], ranker, depth, where)[0]]
+    def _blend(self, queries: Sequence[str], depth: int, where: str) -> list[list[tuple[int, float]]]:
+        """Per query ``w · cosine + (1 − w) · bm25`` (both clipped to [0, 1]) over the union of its dense and BM25
+        lists, best first (ties by table row, as in memory): the chunks one list lacks are searched again in the other
+        field among their own primary keys, so every chunk of the union has both scores."""
+        vectors = self._vectors(queries)
+        dense = self._search(vectors, self.collection.vector, dense_params(self.knobs, depth, self.collection.metric),
+                             depth, where)
+        bm25 = self._bm25(queries, depth, where)
+        rows = []
+        for query, vector, dense_hits, bm25_hits in zip(queries, vectors, dense, bm25):
+            cosine = {i: min(max(s, 0.0), 1.0) for i, s in dense_hits}
+            lexical = {i: min(max(s, 0.0), 1.0) for i, s in bm25_hits}
+            if lacking := sorted(set(lexical) - set(cosine)):
+                found = self._search([vector], self.collection.vector,
+                                     dense_params(self.knobs, len(lacking), self.collection.metric), len(lacking),
+                                     self.collection.keys_expression(lacking))[0]
+                cosine.update((i, min(max(s, 0.0), 1.0)) for i, s in found)
+            if lacking := sorted(set(cosine) - set(lexical)):
+                lexical.update((i, min(max(s, 0.0), 1.0))
+                               for i, s in self._bm25([query], len(lacking), self.collection.keys_expression(lacking))[0])
+            fused = {i: float(np.float32(self._weight * np.float32(cosine.get(i, 0.0))
+                                         + (1.0 - self._weight) * np.float32(lexical.get(i, 0.0))))
+                     for i in cosine.keys() | lexical.keys()}
+            rows.append(sorted(fused.items(), key=lambda item: (-item[1], item[0]))[:depth])
+        return rows

@@ -1,9 +1,13 @@
 """Indexes (chunks → **indexes** → candidates): BM25 with ``bm25s`` (sparse-matrix scoring), normalized to [0, 1].
 
+Terms: :func:`tuner.text.analyzer_tokens` of the table's language, the rule of the Milvus analyzer tuner gives its
+collections, so both engines count the same terms (docs/engine.md); a query term counts as often as the query holds
+it (``q_t``), as Milvus's query vector does.
+
 Normalization: bm25s' ``lucene`` variant scores a term as ``idf(t) · tf / (tf + k1 · (1 − b + b · dl / avgdl))``,
-which tends to ``idf(t)`` as ``tf`` grows. A query's best attainable score is therefore ``Σ_{t∈q} idf(t)``
-(unique query terms), and the normalized score ``s(q, d) / Σ_{t∈q} idf(t)`` is the fraction of that
-ceiling a chunk reaches: query-independent in meaning, in [0, 1], and comparable across corpora.
+which tends to ``idf(t)`` as ``tf`` grows. A query's best attainable score is therefore ``Σ_t q_t · idf(t)`` (over its
+distinct terms), and the normalized score ``Σ_t q_t · s_t(d) / Σ_t q_t · idf(t)`` is the fraction of that ceiling a
+chunk reaches: query-independent in meaning, in [0, 1], and comparable across corpora.
 
 Scaling: a query is scored from the posting lists of its own terms only (the index's columns, added term by term in
 float32 exactly as ``bm25s`` adds them), and the top ``depth`` chunks are picked with ``np.partition`` among the
@@ -16,7 +20,7 @@ bm25s' chunk-by-chunk loop (``bench/bm25_scale.py``).
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from functools import lru_cache, partial
 from itertools import count
@@ -31,7 +35,7 @@ from tuner.retrieval._base import Hits, register_retriever
 from tuner.retrieval._keys import bm25_key
 from tuner.retrieval._table import ChunkTable
 from tuner.settings import RetrievalSettings
-from tuner.text import bm25_term_ids, bm25_tokens
+from tuner.text import Language, analyzer_term_ids, analyzer_tokens
 from tuner.workers import map_shards
 
 EMPTY_PASSAGE = "\x00"
@@ -39,16 +43,20 @@ EMPTY_PASSAGE = "\x00"
 
 
 @lru_cache(maxsize=16384)  # hybrid retrieval and a study's trials tokenize the same questions again
-def query_terms(query: str) -> tuple[str, ...]:
-    """The distinct BM25 terms of ``query``, in order of first occurrence."""
-    return tuple(dict.fromkeys(bm25_tokens(query)))
+def query_terms(query: str, language: Language) -> tuple[tuple[str, int], ...]:
+    """The distinct BM25 terms of ``query`` with how often it holds each, in order of first occurrence.
+
+    >>> query_terms("Germany: what does Germany export?", "en")  # bm25s' English list lacks "what", "does"
+    (('germany', 2), ('what', 1), ('does', 1), ('export', 1))
+    """
+    return tuple(Counter(analyzer_tokens(query, language)).items())
 
 
-def build_index(passages: Sequence[str], k1: float, b: float) -> bm25s.BM25:
+def build_index(passages: Sequence[str], k1: float, b: float, language: Language) -> bm25s.BM25:
     """bm25s' ``lucene`` index of ``passages``, equal bit for bit to ``bm25s.BM25.index`` over their token strings
     (``tests/retrieval_tests/test_bm25_topk.py``) but computed for all postings at once instead of chunk by chunk.
 
-    Passages are tokenized in batches (:func:`tuner.text.bm25_term_ids`; a large corpus in worker processes,
+    Passages are tokenized in batches (:func:`tuner.text.analyzer_term_ids`; a large corpus in worker processes,
     :func:`tuner.workers.map_shards`) into ids of one vocabulary (a term's string is kept once, however many chunks
     hold it); the (term, chunk) pairs are counted in a sparse matrix of terms × chunks, which also gives the index's
     column order. Per posting, in bm25s' own dtypes and order of operations: ``idf(t) · tf / (k1 · ((1 − b) + b · dl / avgdl) + tf)``
@@ -56,7 +64,8 @@ def build_index(passages: Sequence[str], k1: float, b: float) -> bm25s.BM25:
     stored as float32."""
     vocab: defaultdict[str, int] = defaultdict(count().__next__)  # a new term gets the next id
     ids, counts = [], []
-    for shard_vocab, shard_ids, shard_counts in map_shards(partial(bm25_term_ids, empty=EMPTY_PASSAGE), passages):
+    for shard_vocab, shard_ids, shard_counts in map_shards(partial(analyzer_term_ids, empty=EMPTY_PASSAGE, language=language),
+                                                                passages):
         # a shard's new terms, in its order of first occurrence, follow the terms of the shards before it: the ids
         # one pass over all passages would give
         to_global = np.array([vocab[term] for term in shard_vocab], dtype=np.int64)
@@ -88,8 +97,9 @@ def build_index(passages: Sequence[str], k1: float, b: float) -> bm25s.BM25:
 
 
 class BM25Retriever:
-    def __init__(self, index: bm25s.BM25, n_chunks: int) -> None:
+    def __init__(self, index: bm25s.BM25, n_chunks: int, language: Language) -> None:
         self._n = n_chunks
+        self._language = language
         self._data = np.asarray(index.scores["data"])
         self._postings = np.asarray(index.scores["indices"])
         self._starts = np.asarray(index.scores["indptr"])
@@ -105,22 +115,24 @@ class BM25Retriever:
     @classmethod
     def build(cls, table: ChunkTable, cache: DiskCache, k1: float = 1.5, b: float = 0.75) -> BM25Retriever:
         def build(folder: Path) -> None:
-            build_index(table.passages, k1, b).save(str(folder))
+            build_index(table.passages, k1, b, table.language).save(str(folder))
 
-        index = cache.get_or_build("bm25", bm25_key(table.key, k1, b), build, lambda folder: bm25s.BM25.load(str(folder)))
-        return cls(index, len(table))
+        index = cache.get_or_build("bm25", bm25_key(table.key, table.language, k1, b), build,
+                                   lambda folder: bm25s.BM25.load(str(folder)))
+        return cls(index, len(table), table.language)
 
     def matches(self, query: str) -> tuple[np.ndarray, np.ndarray]:
         """The chunks sharing a term with ``query`` (ascending) and their normalized scores; every other chunk scores 0."""
-        terms = [self._terms[t] for t in query_terms(query) if t in self._terms]
+        terms = [(*self._terms[t], repeats) for t, repeats in query_terms(query, self._language) if t in self._terms]
         if not terms:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         raw = np.zeros(self._n, dtype=self._data.dtype)
-        for tid, _ in terms:
+        for tid, _, repeats in terms:
             span = slice(self._starts[tid], self._starts[tid + 1])
-            raw[self._postings[span]] += self._data[span]  # a term's postings name distinct chunks
+            # a term's postings name distinct chunks; a repeated query term counts as often as the query holds it
+            raw[self._postings[span]] += self._data[span] if repeats == 1 else repeats * self._data[span]
         chunks = np.flatnonzero(raw)
-        ceiling = sum(idf for _, idf in terms)
+        ceiling = sum(idf * repeats for _, idf, repeats in terms)
         scores: np.ndarray = (raw[chunks] / ceiling).clip(0.0, 1.0)
         return chunks, scores
 

@@ -11,7 +11,7 @@ chunks             dataset content hash, language, the chunking stage key (``chu
 vectors            ``embedding_model``, the prompt (document or query), the inference backend when its vectors
                    differ from torch's, sha256 of the text (:func:`tuner.embedding.vector_id`; rows are
                    checksummed in the store)
-BM25 index         chunks key, text layer, k1, b
+BM25 index         chunks key, text layer (the BM25 rule, :data:`tuner.text.TEXT_LAYER_ID`), language, k1, b
 HNSW index         content hash of the chunk vectors, HNSW parameters
 candidates         chunks key, text layer, index view, the first-stage group (``retriever``, ``candidate_depth``
                    and the settings its ``RETRIEVERS`` entry reads that act: ``dense_index``, ``fusion`` unless
@@ -44,9 +44,10 @@ from tuner.text import TEXT_LAYER_ID
 HNSW_NEIGHBORS = 32
 
 
-def bm25_key(table_key: str, k1: float, b: float) -> str:
-    """The BM25 index of a chunk table: its chunks, the text layer that tokenizes them, and the BM25 parameters."""
-    return f"{table_key}-{TEXT_LAYER_ID}-k1{k1}-b{b}"
+def bm25_key(table_key: str, language: str, k1: float, b: float) -> str:
+    """The BM25 index of a chunk table: its chunks, the text layer that tokenizes them under the language's rule,
+    and the BM25 parameters."""
+    return f"{table_key}-{TEXT_LAYER_ID}-{language}-k1{k1}-b{b}"
 
 
 def hnsw_key(vectors: np.ndarray) -> str:

@@ -14,6 +14,7 @@ from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder
 from tuner.io import jsonl_objects, jsonl_text
 from tuner.settings import Chunking
+from tuner.text import Language
 
 
 def chunks_key(content_hash: str, language: str, chunking: str, chunker_version: str) -> str:
@@ -30,11 +31,13 @@ def chunking_key(chunking: Chunking) -> str:
 
 @dataclass
 class ChunkTable:
-    """All chunks of one chunk configuration (corpus and conflicting documents in one index)."""
+    """All chunks of one chunk configuration (corpus and conflicting documents in one index); ``language`` is the
+    dataset's, which picks the BM25 analyzer rule (:func:`tuner.text.analyzer_tokens`)."""
 
     chunks: list[Chunk]
     key: str
     encoder: CachedEncoder
+    language: Language
     _embeddings: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -97,4 +100,4 @@ def load_chunk_table(dataset: Dataset, chunking: Chunking, cache: DiskCache, enc
     def read(folder: Path) -> list[Chunk]:
         return built or _read_chunks(folder)  # the chunks just written are the ones in memory: no need to parse them
 
-    return ChunkTable(cache.get_or_build("chunks", key, build, read), key, encoder)
+    return ChunkTable(cache.get_or_build("chunks", key, build, read), key, encoder, dataset.language)

@@ -5,8 +5,11 @@ them, variant sampling and corruption) agree on what a token and a sentence are:
 
 - :func:`detect_language` / :func:`cjk_share`: ``en`` or ``zh`` from the share of CJK ideographs;
 - :func:`normalize_text`: NFKC (full-width digits and letters fold to ASCII) and lower case;
-- :func:`bm25_tokens`: script-aware BM25 terms: runs of letters and digits of any other script are words
-  (``yucatán``, ``nội``; ASCII text keeps tuner's English rule), CJK runs are cut by a word segmenter, stopwords of
+- :func:`analyzer_tokens`: the first stage's BM25 terms, the rule of the Milvus analyzer of the corpus's language,
+  the same on both engines (repeats kept, no NFKC folding);
+- :func:`bm25_tokens`: script-aware terms (what the reader and golden-set tools match words by): runs of letters and
+  digits of any other script are words (``yucatán``, ``nội``; ASCII text keeps tuner's English rule), CJK runs are cut
+  by a word segmenter, stopwords of
   both scripts dropped, so mixed Chinese/English text works;
 - :func:`sentence_spans` / :func:`split_sentences`: one splitter for English and Chinese
   (。！？； with their closing quotes and brackets, line breaks, English . ! ?);
@@ -44,13 +47,17 @@ from tuner.text._dates import DateMention, day_number, find_dates, parse_date
 from tuner.text._segment import SEGMENTER, segment, tag
 from tuner.text._sentences import SENTENCE_BREAK, sentence_breaks, sentence_spans, split_sentences
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
-from tuner.text._tokens import bm25_term_ids, bm25_token_lists, bm25_tokens, is_blank, normalize_text, plural, word_count
+from tuner.text._analyzer import ANALYZER_PUNCTUATION, analyzer_stopwords, analyzer_term_ids, analyzer_tokens
+from tuner.text._tokens import bm25_token_lists, bm25_tokens, is_blank, normalize_text, plural, word_count
 
-TEXT_LAYER_ID = f"text-v2-{SEGMENTER}"
-"""Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key. v2: words of
-letters of any script (``yucatán`` was ``yucat``, ``n``); ASCII and Chinese text get the tokens of v1."""
+TEXT_LAYER_ID = f"text-v3-analyzer-{SEGMENTER}"
+"""Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key. v3: the
+Milvus analyzer's rule with repeated query terms (:func:`analyzer_tokens`, issue 52 §1), and words of letters of any
+script in :func:`bm25_tokens` (``yucatán`` was ``yucat``, ``n``; issue 54 §3); v1 was :func:`bm25_tokens` with each
+query term once."""
 
 __all__ = [
+    "ANALYZER_PUNCTUATION",
     "ARABIC",
     "CJK",
     "CJK_CHARS",
@@ -67,7 +74,9 @@ __all__ = [
     "DateMention",
     "DeclaredLanguage",
     "Language",
-    "bm25_term_ids",
+    "analyzer_stopwords",
+    "analyzer_term_ids",
+    "analyzer_tokens",
     "bm25_token_lists",
     "bm25_tokens",
     "chinese_numeral",

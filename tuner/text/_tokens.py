@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
 
@@ -134,34 +133,6 @@ def bm25_token_lists(texts: Sequence[str]) -> Iterator[list[str]]:
             yield [next(latin) if word == _KEPT_LATIN else word for word in words[start:end]
                    if word != "\n" and word not in STOPWORDS_ZH]
             start = end + 1
-
-
-def bm25_term_ids(texts: Sequence[str], empty: str) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The terms :func:`bm25_token_lists` gives ``texts`` as ids into a vocabulary of their own: the vocabulary (each
-    term once, in order of first occurrence), every text's ids one after the other and how many each text has (int64
-    arrays); a text without terms has the one term ``empty``. The same terms without a step of Python per word: each
-    word the segmenter gives is looked up once, and what is dropped, kept and renumbered is worked out on arrays."""
-    ids: defaultdict[str, int] = defaultdict(itertools.count().__next__)  # a new word gets the next id
-    latin_id, end_id, empty_id = ids[_KEPT_LATIN], ids[_TEXT_END], ids[empty]
-    batches = []
-    for first in range(0, len(texts), BM25_BATCH):
-        words, latin_tokens = _segmented(texts[first : first + BM25_BATCH])
-        word_ids = np.fromiter(map(ids.__getitem__, words), dtype=np.int64, count=len(words))
-        kept = ~np.isin(word_ids, [end_id, *(ids[word] for word in ("\n", *STOPWORDS_ZH) if word in ids)])
-        word_ids[word_ids == latin_id] = np.fromiter(map(ids.__getitem__, latin_tokens), dtype=np.int64,
-                                                     count=len(latin_tokens))
-        ends = np.flatnonzero(word_ids == end_id)
-        empty_texts = ends[np.diff(np.cumsum(kept)[ends], prepend=0) == 0]  # their end stands for the term `empty`
-        kept[empty_texts], word_ids[empty_texts] = True, empty_id
-        batches.append((word_ids[kept], np.diff(np.cumsum(kept)[ends], prepend=0)))
-    flat = np.concatenate([np.zeros(0, dtype=np.int64), *(batch_ids for batch_ids, _ in batches)])
-    counts = np.concatenate([np.zeros(0, dtype=np.int64), *(batch_counts for _, batch_counts in batches)])
-    terms, first_at = np.unique(flat, return_index=True)
-    terms = terms[np.argsort(first_at)]  # in order of first occurrence
-    renumbered = np.zeros(len(ids), dtype=np.int64)
-    renumbered[terms] = np.arange(len(terms))
-    words = list(ids)
-    return [words[term] for term in terms.tolist()], renumbered[flat], counts
 
 
 def _segmented(texts: Sequence[str]) -> tuple[list[str], list[str]]:
