@@ -28,7 +28,7 @@ from tuner.embedding._encoders import (
 )
 from tuner.embedding._inference import BACKENDS, Backend, InferenceBackend, quiet_model_loading
 from tuner.embedding._models import SentenceTransformerEncoder, preset_prompts, resolve_model_path
-from tuner.embedding._packaged import PACKAGED_MODELS, PackagedModel
+from tuner.embedding._packaged import PACKAGED_MODELS, PackagedModel, packaged_model_path
 from tuner.embedding._stores import STORE_FILE, EmbeddingStore, PostgresEmbeddingStore, ServingStore, VectorStore, vector_id
 from tuner.embedding._types import EmbeddingOptions, Encoder, ModelEncoder
 
@@ -54,6 +54,7 @@ __all__ = [
     "VectorStore",
     "available_devices",
     "default_batch_size",
+    "packaged_model_path",
     "parse_endpoint",
     "preset_prompts",
     "quiet_model_loading",
