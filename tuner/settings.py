@@ -154,6 +154,21 @@ class RetrievalSettings(StrictModel):
                              f"{', '.join([NO_FILTER, *self.metadata_filters])})")
         return self
 
+    @model_validator(mode="before")
+    @classmethod
+    def _packaged_prompts(cls, data: Any) -> Any:
+        """A packaged model's prompts are part of the model (``multilingual-e5-small``: ``query: `` / ``passage: ``):
+        settings naming it get them unless they write their own (an empty string included)."""
+        model = data.get("embedding_model") if isinstance(data, dict) else None
+        if not isinstance(model, str) or model == DEFAULT_EMBEDDING_MODEL:
+            return data  # the default has no prompts: the embedding package is not imported to say so
+        from tuner.embedding import PACKAGED_MODELS
+
+        packaged = PACKAGED_MODELS.get(model)
+        if packaged is None:
+            return data
+        return {"query_prompt": packaged.query_prompt, "document_prompt": packaged.document_prompt, **data}
+
     @field_validator("query_prompt", "document_prompt")
     @classmethod
     def _resolve_auto_prompt(cls, value: str, info: ValidationInfo) -> str:

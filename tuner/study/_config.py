@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from tuner.dataset import is_builtin, manifest_model_defaults
+from tuner.dataset import builtin_model_defaults, is_builtin, manifest_model_defaults
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping, renamed_key
 from tuner.generation import ExtractiveGeneratorConfig, GeneratorConfig, parse_generator_config
@@ -255,8 +255,8 @@ class LoadedStudy:
             # a Lite file, like the dataset, relative to the study file's folder
             self.engine = config.engine.model_copy(update={"uri": str((base / config.engine.uri).resolve())})
         self.judge: JudgeConfig = config.judge
-        # the built-in demos declare no models; reading their manifest would generate them just to load a study
-        defaults = {} if is_builtin(self.dataset) else manifest_model_defaults(self.dataset)
+        # the built-in demos have no manifest: their language says their models, without generating them to load a study
+        defaults = builtin_model_defaults(self.dataset) if is_builtin(self.dataset) else manifest_model_defaults(self.dataset)
         # the filters travel in the settings, so every trial, and the config exported from it, carries their definitions
         fixed = {**config.settings, "metadata_filters": config.filters} if config.filters else config.settings
         if isinstance(self.engine, MilvusEngine):

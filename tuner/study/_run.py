@@ -339,6 +339,8 @@ def _join(
         raise UserError(f"study '{config.name}' in {redact(loaded.storage)} was run on engine "
                         f"{_measured_on(record.engine)}, the study file names {_measured_on(engine)}: trials measured on two "
                         "engines are not comparable; keep its engine: as it was, or use a new name or storage")
+    if record.created:
+        check_same_encoding(config.name, loaded.storage, record.settings, loaded.base_settings, space)
     worker = claim_worker_index(study)
     for number, why in repair_orphans(study, storage, timedelta(seconds=config.heartbeat_interval * 3)):
         reporter.stage(f"trial {number}: {why}: its configuration is queued again")
@@ -380,6 +382,36 @@ def _other_rows(recorded: dict[str, Any], engine: dict[str, Any]) -> bool:
     if "content" not in recorded or "content" not in engine:
         return False
     return bool((recorded["rows"], recorded["content"]) != (engine["rows"], engine["content"]))
+
+
+ENCODING_SETTINGS = ("embedding_model", "query_prompt", "document_prompt")
+"""What a study's dense scores are made of beside the text: a resumed study keeps them as it recorded them."""
+
+
+def check_same_encoding(name: str, storage: str, recorded: dict[str, Any], now: RetrievalSettings, space: SearchSpace) -> None:
+    """Refuse, in one line, to resume a study whose settings now give another embedding model or prompt than the ones
+    it recorded at creation (a default that changed, as a Chinese dataset's model did with issue 51, or an edited study
+    file): its trials would mix two embedders. A study whose search space samples them leaves them to each trial.
+
+    >>> from tuner.settings import RetrievalSettings
+    >>> check_same_encoding("s", "sqlite:///s.db", {"embedding_model": "all-MiniLM-L6-v2", "query_prompt": ""},
+    ...                     RetrievalSettings(embedding_model="multilingual-e5-small"), SearchSpace({}, "space.yaml"))
+    Traceback (most recent call last):
+    ...
+    tuner.errors.UserError: study 's' in sqlite:///s.db ran on embedding_model all-MiniLM-L6-v2, query_prompt '', its settings now give multilingual-e5-small, 'query: ': trials on two embedders are not comparable; name embedding_model: all-MiniLM-L6-v2 in the study file's settings to resume it, or use a new name or storage
+    """
+    if any(key in space.params for key in ENCODING_SETTINGS):
+        return  # a model's prompts follow it (multilingual-e5-small's are its own)
+    changed = [key for key in ENCODING_SETTINGS if key in recorded and recorded[key] != getattr(now, key)]
+    if not changed:
+        return
+    before = ", ".join(f"{key} {recorded[key] if key == 'embedding_model' else repr(recorded[key])}" for key in changed)
+    after = ", ".join(getattr(now, key) if key == "embedding_model" else repr(getattr(now, key)) for key in changed)
+    keep = [key for key in changed if key == "embedding_model"] or changed  # a model's prompts follow its name
+    named = ", ".join(f"{key}: {recorded[key] if key == 'embedding_model' else repr(recorded[key])}" for key in keep)
+    raise UserError(f"study '{name}' in {redact(storage)} ran on {before}, its settings now give {after}: trials on two "
+                    f"embedders are not comparable; name {named} in the study file's settings to resume it, or use a new "
+                    "name or storage")
 
 
 def _measured_on(engine: dict[str, Any] | None) -> dict[str, Any]:
