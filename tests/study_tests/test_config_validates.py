@@ -35,8 +35,6 @@ REFUSED: list[tuple[dict[str, Any], str]] = [
      "settings.dense_index: 'flat', but the engine's index is HNSW"),
     ({"retriever": SERVICE, "variants": {"hard_mode": "in_index"}},
      "variants.hard_mode: an external retriever needs inject"),
-    ({"engine": {"backend": "milvus", "uri": "kb.db", "collection": "kb"}, "noise": {"hard_mode": "in_index"}},
-     "noise.hard_mode: an attached collection needs inject"),
     ({"noise_floor": {"recall_at_k": "tiny"}}, "noise_floor: recall_at_k: expected a number, got 'tiny'"),
 ]
 
