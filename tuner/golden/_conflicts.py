@@ -34,7 +34,7 @@ import numpy as np
 
 from tuner.dataset import Dataset, Document
 from tuner.embedding import CachedEncoder
-from tuner.progress import Reporter, SilentReporter
+from tuner.progress import LoggedTask, Reporter, SilentReporter
 from tuner.text import NUMBER, bm25_tokens, find_dates, format_number, normalize_text, parse_number, split_sentences
 
 SENTENCE_MATCH = 0.5
@@ -283,7 +283,9 @@ def find_conflicts(kb: Dataset, *, near_duplicates: bool = True, dense: float | 
     found: list[ConflictCandidate] = []
     sentences: dict[str, list[_Sentence]] = {}  # each document read once, however many pairs it is in
     indexes: dict[str, _SentenceIndex] = {}
-    with (reporter or SilentReporter()).task("comparing the sentences of candidate pairs", len(pairs)) as task:
+    shown = reporter or SilentReporter()
+    with shown.task("comparing the sentences of candidate pairs", len(pairs)) as bar:
+        task = LoggedTask(bar, shown, lambda done: f"comparing the sentences of candidate pairs: {done} of {len(pairs)}")
         for (a, b), reason in sorted(pairs.items()):
             date_a, date_b = (str(corpus[d].metadata.get("date") or "") for d in (a, b))
             dated = bool(date_a and date_b and date_a != date_b)
