@@ -79,6 +79,12 @@ def test_a_column_declared_on_a_record_field_is_in_every_front_table(tmp_path: P
     stored = {t["number"]: t["user_attrs"] for t in OLD["trials"]}
     assert front and all(row["embedding_backend"] == "torch" for row in front)
     assert all(row["search_latency"] == stored[row["trial"]]["search_latency"] for row in front)
+    assert main(["trials", str(study_file), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    keys = list(rows[0])
+    at = keys.index("context_words")
+    assert keys[at + 1:at + 4] == ["latency.p50_ms", "latency.p95_ms", "embedding_backend"]  # where tuner trials had them
+    assert all(row["latency.p95_ms"] == stored[row["trial"]]["search_latency"]["p95_ms"] for row in rows)
     report = write_report(optuna.load_study(study_name=OLD["study_name"], storage=storage), tmp_path / "report.html")
     page = report.read_text("utf-8")
     assert "<th>embedded by</th>" in page and "<th>search ms p50 / p95</th>" in page and "<td>torch</td>" in page

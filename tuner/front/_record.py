@@ -145,13 +145,16 @@ class Column:
     """How the trial tables show a record field (declared on the field, ``Annotated[..., Column(...)]``): the front
     table of ``tuner pareto`` and of the report show it beside n/N whenever a front member has it set, headed
     ``header`` (per report language), each cell ``text`` of the value (— when unset), with ``note`` (per language)
-    under the report's table; ``pareto --json`` and ``tuner run --json`` carry the stored value under the field's name.
-    A trial field shown in the tables is its declaration here and the line of ``tuner/study/_objective.py`` that
-    sets it."""
+    under the report's table; ``pareto --json`` and ``tuner run --json`` carry the stored value under the field's name,
+    and ``tuner trials``' flat rows (:func:`tuner.front.trial_rows`) the value under ``flat`` (the field's name when
+    empty), or each of ``flat_parts`` of it as ``flat.part``. A trial field shown in the tables is its declaration here
+    and the line of ``tuner/study/_objective.py`` that sets it."""
 
     header: Mapping[str, str]
     text: Callable[[Any], str]
     note: Mapping[str, str] = field(default_factory=dict)
+    flat: str = ""
+    flat_parts: tuple[str, ...] = ()
 
 
 SEARCH_MS = Column(
@@ -162,6 +165,7 @@ SEARCH_MS = Column(
                 "timed on the machine that ran the trial.",
           "zh": "检索耗时：该试验的第一阶段检索单个问题所用的时间，取前若干个标准问题逐个检索的中位数与第 95 百分位数（不含问题向量化与重排序），"
                 "在运行该试验的机器上计时。"},
+    flat="latency", flat_parts=("p50_ms", "p95_ms"),
 )
 
 T = TypeVar("T")
@@ -242,6 +246,16 @@ class TrialRecord(BaseModel):
         """The table cell of column ``name`` (:data:`TRIAL_COLUMNS`): its text, or — when this trial has no value."""
         value = getattr(self, name)
         return "—" if value is None else TRIAL_COLUMNS[name].text(value)
+
+    def flat_values(self) -> dict[str, Any]:
+        """Each column's value in ``tuner trials``' flat rows (:attr:`Column.flat`; None when unset)."""
+        row: dict[str, Any] = {}
+        for name, column in TRIAL_COLUMNS.items():
+            value, key = getattr(self, name), column.flat or name
+            if not column.flat_parts:
+                row[key] = value
+            row.update({f"{key}.{part}": None if value is None else getattr(value, part) for part in column.flat_parts})
+        return row
 
     def column_values(self) -> dict[str, Any]:
         """Each column's stored value (None when unset), what the JSON outputs carry beside a front row."""
