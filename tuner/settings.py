@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Union
+from dataclasses import dataclass, field, make_dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.fields import FieldInfo
+from pydantic.config import JsonDict
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
@@ -32,10 +33,38 @@ STAGES: tuple[Stage, ...] = ("chunking", "encoding", "first_stage", "rerank", "f
 """The retrieval stages in pipeline order; every setting belongs to exactly one (``stage_fields``)."""
 
 
-def _knob(stage: Stage, default: Any, description: str, **constraints: Any) -> Any:
-    """A setting of ``stage``: the stage decides which cache keys hash it (:mod:`tuner.retrieval._keys`), the
-    description is its ``--flag``'s help (``tuner.commands``)."""
-    return Field(default, description=description, json_schema_extra={"stage": stage}, **constraints)
+def _knob(stage: Stage, default: Any, description: str, *, after_search: bool = False, frameworks_lack: bool = False,
+          **constraints: Any) -> Any:
+    """A setting of ``stage``: the stage decides which cache keys hash it (:mod:`tuner.retrieval._keys`) and which
+    group carries it (:class:`Chunking`, :class:`Ranking`), the description is its ``--flag``'s help
+    (``tuner.commands``). ``after_search``: tuner applies it to an engine's candidates after the search, on every
+    engine (:data:`AFTER_SEARCH`); ``frameworks_lack``: no framework or platform retriever expresses it off its default
+    (:data:`FRAMEWORKS_LACK`), so an export lists it as untranslated."""
+    extra: JsonDict = {"stage": stage, "after_search": after_search, "frameworks_lack": frameworks_lack}
+    return Field(default, description=description, json_schema_extra=extra, **constraints)
+
+
+@dataclass(frozen=True)
+class FirstStageSpec:
+    """A first-stage retriever as the settings know it: ``reads``, the first-stage settings it reads besides
+    ``retriever`` and ``candidate_depth`` (its candidates' cache key hashes exactly these); ``needs_vectors``, whether it
+    searches chunk vectors (the chunks are then embedded first and its candidates keyed by the vectors' content);
+    ``bm25``, whether it scores BM25 terms (what a study's BM25-only checks and the first mile's pools look at)."""
+
+    needs_vectors: bool
+    bm25: bool
+    reads: tuple[str, ...] = ()
+
+
+_DENSE_READS = ("dense_index", "hnsw_ef", "ivf_nprobe")
+FIRST_STAGES: dict[str, FirstStageSpec] = {
+    "bm25": FirstStageSpec(needs_vectors=False, bm25=True),
+    "dense": FirstStageSpec(needs_vectors=True, bm25=False, reads=_DENSE_READS),
+    "hybrid": FirstStageSpec(needs_vectors=True, bm25=True, reads=(*_DENSE_READS, "fusion", "hybrid_weight", "rrf_k")),
+}
+"""The ``retriever`` names a setting accepts, each implemented by a factory registered under the same name in
+``tuner.retrieval.RETRIEVERS`` (``@register_retriever``, which reads its entry here): a new retriever is its entry, its
+module and that module's import."""
 
 
 class RetrievalSettings(StrictModel):
@@ -54,18 +83,22 @@ class RetrievalSettings(StrictModel):
         "final_ranking", 0.0, "drop candidates whose normalized score is below this (0..1)", ge=0.0, le=1.0
     )
     rerank_strength: float = _knob(
-        "final_ranking", 0.0, "blend of reranker and first-stage scores (0 = no reranking, 1 = reranker only)", ge=0.0, le=1.0
+        "final_ranking", 0.0, "blend of reranker and first-stage scores (0 = no reranking, 1 = reranker only)", ge=0.0, le=1.0,
+        after_search=True, frameworks_lack=True,
     )
     version_policy: Literal["all", "latest"] = _knob(
         "final_ranking", "all",
         "latest drops a candidate whose document has a newer version (same metadata family, later date) in the index; all keeps it",
+        after_search=True, frameworks_lack=True,
     )
     stale_penalty: float = _knob(
-        "final_ranking", 0.0, "with version_policy all, multiply a stale candidate's score by 1 - this (0..1)", ge=0.0, le=1.0
+        "final_ranking", 0.0, "with version_policy all, multiply a stale candidate's score by 1 - this (0..1)", ge=0.0, le=1.0,
+        after_search=True, frameworks_lack=True,
     )
     recency_weight: float = _knob(
         "final_ranking", 0.0, "weight w of the recency score in the final score, (1 - w) * score + w * recency (0..1)",
         ge=0.0, le=1.0,
+        after_search=True, frameworks_lack=True,
     )
     recency_half_life_days: float = _knob(
         "final_ranking", 365.0, "days behind the newest dated document at which the recency score halves", gt=0.0, le=100_000.0
@@ -73,13 +106,14 @@ class RetrievalSettings(StrictModel):
     dedupe: float = _knob(
         "final_ranking", 1.0,
         "drop a candidate whose cosine similarity to a better-ranked kept one exceeds this (0..1; 1 = off)", ge=0.0, le=1.0,
+        after_search=True, frameworks_lack=True,
     )
     chunk_size: int = _knob("chunking", 256, "chunk size, counted in --chunk-unit", ge=8, le=100_000)
     chunk_unit: ChunkUnit = _knob(
         "chunking", "tokens", "tokens (of the embedding model's tokenizer, default), chars, or legacy words"
     )
     chunk_overlap: float = _knob("chunking", 0.0, "fraction of a chunk repeated in the next one (0..0.9)", ge=0.0, lt=0.9)
-    retriever: Literal["bm25", "dense", "hybrid"] = _knob("first_stage", "hybrid", "bm25, dense or hybrid")
+    retriever: str = _knob("first_stage", "hybrid", " or ".join([", ".join(list(FIRST_STAGES)[:-1]), list(FIRST_STAGES)[-1]]))
     dense_index: Literal["flat", "hnsw", "ivf"] = _knob(
         "first_stage", "flat",
         "vector index of dense and hybrid retrieval: flat (exact), hnsw (approximate graph) or ivf (inverted lists, an "
@@ -126,7 +160,16 @@ class RetrievalSettings(StrictModel):
         "encoding", "",
         "text put before each chunk or sentence when it is embedded, e.g. 'passage: '; 'auto' = the model's preset",
     )
-    reranker: str = _knob("rerank", DEFAULT_RERANKER, "embedding-maxsim (offline default) or cross-encoder:NAME_OR_PATH")
+    reranker: str = _knob("rerank", DEFAULT_RERANKER, "embedding-maxsim (offline default) or cross-encoder:NAME_OR_PATH",
+                          after_search=True)
+
+    @field_validator("retriever")
+    @classmethod
+    def _known_retriever(cls, value: str) -> str:
+        if value not in FIRST_STAGES:
+            names = [repr(name) for name in FIRST_STAGES]
+            raise ValueError(f"Input should be {', '.join(names[:-1])} or {names[-1]}")
+        return value
 
     @field_validator("reranker")
     @classmethod
@@ -215,45 +258,53 @@ class RetrievalSettings(StrictModel):
         return Ranking(**self.stage("final_ranking"))
 
 
-@dataclass(frozen=True)
-class Chunking:
-    """The settings of chunking (stage ``chunking``) and ``tokenizer``, the embedding model whose tokens
-    ``chunk_unit: tokens`` counts ("" for other units): everything chunks depend on, so it is also their cache key
-    (:func:`tuner.retrieval._keys.stage_key`) and a memo key (hashable)."""
+class _Chunking:
+    """The settings of chunking (stage ``chunking``, as :class:`RetrievalSettings` declares them) and ``tokenizer``,
+    the embedding model whose tokens ``chunk_unit: tokens`` counts ("" for other units): everything chunks depend on,
+    so it is also their cache key (:func:`tuner.retrieval._keys.stage_key`) and a memo key (hashable)."""
 
-    chunk_size: int
-    chunk_unit: ChunkUnit
-    chunk_overlap: float
-    tokenizer: str = ""
+    if TYPE_CHECKING:  # the fields are the stage's settings, made by _group: typed through them
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+        def __init__(self, *args: Any, **values: Any) -> None: ...
+        def __getattr__(self, name: str) -> Any: ...
 
 
-@dataclass(frozen=True)
-class Ranking:
-    """The settings of the final ranking (stage ``final_ranking``): array work on cached candidates."""
+class _Ranking:
+    """The settings of the final ranking (stage ``final_ranking``, as :class:`RetrievalSettings` declares them): array
+    work on cached candidates."""
 
-    top_k: int
-    relevance_threshold: float
-    rerank_strength: float
-    version_policy: str = "all"
-    stale_penalty: float = 0.0
-    recency_weight: float = 0.0
-    recency_half_life_days: float = 365.0
-    dedupe: float = 1.0
+    if TYPE_CHECKING:
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+        def __init__(self, *args: Any, **values: Any) -> None: ...
+        def __getattr__(self, name: str) -> Any: ...
 
     @property
     def reads_versions(self) -> bool:
         """Whether this ranking needs the candidates' family and date (:class:`tuner.retrieval.ChunkVersions`)."""
-        return self.version_policy == "latest" or self.stale_penalty > 0 or self.recency_weight > 0
+        return bool(self.version_policy == "latest" or self.stale_penalty > 0 or self.recency_weight > 0)
 
     @property
     def reads_vectors(self) -> bool:
         """Whether this ranking needs the candidates' chunk vectors (``dedupe`` compares them)."""
-        return self.dedupe < 1.0
+        return bool(self.dedupe < 1.0)
 
     @property
     def reranks(self) -> bool:
         """Whether this ranking needs reranker scores."""
-        return self.rerank_strength > 0.0
+        return bool(self.rerank_strength > 0.0)
+
+
+def _group(base: type, stage: Stage, *more: tuple[str, type, Any]) -> type:
+    """A frozen dataclass of ``stage``'s settings in declaration order, each with its annotation and default, then
+    ``more`` (name, type, default): a new setting of the stage is in its group without an edit here."""
+    fields = [(name, RetrievalSettings.model_fields[name].annotation, field(default=RetrievalSettings.model_fields[name].default))
+              for name in stage_fields(stage)]
+    fields += [(name, kind, field(default=default)) for name, kind, default in more]
+    group = make_dataclass(base.__name__.lstrip("_"), fields, bases=(base,), frozen=True, namespace={"__doc__": base.__doc__})
+    group.__module__ = __name__
+    return group
+
+
 
 
 @dataclass(frozen=True)
@@ -344,10 +395,31 @@ def stage_fields(stage: Stage) -> tuple[str, ...]:
     return tuple(name for name, info in RetrievalSettings.model_fields.items() if _stage_of(info) == stage)
 
 
-def _stage_of(info: FieldInfo) -> str:
+def _extra(info: FieldInfo) -> dict[str, Any]:
     extra = info.json_schema_extra
     assert isinstance(extra, dict), "every setting is declared with _knob"
-    return str(extra["stage"])
+    return extra
+
+
+def _stage_of(info: FieldInfo) -> str:
+    return str(_extra(info)["stage"])
+
+
+if TYPE_CHECKING:
+    Chunking = _Chunking
+    Ranking = _Ranking
+else:
+    Chunking = _group(_Chunking, "chunking", ("tokenizer", str, ""))
+    Ranking = _group(_Ranking, "final_ranking")
+
+AFTER_SEARCH: tuple[str, ...] = tuple(name for name, info in RetrievalSettings.model_fields.items()
+                                      if _extra(info)["after_search"])
+"""The settings tuner applies to an engine's candidates after its search, on every engine (docs/engine.md): declared
+``after_search`` on the field."""
+FRAMEWORKS_LACK: tuple[str, ...] = tuple(name for name, info in RetrievalSettings.model_fields.items()
+                                         if _extra(info)["frameworks_lack"])
+"""The settings no framework or platform retriever expresses off their default (an export lists them as
+untranslated): declared ``frameworks_lack`` on the field."""
 
 
 def settings_from_mapping(

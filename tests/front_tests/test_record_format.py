@@ -59,3 +59,32 @@ def test_a_study_written_before_exports_the_same_bytes(tmp_path: Path) -> None:
     out = tmp_path / "export.yaml"
     assert main(["export", str(study_file), "--pick", "knee", "-o", str(out)]) == 0
     assert out.read_text("utf-8") == (DATA / "export_9fe7f21.yaml").read_text("utf-8").replace("{storage}", storage)
+
+
+def test_a_column_declared_on_a_record_field_is_in_every_front_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 53: a trial field shown in the tables is its declaration (``Annotated[..., Column(...)]`` in
+    tuner/front/_record.py) and the line that sets it: the console and report front tables and ``pareto --json`` read
+    :data:`tuner.front.TRIAL_COLUMNS`. ``embedding_backend`` stands in for a new one."""
+    from tuner.front import TRIAL_COLUMNS, Column
+    from tuner.report import write_report
+
+    monkeypatch.setitem(TRIAL_COLUMNS, "embedding_backend", Column(header={"en": "embedded by", "zh": "嵌入后端"}, text=str))
+    study_file, storage = _rebuild(tmp_path)
+    assert main(["pareto", str(study_file)]) == 0
+    console = capsys.readouterr().out
+    assert "embedded by" in console and "search ms p50 / p95" in console and "torch" in console
+    assert main(["pareto", str(study_file), "--json"]) == 0
+    front = json.loads(capsys.readouterr().out)["front"]
+    stored = {t["number"]: t["user_attrs"] for t in OLD["trials"]}
+    assert front and all(row["embedding_backend"] == "torch" for row in front)
+    assert all(row["search_latency"] == stored[row["trial"]]["search_latency"] for row in front)
+    assert main(["trials", str(study_file), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    keys = list(rows[0])
+    at = keys.index("context_words")
+    assert keys[at + 1:at + 4] == ["latency.p50_ms", "latency.p95_ms", "embedding_backend"]  # where tuner trials had them
+    assert all(row["latency.p95_ms"] == stored[row["trial"]]["search_latency"]["p95_ms"] for row in rows)
+    report = write_report(optuna.load_study(study_name=OLD["study_name"], storage=storage), tmp_path / "report.html")
+    page = report.read_text("utf-8")
+    assert "<th>embedded by</th>" in page and "<th>search ms p50 / p95</th>" in page and "<td>torch</td>" in page

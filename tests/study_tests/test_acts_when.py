@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from tuner.settings import ACTS_WHEN, AT_MOST, DECIDERS, RetrievalSettings, acts
+from tuner.settings import ACTS_WHEN, AT_MOST, DECIDERS, FIRST_STAGES, RetrievalSettings, acts
 from tuner.study._space import IntParam, SearchSpace
 
 
@@ -34,6 +34,8 @@ class _Recording(Mapping[str, Any]):
 
 
 def _choices(name: str) -> tuple[Any, ...]:
+    if name == "retriever":  # validated against the declared first stages, not a Literal
+        return tuple(FIRST_STAGES)
     return typing.get_args(RetrievalSettings.model_fields[name].annotation)
 
 

@@ -23,7 +23,8 @@ def run(args: argparse.Namespace) -> int:
 
     from tuner.settings import format_settings, shared_settings
     from tuner.dataset import labels_line
-    from tuner.front import StudyRecord, TrialRecord, compared_figures, entry_caveat, entry_json, front_labels
+    from tuner.front import TRIAL_COLUMNS, StudyRecord, TrialRecord, compared_figures, entry_caveat, entry_json, front_labels
+    from tuner.front import shown_columns
     from tuner.front import runner_up_comparison, study_comparisons, study_front, study_labels, study_summary
     from tuner.pareto import PickUnmet, pick, runner_up
     from tuner.study import load_study
@@ -35,8 +36,8 @@ def run(args: argparse.Namespace) -> int:
     confirmed = StudyRecord.from_study(study).confirm
     trials = {t.number: t for t in study.get_trials(deepcopy=False)}
     front = [entry_json(e, trials[e.number], directions, confirmed.get(e.number)) for e in entries]
+    records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
     if args.json:
-        records = {t.number: TrialRecord.from_trial(t) for t in study.get_trials(deepcopy=False)}
         paired = comparisons.neighbours(entries, records, list(directions))
         chosen = runner = None
         if entries:
@@ -68,12 +69,13 @@ def run(args: argparse.Namespace) -> int:
     # a study without conflicts in its index has no exposure to show: its columns would only hold "—"
     beside = [column for column in exposure_columns(list(directions))
               if any(exposure_cells(row, [column]) != ["—"] for row in front)]
+    columns = shown_columns(records[e.number] for e in entries)  # the record fields a front table shows
     for column in ("trial", *directions, *beside, *(f"{name} held out (optimism)" for name in held_out), "context words",
-                   "n/N", "tie"):
+                   *(TRIAL_COLUMNS[name].header["en"] for name in columns), "n/N", "tie"):
         table.add_column(column)
     table.add_column("params" if not common else "params (differing)", overflow="fold",
                      min_width=max((len(line) for cell in params for line in cell.split("\n")), default=6))
-    for row, settings in zip(front, params):
+    for entry, row, settings in zip(entries, front, params):
         cells = [
             f"{row['values'][name]:.3f}" + (f" [{row['ci'][name][0]:.3f}, {row['ci'][name][1]:.3f}]" if name in row["ci"] else "")
             for name in directions
@@ -84,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
             for name in held_out
         ]
         table.add_row(
-            str(row["trial"]), *cells, *exposure_cells(row, beside), *held, f"{row['context_words']:.0f}", f"{row['n']}/{row['n_total']}",
+            str(row["trial"]), *cells, *exposure_cells(row, beside), *held, f"{row['context_words']:.0f}",
+            *(records[entry.number].cell(name) for name in columns), f"{row['n']}/{row['n_total']}",
             "" if row["tie_group"] is None else f"group {row['tie_group']}",
             settings,
         )

@@ -19,7 +19,9 @@ from tuner.front._front import (
 from tuner.front._honest import compared_figures, pick_notes, runner_up_comparison
 from tuner.front._labels import entry_caveat, front_labels, study_labels, trial_caveats
 from tuner.front._paired import NeighbourComparison, PairedComparisons, separating_cases
-from tuner.front._record import Confirmation, PruneEvidence, StudyRecord, TrialCalls, TrialRecord
+from tuner.front._record import (
+    TRIAL_COLUMNS, Column, Confirmation, PruneEvidence, StudyRecord, TrialCalls, TrialRecord, shown_columns,
+)
 from tuner.front._summary import StudySummary, SummaryTracker, study_summary, unscored_reason
 from tuner.front._table import trial_rows
 from tuner.front._texts import REPORT_LANGUAGES, REPORT_TEXTS, ReportLanguage, report_texts
@@ -27,6 +29,8 @@ from tuner.front._texts import REPORT_LANGUAGES, REPORT_TEXTS, ReportLanguage, r
 __all__ = [
     "REPORT_LANGUAGES",
     "REPORT_TEXTS",
+    "TRIAL_COLUMNS",
+    "Column",
     "Confirmation",
     "NeighbourComparison",
     "PairedComparisons",
@@ -50,6 +54,7 @@ __all__ = [
     "report_texts",
     "runner_up_comparison",
     "separating_cases",
+    "shown_columns",
     "study_comparisons",
     "study_front",
     "study_labels",

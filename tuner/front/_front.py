@@ -93,7 +93,8 @@ def entry_json(
     better). Beside Δ: the conflict ``exposure`` (``{"value", "ci"}``, Wilson, and ``tied``/``range`` where the trial
     recorded which cases a tie at the cut decided), ``exposed`` (n/N), faithfulness
     ``at_risk``, ``susceptibility`` (null when no case is exposed) and ``delta`` (the v3 Δ the trial measured, also where
-    the study optimizes exposure) — None each where the trial has no record of them."""
+    the study optimizes exposure) — None each where the trial has no record of them; each of the trial tables' columns
+    (:data:`tuner.front.TRIAL_COLUMNS`: ``search_latency``) as stored."""
     record = TrialRecord.from_trial(trial)
     share, parts = record.exposure(), record.delta_parts()
     confirm = {} if confirmed is None else {
@@ -119,5 +120,6 @@ def entry_json(
         "at_risk": None if parts is None else parts.at_risk,
         "susceptibility": None if parts is None else parts.susceptibility,
         "delta": None if parts is None else parts.delta,
+        **record.column_values(),
         **confirm,
     }

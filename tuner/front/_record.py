@@ -8,7 +8,7 @@ added in one place. The stored form is plain JSON (what optuna-dashboard shows);
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Annotated, Any, TypeVar
 
@@ -140,6 +140,34 @@ Calls = Annotated[TrialCalls, PlainValidator(_reader(TrialCalls, TrialCalls.from
 # evidence stored empty (``{}``) reads as none, as it always has
 Pruning = Annotated[PruneEvidence, PlainValidator(_reader(PruneEvidence, lambda v: PruneEvidence.from_dict(v) if v else None)),
                     PlainSerializer(PruneEvidence.to_dict)]
+@dataclass(frozen=True)
+class Column:
+    """How the trial tables show a record field (declared on the field, ``Annotated[..., Column(...)]``): the front
+    table of ``tuner pareto`` and of the report show it beside n/N whenever a front member has it set, headed
+    ``header`` (per report language), each cell ``text`` of the value (— when unset), with ``note`` (per language)
+    under the report's table; ``pareto --json`` and ``tuner run --json`` carry the stored value under the field's name,
+    and ``tuner trials``' flat rows (:func:`tuner.front.trial_rows`) the value under ``flat`` (the field's name when
+    empty), or each of ``flat_parts`` of it as ``flat.part``. A trial field shown in the tables is its declaration here
+    and the line of ``tuner/study/_objective.py`` that sets it."""
+
+    header: Mapping[str, str]
+    text: Callable[[Any], str]
+    note: Mapping[str, str] = field(default_factory=dict)
+    flat: str = ""
+    flat_parts: tuple[str, ...] = ()
+
+
+SEARCH_MS = Column(
+    header={"en": "search ms p50 / p95", "zh": "检索耗时 ms p50 / p95"},
+    text=lambda latency: f"{latency.p50_ms:.3g} / {latency.p95_ms:.3g}",
+    note={"en": "Search ms: how long the trial's first stage took to search one question, median and 95th percentile "
+                "over the first golden questions searched one per call (question embedding and reranking excluded), "
+                "timed on the machine that ran the trial.",
+          "zh": "检索耗时：该试验的第一阶段检索单个问题所用的时间，取前若干个标准问题逐个检索的中位数与第 95 百分位数（不含问题向量化与重排序），"
+                "在运行该试验的机器上计时。"},
+    flat="latency", flat_parts=("p50_ms", "p95_ms"),
+)
+
 T = TypeVar("T")
 Cases = Annotated[tuple[T, ...], PlainSerializer(list)]
 """Per-case values in the study's case order: a tuple in the record, a JSON list in storage."""
@@ -182,7 +210,7 @@ class TrialRecord(BaseModel):
     collection: str | None = None
     settings: dict[str, Any] | None = None
     context_words: float | None = None
-    search_latency: Latency | None = None
+    search_latency: Annotated[Latency | None, SEARCH_MS] = None
     calls: Calls | None = None
     cases_evaluated: int | None = None
     recall_cases: Cases[float] | None = None
@@ -220,6 +248,26 @@ class TrialRecord(BaseModel):
     @classmethod
     def from_trial(cls, trial: optuna.trial.FrozenTrial) -> TrialRecord:
         return cls.from_attrs(trial.user_attrs)
+
+    def cell(self, name: str) -> str:
+        """The table cell of column ``name`` (:data:`TRIAL_COLUMNS`): its text, or — when this trial has no value."""
+        value = getattr(self, name)
+        return "—" if value is None else TRIAL_COLUMNS[name].text(value)
+
+    def flat_values(self) -> dict[str, Any]:
+        """Each column's value in ``tuner trials``' flat rows (:attr:`Column.flat`; None when unset)."""
+        row: dict[str, Any] = {}
+        for name, column in TRIAL_COLUMNS.items():
+            value, key = getattr(self, name), column.flat or name
+            if not column.flat_parts:
+                row[key] = value
+            row.update({f"{key}.{part}": None if value is None else getattr(value, part) for part in column.flat_parts})
+        return row
+
+    def column_values(self) -> dict[str, Any]:
+        """Each column's stored value (None when unset), what the JSON outputs carry beside a front row."""
+        stored = self.to_attrs()
+        return {name: stored.get(name) for name in TRIAL_COLUMNS}
 
     def exposure(self) -> Proportion | None:
         """Conflict exposure over the study's cases: exposed / all, with its Wilson interval (None when not recorded)."""
@@ -285,6 +333,17 @@ class TrialRecord(BaseModel):
             if low is not None and high is not None:
                 intervals[name] = (float(low), float(high))
         return intervals
+
+
+TRIAL_COLUMNS: dict[str, Column] = {name: meta for name, info in TrialRecord.model_fields.items()
+                                    for meta in info.metadata if isinstance(meta, Column)}
+"""The record fields the trial tables show, by field name (:class:`Column`), in declaration order."""
+
+
+def shown_columns(records: Iterable[TrialRecord]) -> list[str]:
+    """The :data:`TRIAL_COLUMNS` a table of ``records`` shows: those set on at least one of them."""
+    rows = list(records)
+    return [name for name in TRIAL_COLUMNS if any(getattr(record, name) is not None for record in rows)]
 
 
 MARGIN_Z = 1.96

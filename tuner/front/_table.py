@@ -15,7 +15,8 @@ from tuner.front._record import StudyRecord, TrialRecord
 def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
     """Every trial of ``study`` as one flat row: number, state, feasibility, each parameter (``param.NAME``),
     each objective value with its 95% interval (``NAME``, ``NAME.low``, ``NAME.high``), ``n``/``n_total``,
-    context words, the first stage's search time per question (``latency.p50_ms``, ``latency.p95_ms``), calls, and why a trial was pruned (rival, cases used, p-value), repeated, unscorable,
+    context words, the record's columns (:data:`tuner.front.TRIAL_COLUMNS`: the first stage's search time per
+    question, ``latency.p50_ms``, ``latency.p95_ms``), calls, and why a trial was pruned (rival, cases used, p-value), repeated, unscorable,
     left unanswered (``skipped``) or failed. With ``confirm:``, each objective's figure on the held-out cases and the
     optimism beside it (``NAME.confirm``; ``NAME.optimism``: how much better the tuning figure looked, oriented by the
     objective's direction, :func:`tuner.front.optimism`; None off the front). Beside Δ the conflict exposure
@@ -64,8 +65,7 @@ def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
             "n": record.n,
             "n_total": record.n_total,
             CONTEXT_WORDS: record.context_words,
-            "latency.p50_ms": None if record.search_latency is None else record.search_latency.p50_ms,
-            "latency.p95_ms": None if record.search_latency is None else record.search_latency.p95_ms,
+            **record.flat_values(),  # the columns declared on the record (TRIAL_COLUMNS)
             "calls.generator": None if calls is None else calls.generator,
             "calls.judge": None if calls is None else calls.judge,
             "calls.tokens": None if calls is None else calls.tokens,

@@ -53,15 +53,12 @@ _EN: dict[str, str] = {
     "empty_unscorable": "every complete trial is unscorable ({count}: trial #{number}: {reason}; all are listed under warnings above)",
     "empty_none": "no trial has completed yet",
     "col_trial": "trial", "col_n": "n/N", "col_measured": "{name} (measured)", "col_susceptibility": "susceptibility",
-    "col_held_out": "{name} held out", "col_optimism": "{name} optimism", "col_tie": "ε-tie", "col_search_ms": "search ms p50 / p95",
+    "col_held_out": "{name} held out", "col_optimism": "{name} optimism", "col_tie": "ε-tie",
     "col_dominated_by": "ε-dominated by", "col_tuning": "{name} (tuning)",
     "note_held_out": ("Held out: each front member evaluated when the study ended on the confirmation cases the search "
                       "never saw (confirm: in the study file); optimism: how much better the tuning figure looked than "
                       "the held-out one, in the objective's direction (positive: the search's figure did not hold; for a "
                       "minimized objective, held out − tuning). Pick rules use the held-out figures."),
-    "note_search_ms": ("Search ms: how long the trial's first stage took to search one question, median and 95th "
-                       "percentile over the first golden questions searched one per call (question embedding and "
-                       "reranking excluded), timed on the machine that ran the trial."),
     "note_exposure": ("Conflict exposure: the share of cases whose context over the index with its conflicting documents "
                       "holds a conflicting chunk, exposed/all with its Wilson 95% interval — a retrieval fact, exact like "
                       "recall@k. Susceptibility: what the reader loses once shown one, Σ(f0 − f3) / Σ f0 over the exposed "
@@ -158,12 +155,11 @@ _ZH: dict[str, str] = {
     "empty_unscorable": "所有完成的试验都无法评分（{count} 个：试验 #{number}：{reason}；全部列在上方警告中）",
     "empty_none": "还没有完成的试验",
     "col_trial": "试验", "col_n": "n/N", "col_measured": "{name}（实测）", "col_susceptibility": "易受影响度",
-    "col_held_out": "{name}（留出集）", "col_optimism": "{name} 乐观偏差", "col_tie": "ε 并列", "col_search_ms": "检索耗时 ms p50 / p95",
+    "col_held_out": "{name}（留出集）", "col_optimism": "{name} 乐观偏差", "col_tie": "ε 并列",
     "col_dominated_by": "被 ε 支配于", "col_tuning": "{name}（调优集）",
     "note_held_out": ("留出集：研究结束时，每个前沿成员在搜索从未见过的确认案例上评估（研究文件中的 confirm:）；乐观偏差："
                       "调优集上的数字比留出集好多少，按目标方向计算（为正：搜索得到的数字没有保持；对越小越好的目标，"
                       "为留出集 − 调优集）。选择规则使用留出集上的数字。"),
-    "note_search_ms": "检索耗时：该试验的第一阶段检索单个问题所用的时间，取前若干个标准问题逐个检索的中位数与第 95 百分位数（不含问题向量化与重排序），在运行该试验的机器上计时。",
     "note_exposure": ("冲突暴露率：在含冲突文档的索引上，上下文中含有冲突片段的案例比例，暴露数/总数及其 Wilson 95% 区间——"
                       "这是检索层面的事实，像 recall@k 一样精确。易受影响度：一旦看到冲突片段，读者损失多少，"
                       "在暴露案例上为 Σ(f0 − f3) / Σ f0（没有暴露案例时为 —）。未暴露案例保持 v0 上下文时，"

@@ -13,9 +13,10 @@ from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder
 from tuner.progress import Reporter, SilentReporter
 from tuner.retrieval import ChunkTable, RetrievalPipeline
-from tuner.settings import DEFAULT_EMBEDDING_MODEL, settings_from_mapping
+from tuner.settings import DEFAULT_EMBEDDING_MODEL, FIRST_STAGES, settings_from_mapping
 
-POOL_RETRIEVERS = ("bm25", "dense", "hybrid")
+POOL_RETRIEVERS = tuple(FIRST_STAGES)
+"""Every first stage: bm25, dense and hybrid (:data:`tuner.settings.FIRST_STAGES`)."""
 DEFAULT_DEPTH = 10
 _ENGLISH_ONLY = re.compile(r"(^|/)(all-minilm|all-mpnet|all-distilroberta|multi-qa-|msmarco-|bge-(small|base|large)-en|e5-(small|base|large)"
                            r"|gte-(small|base|large)$|nomic-embed-text)", re.IGNORECASE)
@@ -38,7 +39,7 @@ def embedding_model(kb: Dataset) -> str:
     return kb.model_defaults.get("embedding_model", DEFAULT_EMBEDDING_MODEL)
 
 
-_EMBEDDING_RETRIEVERS = ("dense", "hybrid")
+_EMBEDDING_RETRIEVERS = tuple(name for name, spec in FIRST_STAGES.items() if spec.needs_vectors)
 """Pool retrievers that embed the corpus: the language rule of :func:`default_pool` leaves them out together."""
 
 

@@ -19,7 +19,6 @@ from tuner.io import atomic_write_text
 from tuner.objectives import DELTA, EXPOSURE, RECALL
 from tuner.stats import PairedComparison
 from tuner.redaction import redact
-from tuner.retrieval import SearchLatency
 from tuner.pareto import (
     CONTEXT_WORDS,
     FrontEntry,
@@ -46,6 +45,7 @@ from tuner.report._study import CALL_KINDS, StudySummary, summarize_study
 from tuner.settings import RetrievalSettings, format_settings, shared_settings
 from tuner.front import (
     REPORT_TEXTS,
+    TRIAL_COLUMNS,
     Confirmation,
     PairedComparisons,
     ReportLanguage,
@@ -58,6 +58,7 @@ from tuner.front import (
     report_texts,
     runner_up_comparison,
     separating_cases,
+    shown_columns,
     study_comparisons,
     study_labels,
 )
@@ -203,22 +204,18 @@ def _confirmed(
     return cells
 
 
-def _latency(latency: SearchLatency | None) -> str:
-    return "—" if latency is None else f"{latency.p50_ms:.3g} / {latency.p95_ms:.3g}"
-
-
 def _front_table(
     entries: Sequence[FrontEntry], summary: StudySummary, records: Mapping[int, TrialRecord],
     confirmed: Mapping[int, Confirmation], t: Texts,
 ) -> str:
     names = list(summary.directions)
     quality = [n for n in names if n != CONTEXT_WORDS] if confirmed else []
-    timed = any(records[e.number].search_latency is not None for e in entries)
+    shown = shown_columns(records[e.number] for e in entries)
     rows = [
         [
             f"#{e.number}", *(_value(e, n) for n in names),
             *([] if CONTEXT_WORDS in names else ["—" if e.context_words is None else f"{e.context_words:.0f}"]),
-            *([_latency(records[e.number].search_latency)] if timed else []),
+            *(records[e.number].cell(column) for column in shown),
             _n_of_total(records[e.number]),
             *_beside_delta(records[e.number], names),
             *_confirmed(e, summary.directions, quality, confirmed),
@@ -228,12 +225,12 @@ def _front_table(
         for e in entries
     ]
     header = [t["col_trial"], *(label(n, t) for n in names), *([] if CONTEXT_WORDS in names else [t[CONTEXT_WORDS]]),
-              *([t["col_search_ms"]] if timed else []), t["col_n"],
+              *(TRIAL_COLUMNS[column].header[t["language"]] for column in shown), t["col_n"],
               *_beside_delta_header(names, t), *_held_out_header(quality, t), t["col_tie"], t["col_dominated_by"]]
     note = f'<p class="note">{_esc(t["note_held_out"])}</p>' if quality else ""
     note += f'<p class="note">{_esc(t["note_exposure"])}</p>'
-    if timed:
-        note += f'<p class="note">{_esc(t["note_search_ms"])}</p>'
+    note += "".join(f'<p class="note">{_esc(TRIAL_COLUMNS[column].note[t["language"]])}</p>' for column in shown
+                    if TRIAL_COLUMNS[column].note)
     shared, lines = settings_lines([e.params for e in entries], t)
     return shared + _table(header, rows, settings=lines) + note
 

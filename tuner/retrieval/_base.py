@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from tuner.settings import FIRST_STAGES, FirstStageSpec
+
 if TYPE_CHECKING:
     from tuner.cache import DiskCache
     from tuner.retrieval._table import ChunkTable
@@ -39,21 +41,34 @@ RetrieverFactory = Callable[["ChunkTable", "RetrievalSettings", "DiskCache"], Fi
 
 @dataclass(frozen=True)
 class RetrieverEntry:
-    """A first stage in the registry: its factory, the first-stage settings it reads besides ``retriever`` and
-    ``candidate_depth`` (its candidates' cache key hashes exactly these), and whether it searches chunk vectors
-    (then the chunks are embedded first and the candidates are keyed by the vectors' content)."""
+    """A first stage in the registry: its factory and its declaration in the settings
+    (:data:`tuner.settings.FIRST_STAGES`: the first-stage settings it reads besides ``retriever`` and
+    ``candidate_depth``, whose values its candidates' cache key hashes; whether it searches chunk vectors, then the
+    chunks are embedded first and the candidates are keyed by the vectors' content; whether it scores BM25 terms)."""
 
     build: RetrieverFactory
-    reads: tuple[str, ...]
-    needs_vectors: bool
+    spec: FirstStageSpec
+
+    @property
+    def reads(self) -> tuple[str, ...]:
+        return self.spec.reads
+
+    @property
+    def needs_vectors(self) -> bool:
+        return self.spec.needs_vectors
 
 
 RETRIEVERS: dict[str, RetrieverEntry] = {}
 
 
-def register_retriever(name: str, *, reads: tuple[str, ...] = (), needs_vectors: bool) -> Callable[[RetrieverFactory], RetrieverFactory]:
+def register_retriever(name: str) -> Callable[[RetrieverFactory], RetrieverFactory]:
+    """Register the factory of retriever ``name``, declared in :data:`tuner.settings.FIRST_STAGES` (which settings
+    accept and say what it reads)."""
+    if name not in FIRST_STAGES:
+        raise ValueError(f"retriever {name!r} is not declared in tuner.settings.FIRST_STAGES")
+
     def wrap(factory: RetrieverFactory) -> RetrieverFactory:
-        RETRIEVERS[name] = RetrieverEntry(factory, reads, needs_vectors)
+        RETRIEVERS[name] = RetrieverEntry(factory, FIRST_STAGES[name])
         return factory
 
     return wrap

@@ -171,6 +171,6 @@ class BM25Retriever:
         return out
 
 
-@register_retriever("bm25", needs_vectors=False)
+@register_retriever("bm25")
 def _bm25(table: ChunkTable, settings: RetrievalSettings, cache: DiskCache) -> BM25Retriever:
     return BM25Retriever.build(table, cache)

@@ -82,6 +82,6 @@ class DenseRetriever:
         return scores
 
 
-@register_retriever("dense", reads=("dense_index", "hnsw_ef", "ivf_nprobe"), needs_vectors=True)
+@register_retriever("dense")
 def _dense(table: ChunkTable, settings: RetrievalSettings, cache: DiskCache) -> DenseRetriever:
     return DenseRetriever.build(table, cache, settings.dense_index, settings.query_prompt, settings.hnsw_ef)

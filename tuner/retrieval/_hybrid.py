@@ -80,8 +80,7 @@ class HybridRetriever:
         return (self._weight * dense + (1.0 - self._weight) * sparse).astype(np.float32)
 
 
-@register_retriever("hybrid", reads=("dense_index", "hnsw_ef", "ivf_nprobe", "fusion", "hybrid_weight", "rrf_k"),
-                    needs_vectors=True)
+@register_retriever("hybrid")
 def _hybrid(table: ChunkTable, settings: RetrievalSettings, cache: DiskCache) -> HybridRetriever:
     return HybridRetriever(
         BM25Retriever.build(table, cache),

@@ -11,7 +11,7 @@ from tuner.engine import MemoryEngine, MilvusEngine
 from tuner.external import EXTERNAL_KNOBS
 from tuner.progress import Reporter
 from tuner.retrieval import FILTER_FIELDS, chunk_versions
-from tuner.settings import NO_FILTER, RetrievalSettings, stage_fields
+from tuner.settings import FIRST_STAGES, NO_FILTER, RetrievalSettings, stage_fields
 from tuner.study._space import CategoricalParam, SearchSpace
 
 VERSION_KNOBS = ("version_policy", "stale_penalty")
@@ -90,7 +90,8 @@ def inert_knobs(space: SearchSpace, dataset: Dataset, base: RetrievalSettings, e
 
 ATTACH_FIXED: tuple[str, ...] = (*stage_fields("chunking"), "embedding_model", "document_prompt")
 """What an attached collection's rows fix: its chunks and the vectors of its chunks."""
-BM25_RETRIEVERS: tuple[str, ...] = ("bm25", "hybrid")
+BM25_RETRIEVERS: tuple[str, ...] = tuple(name for name, spec in FIRST_STAGES.items() if spec.bm25)
+"""The retrievers that score BM25 terms (``bm25``, ``hybrid``): an attached collection without a BM25 field runs none."""
 
 
 def engine_knobs(space: SearchSpace, base: RetrievalSettings, engine: MilvusEngine) -> list[InertKnob]:
