@@ -1,12 +1,15 @@
 """What verifying a built collection costs (issue 54 §2.4): the content digest of every row (``tuner.engine``'s
-``content_digest``, read back page by page) against the 8-row spot check it replaced, on Milvus Lite.
+``content_digest``, read back page by page) against the 8-row spot check it replaced, on Milvus Lite; and what a
+study on an attached collection reads to record its content (issue 54 §2.3: ``attached_content``, every primary key
+and 64 whole rows).
 
     python bench/milvus_verify.py --sets demo 10000 50000
 
 ``demo``: tuner's own collection of the demo dataset (built once by a :class:`tuner.engine.MilvusPipeline`, default
 settings); a number: a collection of that many synthetic rows in tuner's schema (random unit 384-dimensional vectors,
 passages of ~600 characters), upserted directly. Each line: rows, seconds of the digest (median of ``--repeat``),
-seconds of the spot check, and the peak RSS growth of the digest.
+seconds of the spot check, seconds of the attached-content record over the same collection, and the peak RSS
+growth.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import numpy as np
 
 from tuner.dataset import load_dataset, resolve_dataset
 from tuner.engine import MilvusEngine, MilvusPipeline, connect
-from tuner.engine._collections import BATCH, SCALARS, _indexes, _schema, content_digest
+from tuner.engine._collections import BATCH, SCALARS, _indexes, _schema, attached_content, content_digest
 from tuner.progress import SilentReporter
 from tuner.settings import RetrievalSettings
 
@@ -67,7 +70,7 @@ def main() -> None:
                 name = _synthetic(client, engine, int(which))
             rows = int(client.query(name, filter="", output_fields=["count(*)"])[0]["count(*)"])
             before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-            digests, spots = [], []
+            digests, spots, contents = [], [], []
             for _ in range(args.repeat):
                 started = time.perf_counter()
                 content_digest(client, name, SilentReporter())
@@ -75,9 +78,14 @@ def main() -> None:
                 started = time.perf_counter()
                 _spot_check(client, name, rows)
                 spots.append(time.perf_counter() - started)
+                started = time.perf_counter()
+                attached_content(client, name, "id", ["text", "doc_id", "metadata"], "dense", SilentReporter())
+                contents.append(time.perf_counter() - started)
             grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
-            print(f"{which}: {rows} rows, digest {statistics.median(digests):.2f} s ({rows / statistics.median(digests):,.0f} "
-                  f"rows/s), spot check {statistics.median(spots) * 1000:.1f} ms, peak RSS +{grown:.0f} MiB", flush=True)
+            digest, content = statistics.median(digests), statistics.median(contents)
+            print(f"{which}: {rows} rows, digest {digest:.2f} s ({rows / digest:,.0f} rows/s), spot check "
+                  f"{statistics.median(spots) * 1000:.1f} ms, attached content {content:.2f} s "
+                  f"({rows / content:,.0f} rows/s), peak RSS +{grown:.0f} MiB", flush=True)
 
 
 if __name__ == "__main__":

@@ -342,7 +342,11 @@ def test_exposure_an_attached_collection_cannot_tell_is_not_measured_everywhere_
     from tuner.front import TrialRecord
 
     storage = f"sqlite:///{attached_study['folder'] / 'out' / 'tiny' / 'study.db'}"
-    record = TrialRecord.from_trial(optuna.load_study(study_name="tiny", storage=storage).trials[0])
+    stored = optuna.load_study(study_name="tiny", storage=storage)
+    record = TrialRecord.from_trial(stored.trials[0])
+    from tuner.report import render_report
+
+    assert "not measured" in render_report(stored)  # the front table's exposure cell
     assert record.exposed_cases is None and record.exposure_not_measured is not None
     assert (record.describe_exposure() or "").startswith("conflict exposure not measured: tuner cannot tell")
     capsys.readouterr()

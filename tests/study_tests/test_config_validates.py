@@ -56,6 +56,16 @@ def test_a_config_built_in_python_is_refused_with_the_line_tuner_run_prints(
 def test_a_service_or_an_attached_collection_gets_inject_without_asking(tiny_dataset_dir: Path) -> None:
     config = StudyConfig.model_validate({"name": "t", "dataset": str(tiny_dataset_dir), "retriever": SERVICE})
     assert config.variants.hard_mode == "inject"
+    attached = {"backend": "milvus", "uri": "kb.db", "collection": "kb",
+                "fields": {"text": "content", "vector": "embedding", "doc_id": "source_doc"}}
+    config = StudyConfig.model_validate({"name": "t", "dataset": str(tiny_dataset_dir), "engine": attached})
+    assert config.variants.hard_mode == "inject"
+    # an attached collection's own conflicting rows can be searched in_index (refused once read, if it has none:
+    # tests/engine_tests/test_attach.py), in either spelling
+    for key in ("variants", "noise"):
+        given = StudyConfig.model_validate({"name": "t", "dataset": str(tiny_dataset_dir), "engine": attached,
+                                            key: {"hard_mode": "in_index"}})
+        assert given.variants.hard_mode == "in_index"
 
 
 def test_yaml_on_and_off_read_as_the_docs_write_them(tiny_dataset_dir: Path, tmp_path: Path) -> None:

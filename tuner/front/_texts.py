@@ -53,6 +53,7 @@ _EN: dict[str, str] = {
     "empty_unscorable": "every complete trial is unscorable ({count}: trial #{number}: {reason}; all are listed under warnings above)",
     "empty_none": "no trial has completed yet",
     "col_trial": "trial", "col_n": "n/N", "col_measured": "{name} (measured)", "col_susceptibility": "susceptibility",
+    "not_measured": "not measured",
     "col_held_out": "{name} held out", "col_optimism": "{name} optimism", "col_tie": "ε-tie",
     "col_dominated_by": "ε-dominated by", "col_tuning": "{name} (tuning)",
     "note_held_out": ("Held out: each front member evaluated when the study ended on the confirmation cases the search "
@@ -155,6 +156,7 @@ _ZH: dict[str, str] = {
     "empty_unscorable": "所有完成的试验都无法评分（{count} 个：试验 #{number}：{reason}；全部列在上方警告中）",
     "empty_none": "还没有完成的试验",
     "col_trial": "试验", "col_n": "n/N", "col_measured": "{name}（实测）", "col_susceptibility": "易受影响度",
+    "not_measured": "未测量",
     "col_held_out": "{name}（留出集）", "col_optimism": "{name} 乐观偏差", "col_tie": "ε 并列",
     "col_dominated_by": "被 ε 支配于", "col_tuning": "{name}（调优集）",
     "note_held_out": ("留出集：研究结束时，每个前沿成员在搜索从未见过的确认案例上评估（研究文件中的 confirm:）；乐观偏差："

@@ -217,7 +217,7 @@ def _front_table(
             *([] if CONTEXT_WORDS in names else ["—" if e.context_words is None else f"{e.context_words:.0f}"]),
             *(records[e.number].cell(column) for column in shown),
             _n_of_total(records[e.number]),
-            *_beside_delta(records[e.number], names),
+            *_beside_delta(records[e.number], names, t),
             *_confirmed(e, summary.directions, quality, confirmed),
             "" if e.tie_group is None else f"T{e.tie_group + 1}",
             ", ".join(f"#{n}" for n in e.epsilon_dominated_by),
@@ -255,9 +255,9 @@ def _beside_delta_header(names: Sequence[str], t: Texts) -> list[str]:
     return [first, t["col_susceptibility"]]
 
 
-def _beside_delta(record: TrialRecord, names: Sequence[str]) -> list[str]:
+def _beside_delta(record: TrialRecord, names: Sequence[str], t: Texts) -> list[str]:
     share, parts = record.exposure(), record.delta_parts()
-    unknown = "—" if record.exposure_not_measured is None else "not measured"
+    unknown = "—" if record.exposure_not_measured is None else t["not_measured"]
     first = (unknown if share is None else share.describe()) if EXPOSURE not in names else (
         "—" if parts is None or parts.delta is None else f"{parts.delta:.3f}")
     return [first, "—" if parts is None or parts.susceptibility is None else f"{parts.susceptibility:.3f}"]
