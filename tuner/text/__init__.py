@@ -49,7 +49,7 @@ from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
 from tuner.text._analyzer import ANALYZER_PUNCTUATION, analyzer_stopwords, analyzer_term_ids, analyzer_tokens
 from tuner.text._tokens import bm25_token_lists, bm25_tokens, is_blank, normalize_text, plural, word_count
 
-TEXT_LAYER_ID = f"text-v2-analyzer-{SEGMENTER}"
+TEXT_LAYER_ID = f"text-v2-milvus-analyzer-{SEGMENTER}"
 """Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key. v2: the
 Milvus analyzer's rule with repeated query terms (:func:`analyzer_tokens`, issue 52 §1); v1 was :func:`bm25_tokens`
 with each query term once."""
