@@ -37,10 +37,9 @@ import bm25s
 import numpy as np
 
 from tuner.cache import DiskCache
-from tuner.dataset.demo._generate import demo_records
+from tuner.dataset.demo import demo_records
 from tuner.retrieval import BM25Retriever
-from tuner.text import bm25_tokens
-from tuner.text._segment import segment
+from tuner.text import bm25_tokens, segment
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = [folder / "shared" / "datasets" for folder in ROOT.parents]

@@ -58,8 +58,8 @@ import json, os, sys, tempfile, time
 from pathlib import Path
 from tuner.chunking import chunk_dataset
 from tuner.dataset import load_dataset
-from tuner.retrieval._bm25 import BM25Retriever, build_index
-from tuner.retrieval._table import _write_chunks
+from tuner.io import jsonl_text
+from tuner.retrieval import BM25Retriever, build_index
 from tuner.settings import RetrievalSettings
 
 def cpu():
@@ -91,7 +91,7 @@ stage("load")
 chunks = chunk_dataset(dataset, RetrievalSettings(retriever="bm25").chunking)
 stage("chunking")
 with tempfile.TemporaryDirectory() as folder:
-    _write_chunks(chunks, Path(folder))
+    (Path(folder) / "chunks.jsonl").write_text(jsonl_text(chunk.__dict__ for chunk in chunks), "utf-8")  # as the table
     stage("table")
     index = build_index([chunk.passage for chunk in chunks], 1.5, 0.75, dataset.language)
     stage("bm25_index")

@@ -81,3 +81,27 @@ def chat_model_path(tuner_cache: Path) -> Path:
     except UserError as exc:
         pytest.skip(str(exc))
     return model_file("qwen2.5-coder-0.5b-instruct")
+
+
+@pytest.fixture(scope="session")
+def e5_model_path(tuner_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """multilingual-e5-small, converted from its package once per test run (into a cache every xdist worker of the
+    run shares) and linked into this session's cache, where every later use (a command's subprocess included) finds
+    it: the conversion and its check against the package take tens of seconds, the links none."""
+    from tuner.cache import DiskCache
+    from tuner.embedding import packaged_model_path
+
+    base = tmp_path_factory.getbasetemp()
+    shared = Path(packaged_model_path("multilingual-e5-small", DiskCache(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)))
+    mine = tuner_cache / "models" / shared.name
+    if not mine.exists():
+        staging = tuner_cache / "models" / f".{shared.name}.linking"
+        for source in sorted(shared.rglob("*")):
+            target = staging / source.relative_to(shared)
+            if source.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.link(source, target)
+        staging.rename(mine)
+    return mine

@@ -1,5 +1,5 @@
 """The package graph has no circles (issue 39 §1), nor the module graph inside the packages (issue 47 §7):
-``bench/module_graph.py`` reads both from the source as the architecture page draws them; ``tuner.errors`` imports
+``tools/module_graph.py`` reads both from the source as the architecture page draws them; ``tuner.errors`` imports
 nothing of tuner; and the endpoint plumbing imports nothing of the embedding package."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _module_graph() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("module_graph", ROOT / "bench" / "module_graph.py")
+    spec = importlib.util.spec_from_file_location("module_graph", ROOT / "tools" / "module_graph.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["module_graph"] = module  # dataclasses look their module up while the class is made

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from tuner.errors import BackendError, DatasetError, UserError, disk_fault
+from tuner.extras import missing_extra_line
 from tuner.redaction import redact
 
 COMMANDS: dict[str, str] = {
@@ -133,6 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     except Exception as exc:
+        missing = missing_extra_line(args.command, exc) if isinstance(exc, ModuleNotFoundError) else None
+        if missing is not None and not args.debug:  # a module of an extra the install lacks: which extra, not a bug
+            print(f"tuner: error: {missing}", file=sys.stderr)
+            return EXIT_USER_ERROR
         fault = disk_fault(exc)
         if fault is not None and not args.debug:  # a full disk or a read-only folder is the environment, not a bug
             print(redact(f"tuner: error: {fault}"), file=sys.stderr)

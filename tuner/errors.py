@@ -1,5 +1,6 @@
 """Beside the flows (user errors at every edge): every exception tuner raises on purpose, in one place (as Optuna keeps
-``optuna/exceptions.py``).
+``optuna/exceptions.py``), each a :class:`TunerError`, so ``except TunerError`` catches what tuner raised on purpose
+and nothing else (a bug raises whatever it raises).
 
 - Errors a user can cause (:class:`UserError` and its subclasses): the CLI prints them as one line each and exits 2;
   :class:`NothingScored` is the one of a command that ran and could score nothing.
@@ -10,17 +11,23 @@
   :class:`BackendFailure` (a generator or judge raised on one item: the trial fails, the study goes on). The CLI
   prints every one of them that reaches it as one line.
 - Signals between tuner's own modules: :class:`BudgetSpent`, :class:`CorruptionFailed`, :class:`ReplyParseError`,
-  :class:`MalformedReply`, :class:`ConversionError`, :class:`StaleVersion`.
+  :class:`MalformedReply`, :class:`MalformedLine`, :class:`ConversionError`, :class:`StaleVersion`,
+  :class:`EngineCorpus`, :class:`NotStarted`.
 
-Bugs still raise whatever they raise. The modules that raised these before keep importing them from here under
-the same names."""
+The modules that raised these before keep importing them from here under the same names (``tuner.io.MalformedLine``,
+``tuner.deploy.EngineCorpus``).
+
+>>> all(issubclass(e, TunerError) for e in (UserError, BackendError, FatalBackendError, BackendFailure, MalformedLine))
+True
+"""
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -32,7 +39,11 @@ FATAL_KINDS: frozenset[ErrorKind] = frozenset({"connection", "auth", "not_found"
 """Backend error kinds no later request can recover from once the retries are spent: the user's to fix."""
 
 
-class UserError(Exception):
+class TunerError(Exception):
+    """The root of every exception tuner raises on purpose."""
+
+
+class UserError(TunerError):
     """Bad input, configuration or environment: reported as one clear line, never a traceback."""
 
 
@@ -48,14 +59,14 @@ class NothingScored(UserError):
         super().__init__(f"no {what} could be scored ({reason}){then}")
 
 
-class BackendFailure(Exception):
+class BackendFailure(TunerError):
     """A generator or judge raised while answering or judging one item (not a configuration error).
 
     A study records the trial as failed with this message and goes on with the next trial.
     """
 
 
-class BackendError(Exception):
+class BackendError(TunerError):
     """A model request failed; ``kind`` says why, the message is one line and never holds the API key.
 
     Raised as this class, the failure concerns one request (a rejected request, an unusable reply) and callers
@@ -106,34 +117,48 @@ def backend_error(kind: ErrorKind, message: str, retry_after: float = 0.0, retri
     return BackendError(kind, message)
 
 
-class ReplyParseError(Exception):
+class ReplyParseError(TunerError):
     """A reply that does not hold a JSON object valid for the requested response model."""
 
 
-class MalformedReply(Exception):
+class MalformedReply(TunerError):
     """An HTTP 200 reply whose body is not what the protocol sends (truncated JSON, an HTML page, no ``choices``): the
     server's or a proxy's failure, which clients turn into a transient ``malformed`` :class:`BackendError`."""
 
 
-class BudgetSpent(Exception):
+class MalformedLine(TunerError, ValueError):
+    """One JSON Lines line that does not parse; the message says why, without the file and line (the caller's)."""
+
+
+class BudgetSpent(TunerError):
     """The study's spending reached ``budget.max_cost`` or ``budget.max_tokens``; the message says which."""
 
 
-class CorruptionFailed(Exception):
+class CorruptionFailed(TunerError):
     """One document could not be corrupted (an unusable model reply, say); the message is the reason recorded."""
 
 
-class ConversionError(Exception):
+class ConversionError(TunerError):
     """A file that cannot be imported; the message is the reason shown after ``path:``."""
 
 
-class StaleVersion(Exception):
+class StaleVersion(TunerError):
     """A write named a version of the row older than the saved one: another tab or window changed it first."""
 
     def __init__(self, case_id: str, current: int, given: int) -> None:
         self.current = current
         super().__init__(f"case {case_id} was changed elsewhere (saved version {current}, this page has version {given}): "
                          "nothing was saved; reload to see the current version")
+
+
+class EngineCorpus(TunerError):
+    """A write to a retriever whose first stage runs in an engine collection: that collection is the corpus, built
+    from the served dataset and named by its content, so documents are added and removed where it is built."""
+
+
+class NotStarted(TunerError):
+    """A call :func:`tuner.llm.map_concurrent` skipped because an earlier one failed (never the exception it
+    raises)."""
 
 
 Closest = TypeVar("Closest")
@@ -182,10 +207,35 @@ def disk_fault(exc: BaseException) -> str | None:
     return None
 
 
+_UNION_MEMBER = re.compile(r"^(str|int|float|bool|none|bytes|[a-z][a-z-]*\[.*\])$")
+"""How pydantic names the member of a union it tried in an error's location (``str``, ``dict[str,float]``,
+``literal['auto']``, ``function-after[...]``): its own path, never a key of the user's file."""
+
+
 def describe_validation_error(exc: ValidationError, skip: int = 0) -> str:
     """``key.path: message`` for the first error of a pydantic ValidationError (``skip`` drops leading
-    location parts, e.g. a union tag); an unexpected key reads "unknown key"."""
-    first = exc.errors()[0]
-    key = ".".join(str(part) for part in first["loc"][skip:])
-    message = "unknown key" if first["type"] == "extra_forbidden" else first["msg"].removeprefix("Value error, ")
-    return f"{key}: {message}" if key else message
+    location parts, e.g. a union tag); an unexpected key reads "unknown key". A value no member of a union accepts
+    reads as each member's message under the user's key, never pydantic's member paths.
+
+    >>> from pydantic import BaseModel, ValidationError
+    >>> class Study(BaseModel):
+    ...     noise_floor: str | dict[str, float] = "auto"
+    >>> try:
+    ...     Study(noise_floor=False)
+    ... except ValidationError as exc:
+    ...     print(describe_validation_error(exc))
+    noise_floor: Input should be a valid string, or Input should be a valid dictionary
+    """
+    errors = exc.errors()
+
+    def key(error: Any) -> str:
+        return ".".join(str(part) for part in error["loc"][skip:] if not _UNION_MEMBER.match(str(part)))
+
+    first = errors[0]
+    if first["type"] == "extra_forbidden":
+        message = "unknown key"
+    else:
+        union = any(_UNION_MEMBER.match(str(part)) for part in first["loc"][skip:])
+        same = [e["msg"].removeprefix("Value error, ") for e in (errors if union else [first]) if key(e) == key(first)]
+        message = ", or ".join(dict.fromkeys(same))
+    return f"{key(first)}: {message}" if key(first) else message

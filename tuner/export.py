@@ -393,18 +393,47 @@ def _ragflow(settings: RetrievalSettings) -> tuple[dict[str, Any], list[Untransl
 
 def _milvus_engine(provenance: Mapping[str, Any]) -> Mapping[str, Any]:
     """The Milvus engine and collection an export was measured on; a :class:`UserError` for a trial measured in
-    memory (or an export that does not say): there is no collection whose search parameters could be given."""
+    memory (or an export that does not say): there is no collection whose search parameters could be given; and for
+    an attached collection whose field mapping the export does not record (exported before tuner recorded it)."""
     engine = provenance.get("engine")
     where = f"--format milvus: trial {provenance.get('trial')} of study '{provenance.get('study')}'"
     if not isinstance(engine, Mapping) or engine.get("backend") != "milvus" or not provenance.get("collection"):
         measured = "in memory" if isinstance(engine, Mapping) else "on an engine the export does not name"
         raise UserError(f"{where} was measured {measured}: no Milvus collection to search; run the study with engine: "
                         "{backend: milvus, uri: ...} (docs/engine.md)")
-    if engine.get("collection"):
-        raise UserError(f"{where} searched the attached collection {engine['collection']} through its own fields, which "
-                        "the export does not record: its search parameters are not written yet; serve it with "
-                        "tuner.Retriever and the attached engine (docs/engine.md)")
+    if engine.get("collection") and not isinstance(engine.get("fields"), Mapping):
+        raise UserError(f"{where} searched the attached collection {engine['collection']}, and its study does not "
+                        "record the field mapping (run before tuner recorded it): its search cannot be written; run a "
+                        "trial of the study again with this tuner, or write the search from docs/engine.md")
     return engine
+
+
+def _attached_filter(settings: RetrievalSettings, fields: Mapping[str, Any]) -> str:
+    """``settings``' metadata filter over an attached collection's own fields: ``doc_id`` is ``fields.doc_id``, a
+    metadata key a key of the JSON ``fields.metadata`` (``meta["status"] == "current"``) or one of its scalar fields,
+    each equal to the value or one of a list's; a key the collection does not hold matches nothing, as tuner's mask
+    over its rows did ('' without a filter).
+
+    >>> _attached_filter(RetrievalSettings(metadata_filters={"c": {"status": "current", "doc_id": ["a", "b"]}},
+    ...                                    metadata_filter="c"), {"doc_id": "source", "metadata": "meta"})
+    '(meta["status"] == "current") and (source == "a" or source == "b")'
+    """
+    metadata = fields.get("metadata") or ()
+    tests = []
+    for key, wanted in settings.active_filter.items():
+        values = wanted if isinstance(wanted, list) else [wanted]
+        if key == "doc_id":
+            name = str(fields["doc_id"])
+        elif isinstance(metadata, str):
+            name = f"{metadata}[{json.dumps(key, ensure_ascii=False)}]"
+        elif key in metadata:
+            name = key
+        else:
+            tests.append("false")
+            continue
+        literals = [json.dumps(v, ensure_ascii=False) if not isinstance(v, bool) else str(v).lower() for v in values]
+        tests.append(" or ".join(f"{name} == {literal}" for literal in literals) or "false")
+    return " and ".join(f"({test})" for test in tests) if len(tests) > 1 else (tests[0] if tests else "")
 
 
 def _plain_cosine(settings: RetrievalSettings) -> bool:
@@ -414,17 +443,20 @@ def _plain_cosine(settings: RetrievalSettings) -> bool:
             and settings.stale_penalty == 0)
 
 
-def _milvus_dense(settings: RetrievalSettings, index: str) -> dict[str, Any]:
-    """The dense request as the trial's first stage sent it (:func:`tuner.engine.dense_params`: COSINE, ``ef`` or
-    ``nprobe`` of the collection's index), with the threshold as a range search's ``radius`` where it is the cosine."""
-    param = dense_params(index_knobs(index, settings), settings.candidate_depth)
+def _milvus_dense(settings: RetrievalSettings, engine: Mapping[str, Any]) -> dict[str, Any]:
+    """The dense request as the trial's first stage sent it (:func:`tuner.engine.dense_params`: the collection's
+    metric, ``ef`` or ``nprobe`` of its index) on its vector field, with the threshold as a range search's ``radius``
+    where it is the cosine."""
+    param = dense_params(index_knobs(str(engine.get("index")), settings), settings.candidate_depth,
+                         str(engine.get("metric", "COSINE")))
     if settings.relevance_threshold > 0 and _plain_cosine(settings):
         param = {**param, "params": {**param.get("params", {}), "radius": settings.relevance_threshold}}  # keeps radius < score
-    return {"anns_field": DENSE, "param": param, "data": "vector"}
+    return {"anns_field": (engine.get("fields") or {}).get("vector", DENSE), "param": param, "data": "vector"}
 
 
-def _milvus_bm25() -> dict[str, Any]:
-    return {"anns_field": SPARSE, "param": {"metric_type": "BM25"}, "data": "question"}
+def _milvus_bm25(engine: Mapping[str, Any]) -> dict[str, Any]:
+    return {"anns_field": (engine.get("fields") or {}).get("sparse", SPARSE), "param": {"metric_type": "BM25"},
+            "data": "question"}
 
 
 def _milvus_ranker(settings: RetrievalSettings) -> dict[str, Any]:
@@ -436,13 +468,14 @@ def _milvus_ranker(settings: RetrievalSettings) -> dict[str, Any]:
             "kwargs": {"norm_score": True}}
 
 
-MILVUS_RETRIEVERS: dict[str, Callable[[RetrievalSettings, str], dict[str, Any]]] = {
-    "dense": lambda s, index: {"search": _milvus_dense(s, index)},
-    "bm25": lambda s, index: {"search": _milvus_bm25()},
-    "hybrid": lambda s, index: {"hybrid_search": {"requests": [_milvus_dense(s, index), _milvus_bm25()],
-                                                  "ranker": _milvus_ranker(s)}},
+MILVUS_RETRIEVERS: dict[str, Callable[[RetrievalSettings, Mapping[str, Any]], dict[str, Any]]] = {
+    "dense": lambda s, engine: {"search": _milvus_dense(s, engine)},
+    "bm25": lambda s, engine: {"search": _milvus_bm25(engine)},
+    "hybrid": lambda s, engine: {"hybrid_search": {"requests": [_milvus_dense(s, engine), _milvus_bm25(engine)],
+                                                   "ranker": _milvus_ranker(s)}},
 }
-"""The pymilvus call of each tuner retriever on a collection tuner built (``data``: the question's ``vector`` or the
+"""The pymilvus call of each tuner retriever on the collection the trial searched, a collection tuner built or an
+attached one (its own field names, from the recorded ``engine``) (``data``: the question's ``vector`` or the
 ``question`` text, which the collection's BM25 function analyzes)."""
 MILVUS_OUTPUT_FIELDS = ("chunk_id", "doc_id", "title", TEXT, "metadata")
 
@@ -453,13 +486,19 @@ def _milvus(settings: RetrievalSettings, provenance: Mapping[str, Any]) -> tuple
     (``candidate_depth``; keep the first ``top_k``), filter expression (:func:`tuner.engine.filter_expression`) and,
     for hybrid, the ranker; with a table of what tuner does after the search, which pymilvus does not."""
     engine = _milvus_engine(provenance)
+    fields = engine.get("fields")
+    attached = ({"fields": dict(fields), "key": engine.get("key"), "metric": engine.get("metric", "COSINE")}
+                if isinstance(fields, Mapping) else {})
     native: dict[str, Any] = {
         "connection": {"uri": engine.get("uri"), "db_name": engine.get("db_name", ""), "token_env": engine.get("token_env")},
         "collection": provenance["collection"], "index": {"type": engine.get("index"), "params": dict(engine.get("index_params") or {})},
+        **attached,
         "query_embedding": {"model": settings.embedding_model, "prompt": settings.query_prompt, "normalize": True},
-        **_retriever_entry(MILVUS_RETRIEVERS, settings, "milvus")(settings, str(engine.get("index"))),
-        "limit": settings.candidate_depth, "filter": filter_expression(settings, "clean"), "top_k": settings.top_k,
-        "output_fields": list(MILVUS_OUTPUT_FIELDS)}
+        **_retriever_entry(MILVUS_RETRIEVERS, settings, "milvus")(settings, engine),
+        "limit": settings.candidate_depth,
+        "filter": filter_expression(settings, "clean") if not attached else _attached_filter(settings, attached["fields"]),
+        "top_k": settings.top_k,
+        "output_fields": list(MILVUS_OUTPUT_FIELDS) if not attached else _attached_outputs(attached["fields"])}
     rows: list[Untranslated] = []
     if settings.retriever == "hybrid" and settings.fusion == "blend":
         rows.append(("hybrid_weight", settings.hybrid_weight, "tuner divides each question's BM25 scores by their "
@@ -472,35 +511,49 @@ def _milvus(settings: RetrievalSettings, provenance: Mapping[str, Any]) -> tuple
     return native, rows + [row for row in _untranslated(settings, "", cutoff=True) if row[0] in TUNER_AFTER_SEARCH]
 
 
+def _attached_outputs(fields: Mapping[str, Any]) -> list[str]:
+    """What a hit of an attached collection returns: its text, doc id and metadata fields (and its primary key, under
+    the key field's name)."""
+    metadata = fields.get("metadata") or []
+    return [str(fields["text"]), str(fields["doc_id"]), *([metadata] if isinstance(metadata, str) else metadata)]
+
+
 TUNER_AFTER_SEARCH = ("rerank_strength", "reranker", "version_policy", "stale_penalty", "recency_weight", "dedupe")
 """What tuner does to the engine's candidates after the search, on every engine (docs/engine.md)."""
 
 
 def _milvus_snippet(native: Mapping[str, Any]) -> list[str]:
-    """The search of :func:`_milvus` as a Python function a team pastes into its pymilvus code."""
+    """The search of :func:`_milvus` as Python a team pastes into its pymilvus code. Every value the export carries
+    (names, the URI, the model, the prompt, the filter) is a ``repr`` literal in an assignment, never text inside a
+    docstring or a comment: a prompt holding triple quotes or a newline stays data. The collection is loaded before the
+    first search (a Lite file opened by a fresh process holds it released)."""
     connection, embedding = native["connection"], native["query_embedding"]
     data = {"vector": "[vector]", "question": "[question]"}
     token = f"os.environ[{connection['token_env']!r}]" if connection["token_env"] else "''"
     names = ["MilvusClient"] if "search" in native else ["AnnSearchRequest", "MilvusClient", native["hybrid_search"]["ranker"]["class"]]
     lines = [*(["import os", ""] if connection["token_env"] else []), f"from pymilvus import {', '.join(names)}", "",
-             f"client = MilvusClient(uri={connection['uri']!r}, token={token}, db_name={connection['db_name']!r})", "", "",
+             f"COLLECTION = {native['collection']!r}",
+             f"EMBEDDING_MODEL = {embedding['model']!r}",
+             f"QUERY_PROMPT = {embedding['prompt']!r}",
+             f"client = MilvusClient(uri={connection['uri']!r}, token={token}, db_name={connection['db_name']!r})",
+             "client.load_collection(COLLECTION)  # a no-op when loaded; a fresh Lite process finds it released", "", "",
              "def search(client: MilvusClient, question: str, vector: list[float]) -> list[dict]:",
-             f"    \"\"\"The chunks of the measured configuration before tuner's steps after the search; vector: the question "
-             f"embedded by {embedding['model']} with the prompt {embedding['prompt']!r}, normalized.\"\"\""]
-    common = f"limit={native['limit']}, filter={native['filter']!r}, output_fields={native['output_fields']!r}"
+             "    \"\"\"The chunks of the measured configuration before tuner's steps after the search; vector: the question "
+             "embedded by EMBEDDING_MODEL with QUERY_PROMPT prepended, normalized.\"\"\""]
+    common = f"limit={native['limit']!r}, filter={native['filter']!r}, output_fields={native['output_fields']!r}"
     if "search" in native:
         search = native["search"]
-        lines.append(f"    hits = client.search({native['collection']!r}, data={data[search['data']]}, "
+        lines.append(f"    hits = client.search(COLLECTION, data={data[search['data']]}, "
                      f"anns_field={search['anns_field']!r}, search_params={search['param']!r}, {common})")
     else:
         hybrid = native["hybrid_search"]
-        requests = ", ".join(f"AnnSearchRequest({data[r['data']]}, {r['anns_field']!r}, {r['param']!r}, {native['limit']}, "
+        requests = ", ".join(f"AnnSearchRequest({data[r['data']]}, {r['anns_field']!r}, {r['param']!r}, {native['limit']!r}, "
                              f"expr={native['filter'] or None!r})" for r in hybrid["requests"])
         ranker = hybrid["ranker"]
         arguments = ", ".join([*map(repr, ranker["args"]), *(f"{k}={v!r}" for k, v in ranker.get("kwargs", {}).items())])
-        lines.append(f"    hits = client.hybrid_search({native['collection']!r}, [{requests}], {ranker['class']}({arguments}), "
-                     f"limit={native['limit']}, output_fields={native['output_fields']!r})")
-    lines.append(f"    return list(hits[0])[:{native['top_k']}]")
+        lines.append(f"    hits = client.hybrid_search(COLLECTION, [{requests}], {ranker['class']}({arguments}), "
+                     f"limit={native['limit']!r}, output_fields={native['output_fields']!r})")
+    lines.append(f"    return list(hits[0])[:{native['top_k']!r}]")
     return lines
 
 
@@ -519,6 +572,16 @@ ADAPTERS = {"langchain": "tuner.deploy.langchain.TunerLangChainRetriever",
             "milvus": "tuner serve --engine milvus --engine-uri URI over the same collection (docs/engine.md)"}
 
 
+def _one_line(value: Any) -> str:
+    """``value`` as text on one comment line: a line break (any YAML or Python reads as one) becomes a space, so a
+    setting's value never ends the comment and starts YAML or code.
+
+    >>> _one_line("a\\nb\\u2028c"), _one_line(0.5)
+    ('a b c', '0.5')
+    """
+    return " ".join(str(value).splitlines())
+
+
 def write_framework_export(path: str | Path, document: dict[str, Any], framework: str) -> Path:
     """The nearest ``framework`` settings of an export (LangChain, LlamaIndex, the knowledge bases of Dify and
     RAGFlow: chunk size and overlap in their units, ``k`` / ``top_k``, a similarity cutoff where one exists; Milvus: the
@@ -530,7 +593,7 @@ def write_framework_export(path: str | Path, document: dict[str, Any], framework
               f"# For the retrieval the study measured, use {ADAPTERS[framework]}"
               + (".from_config(...) instead." if framework in ("langchain", "llamaindex") else " instead."),
               "# What does not translate:", "#", "# | setting | value | why |", "# |---|---|---|"]
-    header += [f"# | {name} | {value} | {why} |" for name, value, why in untranslated]
+    header += [f"# | {_one_line(name)} | {_one_line(value)} | {_one_line(why)} |" for name, value, why in untranslated]
     if framework in SNIPPETS:
         header += ["#", f"# As {framework} code (between the {SNIPPET_FENCE} lines):", f"# {SNIPPET_FENCE}"]
         header += [f"# {line}".rstrip() for line in SNIPPETS[framework](native)] + [f"# {SNIPPET_FENCE}"]

@@ -25,13 +25,17 @@ import re
 import secrets
 import socket
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-from starlette.datastructures import Headers
-from starlette.responses import JSONResponse, Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from tuner.errors import UserError
+
+if TYPE_CHECKING:
+    # starlette comes with the serve extra: imported where a service runs, so that the base install (whose
+    # external-retriever client uses too_deep) imports this module
+    from starlette.responses import Response
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 TOKEN_HEADER = "X-Tuner-Token"
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -89,6 +93,8 @@ class WriteGuard:
 
     def refusal(self, scope: Scope) -> tuple[int, str] | None:
         """The status and reason this request is refused with, or None."""
+        from starlette.datastructures import Headers
+
         headers = Headers(scope=scope)
         host = headers.get("host", "")
         if self.hosts is not None and host_name(host) not in self.hosts:
@@ -111,7 +117,7 @@ class WriteGuard:
             await self.app(scope, receive, send)
             return
         status, reason = refused
-        await JSONResponse({"error": reason}, status_code=status)(scope, receive, send)
+        await _error(status, reason)(scope, receive, send)
 
 
 def json_depth(raw: bytes) -> int:
@@ -137,6 +143,8 @@ def too_deep(raw: bytes, max_depth: int = MAX_JSON_DEPTH) -> str | None:
 
 
 def _error(status: int, message: str) -> Response:
+    from starlette.responses import JSONResponse
+
     return JSONResponse({"error": message}, status_code=status)
 
 

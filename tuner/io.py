@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tuner.errors import MalformedLine as MalformedLine  # its home before issue 53; the JSON Lines readers import it here
+
 
 def current_umask() -> int:
     """The process umask, read without changing it where Linux reports it (``/proc/self/status``)."""
@@ -84,10 +86,6 @@ def jsonl_text(records: Iterable[Any], *, sort_keys: bool = False) -> str:
 
 def write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
     path.write_text(jsonl_text(records, sort_keys=True), "utf-8")
-
-
-class MalformedLine(ValueError):
-    """One JSON Lines line that does not parse; the message says why, without the file and line (the caller's)."""
 
 
 def jsonl_lines(data: bytes) -> Iterator[tuple[int, bytes]]:

@@ -7,11 +7,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
+from tuner.strict import StrictModel
 
 DEFAULT_EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_RERANKER = "embedding-maxsim"
@@ -37,7 +38,7 @@ def _knob(stage: Stage, default: Any, description: str, **constraints: Any) -> A
     return Field(default, description=description, json_schema_extra={"stage": stage}, **constraints)
 
 
-class RetrievalSettings(BaseModel):
+class RetrievalSettings(StrictModel):
     """One retrieval configuration.
 
     ``chunk_size`` is counted in ``chunk_unit``: ``tokens`` of the embedding model's tokenizer (default),
@@ -47,8 +48,6 @@ class RetrievalSettings(BaseModel):
     normalized final score in [0, 1] (see ``tuner.retrieval``); ``rerank_strength`` blends first-stage
     and reranker scores (0 = first stage only, 1 = reranker only).
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     top_k: int = _knob("final_ranking", 5, "chunks in the final context (at most candidate_depth)", ge=1, le=1000)
     relevance_threshold: float = _knob(
@@ -154,6 +153,21 @@ class RetrievalSettings(BaseModel):
             raise ValueError(f"metadata_filter: unknown filter '{self.metadata_filter}' (defined: "
                              f"{', '.join([NO_FILTER, *self.metadata_filters])})")
         return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _packaged_prompts(cls, data: Any) -> Any:
+        """A packaged model's prompts are part of the model (``multilingual-e5-small``: ``query: `` / ``passage: ``):
+        settings naming it get them unless they write their own (an empty string included)."""
+        model = data.get("embedding_model") if isinstance(data, dict) else None
+        if not isinstance(model, str) or model == DEFAULT_EMBEDDING_MODEL:
+            return data  # the default has no prompts: the embedding package is not imported to say so
+        from tuner.embedding import PACKAGED_MODELS
+
+        packaged = PACKAGED_MODELS.get(model)
+        if packaged is None:
+            return data
+        return {"query_prompt": packaged.query_prompt, "document_prompt": packaged.document_prompt, **data}
 
     @field_validator("query_prompt", "document_prompt")
     @classmethod

@@ -149,7 +149,8 @@ def wait_until_ready(process: subprocess.Popen[Any], url: str, seconds: float = 
     ``RuntimeError`` with the server's stderr (when piped) if it exits first, ``TimeoutError`` after ``seconds``.
 
     One client polls: ``httpx.get`` makes a client per call, and loading its TLS certificates costs ~30 ms of CPU each
-    time, which at 20 polls a second took half a core from the server it waited for (bench/wait_ready.py)."""
+    time, which at 20 polls a second took half a core from the server it waited for (bench/HISTORY.md, "Suite time,
+    second round")."""
     import httpx
 
     deadline = time.monotonic() + seconds

@@ -110,7 +110,7 @@ def test_demo_data_command_in_chinese(tmp_path: Path, capsys: pytest.CaptureFixt
     out = capsys.readouterr().out
     assert "demo-zh (seed 0): 310 documents" in out and "characters; language and models in" in out
     kb = load_dataset(tmp_path / "kb")  # the README's Chinese setup starts from this file
-    assert (kb.language, kb.language_source) == ("zh", "declared") and kb.model_defaults == {}
+    assert (kb.language, kb.language_source) == ("zh", "declared") and kb.model_defaults == {"embedding_model": "multilingual-e5-small"}
     assert "# embedding_model: BAAI/bge-small-zh-v1.5" in (tmp_path / "kb" / "dataset.yaml").read_text("utf-8")
     assert main(["demo-data", str(tmp_path / "fr"), "--lang", "fr"]) == 2
     err = capsys.readouterr().err.strip().splitlines()

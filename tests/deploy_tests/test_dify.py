@@ -259,6 +259,8 @@ def test_a_study_tunes_the_served_configuration_through_the_contract(
     for trial in complete:
         assert trial.params["chunk_size"] == 256  # fixed at the study's value: one choice, never searched
         trial_record = TrialRecord.from_trial(trial)
+        # the service's chunks are not tuner's to tell conflicting: exposure not measured, never a 0
+        assert trial_record.exposed_cases is None and trial_record.exposure_not_measured is not None
         asked = RetrievalSettings(**trial_record.settings)
         # what the service ran: the served configuration, top_k capped by the tuned one, its threshold raised
         served = tuned.model_copy(update={"top_k": min(asked.top_k, tuned.top_k),

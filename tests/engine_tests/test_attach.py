@@ -271,8 +271,15 @@ def test_a_study_on_an_attached_collection_says_what_it_fixes(tmp_path: Path, ti
     hybrid = load_study_file(_study(tmp_path, tiny_dataset_dir))  # settings' retriever: hybrid, the default
     with pytest.raises(UserError, match=f"settings.retriever: hybrid needs BM25, and the attached collection {TEAM} has none"):
         check_study(hybrid, SearchSpace({k: v for k, v in space.params.items() if k != "retriever"}, space.source), dataset)
-    with pytest.raises(UserError, match="variants.hard_mode: an attached collection needs inject"):
-        load_study_file(_study(tmp_path, tiny_dataset_dir, "variants: {hard_mode: in_index}\n"))
+    # in_index searches the collection's own conflicting rows: accepted in the file, refused where it has none
+    assert load_study_file(_study(tmp_path, tiny_dataset_dir, "variants: {hard_mode: in_index}\n")).config.variants.hard_mode == "in_index"
+
+
+def test_in_index_on_a_collection_without_known_conflicts_is_one_line(lite: MilvusEngine, tiny_dataset_dir: Path,
+                                                                     embeddings: EmbeddingContext) -> None:
+    pipeline = MilvusPipeline(load_dataset(tiny_dataset_dir), _attached(lite), embeddings=embeddings)
+    with pytest.raises(UserError, match=f"no row of the attached collection {TEAM} is known to conflict"):
+        pipeline.searched(RetrievalSettings(retriever="dense"), "all")
 
 
 @pytest.mark.parametrize(("flags", "message"), [
@@ -311,3 +318,155 @@ def test_golden_documents_missing_from_the_collection_are_said_in_a_line(tiny_da
     check_doc_ids(rows, load_dataset(tiny_dataset_dir), schema, "source_doc", reporter)
     assert reporter.lines == [f"engine: 1 of the golden set's 6 relevant documents are not in collection {TEAM} "
                               "(e.g. 'mercury-partner'): their cases count them as not retrieved"]
+
+
+@pytest.fixture(scope="module")
+def attached_study(lite: MilvusEngine, tmp_path_factory: pytest.TempPathFactory, tiny_dataset_dir: Path) -> dict[str, Any]:
+    """A one-trial study on the team's collection (none of whose rows is known to conflict)."""
+    from tests.study_tests.test_study import write_study
+
+    folder = tmp_path_factory.mktemp("attached-study")
+    engine = {"backend": "milvus", "uri": lite.uri, "collection": TEAM, "fields": FIELDS}
+    study = write_study(folder, tiny_dataset_dir, engine=engine, budget={"trials": 1}, settings={"retriever": "dense"},
+                        enqueue=[{"top_k": 2, "retriever": "dense"}])
+    assert main(["run", str(study), "--no-report"]) == 0
+    return {"file": study, "engine": engine, "folder": folder}
+
+
+def test_exposure_an_attached_collection_cannot_tell_is_not_measured_everywhere_never_0(
+    attached_study: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import optuna
+    import yaml
+
+    from tuner.front import TrialRecord
+
+    storage = f"sqlite:///{attached_study['folder'] / 'out' / 'tiny' / 'study.db'}"
+    record = TrialRecord.from_trial(optuna.load_study(study_name="tiny", storage=storage).trials[0])
+    assert record.exposed_cases is None and record.exposure_not_measured is not None
+    assert (record.describe_exposure() or "").startswith("conflict exposure not measured: tuner cannot tell")
+    capsys.readouterr()
+    assert main(["pareto", str(attached_study["file"]), "--json"]) == 0
+    front = json.loads(capsys.readouterr().out)
+    entry = (front["front"] if isinstance(front, dict) else front)[0]
+    assert entry["exposed"] == "not measured" and "not_measured" in entry["exposure"]
+    exported = attached_study["folder"] / "deploy.yaml"
+    assert main(["export", str(attached_study["file"]), "--trial", "0", "-o", str(exported)]) == 0
+    assert "not_measured" in yaml.safe_load(exported.read_text())["provenance"]["conflict_exposure"]
+
+
+def test_an_attached_trial_is_exported_with_the_teams_fields_and_served_from_the_teams_collection(
+    attached_study: dict[str, Any], lite: MilvusEngine, tiny_dataset_dir: Path, encoder: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The pasted search (the team's field names, VARCHAR keys) returns the chunks ``tuner serve --engine milvus``
+    serves from the team's collection, read-only."""
+    import yaml
+
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from tests.engine_tests.test_engine_deploy import QUESTIONS, _snippet, _wait_ready
+
+    folder, study = attached_study["folder"], str(attached_study["file"])
+    pasted, exported = folder / "milvus.yaml", folder / "served.yaml"
+    assert main(["export", study, "--trial", "0", "--format", "milvus", "-o", str(pasted)]) == 0
+    assert main(["export", study, "--trial", "0", "-o", str(exported)]) == 0
+    native = yaml.safe_load(pasted.read_text())["native"]
+    assert native["collection"] == TEAM and native["fields"] == FIELDS and (native["key"], native["metric"]) == ("pk", "COSINE")
+    assert native["search"]["anns_field"] == "embedding" and native["output_fields"] == ["content", "source_doc", "meta"]
+    namespace: dict[str, Any] = {}
+    exec(compile(_snippet(pasted.read_text()), "milvus-export", "exec"), namespace)  # the code a team pastes, as written
+    apps: list[Any] = []
+    patch = pytest.MonkeyPatch()
+    patch.setattr("tuner.http_guard.serve_on", lambda app, sock: (apps.append(app), sock.close()))
+    patch.setattr("signal.signal", lambda *_: None)
+    patch.setenv("TUNER_SERVE_TOKEN", "write-token")
+    try:
+        assert main(["serve", "--config", str(exported), "--dataset", str(tiny_dataset_dir), "--port", "0",
+                     "--engine", "milvus", "--engine-uri", lite.uri]) == 0
+    finally:
+        patch.undo()
+    before = connect(lite).query(TEAM, filter="", output_fields=["count(*)"])
+    with TestClient(apps[0], base_url="http://127.0.0.1") as client:
+        _wait_ready(client)
+        assert client.get("/config").json()["engine"]["collection"] == TEAM
+        for question in QUESTIONS:
+            vector = encoder.with_prompt(native["query_embedding"]["prompt"]).encode([question])[0].tolist()
+            ids = [hit["pk"] for hit in namespace["search"](namespace["client"], question, vector)]
+            served = client.post("/retrieve", json={"query": question}).json()["chunks"]
+            assert ids and ids == [chunk["metadata"]["chunk_id"] for chunk in served]
+        reply = client.post("/documents/delete", json={"doc_ids": ["returns"]}, headers={"X-Tuner-Token": "write-token"})
+        assert reply.status_code == 409 and "attached and never written by tuner" in reply.json()["error"]
+    assert connect(lite).query(TEAM, filter="", output_fields=["count(*)"]) == before
+    assert main(["eval", str(tiny_dataset_dir), "--config", str(exported), "--json"]) == 0  # the export's own engine
+    assert f"collection {TEAM}): searched there" in " ".join(capsys.readouterr().err.split())  # rich wraps it
+
+
+def test_a_study_resumed_on_a_collection_of_the_same_name_holding_other_rows_is_refused(
+    attached_study: dict[str, Any], lite: MilvusEngine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another Lite file whose collection of the same name holds other rows (two of the team's left out): the
+    study's trials were measured on the first; a trial measured on the second would sit in the same front."""
+    import yaml
+
+    client = connect(lite)
+    rows = client.query(TEAM, filter="", output_fields=["*"], limit=1000)
+    other = MilvusEngine(backend="milvus", uri=str(tmp_path / "other.db"))
+    _team_collection(connect(other), TEAM, [{k: v for k, v in row.items() if k != "content_sparse"} for row in rows[2:]],
+                     len(rows[0]["embedding"]))
+    study = attached_study["file"]
+    recorded = yaml.safe_load(study.read_text())
+    assert main(["run", str(study), "--no-report"]) == 0  # the same collection: resumed (nothing left to run)
+    capsys.readouterr()
+    study.write_text(yaml.safe_dump({**recorded, "engine": {**attached_study["engine"], "uri": other.uri},
+                                     "budget": {"trials": 2}}))
+    try:
+        assert main(["run", str(study), "--no-report"]) == 2
+    finally:
+        study.write_text(yaml.safe_dump(recorded))
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("tuner: error: study 'tiny'") and f"collection {TEAM} holding {len(rows)} rows" in err[-1]
+    assert f"it holds {len(rows) - 2} rows" in err[-1] and "other rows than its trials were measured on" in err[-1]
+    assert not any("Traceback" in line for line in err)
+
+
+def test_exposure_on_a_collection_holding_its_own_stale_versions_is_memorys(
+    lite: MilvusEngine, tiny_dataset_dir: Path, embeddings: EmbeddingContext
+) -> None:
+    """The team's collection holds the stale versions conflicts.jsonl names (as rows, under their doc ids): the clean
+    view leaves them out, the all view searches them, and exposure per configuration equals memory's on the same
+    chunks (dense under FLAT is exact); v3 in_index runs on them."""
+    from tuner.evaluation import evaluate_retrieval
+
+    dataset = load_dataset(tiny_dataset_dir)
+    memory = RetrievalPipeline(dataset, embeddings=embeddings)
+    table = memory.table(RetrievalSettings())
+    rows = [{"pk": f"row-{i}", "content": table.passages[i], "source_doc": table.chunks[i].doc_id, "meta": {},
+             "embedding": table.embeddings()[i].tolist()} for i in range(len(table))]
+    _team_collection(connect(lite), "team_versions", rows, table.encoder.inner.dim)
+    attached = MilvusPipeline(dataset, _attached(lite, "team_versions"), embeddings=embeddings)
+    flags = []
+    for top_k in (1, 2, 3, 5):
+        settings = RetrievalSettings(retriever="dense", top_k=top_k, candidate_depth=10)
+        engine, reference = evaluate_retrieval(attached, settings), evaluate_retrieval(memory, settings)
+        assert engine.exposed is not None and engine.exposed == reference.exposed
+        assert engine.per_case["recall_at_k"] == reference.per_case["recall_at_k"]
+        flags.append(sum(engine.exposed))
+    assert flags[0] < flags[-1]  # a larger top_k shows more cases a stale version: exposure moves with the knob
+    clean = attached.retrieve(RetrievalSettings(retriever="dense", top_k=5, candidate_depth=10), "clean")
+    assert not any(chunk.conflicting for context in clean for chunk in context.chunks)
+
+
+def test_the_conflicting_documents_of_a_collection_come_from_conflicts_jsonl_and_its_version_metadata(
+    tiny_dataset_dir: Path,
+) -> None:
+    from tuner.engine._attach import AttachedRows, conflicting_documents
+
+    metadata = {"price-2024": {"family": "price", "date": "2024-03-01"}, "price-2023": {"family": "price", "date": "2023-03-01"},
+                "returns-2022": {}, "returns": {}, "warranty": {"family": "warranty"}}
+    rows = AttachedRows([], np.zeros((0, 4), np.float32), (), metadata, "key")
+    assert conflicting_documents(rows, load_dataset(tiny_dataset_dir)) == {
+        "price-2023": ("stale", "unspecified"), "returns-2022": ("stale_version", "moderate")}
+    assert conflicting_documents(AttachedRows([], np.zeros((0, 4), np.float32), (), {"returns": {}}, "key"),
+                                 load_dataset(tiny_dataset_dir)) == {}

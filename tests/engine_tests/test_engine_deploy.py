@@ -90,6 +90,67 @@ def test_a_study_resumed_on_another_engine_is_refused(study: dict[str, Any], cap
     assert "was run on engine {'backend': 'milvus', 'index': 'FLAT', 'index_params': {}}" in err and len(err.splitlines()) == 1
 
 
+HOSTILE = 'x""" + open("PWNED", "w").name + """\n# \u2028\'\'\' \\'
+"""A prompt and model name that close a docstring, a comment line and a string if pasted raw."""
+
+
+def test_the_pasted_milvus_search_runs_as_written_in_a_fresh_interpreter_whatever_its_values(
+    study: dict[str, Any], tmp_path: Path, tiny_dataset_dir: Path, encoder: CachedEncoder
+) -> None:
+    """Hostile values stay data, and the search loads the collection itself: Milvus Lite opened by a fresh process
+    holds it released (this process lets the file go first: one process opens a Lite file at a time)."""
+    import subprocess
+    import sys
+
+    from milvus_lite.server_manager import server_manager_instance
+
+    settings = RetrievalSettings(retriever="dense", chunk_size=40, top_k=2, candidate_depth=10, query_prompt=HOSTILE)
+    provenance = read_export(study["export"]).provenance
+    path = write_framework_export(tmp_path / "milvus.yaml",
+                                  export_document({**settings.model_dump(), "embedding_model": HOSTILE}, provenance), "milvus")
+    assert yaml.safe_load(path.read_text())["native"]["query_embedding"] == {"model": HOSTILE, "prompt": HOSTILE,
+                                                                            "normalize": True}
+    question = QUESTIONS[0]
+    vector = encoder.with_prompt(HOSTILE).encode([question])[0].tolist()
+    script = tmp_path / "paste.py"
+    script.write_text(_snippet(path.read_text()) + "\n\nimport json, sys\n"
+                      "assert EMBEDDING_MODEL == QUERY_PROMPT == json.loads(sys.argv[1])\n"
+                      "hits = search(client, sys.argv[2], json.loads(sys.argv[3]))\n"
+                      "print(json.dumps([hit['entity']['chunk_id'] for hit in hits]))\n")
+    server_manager_instance.release_server(study["uri"])
+    pasted = subprocess.run([sys.executable, str(script), json.dumps(HOSTILE), question, json.dumps(vector)],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert pasted.returncode == 0, pasted.stderr
+    assert not (tmp_path / "PWNED").exists()
+    tuner = Retriever(settings, load_dataset(tiny_dataset_dir), engine=MilvusEngine(backend="milvus", uri=study["uri"]))
+    assert json.loads(pasted.stdout) == [c.metadata["chunk_id"] for c in tuner.retrieve(question)]
+
+
+@pytest.mark.parametrize("command", ["eval", "robustness"])
+def test_eval_and_robustness_with_an_export_search_the_engine_it_names(
+    command: str, study: dict[str, Any], tiny_dataset_dir: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from tuner.engine import MilvusFirstStage
+
+    searched: list[str] = []
+    search_where = MilvusFirstStage.search_where
+    monkeypatch.setattr(MilvusFirstStage, "search_where", lambda self, queries, depth, where: (
+        searched.append(self.collection.name), search_where(self, queries, depth, where))[1])
+    args = [command, str(tiny_dataset_dir), "--config", str(study["export"]), "--json"]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert f"was measured on milvus ({study['uri']}): searched there" in " ".join(captured.err.split())  # rich wraps it
+    assert set(searched) == {read_export(study["export"]).provenance["collection"]}
+    on_engine = json.loads(captured.out)
+    searched.clear()
+    assert main([*args, "--engine", "memory"]) == 0  # the command line's choice wins
+    in_memory = json.loads(capsys.readouterr().out)
+    assert not searched
+    if command == "eval":  # dense under FLAT: the same figures
+        assert on_engine["recall_at_k"] == in_memory["recall_at_k"] and on_engine["n"] == in_memory["n"]
+
+
 @pytest.fixture(scope="module")
 def served(study: dict[str, Any], tiny_dataset_dir: Path) -> Iterator[tuple[TestClient, list[str]]]:
     """``tuner serve --engine milvus`` of the export, its app driven in this process (Milvus Lite admits one process
@@ -307,10 +368,14 @@ def test_a_retriever_on_an_attached_collection_filters_by_primary_keys_and_refus
     with pytest.raises(EngineCorpus, match="served_team_kb, attached and never written by tuner"):
         served.add_documents([])
     provenance = {"engine": {**attached.described()}}
-    with pytest.raises(UserError, match="measured on the attached collection served_team_kb"):
-        serving_engine(MilvusEngine(backend="milvus", uri=study["uri"]), provenance)
+    # served from the team's collection itself, at the address the deployment gives, through the recorded mapping
+    again = serving_engine(MilvusEngine(backend="milvus", uri=study["uri"]), provenance)
+    assert (again.collection, again.fields) == ("served_team_kb", attached.fields)
     note = engine_note("deploy.yaml", provenance, MemoryEngine())
     assert note is not None and "the attached collection served_team_kb, the served ones the dataset's" in note
-    document = export_document(settings.model_dump(), {**provenance, "collection": "served_team_kb", "trial": 0, "study": "kb"})
-    with pytest.raises(UserError, match="searched the attached collection served_team_kb"):
+    older = {"engine": {k: v for k, v in provenance["engine"].items() if k != "fields"}}  # exported before the mapping
+    with pytest.raises(UserError, match="does not record its field mapping"):
+        serving_engine(MilvusEngine(backend="milvus", uri=study["uri"]), older)
+    document = export_document(settings.model_dump(), {**older, "collection": "served_team_kb", "trial": 0, "study": "kb"})
+    with pytest.raises(UserError, match="searched the attached collection served_team_kb, and its study does not record"):
         write_framework_export(study["export"].with_name("attached.yaml"), document, "milvus")

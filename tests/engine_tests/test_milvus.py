@@ -4,7 +4,9 @@ reused, tuner's [0, 1] scores, dense parity with memory, filter expressions equa
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -111,6 +113,73 @@ def test_a_collection_changed_underneath_is_refused(pipelines: tuple[MilvusPipel
     settings = RetrievalSettings(retriever="dense", chunk_size=64, chunk_unit="chars")
     name = milvus.collection(settings).name
     milvus.client.delete(name, ids=[0])
+    with pytest.raises(UserError, match="changed underneath"):
+        MilvusPipeline(milvus.dataset, lite, embeddings=embeddings).collection(settings)
+    milvus.client.drop_collection(name)
+
+
+def _swap_texts(client: Any, name: str) -> None:
+    """Two rows trade their texts (the row count, and every other row, unchanged)."""
+    rows = client.query(name, filter="id in [1, 2]", output_fields=["*"])
+    first, second = sorted(rows, key=lambda r: r["id"])
+    client.upsert(name, [{**_written(first), "text": second["text"]}, {**_written(second), "text": first["text"]}])
+
+
+def _zero_vectors(client: Any, name: str) -> None:
+    rows = client.query(name, filter="id in [1, 3]", output_fields=["*"])
+    client.upsert(name, [{**_written(row), "dense": [0.0] * len(row["dense"])} for row in rows])
+
+
+def _flip_conflict(client: Any, name: str) -> None:
+    row = client.query(name, filter="id == 1", output_fields=["*"])[0]
+    client.upsert(name, [{**_written(row), "conflict": not row["conflict"]}])
+
+
+def _replace_row(client: Any, name: str) -> None:
+    """A row deleted and another inserted under a new id: the count stays (exit 3 with an IndexError before)."""
+    row = client.query(name, filter="id == 1", output_fields=["*"])[0]
+    client.delete(name, ids=[1])
+    client.insert(name, [{**_written(row), "id": 10_000}])
+
+
+def _written(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as read back, as pymilvus writes it (the BM25 output field is the function's)."""
+    return {k: v for k, v in row.items() if k != "sparse"}
+
+
+@pytest.mark.parametrize("change", [_swap_texts, _zero_vectors, _flip_conflict, _replace_row])
+def test_rows_changed_outside_any_spot_check_are_refused_in_one_line(
+    change: Callable[[Any, str], None], pipelines: tuple[MilvusPipeline, RetrievalPipeline], lite: MilvusEngine,
+    tiny_dataset_dir: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    milvus, _ = pipelines
+    settings = RetrievalSettings(retriever="dense", chunk_size=48, chunk_unit="chars")
+    name = milvus.collection(settings).name
+    change(milvus.client, name)
+    milvus.client.flush(name)
+    flags = ["--retriever", "dense", "--chunk-size", "48", "--chunk-unit", "chars", "--engine", "milvus",
+             "--engine-uri", lite.uri, "--json"]
+    assert main(["eval", str(tiny_dataset_dir), *flags]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    line = err.strip().splitlines()[-1]  # above it: the progress of the read
+    assert line.startswith(f"tuner: error: engine: collection {name} holds ") and "changed underneath; drop it" in line, err
+    milvus.client.drop_collection(name)
+    assert main(["eval", str(tiny_dataset_dir), *flags]) == 0  # built anew, as the line says
+
+
+def test_a_collection_completed_before_digests_is_compared_with_the_table_and_given_one(
+    pipelines: tuple[MilvusPipeline, RetrievalPipeline], lite: MilvusEngine, embeddings: EmbeddingContext
+) -> None:
+    milvus, _ = pipelines
+    settings = RetrievalSettings(retriever="dense", chunk_size=56, chunk_unit="chars")
+    name = milvus.collection(settings).name
+    recorded = milvus.client.describe_collection(name)["properties"]["tuner.digest"]
+    milvus.client.drop_collection_properties(name, property_keys=["tuner.digest"])  # as an older tuner left it
+    MilvusPipeline(milvus.dataset, lite, embeddings=embeddings).collection(settings)
+    assert milvus.client.describe_collection(name)["properties"]["tuner.digest"] == recorded
+    milvus.client.drop_collection_properties(name, property_keys=["tuner.digest"])
+    _flip_conflict(milvus.client, name)
     with pytest.raises(UserError, match="changed underneath"):
         MilvusPipeline(milvus.dataset, lite, embeddings=embeddings).collection(settings)
     milvus.client.drop_collection(name)

@@ -98,3 +98,29 @@ def test_sample_is_fixed_by_seed_keeps_dataset_order_and_adds_always_included() 
     with_extra = select_cases(ids, 5, seed=3, always=[extra])
     assert set(with_extra) == {*first, extra}
     assert select_cases(ids, None) == ids and select_cases(ids, 50) == ids
+
+
+def test_a_retrieval_metric_of_the_registry_is_gated_and_floored_without_another_edit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 53: the gate's limits and the noise floor's metrics come from ``tuner.metrics.RETRIEVAL_METRICS``."""
+    from tuner.gate import _thresholds
+    from tuner.metrics import RETRIEVAL_METRICS, RetrievalMetricEntry, hit_at_k
+    from tuner.noisefloor import FLOOR_METRICS
+
+    defaults = GateThresholds().retrieval.model_dump()
+    assert list(defaults) == ["recall_at_k", "hit_at_k", "mrr", "context_precision"]
+    assert defaults == {name: entry.gate_drop for name, entry in RETRIEVAL_METRICS.items()}
+    assert set(RETRIEVAL_METRICS) < set(FLOOR_METRICS)
+    monkeypatch.setitem(RETRIEVAL_METRICS, "hit_at_3", RetrievalMetricEntry(lambda ranked, relevant: hit_at_k(ranked[:3], relevant),
+                                                                           gate_drop=0.04))
+    limits = _thresholds._retrieval_limits()
+    assert limits().model_dump()["hit_at_3"] == 0.04
+    assert limits.model_validate({"hit_at_3": None}).model_dump()["hit_at_3"] is None
+    with pytest.raises(ValueError, match="hit_at_4"):
+        limits.model_validate({"hit_at_4": 0.1})
+
+
+def test_an_unknown_retrieval_limit_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "t.yaml"
+    path.write_text("retrieval: {recal_at_k: 0.05}\n", "utf-8")
+    with pytest.raises(UserError, match=r"t.yaml: retrieval.recal_at_k"):
+        load_thresholds(path)

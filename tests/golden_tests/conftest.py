@@ -12,11 +12,14 @@ from tuner.io import write_jsonl
 
 @pytest.fixture(scope="session")
 def kb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A mixed English and Chinese knowledge base without a golden set: the tiny corpus and the Chinese fixture."""
+    """A mixed English and Chinese knowledge base without a golden set: the tiny corpus and the Chinese fixture. Its
+    manifest names MiniLM, the model that does not cover Chinese (what the pool and search rules are tested on; a
+    Chinese dataset naming no model gets multilingual-e5-small: tests/retrieval_tests/test_packaged_model.py)."""
     root = tmp_path_factory.mktemp("kb")
     corpus = [{"doc_id": d, "title": t, "text": x} for d, t, x in CORPUS]
     corpus += [{"doc_id": f"zh-{d}", "text": x} for d, x in ZH_DOCS]
     write_jsonl(root / "corpus.jsonl", corpus)
+    (root / "dataset.yaml").write_text("embedding_model: all-MiniLM-L6-v2\n")
     return root
 
 

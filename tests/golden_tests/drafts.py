@@ -35,7 +35,9 @@ def review_client(store: ReviewStore, language: str | None = None, **options: An
 
 def copy_kb(kb_dir: Path, target: Path) -> Path:
     target.mkdir(parents=True)
-    shutil.copyfile(kb_dir / "corpus.jsonl", target / "corpus.jsonl")
+    for name in ("corpus.jsonl", "dataset.yaml"):
+        if (kb_dir / name).is_file():
+            shutil.copyfile(kb_dir / name, target / name)
     return target
 
 

@@ -27,10 +27,12 @@ from tuner.progress import NullTask
 
 @pytest.fixture
 def zh_draft(tmp_path: Path) -> Path:
-    """A Chinese knowledge base (MiniLM does not cover it: search is BM25 only) and one case whose pool misses the answer."""
+    """A Chinese knowledge base naming MiniLM (which does not cover it: search is BM25 only) and one case whose pool
+    misses the answer."""
     kb = tmp_path / "zh"
     kb.mkdir()
     write_jsonl(kb / "corpus.jsonl", [{"doc_id": f"zh-{d}", "text": x} for d, x in ZH_DOCS])
+    (kb / "dataset.yaml").write_text("embedding_model: all-MiniLM-L6-v2\n")
     row = draft_case("log-0001", "礼品卡能换成现金吗？", [chunk("zh-member", 1, None, 1)], kb, source="log", stratum="head",
                      pool_spec={"retrievers": ["bm25", "hybrid"], "depth": 1})
     write_draft(kb / "review.jsonl", [row])

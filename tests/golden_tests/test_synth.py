@@ -286,10 +286,12 @@ def test_concurrency_keeps_the_outcome_of_one_at_a_time(synth_kb: Path, encoder:
 @pytest.mark.parametrize(("language", "pool", "left_out"), [("zh", ["bm25"], True), ("en", ["bm25", "dense", "hybrid"], False)])
 def test_the_synth_pool_leaves_the_embedding_retrievers_out_where_the_model_does_not_cover_the_language(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], language: str, pool: list[str], left_out: bool) -> None:
-    """As ``from-log`` does: MiniLM (the default model) covers English only; ``--pool`` puts dense back."""
+    """As ``from-log`` does: MiniLM, named in the manifest (a Chinese dataset naming none gets multilingual-e5-small),
+    covers English only; ``--pool`` puts dense back."""
     kb = tmp_path / "kb"
     kb.mkdir()
     write_jsonl(kb / "corpus.jsonl", [{"doc_id": d, "title": t, "text": x} for d, t, x in DOCS if d.startswith("zh-") == (language == "zh")])
+    (kb / "dataset.yaml").write_text("embedding_model: all-MiniLM-L6-v2\n")
     out = tmp_path / "out"
     with FakeChatServer(responder) as server:
         argv = ["golden", "synth", str(kb), str(out), "--n", "2", "--multi-hop-share", "0", "--long-tail-share", "0", "--depth", "3",

@@ -31,7 +31,7 @@ import uvicorn
 import llama_cpp.llama_cpp as api
 from llama_cpp.server.app import create_app
 from llama_cpp.server.settings import ModelSettings, ServerSettings
-from tuner.generation._local import extra_buffers_here
+from tuner.generation._llama import extra_buffers_here
 
 model, server = ModelSettings(**json.loads(sys.argv[1])), ServerSettings(**json.loads(sys.argv[2]))
 defaults, safe = api.llama_model_default_params, extra_buffers_here()
@@ -49,7 +49,7 @@ finally:
 uvicorn.run(app, host=server.host, port=server.port)
 """
 """llama-cpp-python's server app, its model loaded as the local generator loads it: with llama.cpp's extra buffer
-types only where :func:`tuner.generation._local.extra_buffers_here` says they are safe (its AMX kernels segfault in the
+types only where :func:`tuner.generation._llama.extra_buffers_here` says they are safe (its AMX kernels segfault in the
 first decode on some AMX CPUs). The server's ``Llama`` takes no argument for that model parameter, so its defaults are
 replaced in this child process while the app loads the model, and restored before it serves (llama-cpp-python
 0.3.36, the version pyproject pins)."""

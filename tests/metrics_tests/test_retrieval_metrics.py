@@ -7,7 +7,8 @@ from tuner.metrics import RETRIEVAL_METRICS, context_precision, hit_at_k, mrr, r
 
 def test_registry_names_match_json_output() -> None:
     expected = {"hit_at_k": hit_at_k, "mrr": mrr, "recall_at_k": recall_at_k, "context_precision": context_precision}
-    assert expected == RETRIEVAL_METRICS
+    assert {name: entry.score for name, entry in RETRIEVAL_METRICS.items()} == expected
+    assert list(RETRIEVAL_METRICS) == list(expected)  # the order of every output that lists them
 
 
 @pytest.mark.parametrize("metric", sorted(RETRIEVAL_METRICS))

@@ -57,7 +57,9 @@ def chinese_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (folder / "kb" / PROVENANCE).write_text(json.dumps(REVIEWED.to_dict()), "utf-8")
     (folder / "space.yaml").write_text(yaml.safe_dump({"top_k": {"type": "int", "low": 1, "high": 4}}))
     study = {"name": "zh", "dataset": str(folder / "kb"), "search_space": "space.yaml",
-             "settings": {"candidate_depth": 8, "chunk_unit": "chars", "chunk_size": 60, "retriever": "bm25"},
+             # MiniLM named: the report's language is under test, not the Chinese default model (a conversion per worker)
+             "settings": {"candidate_depth": 8, "chunk_unit": "chars", "chunk_size": 60, "retriever": "bm25",
+                          "embedding_model": "all-MiniLM-L6-v2"},
              "budget": {"trials": 3}, "noise_floor": {"recall_at_k": 0.0, "v3_delta_faithful": 0.0},
              "sampler": {"name": "random", "seed": 0}, "enqueue": [{"top_k": 1}, {"top_k": 4}], "output": "out"}
     (folder / "study.yaml").write_text(yaml.safe_dump(study, allow_unicode=True))

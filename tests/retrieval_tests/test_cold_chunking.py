@@ -89,7 +89,7 @@ def test_bm25_terms_of_a_batch_are_those_one_segmenter_call_per_run_gave(tmp_pat
             patched.setattr(_segment, "SEGMENTER", name)
             patched.setattr(_tokens, "SEGMENTER", name)
             batched = list(bm25_token_lists(texts))
-            alone = [[w for cjk, latin in _tokens._RUN.findall(normalize_text(text))
+            alone = [[w for cjk, latin in _tokens._word_rule()[1].findall(normalize_text(text))
                       for w in (_segment.segmenter(name)(cjk) if cjk else [latin])
                       if w not in STOPWORDS_ZH and w not in STOPWORDS_LATIN] for text in texts]
             assert batched == alone

@@ -137,3 +137,50 @@ def test_a_configuration_another_worker_is_evaluating_is_a_duplicate_not_a_secon
     records = [TrialRecord.from_trial(t) for t in mine]
     assert {r.duplicate_of for r in records} == {other.number} and all(r.cases_evaluated is None for r in records)
     assert trials[other.number].state == optuna.trial.TrialState.RUNNING  # untouched: its worker is alive
+
+
+STEALING_GENERATOR = '''
+import os
+from pathlib import Path
+
+import optuna
+
+from tuner.study._workers import requeue
+
+
+def answer(question, contexts):
+    """At its first call, fail the running trial and queue its configuration again, as another worker's stale check
+    does when this worker's heartbeat lags under load."""
+    url, name, flag = os.environ["TUNER_TEST_STEAL"].split("|")
+    if not Path(flag).exists():
+        Path(flag).touch()
+        study = optuna.load_study(study_name=name, storage=url)
+        storage = optuna.storages.RDBStorage(url)
+        for trial in study.get_trials(states=(optuna.trial.TrialState.RUNNING,)):
+            storage.set_trial_state_values(trial._trial_id, optuna.trial.TrialState.FAIL)
+            requeue(study, storage.get_trial(trial._trial_id))
+    return contexts[0] if contexts else "I don't know."
+'''
+
+
+def test_a_trial_another_worker_failed_as_stale_is_lost_not_a_crash(
+    tiny_dataset_dir: Path, tmp_path: Path, postgres_schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under load a live worker's heartbeat can go unrecorded past the grace period; the other worker then fails its
+    trial and queues it again. The live worker, done evaluating, exited 3 ("Cannot tell a FAIL trial"); now the trial
+    is lost and the run goes on (issue 54 §3)."""
+    from tuner.cli import main
+
+    name = f"stolen-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "stealgen.py").write_text(STEALING_GENERATOR)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("TUNER_TEST_STEAL", f"{postgres_schema}|{name}|{tmp_path / 'stolen'}")
+    study_file = write_study(tmp_path, tiny_dataset_dir, name=name, budget={"trials": 3}, heartbeat_interval=60,
+                             generator={"backend": "callable", "function": "stealgen:answer"}, pruning={"enabled": False})
+    assert main(["run", str(study_file), "--storage", postgres_schema, "--no-report"]) == 0
+    trials = optuna.load_study(study_name=name, storage=postgres_schema).trials
+    assert [t.state for t in trials].count(optuna.trial.TrialState.FAIL) == 1
+    stolen = next(t for t in trials if t.state == optuna.trial.TrialState.FAIL)
+    retried = [t for t in trials if t.system_attrs.get("failed_trial") == stolen.number]
+    assert len(retried) == 1 and retried[0].state == optuna.trial.TrialState.COMPLETE and retried[0].params == stolen.params
+    assert sum(t.state == optuna.trial.TrialState.COMPLETE for t in trials) >= 3

@@ -186,8 +186,9 @@ def add_engine_arguments(parser: argparse.ArgumentParser, collections: bool = Fa
     """The ``--engine`` flags; with ``collections`` also the dense index of the collections searched and attach mode
     (a command that measures: ``tuner serve`` takes the index from the export and serves collections tuner built)."""
     group = parser.add_argument_group("engine (where the first stage runs; a study file's 'engine:', docs/engine.md)")
-    group.add_argument("--engine", choices=("memory", "milvus"), default="memory",
-                       help="memory: tuner's own indexes in this process (default); milvus: a Milvus Lite file or cluster")
+    group.add_argument("--engine", choices=("memory", "milvus"),
+                       help="memory: tuner's own indexes in this process (default; with --config, the engine the export "
+                            "was measured on); milvus: a Milvus Lite file or cluster")
     group.add_argument("--engine-uri", dest="engine_uri", metavar="URI",
                        help="with --engine milvus: a Milvus Lite file (PATH.db) or a server (http://host:19530)")
     group.add_argument("--engine-token-env", dest="engine_token_env", metavar="NAME",
@@ -218,7 +219,7 @@ def engine_from_args(args: argparse.Namespace) -> MemoryEngine | MilvusEngine:
               "index": args.engine_index, "collection": args.engine_collection,
               "fields": None if args.engine_fields is None else _engine_fields(args.engine_fields)}
     given = {key: value for key, value in milvus.items() if value is not None}
-    if args.engine == "memory":
+    if args.engine in (None, "memory"):
         if given:
             raise UserError(f"command line: {flags[next(iter(given))]} goes with --engine milvus")
         return parse_engine({"backend": "memory"}, "command line")
@@ -252,10 +253,38 @@ def _engine_fields(text: str) -> dict[str, str | list[str]]:
 
 def pipeline_from_args(args: argparse.Namespace, dataset: Dataset, reporter: Reporter,
                        embeddings: EmbeddingContext) -> RetrievalPipeline:
-    """The retrieval pipeline of ``--engine`` over ``dataset`` (an unreachable engine fails here, before any work)."""
+    """The retrieval pipeline of ``--engine`` over ``dataset`` (an unreachable engine fails here, before any work); with
+    ``--config`` an export measured on an engine, that engine when ``--engine`` is not given (:func:`exported_engine`)."""
     from tuner.engine import engine_pipeline
 
-    return engine_pipeline(engine_from_args(args), dataset, reporter=reporter, embeddings=embeddings)
+    return engine_pipeline(exported_engine(args, reporter), dataset, reporter=reporter, embeddings=embeddings)
+
+
+def exported_engine(args: argparse.Namespace, reporter: Reporter) -> MemoryEngine | MilvusEngine:
+    """The engine a command that measures one configuration searches: ``--engine`` and its flags; with ``--config``
+    naming an export measured on Milvus (``provenance.engine``), that engine when ``--engine`` is not given (its
+    token read from the variable the export names; an attached collection through its recorded fields), and with
+    ``--engine milvus`` given, that address with the export's index or attached collection
+    (:func:`tuner.deploy.serving_engine`), as ``tuner serve`` serves it."""
+    from tuner.deploy import measured_backend, serving_engine
+    from tuner.engine import MilvusEngine, parse_engine
+    from tuner.export import read_export
+    from tuner.redaction import redact
+
+    engine = engine_from_args(args)
+    if not getattr(args, "config", None):
+        return engine
+    provenance = read_export(args.config).provenance
+    if args.engine is not None or measured_backend(provenance) != "milvus":
+        return serving_engine(engine, provenance)
+    recorded = provenance["engine"]
+    measured = parse_engine({k: v for k, v in recorded.items() if k in MilvusEngine.model_fields and v is not None},
+                            f"{args.config}: provenance.engine")
+    attached = recorded.get("collection")
+    reporter.stage(f"engine: {args.config} was measured on milvus ({redact(str(recorded.get('uri')))}"
+                   + (f", collection {attached}" if attached else "")
+                   + "): searched there (--engine memory searches in memory)")
+    return measured
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:

@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
         engine = MilvusEngine(backend="milvus", uri=args.uri, **{k: v for k, v in given.items() if v is not None})
     except ValidationError as exc:
         raise UserError(f"command line: {describe_validation_error(exc)}") from None
-    client = connect(engine)
+    client = connect(engine, create=False)  # ls and gc never create a database at a mistyped path
     collections = tuner_collections(client)
     if args.action == "ls":
         for info in collections:

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         reporter.stage("dataset has no keypoints: retrieval-only (no faithfulness metrics)")
     external = None
     if args.external or args.knowledge_id:
-        if args.engine != "memory":
+        if args.engine not in (None, "memory"):
             raise UserError("command line: --external measures a service's own retrieval: no --engine")
         external, settings = _external(args, dataset, reporter, embeddings)
         pipeline: RetrievalPipeline = external

@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     kb = load_knowledge_base(Path(args.kb))
     if args.questions and not kb.golden:
         raise UserError(f"{args.kb}: --questions reads the questions of golden.jsonl, and this knowledge base has none")
-    reporter = RichReporter() if args.similar is not None or args.questions else None
+    reporter = RichReporter()  # a bar over the pairs compared, and a line per stage (minutes for large documents)
     candidates = find_conflicts(kb, near_duplicates=not args.no_near_duplicates, dense=args.similar, reporter=reporter)
     if args.questions:
         known = {(c.doc_id, c.conflicts_with) for c in candidates} | {(c.conflicts_with, c.doc_id) for c in candidates}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tuner.commands._chat import add_chat_arguments, chat_config
 
-HELP = ("Fill missing keypoints in DATASET/golden.jsonl from the reference answers, by offline rules (dates, numbers with units, %, "
+HELP = ("Fill missing keypoints in DATASET/golden.jsonl from the reference answers, by offline rules (dates, numbers with units, percentages, "
         "《》/quotes, names) or with a chat model (--mode llm); backup beside it.")
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from tuner.cache import DiskCache
 from tuner.dataset.demo import GENERATOR_VERSION, LANGUAGES, generate_demo
+from tuner.dataset._load import language_model_defaults
 from tuner.errors import UserError
 
 DEMO = "demo"
@@ -37,6 +38,20 @@ def _demo_spec(spec: str) -> tuple[str, int] | None:
         return _DEMO_NAMES[name], int(seed)
     except ValueError:
         raise UserError(f"dataset '{spec}': the demo seed must be an integer ({name}:SEED)") from None
+
+
+def builtin_model_defaults(spec: str) -> dict[str, str]:
+    """The model defaults of built-in demo ``spec`` (those of its language: the demos have no manifest), known without
+    generating it.
+
+    >>> builtin_model_defaults("demo-zh:3"), builtin_model_defaults("demo")
+    ({'embedding_model': 'multilingual-e5-small'}, {})
+    """
+    demo = _demo_spec(spec)
+    if demo is None:
+        raise ValueError(f"{spec!r} is not a built-in demo")
+    language = demo[0]
+    return language_model_defaults("zh" if language == "zh" else "en", {})
 
 
 def resolve_dataset(spec: str | Path) -> Path:

@@ -3,13 +3,11 @@ the input of the golden-set commands (``tuner golden from-log``, ``synth``, ``re
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
-from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, MANIFEST, _load_conflicts, _load_corpus, _Problems, _read_manifest, load_dataset
+from tuner.dataset._load import CONFLICTS, CORPUS, GOLDEN, MANIFEST, _load_conflicts, _load_corpus, _Problems, _read_manifest, load_dataset, with_language
 from tuner.dataset._model import Dataset, hash_files
 from tuner.errors import DatasetError, UserError
-from tuner.text import detect_language
 
 
 def load_knowledge_base(path: Path) -> Dataset:
@@ -32,7 +30,4 @@ def load_knowledge_base(path: Path) -> Dataset:
     if problems.lines:
         raise DatasetError(problems.lines)
     files = [root / CORPUS, *(p for p in (conflicts_path, root / MANIFEST) if p.is_file())]
-    dataset = Dataset(root, tuple(corpus), (), tuple(conflicts), hash_files(files), model_defaults=models)
-    if declared == "auto":
-        return replace(dataset, language=detect_language(dataset.corpus_texts()), language_source="detected")
-    return replace(dataset, language=declared)
+    return with_language(Dataset(root, tuple(corpus), (), tuple(conflicts), hash_files(files)), declared, models)

@@ -5,8 +5,8 @@ the export: the engine a study was tuned on is often not the one production read
 the tuning machine), and its token is never in an export. What the export does fix is the dense index the trial was
 measured with: an engine serves with the export's ``engine.index`` and ``index_params`` (:func:`serving_engine`), and a
 configuration served on another backend than the one it was measured on says so (:func:`engine_note`). A trial
-measured on an attached collection (attach mode) is served by a retriever given that attached engine, never by a
-collection tuner builds in its place.
+measured on an attached collection (attach mode) is served from that collection, read-only, through the field mapping
+its export records, never from a collection tuner builds in its place.
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ def measured_backend(provenance: Mapping[str, Any]) -> str | None:
 
 def serving_engine(engine: MemoryEngine | MilvusEngine, provenance: Mapping[str, Any]) -> MemoryEngine | MilvusEngine:
     """``engine`` with the dense index of the Milvus engine the export was measured on, when both are Milvus: the
-    index and its parameters are part of what was measured (and of the name of the collection it searched).
+    index and its parameters are part of what was measured (and of the name of the collection it searched). An
+    export measured on an attached collection is served from that collection (read-only, through the recorded field
+    mapping) at ``engine``'s address, never from a collection tuner builds in its place.
 
     >>> recorded = {"engine": {"backend": "milvus", "uri": "kb.db", "index": "HNSW", "index_params": {"M": 16}}}
     >>> serving_engine(MilvusEngine(backend="milvus", uri="http://milvus:19530"), recorded).index
@@ -38,9 +40,13 @@ def serving_engine(engine: MemoryEngine | MilvusEngine, provenance: Mapping[str,
             or measured_backend(provenance) != "milvus" or not isinstance(recorded, Mapping)):
         return engine
     if recorded.get("collection"):
-        raise UserError(f"engine: the export was measured on the attached collection {recorded['collection']}; "
-                        "--engine milvus serves a collection tuner builds from the served dataset, not that one: search "
-                        "it with tuner.Retriever and its attached engine (docs/engine.md), or serve in memory")
+        if not isinstance(recorded.get("fields"), Mapping):
+            raise UserError(f"engine: the export was measured on the attached collection {recorded['collection']} and "
+                            "does not record its field mapping (exported before tuner recorded it): export the trial "
+                            "again, or give --engine-collection and --engine-fields")
+        # the team's collection itself, at the address the deployment gives, read through the recorded mapping
+        return MilvusEngine.model_validate({**engine.model_dump(), "index": recorded.get("index", engine.index),
+                                            "collection": recorded["collection"], "fields": dict(recorded["fields"])})
     return MilvusEngine.model_validate({**engine.model_dump(), "index": recorded.get("index", engine.index),
                                         "index_params": recorded.get("index_params") or {}})
 

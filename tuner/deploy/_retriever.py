@@ -24,6 +24,7 @@ from tuner.chunking import CONFLICT, Chunk, chunk_dataset
 from tuner.dataset import Dataset, Document, load_dataset, resolve_dataset
 from tuner.deploy._engine import serving_engine
 from tuner.embedding import BatchingEncoder, CachedEncoder, EmbeddingContext, ServingStore
+from tuner.errors import EngineCorpus as EngineCorpus  # its home before issue 53; tuner.deploy exports it
 from tuner.engine import MemoryEngine, MilvusEngine, MilvusFirstStage, engine_pipeline, filter_expression, mask_expression
 from tuner.text import Language, detect_language
 from tuner.export import ExportedConfig, read_export
@@ -78,11 +79,6 @@ class _Index:
         """A document's metadata (none for one not in this version), what filters and versions read."""
         document = self.documents.get(doc_id)
         return document.metadata if document is not None else {}
-
-
-class EngineCorpus(Exception):
-    """A write to a retriever whose first stage runs in an engine collection: that collection is the corpus, built
-    from the served dataset and named by its content, so documents are added and removed where it is built."""
 
 
 def _attached(engine: MemoryEngine | MilvusEngine) -> bool:

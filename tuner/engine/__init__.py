@@ -14,7 +14,7 @@ from tuner.engine._collections import (
 )
 from tuner.engine._attach import AttachedSchema, attach
 from tuner.engine._config import INDEX_KINDS, AttachedFields, EngineConfig, MemoryEngine, MilvusEngine, parse_engine
-from tuner.engine._pipeline import ENGINES, MilvusPipeline, engine_pipeline
+from tuner.engine._pipeline import ENGINES, MilvusPipeline, engine_pipeline, recorded_engine
 from tuner.engine._search import (
     BM25Ceiling, MilvusFirstStage, dense_params, filter_expression, index_knobs, mask_expression,
 )
@@ -46,6 +46,7 @@ __all__ = [
     "index_knobs",
     "mask_expression",
     "parse_engine",
+    "recorded_engine",
     "tuner_collections",
     "verify",
 ]

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
 from tuner.cache import array_digest, content_key
-from tuner.chunking import Chunk
+from tuner.chunking import CONFLICT, Chunk
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder
 from tuner.engine._collections import Collection, load
@@ -28,7 +28,7 @@ from tuner.engine._literal import literal
 from tuner.errors import UserError
 from tuner.progress import Reporter
 from tuner.redaction import redact
-from tuner.retrieval import ChunkTable
+from tuner.retrieval import ChunkTable, chunk_versions
 from tuner.text import Language
 
 if TYPE_CHECKING:
@@ -316,15 +316,33 @@ def check_doc_ids(rows: AttachedRows, dataset: Dataset, schema: AttachedSchema, 
                        f"collection {schema.name} (e.g. {missing[0]!r}): their cases count them as not retrieved")
 
 
+def conflicting_documents(rows: AttachedRows, dataset: Dataset) -> dict[str, tuple[str, str]]:
+    """The collection's documents tuner knows to conflict, with the ``kind`` and ``severity`` v3's views read: those
+    ``conflicts.jsonl`` names (its doc ids are values of the ``doc_id`` field: the team's stale versions, labelled),
+    and the stale versions its own metadata shows (a ``family`` holding a document of a later ``date`` in the collection,
+    the rule ``version_policy`` reads: kind ``stale``). None known: conflict exposure cannot be measured there."""
+    named = {c.doc_id: (c.kind, c.severity) for c in dataset.conflicts if c.doc_id in rows.metadata}
+    documents = sorted(rows.metadata)
+    versions = chunk_versions(documents, lambda doc: rows.metadata[doc], None)
+    stale = {doc: ("stale", "unspecified") for doc, old in zip(documents, versions.stale.tolist()) if old}
+    return {**stale, **named}
+
+
 def attached_collection(client: MilvusClient, schema: AttachedSchema, rows: AttachedRows, conflicts: ChunkTable,
-                        language: Language, sparse: str | None, vector: str) -> Collection:
-    """The attached collection as the first stage searches it: its rows as a chunk table (vectors the collection's),
-    followed by the chunks of the dataset's conflicting documents (``conflicts``: tuner's chunk table of the dataset,
-    whose conflicting chunks are embedded here by its encoder, the questions' model), which v3 injects and which are
-    never in the collection."""
-    chunks = [chunk for chunk in conflicts.chunks if chunk.conflicting]
+                        language: Language, sparse: str | None, vector: str,
+                        conflicting: Mapping[str, tuple[str, str]]) -> Collection:
+    """The attached collection as the first stage searches it: its rows as a chunk table (vectors the collection's;
+    the rows of ``conflicting`` documents, :func:`conflicting_documents`, marked as conflicts, which the clean view
+    leaves out and the ``all`` view, exposure and v3 ``in_index`` search), followed by the chunks of the dataset's
+    conflicting documents the collection does not hold (``conflicts``: tuner's chunk table of the dataset, whose
+    conflicting chunks are embedded here by its encoder, the questions' model), which v3 ``inject`` draws from and
+    which are never searched."""
+    own = [replace(chunk, source=CONFLICT, kind=conflicting[chunk.doc_id][0], severity=conflicting[chunk.doc_id][1])
+           if chunk.doc_id in conflicting else chunk for chunk in rows.chunks]
+    chunks = [chunk for chunk in conflicts.chunks if chunk.conflicting and chunk.doc_id not in rows.metadata]
     vectors = conflicts.encoder.encode([chunk.passage for chunk in chunks]).reshape(len(chunks), schema.dim)
-    table = ChunkTable(rows.chunks + chunks, content_key(rows.key, conflicts.key), conflicts.encoder, language,
+    table = ChunkTable(own + chunks, content_key(rows.key, conflicts.key, *([sorted(conflicting.items())] if conflicting else [])),
+                       conflicts.encoder, language,
                        np.vstack([rows.vectors, vectors]).astype(np.float32))
     return Collection(client, schema.name, table, language, schema.dim, schema.index, schema.metric, schema.key, vector,
                       sparse or "", schema.analyzer, schema.bm25_k1, rows.ids)

@@ -3,7 +3,8 @@ chunking, embedding model): named by a hash of those, built once (upserts by chu
 double a row), marked complete last, verified before any trial, listed and removed by ``tuner engine ls|gc``.
 
 A collection's properties are its completion marker: ``tuner.state`` is ``building`` from its creation until every
-row is in, then ``complete`` with ``tuner.rows``; a collection still ``building`` is never searched. Its builder
+row is in, then ``complete`` with ``tuner.rows`` and ``tuner.digest`` (:func:`content_digest` of every row written);
+a collection still ``building`` is never searched. Its builder
 writes ``tuner.heartbeat`` as it goes: a collection whose heartbeat is older than :data:`STALE_SECONDS` (a builder
 stopped by Ctrl-C or a crash) is dropped and built again by the next run. On Milvus Lite only one process opens a
 ``.db`` at a time, so a collection found ``building`` there is always such a leftover.
@@ -11,6 +12,8 @@ stopped by Ctrl-C or a crash) is dropped and built again by the next run. On Mil
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 import time
@@ -18,7 +21,8 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
@@ -51,9 +55,9 @@ BATCH: Final = 256
 """Rows per upsert."""
 TEXT_BYTES: Final = 65535
 """Milvus's largest VARCHAR."""
-STATE, ROWS, BUILDER, HEARTBEAT, MODEL, DIM, CHUNKS, LANGUAGE, DATASET, CREATED = (
+STATE, ROWS, BUILDER, HEARTBEAT, MODEL, DIM, CHUNKS, LANGUAGE, DATASET, CREATED, DIGEST = (
     "tuner.state", "tuner.rows", "tuner.builder", "tuner.heartbeat", "tuner.model", "tuner.dim", "tuner.chunks",
-    "tuner.language", "tuner.dataset", "tuner.created")
+    "tuner.language", "tuner.dataset", "tuner.created", "tuner.digest")
 BUILDING, COMPLETE = "building", "complete"
 DENSE, SPARSE, TEXT = "dense", "sparse", "text"
 SCALARS: Final = ("chunk_id", "doc_id", "title", "source", "kind", "severity", "family", "date", "version", "language")
@@ -79,28 +83,89 @@ def analyzer_params(language: Language) -> dict[str, Any]:
     return {"tokenizer": tokenizer, "filter": ["lowercase", {"type": "stop", "stop_words": stop}]}
 
 
-def connect(engine: MilvusEngine) -> MilvusClient:
+CONNECT_SECONDS: Final = 10.0
+"""How long the first call of a connection retries (pymilvus retries an RPC error 75 times by default, ~210 s, even one
+that cannot heal)."""
+
+
+def connect(engine: MilvusEngine, create: bool = True) -> MilvusClient:
     """A client of ``engine``; an unreachable URI, a rejected token or an unknown database is a :class:`UserError`
-    of one line, as is a missing ``pymilvus`` (the ``milvus`` extra)."""
+    of one line, as is a missing ``pymilvus`` (the ``milvus`` extra). A Milvus Lite database that cannot be opened
+    (another process holds it, a file where Lite keeps a folder, an unwritable folder, a damaged file in it) is one
+    line with the reason, never milvus_lite's or pymilvus's tracebacks; without ``create`` (a command that only reads)
+    a Lite path where no database is is one too, and nothing is created there."""
     try:
         from pymilvus import MilvusClient
     except ImportError:
         raise UserError("engine: milvus needs the milvus extra: pip install 'tuner[milvus]'") from None
     token = engine.token()
+    _quiet_milvus_logs()
     if engine.lite:
-        # the embedded server logs, as an error with its traceback, each call pymilvus makes that Lite does not
-        # implement (AllocTimestamp, while pymilvus waits for an index): none is an error of the run; the only gRPC
-        # server a tuner process runs is Lite's
-        logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
+        _check_lite_path(Path(engine.uri), create)
+    _LITE_FAILURE.clear()
     try:
         # an embedded Lite server in this process: no keepalive pings (its gRPC server answers them with GOAWAY
         # "too_many_pings", printed on stderr)
         options = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0} if engine.lite else {}
         client = MilvusClient(uri=engine.uri, token=token, db_name=engine.db_name, timeout=10, grpc_options=options)
-        client.list_collections()
+        client.list_collections(timeout=CONNECT_SECONDS)
     except Exception as exc:  # pymilvus raises MilvusException, gRPC errors and OSErrors alike for a failed connection
-        raise UserError(f"engine: cannot use Milvus at {redact(engine.uri)}: {_reason(exc)}") from None
+        raise UserError(f"engine: cannot use Milvus at {redact(engine.uri)}: {_LITE_FAILURE.reason() or _reason(exc)}") from None
     return client
+
+
+def _check_lite_path(path: Path, create: bool) -> None:
+    """Refuse, before Lite is started, a database path it cannot open or (without ``create``) would create."""
+    if path.is_file():
+        raise UserError(f"engine: {path} is a file, not a Milvus Lite database (Milvus Lite keeps a folder of that name)")
+    if not path.exists() and not create:
+        raise UserError(f"engine: no Milvus Lite database at {path} (a command that only reads creates none; "
+                        "check the path)")
+
+
+class _LiteFailure(logging.Handler):
+    """Keeps the reason of the last error milvus_lite logged, which pymilvus replaces by ``Open local milvus failed``
+    (the Lite server manager logs the exception and returns nothing): ``another process holds …``, a permission."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.last: BaseException | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[1] is not None:
+            self.last = record.exc_info[1]
+
+    def clear(self) -> None:
+        self.last = None
+
+    def reason(self) -> str | None:
+        """The logged failure in one line, said the way a user can act on it; None without one."""
+        failure = self.last
+        if failure is None:
+            return None
+        if type(failure).__name__ == "DataDirLockedError":
+            return ("another process holds it (Milvus Lite opens a database in one process at a time): wait for that "
+                    "process or stop it, or use another file")
+        if isinstance(failure, PermissionError):
+            return f"permission denied: {failure.filename or failure}"
+        return _reason(failure)
+
+
+_LITE_FAILURE = _LiteFailure()
+
+
+@cache
+def _quiet_milvus_logs() -> None:
+    """Keep milvus_lite's and pymilvus's own error logs (a traceback per failed call, 12–100 lines) off stderr: each
+    such error also reaches tuner as the exception of the call, which says it in one line; milvus_lite's last error is
+    kept for :func:`connect`. The embedded server's gRPC log of each call pymilvus makes that Lite does not implement
+    (AllocTimestamp, while pymilvus waits for an index) is none of the run's errors; the only gRPC server a tuner
+    process runs is Lite's."""
+    lite = logging.getLogger("milvus_lite")
+    lite.addHandler(_LITE_FAILURE)
+    lite.propagate = False
+    logging.getLogger("pymilvus").setLevel(logging.CRITICAL)
+    logging.getLogger("grpc._server").setLevel(logging.CRITICAL)
 
 
 def _reason(exc: BaseException) -> str:
@@ -116,6 +181,16 @@ def collection_name(table: ChunkTable, language: Language, engine: MilvusEngine)
     key = content_key("milvus-collection", SCHEMA_VERSION, table.key, language, table.encoder.vector_id,
                       engine.index, engine.index_params)
     return PREFIX + key[:24]
+
+
+def keys_in(field: str, keys: Sequence[Any], negate: bool = False) -> str:
+    """The rows whose primary key ``field`` is one of ``keys`` (strings or integers) as a Milvus expression.
+
+    >>> keys_in("pk", ["a", "b"]), keys_in("id", [0, 3], negate=True)
+    ('pk in ["a", "b"]', 'id not in [0, 3]')
+    """
+    literals = ", ".join(string_literal(k) if isinstance(k, str) else str(int(k)) for k in keys)
+    return f"{field} {'not in' if negate else 'in'} [{literals}]"
 
 
 @dataclass(frozen=True)
@@ -164,9 +239,7 @@ class Collection:
 
     def keys_expression(self, rows: Sequence[int], negate: bool = False) -> str:
         """The entities of table ``rows`` as an expression over the primary key: ``id in [0, 3]``."""
-        keys = rows if self.ids is None else [self.ids[row] for row in rows]
-        literals = ", ".join(string_literal(k) if isinstance(k, str) else str(int(k)) for k in keys)
-        return f"{self.key} {'not in' if negate else 'in'} [{literals}]"
+        return keys_in(self.key, rows if self.ids is None else [self.ids[row] for row in rows], negate)
 
 
 @dataclass(frozen=True)
@@ -214,7 +287,7 @@ def ensure_collection(client: MilvusClient, engine: MilvusEngine, table: ChunkTa
         while True:
             properties = _properties(client, name)
             if properties is not None and properties.get(STATE) == COMPLETE:
-                verify(client, name, table, dim)
+                verify(client, name, table, dim, lambda: _rows(table, vectors(), metadata_of, 0, len(table)), reporter)
                 return Collection(client, name, table, language, dim, engine.index)
             if properties is not None and (engine.lite or _stale(properties)):
                 reporter.stage(f"engine: {name} was left half-built (builder gone): dropping it and building it again")
@@ -312,10 +385,13 @@ def _build(client: MilvusClient, name: str, table: ChunkTable, vectors: np.ndarr
         raise UserError(f"engine: chunk {table.chunks[too_long].chunk_id} is longer than Milvus's {TEXT_BYTES} bytes "
                         "of VARCHAR: use a smaller chunk_size")
     beat = time.monotonic()
+    digest = RowDigest()
     with reporter.task(f"engine: building {name} ({len(table)} chunks)", len(table)) as task:
         for first in range(0, len(table), BATCH):
             last = min(first + BATCH, len(table))
-            client.upsert(name, _rows(table, vectors, metadata_of, first, last))
+            rows = _rows(table, vectors, metadata_of, first, last)
+            client.upsert(name, rows)
+            digest.add(rows)
             task.advance(last - first)
             if time.monotonic() - beat > STALE_SECONDS / 4:
                 client.alter_collection_properties(name, properties={HEARTBEAT: str(time.time())})
@@ -324,24 +400,109 @@ def _build(client: MilvusClient, name: str, table: ChunkTable, vectors: np.ndarr
     if (_properties(client, name) or {}).get(BUILDER) != me:
         return  # taken over after a stall: the other builder marks it
     client.alter_collection_properties(name, properties={STATE: COMPLETE, ROWS: str(len(table)),
-                                                         HEARTBEAT: str(time.time())})
+                                                         DIGEST: digest.hexdigest(), HEARTBEAT: str(time.time())})
 
 
-SPOT_CHECKS: Final = 8
-"""Rows :func:`verify` reads back and compares with the chunk table."""
+DIGESTED: Final = ("id", TEXT, *SCALARS, "conflict", "metadata", DENSE)
+"""The fields of a built collection :func:`content_digest` covers: all but ``sparse``, which Milvus's BM25 function
+computes from ``text``."""
+READ_BATCH: Final = 1000
+"""Rows per page when a collection is read back for its digest."""
 
 
-def verify(client: MilvusClient, name: str, table: ChunkTable, dim: int) -> None:
+class RowDigest:
+    """A digest of a set of rows that does not depend on their order (Milvus returns a collection's rows in no fixed
+    order): the sum, modulo 2²⁵⁶, of each row's SHA-256 over its ``fields`` (the scalars as canonical JSON, the
+    ``vector`` field as float32 bytes, exactly what Milvus stores). A row swapped, edited, deleted and replaced under
+    another id, or given other vectors or conflict flags changes it; the id is part of each row's hash, so two rows
+    trading ids do too.
+
+    >>> a, b = RowDigest(("id", "text", "dense")), RowDigest(("id", "text", "dense"))
+    >>> rows = [{"id": i, "text": str(i), "dense": [0.5, float(i)]} for i in range(3)]
+    >>> a.add(rows); b.add(rows[::-1])
+    >>> a.hexdigest() == b.hexdigest(), len(a.hexdigest())
+    (True, 64)
+    """
+
+    def __init__(self, fields: Sequence[str] = DIGESTED, vector: str | None = DENSE) -> None:
+        self._scalars = [field for field in fields if field != vector]
+        self._vector = vector
+        self._sum = 0
+
+    def add(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        for row in rows:
+            scalars = json.dumps([row.get(field) for field in self._scalars], ensure_ascii=False, sort_keys=True)
+            vector = b"" if self._vector is None else np.asarray(row.get(self._vector, ()), dtype=np.float32).tobytes()
+            self._sum = (self._sum + int.from_bytes(hashlib.sha256(scalars.encode("utf-8") + vector).digest(), "big")) % 2**256
+
+    def hexdigest(self) -> str:
+        return f"{self._sum:064x}"
+
+
+def content_digest(client: MilvusClient, name: str, reporter: Reporter) -> str:
+    """:class:`RowDigest` of every row of the built collection ``name``, read back page by page (memory stays one
+    page whatever the collection's size)."""
+    digest = RowDigest()
+    rows = int((client.query(name, filter="", output_fields=["count(*)"], consistency_level="Strong") or [{"count(*)": 0}])[0]["count(*)"])
+    logging.getLogger("pymilvus.client.iterator.query_iterator").setLevel(logging.ERROR)  # Lite: no server timestamp
+    iterator = client.query_iterator(name, batch_size=READ_BATCH, filter="", output_fields=list(DIGESTED))
+    try:
+        with reporter.task(f"engine: verifying {name} ({rows} rows)", rows) as task:
+            while batch := iterator.next():
+                digest.add(batch)
+                task.advance(len(batch))
+    finally:
+        iterator.close()
+    return digest.hexdigest()
+
+
+SAMPLED: Final = 64
+"""Rows of an attached collection whose whole content :func:`attached_content` reads (besides every primary key)."""
+
+
+def attached_content(client: MilvusClient, name: str, key: str, fields: Sequence[str], vector: str,
+                     reporter: Reporter) -> dict[str, Any]:
+    """What a study records of an attached collection's content, to refuse resuming on other rows (another file or
+    cluster holding a collection of the same name, rows added or removed since): ``rows``, the row count, and
+    ``content``, a digest of every primary key and of the whole rows (``fields``: text, doc id, metadata, vector) of
+    :data:`SAMPLED` keys chosen by their own hashes (the same rows whichever process asks). Never a write. A row
+    edited in place under its key outside the sample is not seen: the team's collection has no digest of its own,
+    and reading every row's text and vector is reading the whole collection."""
+    logging.getLogger("pymilvus.client.iterator.query_iterator").setLevel(logging.ERROR)  # Lite: no server timestamp
+    load(client, name)
+    keys, sample = RowDigest((key,), None), list[tuple[bytes, Any]]()
+    counted = client.query(name, filter="", output_fields=["count(*)"])
+    total = int(counted[0]["count(*)"]) if counted else 0
+    iterator = client.query_iterator(name, batch_size=READ_BATCH * 4, filter="", output_fields=[key])
+    try:
+        with reporter.task(f"engine: reading the primary keys of {name} (what the study records of it)", total) as task:
+            while batch := iterator.next():
+                keys.add(batch)
+                for row in batch:
+                    sample.append((hashlib.sha256(json.dumps(row[key]).encode("utf-8")).digest(), row[key]))
+                sample = sorted(sample)[:SAMPLED]
+                task.advance(len(batch))
+    finally:
+        iterator.close()
+    rows = RowDigest((key, *fields), vector)
+    if sample:
+        rows.add(client.query(name, filter=keys_in(key, [k for _, k in sample]), output_fields=[key, *fields]))
+    return {"rows": total, "content": content_key("attached-content", keys.hexdigest(), rows.hexdigest())[:24]}
+
+
+def verify(client: MilvusClient, name: str, table: ChunkTable, dim: int,
+           expected_rows: Callable[[], Sequence[Mapping[str, Any]]], reporter: Reporter) -> None:
     """Refuse (:class:`UserError`) a complete collection that does not hold ``table``: fields or dimension other than
-    a built one's, a row count other than its marker's and the table's, or one of :data:`SPOT_CHECKS` rows spread
-    over it whose text or document differs from the table's (the whole content is not read back: that is the
-    collection's size again)."""
+    a built one's, a row count other than its marker's and the table's, or a :func:`content_digest` of its rows other
+    than the one its builder recorded (every row's text, fields, conflict flag, metadata and vector, read back once
+    per process). A collection completed before tuner recorded digests is compared with ``expected_rows`` (the rows
+    its build would write, from the table) and, when equal, given its digest."""
     described = client.describe_collection(name)
     fields = {f["name"]: f for f in described.get("fields", [])}
     missing = [f for f in ("id", TEXT, DENSE, SPARSE, "conflict", "metadata", *SCALARS) if f not in fields]
     if missing:
         raise UserError(f"engine: collection {name} lacks the field(s) {', '.join(missing)}: it was changed underneath; "
-                        f"tuner engine gc removes it")
+                        f"{REBUILD}")
     found_dim = int((fields[DENSE].get("params") or {}).get("dim", 0))
     if found_dim != dim:
         raise UserError(f"engine: collection {name} holds {found_dim}-dimensional vectors, the model "
@@ -349,25 +510,41 @@ def verify(client: MilvusClient, name: str, table: ChunkTable, dim: int) -> None
     load(client, name)
     counted = client.query(name, filter="", output_fields=["count(*)"], consistency_level="Strong")
     rows = int(counted[0]["count(*)"]) if counted else 0
-    marked = int((described.get("properties") or {}).get(ROWS, -1))
+    properties = described.get("properties") or {}
+    marked = int(properties.get(ROWS, -1))
     if not rows == marked == len(table):
         raise UserError(f"engine: collection {name} holds {rows} rows, its completion marker says {marked} and the "
-                        f"chunk table has {len(table)}: it was changed underneath; tuner engine gc --yes removes it")
-    if not len(table):
-        return
-    ids = sorted({int(i) for i in np.linspace(0, len(table) - 1, SPOT_CHECKS)})
-    got = {int(r["id"]): r for r in client.query(name, ids=ids, output_fields=[TEXT, "doc_id"])}
-    changed = [i for i in ids if i not in got or got[i][TEXT] != table.passages[i] or got[i]["doc_id"] != table.chunks[i].doc_id]
-    if changed:
-        raise UserError(f"engine: collection {name} row {changed[0]} differs from chunk {table.chunks[changed[0]].chunk_id}: "
-                        "it was changed underneath; tuner engine gc --yes removes it")
+                        f"chunk table has {len(table)}: it was changed underneath; {REBUILD}")
+    recorded = properties.get(DIGEST)
+    if recorded is None:
+        written = RowDigest()
+        written.add(expected_rows())
+        recorded = written.hexdigest()
+    found = content_digest(client, name, reporter)
+    if found != recorded:
+        raise UserError(f"engine: collection {name} holds {rows} rows whose content (text, fields, conflict flags, "
+                        f"metadata or vectors) differs from what tuner built there: it was changed underneath; {REBUILD}")
+    if DIGEST not in properties:
+        client.alter_collection_properties(name, properties={DIGEST: found})
+
+
+REBUILD: Final = ("drop it (tuner engine gc URI --yes drops every collection tuner built there) and run again: tuner "
+                  "builds it anew from the dataset")
 
 
 def load(client: MilvusClient, name: str) -> None:
-    """Load ``name`` for search when it is not (a cluster serves only loaded collections)."""
+    """Load ``name`` for search when it is not (a cluster serves only loaded collections). One the engine cannot load
+    (a damaged index file of a Lite database) is a :class:`UserError` naming it and the engine's reason."""
+    from pymilvus import MilvusException
+
     state = client.get_load_state(name).get("state")
     if str(state).rsplit(".", 1)[-1] != "Loaded":
-        client.load_collection(name)
+        try:
+            client.load_collection(name)
+        except MilvusException as exc:
+            remedy = "tuner engine gc --yes removes it, a run builds it again" if name.startswith(PREFIX) else "rebuild it"
+            raise UserError(f"engine: collection {name} cannot be loaded (its files damaged?): {_reason(exc)}; "
+                            f"{remedy}") from None
 
 
 def tuner_collections(client: MilvusClient) -> list[CollectionInfo]:

@@ -5,9 +5,10 @@ Milvus cluster by URL)."""
 from __future__ import annotations
 
 import os
+import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.redaction import redact
@@ -21,6 +22,11 @@ INDEX_KINDS: dict[str, DenseIndex] = {"FLAT": "flat", "AUTOINDEX": "flat", "HNSW
 """The ``dense_index`` setting each Milvus index type is, by the search knob it reads: ``hnsw_ef`` (Milvus ``ef``) for
 the HNSW family, ``ivf_nprobe`` (``nprobe``) for the IVF family, none for ``FLAT`` and ``AUTOINDEX`` (whose search
 level tuner leaves at Milvus's default)."""
+
+
+MILVUS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+"""Milvus's rule for database and collection names."""
+MILVUS_NAME_LENGTH = {"db_name": 64, "collection": 255}
 
 
 class MemoryEngine(BaseModel):
@@ -82,6 +88,16 @@ class MilvusEngine(BaseModel):
             raise ValueError("index_params: an attached collection is built already: tuner builds nothing in it")
         return self
 
+    @field_validator("db_name", "collection")
+    @classmethod
+    def _name(cls, name: str | None, info: ValidationInfo) -> str | None:
+        # checked before any connection: pymilvus sends db_name as a gRPC header, and one holding a newline fails
+        # every call, retried for minutes
+        if name and not (MILVUS_NAME.fullmatch(name) and len(name) <= MILVUS_NAME_LENGTH[info.field_name or ""]):
+            raise ValueError(f"{name!r} is no Milvus name: letters, digits and underscores, not starting with a "
+                             f"digit, at most {MILVUS_NAME_LENGTH[info.field_name or '']} characters")
+        return name
+
     @field_validator("uri")
     @classmethod
     def _uri(cls, uri: str) -> str:
@@ -111,10 +127,15 @@ class MilvusEngine(BaseModel):
 
     def described(self) -> dict[str, Any]:
         """What a run prints and records of the engine (a study, an export): never the token (``token_env`` is only
-        a variable's name), credentials in the URI redacted; in attach mode the collection."""
+        a variable's name), credentials in the URI redacted; in attach mode the collection and its field mapping."""
         described = {"backend": self.backend, "uri": redact(self.uri), "db_name": self.db_name, "token_env": self.token_env,
                      "index": self.index, "index_params": dict(self.index_params)}
-        return described if self.collection is None else {**described, "collection": self.collection}
+        if self.collection is None or self.fields is None:
+            return described
+        # the mapping is what the export's search and tuner serve need to search the team's collection again
+        fields = {role: list(field) if isinstance(field, tuple) else field
+                  for role, field in self.fields.model_dump().items() if field not in (None, ())}
+        return {**described, "collection": self.collection, "fields": fields}
 
 
 EngineConfig = Annotated[MemoryEngine | MilvusEngine, Field(discriminator="backend")]

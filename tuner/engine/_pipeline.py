@@ -16,9 +16,10 @@ from tuner.cache import DiskCache, content_key
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder, EmbeddingContext
 from tuner.engine._attach import (
-    AttachedRows, attach, attached_collection, check_dimension, check_doc_ids, check_model, read_collection,
+    AttachedRows, attach, attached_collection, check_dimension, check_doc_ids, check_model, conflicting_documents,
+    read_collection,
 )
-from tuner.engine._collections import Collection, connect, ensure_collection
+from tuner.engine._collections import Collection, attached_content, connect, ensure_collection
 from tuner.engine._config import MemoryEngine, MilvusEngine
 from tuner.engine._search import BM25Ceiling, MilvusFirstStage, filter_expression, index_knobs, mask_expression
 from tuner.errors import UserError
@@ -42,13 +43,30 @@ class MilvusPipeline(RetrievalPipeline):
                  encoder: CachedEncoder | None = None) -> None:
         super().__init__(dataset, cache, reporter, encoder, embeddings)
         self.engine = engine
-        self.client = connect(engine)
+        self.client = connect(engine, create=engine.collection is None)  # attach mode only reads
         self._collections: dict[str, Collection] = {}
         self._stages: dict[tuple[object, ...], MilvusFirstStage] = {}
         self._schema = attach(self.client, engine) if engine.collection is not None else None
         self._rows: AttachedRows | None = None
-        # an attached collection holds the team's chunks only: the dataset's conflicting documents are not in it
+        self._content: dict[str, Any] | None = None
+        self._conflicting: dict[str, tuple[str, str]] = {}
+        # an attached collection holds the team's chunks: its own conflicting rows, once read, are the only ones the
+        # all view searches (the dataset's conflicts are never put into it)
         self.searches_conflicts = self._schema is None
+
+    def described(self) -> dict[str, Any]:
+        """The engine as a study records it (:meth:`MilvusEngine.described`), for an attached collection with its
+        primary ``key`` field and vector ``metric`` (what the export's search names and sends) and what its content is (:func:`attached_content`: ``rows``
+        and a ``content`` digest, read once), so that a study resumed on other rows is refused."""
+        described = self.engine.described()
+        if self._schema is None or self.engine.fields is None:
+            return described
+        if self._content is None:
+            fields = self.engine.fields
+            self._content = attached_content(self.client, self._schema.name, self._schema.key,
+                                             [fields.text, fields.doc_id, *fields.metadata_fields], fields.vector,
+                                             self.reporter)
+        return {**described, "key": self._schema.key, "metric": self._schema.metric, **self._content}
 
     def collection(self, settings: RetrievalSettings) -> Collection:
         """The complete, verified collection of ``settings``' chunks and embedding model (built on first use), or the
@@ -76,10 +94,12 @@ class MilvusPipeline(RetrievalPipeline):
             if self._rows is None:
                 self._rows = read_collection(self.client, self.engine, self._schema, self.reporter)
                 check_doc_ids(self._rows, self.dataset, self._schema, fields.doc_id, self.reporter)
+                self._conflicting = conflicting_documents(self._rows, self.dataset)
+                self.searches_conflicts = bool(self._conflicting)
             check_model(self._rows, encoder, self._schema, fields.vector, settings.embedding_model)
             self._collections[key] = attached_collection(
                 self.client, self._schema, self._rows, super().table(settings), self.dataset.language, fields.sparse,
-                fields.vector)
+                fields.vector, self._conflicting)
         return self._collections[key]
 
     def table(self, settings: RetrievalSettings) -> ChunkTable:
@@ -135,11 +155,16 @@ class MilvusPipeline(RetrievalPipeline):
         return self._candidates[key]
 
     def searched(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray | None:
-        """The chunks the first stage searches in ``view``; an attached collection has only the ``clean`` view (the
-        dataset's conflicting documents cannot be put into it: v3 needs ``variants.hard_mode: inject``)."""
+        """The chunks the first stage searches in ``view``; an attached collection has views other than ``clean``
+        only where some of its own rows are known to conflict (:func:`conflicting_documents`): the dataset's
+        conflicting documents cannot be put into it."""
         if self._schema is not None and view != "clean":
-            raise UserError(f"engine: collection {self._schema.name} is attached, never written: the conflicting "
-                            "documents of v3 cannot be put into it; use variants.hard_mode: inject (--hard-mode inject)")
+            self._attached(settings)
+            if not self._conflicting:
+                raise UserError(f"engine: no row of the attached collection {self._schema.name} is known to conflict "
+                                "(conflicts.jsonl names none of its doc ids, and no document's metadata shows an older "
+                                "version of a family): v3 in_index has nothing to search; use variants.hard_mode: "
+                                "inject (--hard-mode inject)")
         return super().searched(settings, view)
 
 
@@ -153,6 +178,12 @@ ENGINES: dict[str, PipelineFactory] = {
                                                                                             embeddings, encoder),
 }
 """The pipeline of each engine ``backend``."""
+
+
+def recorded_engine(engine: MemoryEngine | MilvusEngine, pipeline: RetrievalPipeline) -> dict[str, Any]:
+    """What a study records of the engine its ``pipeline`` searches: :meth:`MilvusPipeline.described` (with an
+    attached collection's content) or the engine's own description."""
+    return pipeline.described() if isinstance(pipeline, MilvusPipeline) else engine.described()
 
 
 def engine_pipeline(engine: MemoryEngine | MilvusEngine, dataset: Dataset, cache: DiskCache | None = None,

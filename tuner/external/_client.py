@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from tuner.cache import content_key
 from tuner.errors import ErrorKind, backend_error
@@ -20,13 +20,14 @@ from tuner.external._contract import Record, kept_records
 from tuner.http_guard import too_deep
 from tuner.llm import CachedReply, CallStore, Usage, map_concurrent, read_key, retry_after_seconds, send_with_retries
 from tuner.redaction import MASK, redact
+from tuner.strict import StrictModel
 
 API_KEY_VARIABLE = "TUNER_EXTERNAL_API_KEY"
 """Where ``tuner eval --external`` and a study's ``retriever: {backend: external}`` read the service's key by default."""
 _FORMAT = "external-retrieval-v1"
 
 
-class ExternalConfig(BaseModel):
+class ExternalConfig(StrictModel):
     """A retrieval service that speaks the contract (a study file's ``retriever:``): ``url`` is the endpoint Dify would
     be given (``/retrieval`` is appended: RAGFlow's is ``http://HOST/api/v1/dify``), ``knowledge_id`` the knowledge
     base there, the key in the environment variable ``api_key_env`` (never in a file). ``match`` says how a record
@@ -38,7 +39,6 @@ class ExternalConfig(BaseModel):
     request (not retried); of a reply with more records than ``top_k`` the ``top_k`` best by score are kept and the
     rest counted as dropped (:attr:`ExternalClient.dropped`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     backend: Literal["external"] = "external"
     url: str = Field(min_length=1)
     knowledge_id: str = Field(min_length=1)

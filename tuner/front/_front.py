@@ -114,7 +114,8 @@ def entry_json(
         "tie_group": entry.tie_group,
         "epsilon_dominated_by": list(entry.epsilon_dominated_by),
         "exposure": record.exposure_dict(),
-        "exposed": None if share is None else f"{share.successes}/{share.n_total}",
+        "exposed": (None if record.exposure_not_measured is None else "not measured") if share is None
+        else f"{share.successes}/{share.n_total}",
         "at_risk": None if parts is None else parts.at_risk,
         "susceptibility": None if parts is None else parts.susceptibility,
         "delta": None if parts is None else parts.delta,

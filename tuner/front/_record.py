@@ -8,15 +8,16 @@ added in one place. The stored form is plain JSON (what optuna-dashboard shows);
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Annotated, Any, TypeVar
 
 import optuna
+from pydantic import BaseModel, ConfigDict, PlainSerializer, PlainValidator
 
 from tuner.dataset import LabelProvenance
 from tuner.metrics import DeltaParts, TiedExposure, delta_parts
-from tuner.objectives import CONTEXT_WORDS, DELTA
+from tuner.objectives import DELTA
 from tuner.retrieval import SearchLatency
 from tuner.stats import Proportion, run_sd_of_margin
 
@@ -128,15 +129,36 @@ class TrialCalls:
         return self.generator + self.judge
 
 
-@dataclass(frozen=True)
-class TrialRecord:
+def _reader(kind: type[Any], read: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Validation of a field holding a ``kind`` object: an instance passes, a stored value is read back by ``read``."""
+    return lambda value: value if isinstance(value, kind) else read(value)
+
+
+Latency = Annotated[SearchLatency, PlainValidator(_reader(SearchLatency, SearchLatency.from_dict)),
+                    PlainSerializer(SearchLatency.to_dict)]
+Calls = Annotated[TrialCalls, PlainValidator(_reader(TrialCalls, TrialCalls.from_dict)), PlainSerializer(asdict)]
+# evidence stored empty (``{}``) reads as none, as it always has
+Pruning = Annotated[PruneEvidence, PlainValidator(_reader(PruneEvidence, lambda v: PruneEvidence.from_dict(v) if v else None)),
+                    PlainSerializer(PruneEvidence.to_dict)]
+T = TypeVar("T")
+Cases = Annotated[tuple[T, ...], PlainSerializer(list)]
+"""Per-case values in the study's case order: a tuple in the record, a JSON list in storage."""
+
+
+NOT_MEASURED = "not_measured"
+"""The key an exposure that could not be measured is stored and printed under (with why), never a 0."""
+
+
+class TrialRecord(BaseModel):
     """A trial's user attributes. Every field is optional: a running, pruned or failed trial has only some.
 
     ``recall_cases`` is recall@k per case in the study's case order (what paired comparisons of recall read);
     ``exposed_cases`` per case in that order 1 when its final context over the index with conflicts holds a
     conflicting chunk, else 0 (conflict exposure is their mean; Δ's parts are read from it with ``f0``/``f3``);
     ``exposure_ties`` per case in that order whether a tie at the cut decided that flag (+1 could become exposed, −1
-    unexposed, 0 neither: :func:`tuner.metrics.tie_flip`);
+    unexposed, 0 neither: :func:`tuner.metrics.tie_flip`); ``exposure_not_measured`` why exposure is not known (the
+    retrieval does not tell tuner which of its chunks conflict: an attached collection none of whose rows is known to,
+    a retrieval service), where ``exposed_cases`` is then absent, never zeros;
     ``f0``/``f3`` are per-case faithfulness at v0 and v3 in the study's case order (None = missing);
     ``ci`` maps an objective to its 95% interval (a bound is None when undefined); ``n``/``n_total`` are
     the cases scored at both variants and the cases with keypoints; ``partial_values`` are a pruned
@@ -153,49 +175,38 @@ class TrialRecord:
     ``tuner export --format milvus`` names).
     """
 
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
     worker: str | None = None
     embedding_backend: str | None = None
     collection: str | None = None
     settings: dict[str, Any] | None = None
     context_words: float | None = None
-    search_latency: SearchLatency | None = None
-    calls: TrialCalls | None = None
+    search_latency: Latency | None = None
+    calls: Calls | None = None
     cases_evaluated: int | None = None
-    recall_cases: tuple[float, ...] | None = None
-    exposed_cases: tuple[int, ...] | None = None
-    exposure_ties: tuple[int, ...] | None = None
-    f0: tuple[float | None, ...] | None = None
-    f3: tuple[float | None, ...] | None = None
+    recall_cases: Cases[float] | None = None
+    exposed_cases: Cases[int] | None = None
+    exposure_ties: Cases[int] | None = None
+    exposure_not_measured: str | None = None
+    f0: Cases[float | None] | None = None
+    f3: Cases[float | None] | None = None
     ci: dict[str, list[float | None] | None] | None = None
     n: int | None = None
     n_total: int | None = None
     grade: str | None = None
     by_category: dict[str, dict[str, Any]] | None = None
     partial_values: dict[str, float | None] | None = None
-    pruning: PruneEvidence | None = None
+    pruning: Pruning | None = None
     duplicate_of: int | None = None
     unscorable: str | None = None
     skipped: str | None = None
     failure: str | None = None
-    warnings: tuple[str, ...] | None = None
+    warnings: Cases[str] | None = None
 
     def to_attrs(self) -> dict[str, Any]:
         """The fields that are set, as JSON-ready user attributes."""
-        attrs: dict[str, Any] = {}
-        for name in self.__dataclass_fields__:
-            value = getattr(self, name)
-            if value is None:
-                continue
-            if isinstance(value, TrialCalls):
-                value = asdict(value)
-            elif isinstance(value, SearchLatency):
-                value = value.to_dict()
-            elif isinstance(value, PruneEvidence):
-                value = value.to_dict()
-            elif isinstance(value, tuple):
-                value = list(value)
-            attrs[name] = value
-        return attrs
+        return self.model_dump(exclude_none=True)
 
     def write(self, trial: optuna.Trial) -> None:
         for key, value in self.to_attrs().items():
@@ -203,36 +214,8 @@ class TrialRecord:
 
     @classmethod
     def from_attrs(cls, attrs: Mapping[str, Any]) -> TrialRecord:
-        calls, pruning = attrs.get("calls"), attrs.get("pruning")
-        f0, f3 = attrs.get("f0"), attrs.get("f3")
-        words = attrs.get(CONTEXT_WORDS)
-        return cls(
-            worker=attrs.get("worker"),
-            embedding_backend=attrs.get("embedding_backend"),
-            collection=attrs.get("collection"),
-            settings=attrs.get("settings"),
-            context_words=None if words is None else float(words),
-            search_latency=None if attrs.get("search_latency") is None else SearchLatency.from_dict(attrs["search_latency"]),
-            calls=None if calls is None else TrialCalls.from_dict(calls),
-            cases_evaluated=attrs.get("cases_evaluated"),
-            recall_cases=None if attrs.get("recall_cases") is None else tuple(attrs["recall_cases"]),
-            exposed_cases=None if attrs.get("exposed_cases") is None else tuple(attrs["exposed_cases"]),
-            exposure_ties=None if attrs.get("exposure_ties") is None else tuple(attrs["exposure_ties"]),
-            f0=None if f0 is None else tuple(f0),
-            f3=None if f3 is None else tuple(f3),
-            ci=attrs.get("ci"),
-            n=attrs.get("n"),
-            n_total=attrs.get("n_total"),
-            grade=attrs.get("grade"),
-            by_category=attrs.get("by_category"),
-            partial_values=attrs.get("partial_values"),
-            pruning=None if not pruning else PruneEvidence.from_dict(pruning),
-            duplicate_of=attrs.get("duplicate_of"),
-            unscorable=attrs.get("unscorable"),
-            skipped=attrs.get("skipped"),
-            failure=attrs.get("failure"),
-            warnings=None if attrs.get("warnings") is None else tuple(attrs["warnings"]),
-        )
+        """The record of a trial's stored user attributes (any other key is left alone)."""
+        return cls.model_validate(attrs)
 
     @classmethod
     def from_trial(cls, trial: optuna.trial.FrozenTrial) -> TrialRecord:
@@ -251,7 +234,7 @@ class TrialRecord:
         and ``range`` (:meth:`tuner.metrics.TiedExposure.to_dict`); None when not recorded."""
         share, ties = self.exposure(), self.tied_exposure()
         if share is None:
-            return None
+            return None if self.exposure_not_measured is None else {NOT_MEASURED: self.exposure_not_measured}
         return {"value": share.value, "ci": None if share.ci is None else list(share.ci),
                 **({} if ties is None else ties.to_dict(share.successes))}
 
@@ -270,7 +253,7 @@ class TrialRecord:
         and Δ's parts (``at_risk``, ``susceptibility``, ``delta``); None when the trial has no exposure recorded."""
         share, parts = self.exposure(), self.delta_parts()
         if share is None:
-            return None
+            return None if self.exposure_not_measured is None else {NOT_MEASURED: self.exposure_not_measured}
         ties = self.tied_exposure()
         return {**share.to_dict(), **({} if ties is None else ties.to_dict(share.successes)),
                 "at_risk": None if parts is None else parts.at_risk,
@@ -282,7 +265,8 @@ class TrialRecord:
         susceptibility — when no case is exposed), or None when the trial has no exposure recorded."""
         share, parts = self.exposure(), self.delta_parts()
         if share is None:
-            return None
+            return None if self.exposure_not_measured is None else (
+                f"conflict exposure not measured: {self.exposure_not_measured}")
         ties = self.tied_exposure()
         said = None if ties is None else ties.describe()
         text = f"conflict exposure {share.describe()}" + ("" if said is None else f", {said}")

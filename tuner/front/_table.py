@@ -52,7 +52,7 @@ def trial_rows(study: optuna.Study) -> list[dict[str, Any]]:
         share, parts = record.exposure(), record.delta_parts()
         low, high = (None, None) if share is None or share.ci is None else share.ci
         row.update({
-            "exposure": None if share is None else share.value,
+            "exposure": (None if record.exposure_not_measured is None else "not measured") if share is None else share.value,
             "exposure.low": low,
             "exposure.high": high,
             "exposed": None if share is None else share.successes,

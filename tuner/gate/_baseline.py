@@ -12,20 +12,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from tuner.cache import content_key
 from tuner.dataset import GoldenCase
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import atomic_write_json, renamed_key
+from tuner.strict import StrictModel
 
 BASELINE_FORMAT = 1
 
 
-class BaselineRun(BaseModel):
+class BaselineRun(StrictModel):
     """The means of one accepted run: an entry of ``Baseline.history``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     written_at: str
     tool_version: str
@@ -34,14 +33,12 @@ class BaselineRun(BaseModel):
     summary: dict[str, float | None]
 
 
-class Baseline(BaseModel):
+class Baseline(StrictModel):
     """``retrieval[metric][case_id]`` over every case; ``faithful[variant][case_id]`` over the sampled
     cases (``null`` = no score); ``summary`` holds the means (names as in noise-floor files, e.g.
     ``recall_at_k``, ``faithful_v0``, ``v3_delta_faithful``); ``history`` the earlier runs, oldest first;
     ``cases[case_id]`` the fingerprint of what each case asked (:func:`case_fingerprint`), so a case whose id was
     kept for another question is not compared as if paired (empty in baselines written before it existed)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     format: int = BASELINE_FORMAT
     written_at: str

@@ -4,18 +4,19 @@ keys rejected)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, Field, ValidationError, create_model, model_validator
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
+from tuner.metrics import RETRIEVAL_METRICS
+from tuner.objectives import RECALL
+from tuner.strict import StrictModel
 
 
-class DeltaLimits(BaseModel):
+class DeltaLimits(StrictModel):
     """Δfaithful grade limits: Δ ≤ ``warn`` passes, ``warn`` < Δ ≤ ``fail`` warns, Δ > ``fail`` fails."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     warn: float = Field(0.05, ge=0.0, le=1.0)
     fail: float = Field(0.15, ge=0.0, le=1.0)
@@ -27,31 +28,36 @@ class DeltaLimits(BaseModel):
         return self
 
 
-class RetrievalLimits(BaseModel):
-    """Largest allowed relative drop of each retrieval metric vs the baseline; ``null`` = reported, not gated.
+_LIMITS_DOC = """Largest allowed relative drop of each retrieval metric vs the baseline; ``null`` = reported, not gated.
 
-    relative drop = (baseline − current) / baseline, both means over the same cases.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    recall_at_k: float | None = Field(0.03, ge=0.0, le=1.0)
-    hit_at_k: float | None = Field(0.02, ge=0.0, le=1.0)
-    mrr: float | None = Field(None, ge=0.0, le=1.0)
-    context_precision: float | None = Field(None, ge=0.0, le=1.0)
+relative drop = (baseline − current) / baseline, both means over the same cases."""
 
 
-class JudgeCheck(BaseModel):
+def _retrieval_limits() -> type[BaseModel]:
+    """One field per metric of the registry (recall@k first, as docs/gate.md lists them), its default the entry's
+    ``gate_drop``: a new retrieval metric is gated without an edit here."""
+    names = [RECALL, *(name for name in RETRIEVAL_METRICS if name != RECALL)]
+    fields: dict[str, Any] = {name: (float | None, Field(RETRIEVAL_METRICS[name].gate_drop, ge=0.0, le=1.0))
+                              for name in names}
+    return create_model("RetrievalLimits", __base__=StrictModel, __module__=__name__,
+                        __doc__=_LIMITS_DOC, **fields)
+
+
+if TYPE_CHECKING:
+    RetrievalLimits = BaseModel
+else:
+    RetrievalLimits = _retrieval_limits()
+
+
+class JudgeCheck(StrictModel):
     """The judge self-check: the first ``cases`` sampled cases are judged a second time and at least
     ``min_agreement`` of their keypoint verdicts (answer and context side together) must be identical."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     min_agreement: float = Field(0.95, ge=0.0, le=1.0)
     cases: int = Field(20, ge=0)
 
 
-class GateThresholds(BaseModel):
+class GateThresholds(StrictModel):
     """Everything ``tuner gate`` compares against, with the defaults of docs/gate.md.
 
     ``delta_faithful`` grades the whole sample; each category is graded with ``categories[name]``
@@ -61,8 +67,6 @@ class GateThresholds(BaseModel):
     question, relevant documents and keypoints); below it the comparison would say little about today's
     golden set, and the gate stops with exit 2 asking for a new baseline.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     retrieval: RetrievalLimits = RetrievalLimits()
     delta_faithful: DeltaLimits = DeltaLimits()

@@ -14,17 +14,8 @@ from tuner.generation._extractive import (
     ScoredSentence,
     position_bonus,
 )
-from tuner.generation._local import (
-    CHAT_PROMPT,
-    LOCAL_MODELS,
-    LOCAL_PROMPT,
-    LocalGenerator,
-    LocalGeneratorConfig,
-    cut_answer,
-    llama_cpp_runtime,
-    model_file,
-    require_local,
-)
+from tuner.generation._local import CHAT_PROMPT, LOCAL_PROMPT, LocalGenerator, LocalGeneratorConfig, cut_answer, llama_cpp_runtime
+from tuner.generation._models import LOCAL_MODELS, model_file, require_local
 from tuner.generation._openai import (
     ABSTAIN_ZH,
     DEFAULT_PROMPT_TEMPLATE,

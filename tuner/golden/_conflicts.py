@@ -7,7 +7,7 @@ when asked, dense neighbours: documents one of whose chunks is among the :data:`
 (FAISS, inner product of the knowledge base's normalized embeddings, default chunking) of a chunk of the other with a
 cosine of at least the threshold given, which pairs versions rewritten rather than copied. In a
 pair, each sentence of one document is matched to its most similar sentence in the other (Jaccard of BM25 terms
-≥ :data:`SENTENCE_MATCH`); where matched sentences carry different values — numbers (Chinese numerals read by
+≥ :data:`SENTENCE_MATCH`; found through an index, :class:`_SentenceIndex`, not by comparing every pair); where matched sentences carry different values — numbers (Chinese numerals read by
 tuner.text), dates (read as ISO) or capitalized names — the pair disagrees. With both dates known the older document is
 the stale one (``doc_id``); otherwise the order is by doc id and the row says ``severity: undated``.
 
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -33,10 +34,14 @@ import numpy as np
 
 from tuner.dataset import Dataset, Document
 from tuner.embedding import CachedEncoder
-from tuner.progress import Reporter, SilentReporter
+from tuner.progress import LoggedTask, Reporter, SilentReporter
 from tuner.text import NUMBER, bm25_tokens, find_dates, format_number, normalize_text, parse_number, split_sentences
 
 SENTENCE_MATCH = 0.5
+MATCH_CANDIDATES = 500
+"""The most sentences of the other document one sentence is compared with (:class:`_SentenceIndex`): the ones sharing
+its rarest terms. Only a sentence made of words most sentences hold has more (documents written from a few templates);
+without a bound they cost sentences × sentences Jaccard computations, minutes for two such documents of 1 MB."""
 QUESTION_DEPTH = 5
 """Documents read per question by :func:`question_conflicts` (BM25's top chunks, by document)."""
 QUESTION_TERMS = 2
@@ -96,6 +101,83 @@ def _is_date(value: str) -> bool:
     return bool(_ISO_DATE.fullmatch(value))
 
 
+@dataclass(frozen=True)
+class _Sentence:
+    """A sentence's context terms (:func:`_terms`) and values (:func:`_values`)."""
+
+    terms: frozenset[str]
+    values: frozenset[str]
+
+
+def _sentences(text: str) -> list[_Sentence]:
+    """:class:`_Sentence` of each sentence of ``text``, in order."""
+    found = []
+    for sentence in split_sentences(text):
+        values = _values(sentence)
+        found.append(_Sentence(frozenset(_terms(sentence, values)), frozenset(values)))
+    return found
+
+
+class _SentenceIndex:
+    """The sentences of one document, searched for the one most similar to a sentence of another (Jaccard of context
+    terms, the first in order among equals) when it reaches :data:`SENTENCE_MATCH`, without comparing every pair: a
+    prefix-filtered inverted index (Bayardo et al., "Scaling up all pairs similarity search", 2007). With the terms of
+    every sentence ordered rarest first, two sets of Jaccard ≥ t share at least ``ceil(t·max(|x|, |y|))`` terms, so
+    their prefixes of ``|x| − ceil(t·|x|) + 1`` terms share one: only the sentences whose prefix holds a term of the
+    query's prefix, of a size within ``[t·|x|, |x|/t]``, are compared, and the answer is the one the full comparison
+    gives, unless they are more than :data:`MATCH_CANDIDATES` (then those found through its rarest terms first). A
+    context repeated in the document is indexed once (its first sentence is the one a tie picks), and a query whose
+    context the document holds (a version copies most sentences) is answered by that sentence's first copy at once."""
+
+    def __init__(self, sentences: Sequence[_Sentence], threshold: float = SENTENCE_MATCH) -> None:
+        self.threshold = threshold
+        self.sentences = sentences
+        self.frequency: dict[str, int] = {}
+        for sentence in sentences:
+            for term in sentence.terms:
+                self.frequency[term] = self.frequency.get(term, 0) + 1
+        self.postings: dict[str, list[int]] = {}
+        self.first: dict[frozenset[str], int] = {}  # each context's first sentence: a copy in the other is its best
+        for number, sentence in enumerate(sentences):
+            if not sentence.terms or sentence.terms in self.first:
+                continue
+            self.first[sentence.terms] = number
+            for term in self._prefix(sentence.terms):
+                self.postings.setdefault(term, []).append(number)
+        self._best: dict[frozenset[str], int | None] = {}
+        self.compared = 0
+        """Jaccard similarities computed so far (all pairs: every sentence against every sentence)."""
+
+    def _prefix(self, terms: frozenset[str]) -> list[str]:
+        # the float's rounding may only lengthen the prefix (never miss a match): ceil of a hair less
+        length = len(terms) - math.ceil(self.threshold * len(terms) - 1e-9) + 1
+        return sorted(terms, key=lambda term: (self.frequency.get(term, 0), term))[:length]
+
+    def best(self, terms: frozenset[str]) -> int | None:
+        """The number of the first sentence of highest Jaccard with ``terms`` when that is at least the threshold."""
+        if terms in self.first:  # a Jaccard of 1, which none exceeds: the first copy (a version copies most sentences)
+            return self.first[terms]
+        if terms not in self._best:
+            low, high = self.threshold * len(terms) - 1e-9, len(terms) / self.threshold + 1e-9
+            found: dict[int, None] = {}
+            for term in self._prefix(terms):  # rarest first: a sentence of common words only is the one cut short
+                for number in self.postings.get(term, ()):
+                    if len(found) >= MATCH_CANDIDATES:
+                        break
+                    if low <= len(self.sentences[number].terms) <= high:
+                        found[number] = None
+            candidates = sorted(found)
+            self.compared += len(candidates)
+            best, score = None, 0.0
+            for number in candidates:
+                other = self.sentences[number].terms
+                jaccard = len(terms & other) / len(terms | other)
+                if jaccard > score:
+                    best, score = number, jaccard
+            self._best[terms] = best if score >= self.threshold else None
+        return self._best[terms]
+
+
 def disagreements(a: str, b: str) -> tuple[list[str], list[str]]:
     """Values of ``a`` and of ``b`` that differ in matched sentences (see the module doc), each in order, once.
 
@@ -104,26 +186,23 @@ def disagreements(a: str, b: str) -> tuple[list[str], list[str]]:
     >>> disagreements("员工每年享有年假十五天。", "员工每年享有年假二十天。")
     (['15'], ['20'])
     """
+    return _disagreements(_sentences(a), _SentenceIndex(_sentences(b)))
+
+
+def _disagreements(mine: Sequence[_Sentence], theirs: _SentenceIndex) -> tuple[list[str], list[str]]:
     left: dict[str, None] = {}
     right: dict[str, None] = {}
-    b_sentences = [(s, _terms(s, v), v) for s in split_sentences(b) for v in [_values(s)]]
-    for sentence in split_sentences(a):
-        values = _values(sentence)
-        terms = _terms(sentence, values)
-        if not values or not terms:
+    for sentence in mine:
+        if not sentence.values or not sentence.terms:
             continue
-        best, score = None, 0.0
-        for other, other_terms, other_values in b_sentences:
-            union = terms | other_terms
-            jaccard = len(terms & other_terms) / len(union) if union else 0.0
-            if jaccard > score:
-                best, score = (other_values,), jaccard
-        if best is None or score < SENTENCE_MATCH:
+        match = theirs.best(sentence.terms)
+        if match is None:
             continue
-        mine, theirs = values - best[0], best[0] - values
-        if mine and theirs:
-            left.update(dict.fromkeys(sorted(mine)))
-            right.update(dict.fromkeys(sorted(theirs)))
+        other = theirs.sentences[match].values
+        own, their = sentence.values - other, other - sentence.values
+        if own and their:
+            left.update(dict.fromkeys(sorted(own)))
+            right.update(dict.fromkeys(sorted(their)))
     return list(left), list(right)
 
 
@@ -202,16 +281,27 @@ def find_conflicts(kb: Dataset, *, near_duplicates: bool = True, dense: float | 
         for pair, cosine in dense_pairs(kb, dense, encoder=encoder, reporter=reporter).items():
             pairs.setdefault(pair, f"similar:{cosine:.2f}")
     found: list[ConflictCandidate] = []
-    for (a, b), reason in sorted(pairs.items()):
-        date_a, date_b = (str(corpus[d].metadata.get("date") or "") for d in (a, b))
-        dated = bool(date_a and date_b and date_a != date_b)
-        old, new = (b, a) if dated and date_b < date_a else (a, b)
-        wrong, right = disagreements(corpus[old].text, corpus[new].text)
-        # outside a version family, two documents whose matched sentences carry different dates tell of different
-        # events (a market report of each day; one article republished on two days), not of one fact that changed
-        dated_events = any(map(_is_date, wrong)) and any(map(_is_date, right))
-        if wrong and (reason == "family" or not dated_events):
-            found.append(ConflictCandidate(old, new, tuple(wrong), tuple(right), reason, dated))
+    sentences: dict[str, list[_Sentence]] = {}  # each document read once, however many pairs it is in
+    indexes: dict[str, _SentenceIndex] = {}
+    shown = reporter or SilentReporter()
+    with shown.task("comparing the sentences of candidate pairs", len(pairs)) as bar:
+        task = LoggedTask(bar, shown, lambda done: f"comparing the sentences of candidate pairs: {done} of {len(pairs)}")
+        for (a, b), reason in sorted(pairs.items()):
+            date_a, date_b = (str(corpus[d].metadata.get("date") or "") for d in (a, b))
+            dated = bool(date_a and date_b and date_a != date_b)
+            old, new = (b, a) if dated and date_b < date_a else (a, b)
+            for doc_id in (old, new):
+                if doc_id not in sentences:
+                    sentences[doc_id] = _sentences(corpus[doc_id].text)
+            if new not in indexes:
+                indexes[new] = _SentenceIndex(sentences[new])
+            wrong, right = _disagreements(sentences[old], indexes[new])
+            task.advance()
+            # outside a version family, two documents whose matched sentences carry different dates tell of different
+            # events (a market report of each day; one article republished on two days), not of one fact that changed
+            dated_events = any(map(_is_date, wrong)) and any(map(_is_date, right))
+            if wrong and (reason == "family" or not dated_events):
+                found.append(ConflictCandidate(old, new, tuple(wrong), tuple(right), reason, dated))
     return sorted(found, key=lambda c: (-len(c.wrong_values), c.doc_id, c.conflicts_with))
 
 

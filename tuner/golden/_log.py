@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from tuner.dataset import Dataset
 from tuner.dataset.importers import table_rows
@@ -23,6 +23,7 @@ from tuner.golden._draft import draft_case
 from tuner.golden._pool import DEFAULT_DEPTH, POOL_RETRIEVERS, build_pools
 from tuner.progress import Reporter
 from tuner.text import is_blank
+from tuner.strict import StrictModel
 
 QUERY_COLUMNS = ("query", "question")
 """Columns tried, in order, when the mapping names no query column."""
@@ -46,7 +47,7 @@ class LoggedQuestion:
     feedback: list[str] = field(default_factory=list)
 
 
-class Sampling(BaseModel):
+class Sampling(StrictModel):
     """How many questions to draw and where the strata's borders are.
 
     Questions are ranked by merged count (ties in log order); ``head`` holds the most frequent questions that
@@ -55,8 +56,6 @@ class Sampling(BaseModel):
     with fewer questions than asked gives all of them and its shortfall goes to the next ones
     (head → torso → tail → head). Known bad cases come on top.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     n: int = Field(100, ge=1)
     head_traffic: float = Field(0.5, gt=0.0, lt=1.0)

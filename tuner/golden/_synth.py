@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from tuner.chunking import CORPUS as CORPUS_CHUNK
 from tuner.chunking import Chunk
@@ -31,6 +31,7 @@ from tuner.progress import Reporter, SilentReporter
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import settings_from_mapping
 from tuner.text import CJK_CHARS, Language, bm25_tokens, detect_language, normalize_text
+from tuner.strict import StrictModel
 
 CATEGORIES = ("single_hop", "multi_hop", "long_tail")
 DIFFICULTY = {"single_hop": "easy", "long_tail": "medium", "multi_hop": "hard"}
@@ -87,15 +88,13 @@ PASSAGE_BOUND = re.compile(
 """Wording that only makes sense next to the passage the question was written from."""
 
 
-class SynthPlan(BaseModel):
+class SynthPlan(StrictModel):
     """What ``tuner golden synth`` asks for. ``n`` questions are kept, split over the categories by the shares
     (single-hop takes the rest); sources are taken until each category has its count or runs out of sources.
     ``link_similarity`` is the cosine from which two chunks of different documents are linked for a multi-hop question
     when they share no rare term; ``closed_book`` adds a second call per question, without the passage, and drops the
     question when that answer states every keypoint; ``budget`` stops before a batch of requests once the tokens spent
     in this run reach it; ``concurrency`` is how many requests are in flight at once (see :class:`Synthesizer`)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     n: int = Field(100, ge=1)
     multi_hop_share: float = Field(0.3, ge=0.0, le=1.0)

@@ -12,24 +12,23 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from tuner.judging._normalize import Normalized, normalize
 from tuner.judging._overlap import best_window
 from tuner.verdicts import KeypointVerdict, Verdict
 from tuner.llm import RequestCount
 from tuner.backends import BackendResources
+from tuner.strict import StrictModel
 
 
-class LexicalJudgeConfig(BaseModel):
+class LexicalJudgeConfig(StrictModel):
     """``judge: {backend: lexical}`` (the default).
 
     ``long_keypoint_tokens``: a keypoint alias (or wrong value) of more normalized tokens than this is
     matched by token F1 instead of exactly (a Chinese character is a token). ``min_f1``: the token F1 a
     window of the text needs to state a long keypoint. See docs/metrics.md for how both were chosen.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     backend: Literal["lexical"] = "lexical"
     long_keypoint_tokens: int = Field(5, ge=1)

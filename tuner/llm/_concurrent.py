@@ -8,12 +8,10 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from tuner.errors import NotStarted
+
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-class _NotStarted(Exception):
-    """A call skipped because an earlier one failed (never the exception :func:`map_concurrent` raises)."""
 
 
 def map_concurrent(fn: Callable[[T], R], items: Iterable[T], limit: int) -> list[R]:
@@ -30,7 +28,7 @@ def map_concurrent(fn: Callable[[T], R], items: Iterable[T], limit: int) -> list
 
     def call(item: T) -> R:
         if failed.is_set():
-            raise _NotStarted
+            raise NotStarted
         try:
             return fn(item)
         except BaseException:

@@ -7,14 +7,15 @@ from pathlib import Path
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
 from tuner.llm._pricing import Pricing
+from tuner.strict import StrictModel
 
 
-class LLMConfig(BaseModel):
+class LLMConfig(StrictModel):
     """Where and how to call a chat-completions endpoint.
 
     The API key is never part of the configuration: ``api_key_env`` names the environment variable
@@ -28,8 +29,6 @@ class LLMConfig(BaseModel):
 
         LLMConfig(base_url="http://127.0.0.1:8000/v1", model="qwen2.5-7b-instruct", api_key_env=None)
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     base_url: str = Field(min_length=1)
     model: str = Field(min_length=1)

@@ -3,15 +3,15 @@ states (no built-in price list: providers change them, and a stale list would mi
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from tuner.strict import StrictModel
 
 
-class Pricing(BaseModel):
+class Pricing(StrictModel):
     """``pricing: {input: 0.15, cached_input: 0.075, output: 0.60}``: prices per million tokens, in whatever currency
     the user reads them in (reports print the figure without a symbol). ``cached_input`` is what a prompt token served
     from the provider's prefix cache costs; it defaults to ``input`` (a provider without prompt caching)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)

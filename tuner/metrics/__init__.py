@@ -7,6 +7,7 @@ Every function is pure and carries its formula in its docstring; see docs/metric
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
 
 from tuner.metrics.context_precision import context_precision
 from tuner.metrics.correct import correct
@@ -22,13 +23,28 @@ from tuner.metrics.rejection import ABSTENTION_PHRASES, rejected
 RetrievalMetric = Callable[[Sequence[str], Collection[str]], float]
 """A retrieval metric on one query: (doc id of each context chunk in rank order, relevant doc ids) → score."""
 
-RETRIEVAL_METRICS: dict[str, RetrievalMetric] = {
-    "hit_at_k": hit_at_k,
-    "mrr": mrr,
-    "recall_at_k": recall_at_k,
-    "context_precision": context_precision,
+
+
+@dataclass(frozen=True)
+class RetrievalMetricEntry:
+    """One retrieval metric of the registry: its function (the entry is called as it) and ``gate_drop``, the largest
+    relative drop vs the baseline ``tuner gate`` allows by default (None: reported, not gated; docs/gate.md). The gate's
+    thresholds and the noise floor's metrics are read from the registry, so a metric is its module and its entry."""
+
+    score: RetrievalMetric
+    gate_drop: float | None = None
+
+    def __call__(self, ranked: Sequence[str], relevant: Collection[str]) -> float:
+        return self.score(ranked, relevant)
+
+
+RETRIEVAL_METRICS: dict[str, RetrievalMetricEntry] = {
+    "hit_at_k": RetrievalMetricEntry(hit_at_k, gate_drop=0.02),
+    "mrr": RetrievalMetricEntry(mrr),
+    "recall_at_k": RetrievalMetricEntry(recall_at_k, gate_drop=0.03),
+    "context_precision": RetrievalMetricEntry(context_precision),
 }
-"""Retrieval metrics keyed by the name used in configuration and JSON output."""
+"""Retrieval metrics keyed by the name used in configuration and JSON output (this order is the outputs' order)."""
 
 __all__ = [
     "ABSTENTION_PHRASES",
@@ -36,6 +52,7 @@ __all__ = [
     "DeltaParts",
     "Grade",
     "RetrievalMetric",
+    "RetrievalMetricEntry",
     "TiedExposure",
     "context_precision",
     "contradicted_share",

@@ -11,11 +11,14 @@ from typing import Any
 
 from tuner.errors import UserError
 from tuner.io import atomic_write_json, renamed_key
+from tuner.metrics import RETRIEVAL_METRICS
 from tuner.objectives import DELTA, EXPOSURE, RECALL
 from tuner.stats import min_detectable_difference
 
-FLOOR_METRICS = (RECALL, "hit_at_k", "mrr", "context_precision", EXPOSURE, "faithful_v0", "faithful_v3", DELTA)
-"""Metric names a noise floor covers, as studies and gates name their objectives."""
+FLOOR_METRICS = (RECALL, *(name for name in RETRIEVAL_METRICS if name != RECALL), EXPOSURE, "faithful_v0", "faithful_v3",
+                 DELTA)
+"""Metric names a noise floor covers, as studies and gates name their objectives: every retrieval metric of the
+registry (recall@k first), conflict exposure and the faithfulness ones."""
 UNSCORED = "no case was scored in every run"
 """The start of a faithfulness metric's ``undefined`` reason when no case has a score in every run and variant."""
 

@@ -260,7 +260,8 @@ def _beside_delta_header(names: Sequence[str], t: Texts) -> list[str]:
 
 def _beside_delta(record: TrialRecord, names: Sequence[str]) -> list[str]:
     share, parts = record.exposure(), record.delta_parts()
-    first = ("—" if share is None else share.describe()) if EXPOSURE not in names else (
+    unknown = "—" if record.exposure_not_measured is None else "not measured"
+    first = (unknown if share is None else share.describe()) if EXPOSURE not in names else (
         "—" if parts is None or parts.delta is None else f"{parts.delta:.3f}")
     return [first, "—" if parts is None or parts.susceptibility is None else f"{parts.susceptibility:.3f}"]
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
-from tuner.dataset import is_builtin, manifest_model_defaults
+from tuner.dataset import builtin_model_defaults, is_builtin, manifest_model_defaults
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping, renamed_key
 from tuner.generation import ExtractiveGeneratorConfig, GeneratorConfig, parse_generator_config
@@ -23,6 +23,7 @@ from tuner.embedding import EmbeddingOptions
 from tuner.engine import EngineConfig, MemoryEngine, MilvusEngine
 from tuner.external import ExternalConfig
 from tuner.stats import SpendingKind
+from tuner.strict import StrictModel
 
 
 
@@ -44,11 +45,7 @@ def shared_store_url(setting: str, storage: str) -> str | None:
     return None if setting == "local" else setting
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class BudgetConfig(_Strict):
+class BudgetConfig(StrictModel):
     trials: int = Field(40, ge=1)
     max_llm_calls: int | None = Field(None, ge=1, description="stop once the study made this many generator+judge calls")
     max_cost: float | None = Field(None, gt=0, description="stop once the requests cost this much at the backends' pricing")
@@ -59,7 +56,7 @@ class BudgetConfig(_Strict):
 DEFAULT_LOOKS = (0.1, 0.2, 0.35, 0.5, 0.7)
 
 
-class PruningConfig(_Strict):
+class PruningConfig(StrictModel):
     """Noise-aware pruning (``tuner.study._pruning``): cases are evaluated in batches of ``batch_size`` (the unit of
     concurrency); the test looks at the fractions ``looks`` of the case list (or after every batch with
     ``every_batch``) and spends ``alpha`` over those looks with the ``spending`` function (``tuner.stats.SPENDING``)."""
@@ -82,7 +79,7 @@ class PruningConfig(_Strict):
         return looks
 
 
-class PickConfig(_Strict):
+class PickConfig(StrictModel):
     """Which front trial ``tuner run`` exports: ``knee``, ``min-delta`` (lowest Δ with recall ≥ ``min_recall``)
     or ``cheapest`` (smallest context among the knee's ties)."""
 
@@ -96,7 +93,7 @@ class PickConfig(_Strict):
         return self
 
 
-class ConstraintsConfig(_Strict):
+class ConstraintsConfig(StrictModel):
     """``min_recall``: trials whose recall@k is below it are infeasible (off every front and pick); ``max_exposure``
     likewise for trials whose conflict exposure (the share of cases shown a conflicting chunk) is above it, and
     ``max_latency_ms`` for trials whose first stage searches one question in more than that many milliseconds at the
@@ -111,7 +108,7 @@ class ConstraintsConfig(_Strict):
     answer_infeasible: bool = False
 
 
-class ConfirmConfig(_Strict):
+class ConfirmConfig(StrictModel):
     """``confirm``: hold out ``share`` of the golden cases (stratified by category, drawn with ``seed``) that the
     search never sees; each front member is evaluated on them when the study ends (docs/studies.md)."""
 
@@ -119,7 +116,7 @@ class ConfirmConfig(_Strict):
     seed: int = 0
 
 
-class StudyConfig(_Strict):
+class StudyConfig(StrictModel):
     name: str
     dataset: str = Field(min_length=1, description="dataset folder (relative to the study file), demo or demo-zh")
     search_space: str = "../search_spaces/default.yaml"
@@ -135,7 +132,9 @@ class StudyConfig(_Strict):
     sampler: SamplerConfig = SamplerConfig()
     budget: BudgetConfig = BudgetConfig()
     pruning: PruningConfig = PruningConfig()
-    noise_floor: str | dict[str, float] = "auto"
+    noise_floor: str | dict[str, float] = Field(
+        "auto", description="auto (calibrated on the baseline configuration), a noise floor file written by tuner "
+        "calibrate (relative to the study file), or {objective: number}")
     pick: PickConfig = PickConfig()
     report_language: Literal["auto", "en", "zh"] = Field(
         "auto", description="the report's language; auto: Chinese for a study whose golden cases are Chinese, else English")
@@ -158,9 +157,85 @@ class StudyConfig(_Strict):
 
     @model_validator(mode="before")
     @classmethod
-    def _old_spellings(cls, data: Any) -> Any:
+    def _as_read(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            data = _inject_only(data)
         # study files written before issue 39 call the variants' configuration "noise"
         return renamed_key(data, "noise", "variants")
+
+    @field_validator("noise_floor", mode="before")
+    @classmethod
+    def _floor_given(cls, value: Any) -> Any:
+        """One line for what is neither a name nor a mapping of numbers, never the union's member paths."""
+        if isinstance(value, str):
+            return value
+        if isinstance(value, dict):
+            for name, number in value.items():
+                if isinstance(number, bool) or not isinstance(number, int | float):
+                    raise ValueError(f"{name}: expected a number, got {number!r}")
+            return value
+        said = " (YAML reads off, no and false alike as false)" if value is False else ""
+        raise ValueError(f"expected auto, a noise floor file written by tuner calibrate or {{objective: number}}, "
+                         f"got {value!r}{said}")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> StudyConfig:
+        """The rules across keys, so a config built in Python is refused as ``tuner run`` refuses its file."""
+        if isinstance(self.engine, MilvusEngine):
+            if self.retriever is not None:
+                raise ValueError("engine: a retriever: service searches its own index; leave engine out")
+            # the collection's index decides which search knob acts: dense_index says which it is, so hnsw_ef is
+            # sampled on an HNSW collection and nowhere else (tuner.settings.ACTS_WHEN)
+            given = self.settings.get("dense_index", self.engine.dense_index)
+            if given != self.engine.dense_index:
+                raise ValueError(f"settings.dense_index: {given!r}, but the engine's index is {self.engine.index} "
+                                 f"({self.engine.dense_index}): on Milvus the collection's index decides; leave "
+                                 "dense_index out or set engine.index")
+        unknown = [o for o in self.objectives if o not in OBJECTIVES]
+        if unknown:
+            raise ValueError(f"objectives: unknown {unknown} (known: {', '.join(OBJECTIVES)})")
+        if self.objectives[0] != RECALL or self.objectives[1] not in SECOND_OBJECTIVES:
+            raise ValueError(f"objectives: must start with {RECALL}, then one of {', '.join(SECOND_OBJECTIVES)}")
+        if (EXPOSURE in self.objectives or self.constraints.max_exposure is not None) and self.variants.hard_mode != "in_index":
+            raise ValueError(f"{EXPOSURE} (objectives, constraints.max_exposure) needs variants.hard_mode: in_index: "
+                             "with inject every case is shown the conflicts v3 adds, whatever the retrieval settings")
+        if len(set(self.objectives)) != len(self.objectives) or len(self.objectives) > 3 or (
+            len(self.objectives) == 3 and self.objectives[2] != CONTEXT_WORDS
+        ):
+            raise ValueError(f"objectives: a third objective can only be {CONTEXT_WORDS}")
+        if self.constraints.max_latency_ms is not None and self.retriever is not None:
+            raise ValueError("constraints.max_latency_ms: the search time of a retrieval service (retriever: "
+                             "{backend: external}) is not measured; the constraint bounds tuner's own first stage")
+        unpriced = [kind for kind, backend in llm_backends(self.generator, self.judge).items() if backend.pricing is None]
+        if self.budget.max_cost is not None and unpriced:
+            raise ValueError(f"budget.max_cost: {unpriced[0]}.pricing is not set, so its requests have no cost")
+        return self
+
+
+def llm_backends(generator: GeneratorConfig, judge: JudgeConfig) -> dict[str, LLMConfig]:
+    """The backends that call a chat endpoint, by role (``generator``, ``judge``)."""
+    roles = {"generator": generator, "judge": judge}
+    return {kind: config for kind, config in roles.items() if isinstance(config, LLMConfig)}
+
+
+def _inject_only(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with ``variants.hard_mode: inject`` by default where the index cannot be given the conflicts: a
+    service's index, or an attached collection (never written); v3 then injects them into the context it returns. An
+    external retriever refuses any other mode; an attached collection's own conflicting rows can be searched
+    ``in_index`` (checked once the collection is read)."""
+    retriever, engine = data.get("retriever"), data.get("engine")
+    external = isinstance(retriever, dict | ExternalConfig)
+    attached = (engine.get("collection") if isinstance(engine, dict) else getattr(engine, "collection", None)) is not None
+    if not external and not attached:
+        return data
+    key = "noise" if "noise" in data and "variants" not in data else "variants"  # the spelling before issue 39
+    given = data.get(key)
+    variants: dict[str, Any] = given if isinstance(given, dict) else (
+        given.model_dump() if isinstance(given, VariantsConfig) else {})
+    if external and variants.get("hard_mode", "inject") != "inject":
+        raise ValueError(f"{key}.hard_mode: an external retriever needs inject (the conflicts cannot be put into the "
+                         f"service's index), got {variants['hard_mode']!r}")
+    return {**data, key: {**variants, "hard_mode": variants.get("hard_mode", "inject")}}
 
 
 class LoadedStudy:
@@ -176,52 +251,38 @@ class LoadedStudy:
         self.storage = storage or config.storage or f"sqlite:///{self.output / 'study.db'}"
         self.generator: GeneratorConfig = config.generator
         self.engine: MemoryEngine | MilvusEngine = config.engine
-        if isinstance(config.engine, MilvusEngine):
-            if config.retriever is not None:
-                raise UserError(f"{path}: engine: a retriever: service searches its own index; leave engine out")
-            if config.engine.lite:  # a Lite file, like the dataset, relative to the study file's folder
-                self.engine = config.engine.model_copy(update={"uri": str((base / config.engine.uri).resolve())})
+        if isinstance(config.engine, MilvusEngine) and config.engine.lite:
+            # a Lite file, like the dataset, relative to the study file's folder
+            self.engine = config.engine.model_copy(update={"uri": str((base / config.engine.uri).resolve())})
         self.judge: JudgeConfig = config.judge
-        # the built-in demos declare no models; reading their manifest would generate them just to load a study
-        defaults = {} if is_builtin(self.dataset) else manifest_model_defaults(self.dataset)
+        # the built-in demos have no manifest: their language says their models, without generating them to load a study
+        defaults = builtin_model_defaults(self.dataset) if is_builtin(self.dataset) else manifest_model_defaults(self.dataset)
         # the filters travel in the settings, so every trial, and the config exported from it, carries their definitions
         fixed = {**config.settings, "metadata_filters": config.filters} if config.filters else config.settings
         if isinstance(self.engine, MilvusEngine):
-            # the collection's index decides which search knob acts: dense_index says which it is, so hnsw_ef is
-            # sampled on an HNSW collection and nowhere else (tuner.settings.ACTS_WHEN)
-            given = config.settings.get("dense_index", self.engine.dense_index)
-            if given != self.engine.dense_index:
-                raise UserError(f"{path}: settings.dense_index: {given!r}, but the engine's index is {self.engine.index} "
-                                f"({self.engine.dense_index}): on Milvus the collection's index decides; leave "
-                                "dense_index out or set engine.index")
-            fixed = {**fixed, "dense_index": self.engine.dense_index}
+            fixed = {**fixed, "dense_index": self.engine.dense_index}  # the collection's index (StudyConfig checks it)
         self.base_settings: RetrievalSettings = settings_from_mapping(fixed, f"{path}: settings", defaults)
-        unknown = [o for o in config.objectives if o not in OBJECTIVES]
-        if unknown:
-            raise UserError(f"{path}: objectives: unknown {unknown} (known: {', '.join(OBJECTIVES)})")
-        if config.objectives[0] != RECALL or config.objectives[1] not in SECOND_OBJECTIVES:
-            raise UserError(
-                f"{path}: objectives: must start with {RECALL}, then one of {', '.join(SECOND_OBJECTIVES)}"
-            )
-        if (EXPOSURE in config.objectives or config.constraints.max_exposure is not None) and config.variants.hard_mode != "in_index":
-            raise UserError(f"{path}: {EXPOSURE} (objectives, constraints.max_exposure) needs variants.hard_mode: in_index: "
-                            "with inject every case is shown the conflicts v3 adds, whatever the retrieval settings")
-        if len(set(config.objectives)) != len(config.objectives) or len(config.objectives) > 3 or (
-            len(config.objectives) == 3 and config.objectives[2] != CONTEXT_WORDS
-        ):
-            raise UserError(f"{path}: objectives: a third objective can only be {CONTEXT_WORDS}")
-        if config.constraints.max_latency_ms is not None and config.retriever is not None:
-            raise UserError(f"{path}: constraints.max_latency_ms: the search time of a retrieval service (retriever: "
-                            "{backend: external}) is not measured; the constraint bounds tuner's own first stage")
-        unpriced = [kind for kind, backend in self.llm_backends.items() if backend.pricing is None]
-        if config.budget.max_cost is not None and unpriced:
-            raise UserError(f"{path}: budget.max_cost: {unpriced[0]}.pricing is not set, so its requests have no cost")
+        self.noise_floor_path = self._noise_floor_file()
+
+    def _noise_floor_file(self) -> Path | None:
+        """The noise floor file the study names (``noise_floor: FILE``), read now: a missing or malformed one stops the
+        study here, before any model is loaded or collection read."""
+        spec = self.config.noise_floor
+        if isinstance(spec, dict) or spec == "auto":
+            return None
+        file = (self.path.parent / spec).resolve()
+        if not file.is_file():
+            raise UserError(f"{self.path}: noise_floor: {spec!r}: no such file ({file}); give auto, a file written by "
+                            "tuner calibrate, or {objective: number}")
+        from tuner.noisefloor import NoiseFloor
+
+        NoiseFloor.from_file(file)
+        return file
 
     @property
     def llm_backends(self) -> dict[str, LLMConfig]:
         """The backends that call a chat endpoint, by role (``generator``, ``judge``)."""
-        roles = {"generator": self.generator, "judge": self.judge}
-        return {kind: config for kind, config in roles.items() if isinstance(config, LLMConfig)}
+        return llm_backends(self.generator, self.judge)
 
     @property
     def priced(self) -> bool:
@@ -255,19 +316,6 @@ def load_study_file(path: str | Path, storage: str | None = None, out: str | Non
     # backends first, so a bad backend gets the registry's message (it names the known backends)
     data = {**data, "generator": parse_generator_config(data.get("generator"), str(file)),
             "judge": parse_judge_config(data.get("judge"), str(file))}
-    engine = data.get("engine")
-    if isinstance(data.get("retriever"), dict) or isinstance(engine, dict) and engine.get("collection") is not None:
-        # a service's index, or an attached collection (never written), cannot be given the conflicts: v3 injects
-        # them into the context it returns
-        key = "noise" if "noise" in data and "variants" not in data else "variants"  # the spelling before issue 39
-        given = data.get(key)
-        variants: dict[str, Any] = given if isinstance(given, dict) else {}
-        if variants.get("hard_mode", "inject") != "inject":
-            what = "an external retriever" if isinstance(data.get("retriever"), dict) else "an attached collection"
-            where = "the service's index" if isinstance(data.get("retriever"), dict) else "a collection tuner never writes"
-            raise UserError(f"{file}: {key}.hard_mode: {what} needs inject (the conflicts cannot be put into {where}), "
-                            f"got {variants['hard_mode']!r}")
-        data[key] = {**variants, "hard_mode": "inject"}
     try:
         config = StudyConfig(**data)
     except ValidationError as exc:

@@ -26,6 +26,10 @@ from tuner.stats import Proportion, finite_or_none
 from tuner.study._space import SearchSpace
 
 
+EXPOSURE_UNKNOWN = ("tuner cannot tell which of this retrieval's chunks conflict (an attached collection none of whose "
+                    "rows conflicts.jsonl names or its metadata shows as an older version, or a retrieval service): "
+                    "docs/engine.md")
+"""Why a trial's conflict exposure is not measured (recorded, shown and exported as such, never 0)."""
 UNSCORABLE_DELTA = 1.0
 """The Δ an unscorable trial completes with: the worst a faithfulness share can lose. It only gives
 Optuna a value to store; the trial's ``scorable`` constraint is violated, so constraint-aware samplers
@@ -133,12 +137,16 @@ class TrialObjective:
         recall = retrieval.overall[RECALL]
         recall_value = float(recall.value or 0.0)
         per_case = dict(zip(retrieval.case_ids, retrieval.per_case[RECALL], strict=True))
+        # no conflicts in an index tuner searches: exposure is 0, measured; a retrieval whose conflicting chunks tuner
+        # cannot tell: not measured, never 0
+        unmeasured = None if retrieval.exposed is not None or self.pipeline.searches_conflicts else EXPOSURE_UNKNOWN
         shown = dict(zip(retrieval.case_ids, retrieval.exposed or (False,) * len(retrieval.case_ids), strict=True))
         exposure = Proportion.of([shown[case_id] for case_id in self.case_order])
         ties = None if retrieval.exposure_ties is None else dict(zip(retrieval.case_ids, retrieval.exposure_ties, strict=True))
         TrialRecord(settings=settings.model_dump(), context_words=retrieval.mean_context_words,
                     recall_cases=tuple(per_case[case_id] for case_id in self.case_order),
-                    exposed_cases=tuple(int(shown[case_id]) for case_id in self.case_order),
+                    exposed_cases=None if unmeasured else tuple(int(shown[case_id]) for case_id in self.case_order),
+                    exposure_not_measured=unmeasured,
                     exposure_ties=None if ties is None else tuple(ties[case_id] for case_id in self.case_order),
                     embedding_backend=self.pipeline.embeddings.backend_in_use(settings.embedding_model, self.pipeline.cache.root),
                     collection=self.pipeline.engine_collection(settings)).write(trial)

@@ -162,8 +162,8 @@ def _noise_floor(
         values = {k: float(v) for k, v in spec.items()}
         return values, values, {k: run_sd_of_margin(v, NoiseFloor.z) for k, v in values.items()}
 
-    if spec != "auto":
-        floor = NoiseFloor.from_file((loaded.path.parent / spec).resolve())
+    if loaded.noise_floor_path is not None:  # read once already when the study file was loaded
+        floor = NoiseFloor.from_file(loaded.noise_floor_path)
     else:
         reporter.stage("calibrating the noise floor on the baseline configuration (noise_floor: auto)")
         try:
@@ -327,11 +327,20 @@ def _join(
     check_split(study, *split)
     if record.dataset_hash not in (None, dataset.content_hash):
         raise UserError(f"study '{config.name}' in {redact(loaded.storage)} was run on another dataset; use a new name or storage")
-    engine = None if config.retriever is not None else loaded.engine.described()
+    engine = None if config.retriever is not None else _recorded_engine(loaded, pipeline)
+    recorded = record.engine or {}
+    if record.created and engine is not None and _other_rows(recorded, engine):
+        raise UserError(f"study '{config.name}' in {redact(loaded.storage)} was measured on collection "
+                        f"{engine.get('collection')} holding {recorded['rows']} rows (content {recorded['content']}); "
+                        f"at {engine['uri']} it holds {engine['rows']} rows (content {engine['content']}): other rows "
+                        "than its trials were measured on; point engine.uri at the collection it was run on, or use a "
+                        "new name or storage")
     if record.created and engine is not None and _measured_on(record.engine) != _measured_on(engine):
         raise UserError(f"study '{config.name}' in {redact(loaded.storage)} was run on engine "
                         f"{_measured_on(record.engine)}, the study file names {_measured_on(engine)}: trials measured on two "
                         "engines are not comparable; keep its engine: as it was, or use a new name or storage")
+    if record.created:
+        check_same_encoding(config.name, loaded.storage, record.settings, loaded.base_settings, space)
     worker = claim_worker_index(study)
     for number, why in repair_orphans(study, storage, timedelta(seconds=config.heartbeat_interval * 3)):
         reporter.stage(f"trial {number}: {why}: its configuration is queued again")
@@ -361,6 +370,50 @@ def _join(
     return study, objective, worker
 
 
+def _recorded_engine(loaded: LoadedStudy, pipeline: RetrievalPipeline) -> dict[str, Any]:
+    from tuner.engine import recorded_engine
+
+    return recorded_engine(loaded.engine, pipeline)
+
+
+def _other_rows(recorded: dict[str, Any], engine: dict[str, Any]) -> bool:
+    """Whether an attached collection holds other content than the study recorded (a study recorded before attached
+    collections' content: not known, not refused)."""
+    if "content" not in recorded or "content" not in engine:
+        return False
+    return bool((recorded["rows"], recorded["content"]) != (engine["rows"], engine["content"]))
+
+
+ENCODING_SETTINGS = ("embedding_model", "query_prompt", "document_prompt")
+"""What a study's dense scores are made of beside the text: a resumed study keeps them as it recorded them."""
+
+
+def check_same_encoding(name: str, storage: str, recorded: dict[str, Any], now: RetrievalSettings, space: SearchSpace) -> None:
+    """Refuse, in one line, to resume a study whose settings now give another embedding model or prompt than the ones
+    it recorded at creation (a default that changed, as a Chinese dataset's model did with issue 51, or an edited study
+    file): its trials would mix two embedders. A study whose search space samples them leaves them to each trial.
+
+    >>> from tuner.settings import RetrievalSettings
+    >>> check_same_encoding("s", "sqlite:///s.db", {"embedding_model": "all-MiniLM-L6-v2", "query_prompt": ""},
+    ...                     RetrievalSettings(embedding_model="multilingual-e5-small"), SearchSpace({}, "space.yaml"))
+    Traceback (most recent call last):
+    ...
+    tuner.errors.UserError: study 's' in sqlite:///s.db ran on embedding_model all-MiniLM-L6-v2, query_prompt '', its settings now give multilingual-e5-small, 'query: ': trials on two embedders are not comparable; name embedding_model: all-MiniLM-L6-v2 in the study file's settings to resume it, or use a new name or storage
+    """
+    if any(key in space.params for key in ENCODING_SETTINGS):
+        return  # a model's prompts follow it (multilingual-e5-small's are its own)
+    changed = [key for key in ENCODING_SETTINGS if key in recorded and recorded[key] != getattr(now, key)]
+    if not changed:
+        return
+    before = ", ".join(f"{key} {recorded[key] if key == 'embedding_model' else repr(recorded[key])}" for key in changed)
+    after = ", ".join(getattr(now, key) if key == "embedding_model" else repr(getattr(now, key)) for key in changed)
+    keep = [key for key in changed if key == "embedding_model"] or changed  # a model's prompts follow its name
+    named = ", ".join(f"{key}: {recorded[key] if key == 'embedding_model' else repr(recorded[key])}" for key in keep)
+    raise UserError(f"study '{name}' in {redact(storage)} ran on {before}, its settings now give {after}: trials on two "
+                    f"embedders are not comparable; name {named} in the study file's settings to resume it, or use a new "
+                    "name or storage")
+
+
 def _measured_on(engine: dict[str, Any] | None) -> dict[str, Any]:
     """What of an engine's description changes a trial's figures: the backend, its dense index and an attached
     collection, not the address it was reached at (workers may reach one cluster by several). A study recorded before
@@ -376,7 +429,10 @@ def _run_trial(
     """Claim the configuration of one asked trial under the study's lock (a configuration another worker is
     evaluating is then a duplicate: :func:`tuner.study._objective.evaluated_twin`), evaluate it and tell its outcome.
     An interrupt fails it (recorded as such) and queues its configuration again; its heartbeat stops before anything
-    is told. A storage fault (:func:`tuner.study._faults.storage_fault`) stops it the same way, if the storage answers."""
+    is told. A storage fault (:func:`tuner.study._faults.storage_fault`) stops it the same way, if the storage answers.
+    A trial another worker finished meanwhile (failed as stale when this worker's heartbeat lagged under load, its
+    configuration queued again by that worker) is lost: what this worker measured is dropped, and the run goes on
+    (:func:`_finished_elsewhere`)."""
     try:
         with heartbeat:
             TrialRecord(worker=worker_name()).write(trial)
@@ -385,15 +441,19 @@ def _run_trial(
                 objective.claim(trial)
             values = objective(trial)
     except optuna.TrialPruned:
-        return study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        return _tell(study, trial, state=optuna.trial.TrialState.PRUNED)
     except BackendFailure:
-        return study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        return _tell(study, trial, state=optuna.trial.TrialState.FAIL)
     except (KeyboardInterrupt, BudgetSpent) as stop:
         why = INTERRUPTED if isinstance(stop, KeyboardInterrupt) else f"stopped: {stop}"
-        TrialRecord(failure=f"{why}: its configuration is queued again").write(trial)
-        requeue(study, study.tell(trial, state=optuna.trial.TrialState.FAIL))
+        if _finished_elsewhere(heartbeat) is None:
+            TrialRecord(failure=f"{why}: its configuration is queued again").write(trial)
+            requeue(study, study.tell(trial, state=optuna.trial.TrialState.FAIL))
         raise
     except Exception as exc:
+        lost = _finished_elsewhere(heartbeat)
+        if lost is not None:
+            return lost
         if storage_fault(exc, storage_url) is None:
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
             raise
@@ -404,9 +464,29 @@ def _run_trial(
             requeue(study, study.tell(trial, state=optuna.trial.TrialState.FAIL))
         raise
     except BaseException:
-        study.tell(trial, state=optuna.trial.TrialState.FAIL)
+        study.tell(trial, state=optuna.trial.TrialState.FAIL, skip_if_finished=True)
         raise
-    return study.tell(trial, list(values))
+    return _tell(study, trial, list(values))
+
+
+def _tell(study: optuna.Study, trial: optuna.Trial, values: Sequence[float] | None = None,
+          state: optuna.trial.TrialState | None = None) -> optuna.trial.FrozenTrial:
+    """``study.tell`` of a trial this worker evaluated; one another worker finished meanwhile is lost and stays as
+    that worker left it (:func:`_finished_elsewhere`)."""
+    return study.tell(trial, values, state=state, skip_if_finished=True)
+
+
+def _finished_elsewhere(heartbeat: Heartbeat) -> optuna.trial.FrozenTrial | None:
+    """The stored trial of ``heartbeat`` when it is no longer RUNNING although this worker still runs it: another
+    worker's stale check (``fail_stale_trials``, :func:`tuner.study._workers.repair_orphans`) failed it, and queued its
+    configuration again, after this worker's heartbeat went unrecorded for the grace period (a loaded machine, a slow
+    database); its next write to the trial then fails. None while it is this worker's to tell, or when the storage
+    cannot say."""
+    try:
+        stored = heartbeat.storage.get_trial(heartbeat.trial_id)
+    except Exception:  # the storage itself failed: the caller's fault handling decides
+        return None
+    return stored if stored.state.is_finished() else None
 
 
 @dataclass

@@ -9,9 +9,10 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import optuna
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator
 
 from tuner.study._space import SearchSpace
+from tuner.strict import StrictModel
 
 def _tpe(config: SamplerConfig, space: SearchSpace) -> optuna.samplers.BaseSampler:
     """TPE; over a conditional space multivariate TPE on the group-decomposed space (Optuna's ``multivariate=True,
@@ -54,11 +55,9 @@ def option_problem(name: str, options: Mapping[str, Any]) -> str | None:
     return None
 
 
-class SamplerConfig(BaseModel):
+class SamplerConfig(StrictModel):
     """``sampler:`` of a study file: the sampler by name (:data:`SAMPLERS`), its seed, its constructor's options
     (checked when the file is read: :func:`option_problem`) and conditional sampling."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: Literal["tpe", "nsga2", "gp", "random", "grid"] = "tpe"
     seed: int | None = None

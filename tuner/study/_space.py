@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 import optuna
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import Field, TypeAdapter, ValidationError, model_validator
 
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
 from tuner.settings import AT_MOST, DECIDERS, RetrievalSettings, acts
+from tuner.strict import StrictModel
 
 
-class IntParam(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class IntParam(StrictModel):
     type: Literal["int"]
     low: int
     high: int
@@ -38,8 +38,7 @@ class IntParam(BaseModel):
         return list(range(self.low, self.high + 1, self.step))
 
 
-class FloatParam(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class FloatParam(StrictModel):
     type: Literal["float"]
     low: float
     high: float
@@ -64,8 +63,7 @@ class FloatParam(BaseModel):
         return [round(self.low + i * self.step, 10) for i in range(count + 1)]
 
 
-class CategoricalParam(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class CategoricalParam(StrictModel):
     type: Literal["categorical"]
     choices: list[Union[int, float, str, bool]] = Field(min_length=1)
 

@@ -14,24 +14,23 @@ from pathlib import Path
 from typing import Any, Literal
 
 import optuna
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from tuner.errors import UserError
 from tuner.redaction import redact
+from tuner.strict import StrictModel
 
 TrialCallback = Callable[[optuna.Study, optuna.trial.FrozenTrial], None]
 
 
-class MlflowTracking(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class MlflowTracking(StrictModel):
 
     tracking_uri: str | None = Field(None, description="MLflow tracking URI; unset: MLFLOW_TRACKING_URI or MLflow's default")
     experiment: str | None = Field(None, description="experiment name; unset: the study name")
     tags: dict[str, str] = Field(default_factory=dict, description="tags set on every run")
 
 
-class WandbTracking(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class WandbTracking(StrictModel):
 
     project: str | None = None
     entity: str | None = None
@@ -41,8 +40,7 @@ class WandbTracking(BaseModel):
     tags: list[str] = Field(default_factory=list)
 
 
-class TrackingConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+class TrackingConfig(StrictModel):
 
     mlflow: MlflowTracking | None = None
     wandb: WandbTracking | None = None

@@ -7,8 +7,9 @@ them, variant sampling and corruption) agree on what a token and a sentence are:
 - :func:`normalize_text`: NFKC (full-width digits and letters fold to ASCII) and lower case;
 - :func:`analyzer_tokens`: the first stage's BM25 terms, the rule of the Milvus analyzer of the corpus's language,
   the same on both engines (repeats kept, no NFKC folding);
-- :func:`bm25_tokens`: script-aware terms (what the reader and golden-set tools match words by): Latin/digit runs keep tuner's English rule
-  (English text gives the same tokens as before), CJK runs are cut by a word segmenter, stopwords of
+- :func:`bm25_tokens`: script-aware terms (what the reader and golden-set tools match words by): runs of letters and
+  digits of any other script are words (``yucatán``, ``nội``; ASCII text keeps tuner's English rule), CJK runs are cut
+  by a word segmenter, stopwords of
   both scripts dropped, so mixed Chinese/English text works;
 - :func:`sentence_spans` / :func:`split_sentences`: one splitter for English and Chinese
   (。！？； with their closing quotes and brackets, line breaks, English . ! ?);
@@ -49,10 +50,12 @@ from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
 from tuner.text._analyzer import ANALYZER_PUNCTUATION, analyzer_stopwords, analyzer_term_ids, analyzer_tokens
 from tuner.text._tokens import bm25_token_lists, bm25_tokens, is_blank, normalize_text, plural, word_count
 
-TEXT_LAYER_ID = f"text-v2-milvus-analyzer-{SEGMENTER}"
-"""Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key. v2: the
-Milvus analyzer's rule with repeated query terms (:func:`analyzer_tokens`, issue 52 §1); v1 was :func:`bm25_tokens`
-with each query term once."""
+TEXT_LAYER_ID = f"text-v4-analyzer-{SEGMENTER}"
+"""Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key. v4: the zh
+analyzer rule cuts a Latin word holding ``.``, ``-`` or ``_`` as Milvus Lite's Python jieba does (issue 52 §1); v3: the
+Milvus analyzer's rule with repeated query terms (:func:`analyzer_tokens`, issue 52 §1), and words of letters of any
+script in :func:`bm25_tokens` (``yucatán`` was ``yucat``, ``n``; issue 54 §3); v1 was :func:`bm25_tokens` with each
+query term once."""
 
 __all__ = [
     "ANALYZER_PUNCTUATION",

@@ -2,8 +2,7 @@
 function so it can be swapped.
 
 rjieba (jieba-rs, the Rust port of jieba with the same dictionary and HMM) is used: on CMRC 2018 it
-gives the same BM25 recall as jieba and segments several times faster (``bench/text_zh.py``,
-``bench/HISTORY.md``). Both load their dictionary once per process, on first use.
+gives the same BM25 recall as jieba and segments several times faster (``bench/HISTORY.md``). Both load their dictionary once per process, on first use.
 """
 
 from __future__ import annotations

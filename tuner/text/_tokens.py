@@ -1,5 +1,5 @@
-"""Text analysis (dataset → **text analysis** → chunks): normalization and BM25 tokens, script by script: Latin/digit
-runs keep the English rule, CJK runs are segmented."""
+"""Text analysis (dataset → **text analysis** → chunks): normalization and BM25 tokens, script by script: runs of
+letters and digits of any other script are words (the English rule on ASCII text), CJK runs are segmented."""
 
 from __future__ import annotations
 
@@ -15,10 +15,41 @@ from tuner.text._language import CJK_CHARS
 from tuner.text._segment import SEGMENTER, segment, segmenter
 from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
 
-_LATIN_RUN = "[a-z0-9]+(?:[.,][0-9]+)*"
-_LATIN = re.compile(_LATIN_RUN)
-_RUN = re.compile(f"(?P<cjk>[{CJK_CHARS}]+)|(?P<latin>{_LATIN_RUN})")
+_ASCII_RUN = re.compile("[a-z0-9]+(?:[.,][0-9]+)*")
+"""The word rule on ASCII text (the English rule tuner always used): :func:`_word_rule` gives the same tokens there,
+this is its fast path."""
+_CJK_BLOCKS = "\u2e80-\u33ff"
+"""U+2E80–U+33FF: CJK radicals, symbols and punctuation (``〇``, ``々``), kana, bopomofo and enclosed CJK: left out of words, as before
+the word rule read Unicode letters, so Chinese text keeps its terms."""
 _CJK_RUN = re.compile(f"[{CJK_CHARS}]")
+
+
+@lru_cache(maxsize=1)
+def _word_rule() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The word rule outside CJK ideographs (a run of letters, digits and combining marks of any script, ``yucatán``,
+    ``nội``, ``naïve``; a number keeping its inner ``.``/``,``), alone and beside CJK runs. Compiled on first use: the
+    marks' class (Unicode categories Mn, Mc, Me, which ``\\w`` leaves out: the vowel signs of Hindi, a letter whose
+    accent NFKC cannot compose) is read from the Unicode database."""
+    marks = "".join(f"{chr(first)}-{chr(last)}" for first, last in _mark_ranges())
+    run = f"(?:[^\\W_{_CJK_BLOCKS}{CJK_CHARS}]|[{marks}])+(?:[.,][0-9]+)*"
+    return re.compile(run), re.compile(f"(?P<cjk>[{CJK_CHARS}]+)|(?P<latin>{run})")
+
+
+def _mark_ranges() -> list[tuple[int, int]]:
+    """The code point ranges of combining marks in the planes that have them (Basic and Supplementary Multilingual),
+    without those of :data:`_CJK_BLOCKS` (ideographic tone marks, kana voicing marks)."""
+    ranges: list[tuple[int, int]] = []
+    start = None
+    for code in range(0x20001):
+        mark = code < 0x20000 and unicodedata.category(chr(code)).startswith("M")
+        if mark and start is None:
+            start = code
+        elif not mark and start is not None:
+            ranges.append((start, code - 1))
+            start = None
+    return [(first, last) for first, last in ranges if not 0x2E80 <= first <= 0x33FF]
+
+
 _MIXED = re.compile(f"(?P<cjk>[{CJK_CHARS}]+)|(?P<other>[^{CJK_CHARS}\\W_]+)")
 
 
@@ -64,15 +95,17 @@ def _nfkc_table() -> np.ndarray:
 def bm25_tokens(text: str) -> list[str]:
     """BM25 terms of ``text`` after :func:`normalize_text`, in order.
 
-    - A run of Latin letters and digits gives one token; a number keeps its inner ``.``/``,``
-      (``1,299``, ``2.5``); English stopwords are dropped. For text without CJK this is exactly the
-      English rule tuner always used, so English rankings do not move.
+    - A run of letters, digits and combining marks of any script but CJK gives one token (``yucatán``, ``nội``);
+      a number keeps its inner ``.``/``,`` (``1,299``, ``2.5``); English stopwords are dropped. On ASCII text this
+      is exactly the English rule tuner always used, so English rankings do not move.
     - A run of CJK ideographs is cut into words by the segmenter (:mod:`tuner.text._segment`);
       Chinese stopwords are dropped.
     - Everything else (whitespace, punctuation of either script, symbols) separates tokens.
 
     >>> bm25_tokens("ＩＰｈｏｎｅ 15的售价是5999元")
     ['iphone', '15', '售价', '5999', '元']
+    >>> bm25_tokens("Mérida, Yucatán; Hà Nội")
+    ['mérida', 'yucatán', 'hà', 'nội']
     """
     return next(bm25_token_lists([text]))
 
@@ -112,11 +145,12 @@ def _segmented(texts: Sequence[str]) -> tuple[list[str], list[str]]:
     for text in texts:
         normalized = normalize_text(text)
         if not _CJK_RUN.search(normalized):  # the common case in English, all in C
-            latin = [word for word in _LATIN.findall(normalized) if word not in STOPWORDS_LATIN]
+            words = (_ASCII_RUN if normalized.isascii() else _word_rule()[0]).findall(normalized)
+            latin = [word for word in words if word not in STOPWORDS_LATIN]
             kept += latin
             pieces.append(_KEPT_LATIN * len(latin))
         else:
-            for cjk, word in _RUN.findall(normalized):
+            for cjk, word in _word_rule()[1].findall(normalized):
                 if cjk:
                     pieces.append(cjk)
                 elif word not in STOPWORDS_LATIN:

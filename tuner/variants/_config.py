@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
+
+from tuner.strict import StrictModel
 
 VARIANTS = ("v0", "v1", "v2", "v3", "v4")
 """v0 base · v1 irrelevant · v2 relevant-soft · v3 relevant-hard (conflicts) · v4 unrelated-only."""
@@ -17,14 +19,12 @@ measures fewer injected chunks than were asked for (at worst none, and then a Δ
 BandMode = Literal["relative", "absolute"]
 
 
-class InjectedCounts(BaseModel):
+class InjectedCounts(StrictModel):
     """Chunks injected per variant: v1, v2 and v3-``inject`` add them to v0, v4 is made of them.
 
     The defaults follow the seed practice: 3 injected chunks for v1–v3, 4 for v4. A study file may give
     one number instead (``variants: {n: 2}``, the form before per-variant counts): every variant gets it.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     v1: int = Field(3, ge=1, le=50)
     v2: int = Field(3, ge=1, le=50)
@@ -39,7 +39,7 @@ class InjectedCounts(BaseModel):
         return ", ".join(f"{variant} {count}" for variant, count in counts.items())
 
 
-class VariantsConfig(BaseModel):
+class VariantsConfig(StrictModel):
     """How the variants v1–v4 are built: which chunks are injected, how many and where. Every count, band and position is explicit configuration.
 
     ``n`` chunks per variant (:class:`InjectedCounts`; one number means that many for every variant).
@@ -55,8 +55,6 @@ class VariantsConfig(BaseModel):
     - ``band: absolute``: fixed cosine bands, ``soft_band`` (default 0.70–0.85, the practice's near-miss
       band for its embedders) and ``irrelevant_band`` (default 0.0–0.4).
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     n: InjectedCounts = InjectedCounts()
     position: Literal["front", "middle", "end", "random"] = "end"

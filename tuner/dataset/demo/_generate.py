@@ -79,9 +79,9 @@ def generate_demo(destination: str | Path, seed: int = 0, *, language: str = "en
 
 
 _CHINESE_MODELS = """\
-# The default embedding model, all-MiniLM-L6-v2, reads English only: dense retrieval on Chinese is close to random,
-# and tuner leaves it out of candidate pools (docs/first-mile.md). A Chinese deployment names a Chinese model, by a
-# local folder or a hub id already in the Hugging Face cache (docs/retrieval.md):
+# With no embedding_model named, a Chinese dataset embeds with multilingual-e5-small (packaged with tuner: offline,
+# its query:/passage: prompts built in; docs/retrieval.md). Another model is named by a local folder or a hub id
+# already in the Hugging Face cache:
 # embedding_model: BAAI/bge-small-zh-v1.5
 # query_prompt: auto            # = 为这个句子生成表示以用于检索相关文章：
 """

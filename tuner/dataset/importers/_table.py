@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import ValidationError, model_validator
 
 from tuner.dataset.importers._importing import NO_REFERENCE, Collector, ImportResult, read_jsonl, unique_texts
 from tuner.dataset.importers._importing import cell_text as _text
@@ -27,13 +27,14 @@ from tuner.dataset._model import DATE
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping
 from tuner.text import parse_date
+from tuner.strict import StrictModel
 
 Rows = Iterator[tuple[str, dict[str, Any]]]
 METADATA_COLUMNS = ("date", "family", "status")
 """Columns of a ``--corpus`` table that become the document's ``metadata`` under their own name."""
 
 
-class Columns(BaseModel):
+class Columns(StrictModel):
     """The source column of each tuner field; a dotted name (``answers.text``) reaches into a nested value.
 
     question: the question text (required). id: the case id (default ``row-N``). answer: the reference
@@ -44,8 +45,6 @@ class Columns(BaseModel):
     (the date read by :func:`tuner.text.parse_date`, ISO or Chinese). category, difficulty, wrong_answers:
     as in ``golden.jsonl``.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     question: str
     id: str | None = None
@@ -76,7 +75,7 @@ class Columns(BaseModel):
         return {"date": self.date, "family": self.family, "status": self.status}
 
 
-class TableMapping(BaseModel):
+class TableMapping(StrictModel):
     """How a table's rows become golden cases.
 
     In a text cell, a list (keypoints, relevant doc ids, wrong answers) is a JSON or Python list literal
@@ -85,8 +84,6 @@ class TableMapping(BaseModel):
     ``answer_keypoint`` and no ``keypoints`` column, the answer's aliases form the case's one keypoint
     and the first alias is the reference answer; otherwise the answer is the reference answer as written.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     columns: Columns
     separator: str = ";"

@@ -28,8 +28,8 @@ Output: a text diagram on stdout (layers bottom-up, each box with the boxes it i
 picture of the same layers in which only the arrows of the transitive reduction are drawn (an arrow implied by a
 longer path is left out, so the picture stays readable; the text lists all), back-arrows in red.
 
-    python bench/module_graph.py                                  # this checkout
-    python bench/module_graph.py --root /tmp/before --svg docs/module_graph_before.svg
+    python tools/module_graph.py                                  # this checkout
+    python tools/module_graph.py --root /tmp/before --svg docs/module_graph_before.svg
 """
 
 from __future__ import annotations

@@ -1,0 +1,99 @@
+"""A study configuration validates itself (issue 53): ``StudyConfig.model_validate`` refuses what ``tuner run`` refuses
+its file for, with the same line; YAML's on/off where the docs write them (issue 54 §2.12); every path a study names
+checked before any work (§2.13)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from pydantic import ValidationError
+
+from tests.study_tests.test_study import write_study
+from tuner.cli import main
+from tuner.errors import UserError, describe_validation_error
+from tuner.study import StudyConfig, load_study_file
+
+SERVICE = {"backend": "external", "url": "http://127.0.0.1:9", "knowledge_id": "kb"}
+PRICELESS = {"backend": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": None}
+
+REFUSED: list[tuple[dict[str, Any], str]] = [
+    ({"objectives": ["recall_at_k", "v3_delta_faithfull"]}, "objectives: unknown ['v3_delta_faithfull']"),
+    ({"objectives": ["v3_delta_faithful", "recall_at_k"]}, "objectives: must start with recall_at_k"),
+    ({"objectives": ["recall_at_k", "v3_delta_faithful", "recall_at_k"]},
+     "objectives: a third objective can only be context_words"),
+    ({"objectives": ["recall_at_k", "conflict_exposure"], "variants": {"hard_mode": "inject"}},
+     "conflict_exposure (objectives, constraints.max_exposure) needs variants.hard_mode: in_index"),
+    ({"constraints": {"max_latency_ms": 50}, "retriever": SERVICE}, "constraints.max_latency_ms: the search time of"),
+    ({"budget": {"max_cost": 1.0}, "judge": {**PRICELESS, "backend": "llm"}}, "budget.max_cost: judge.pricing is not set"),
+    ({"engine": {"backend": "milvus", "uri": "kb.db"}, "retriever": SERVICE},
+     "engine: a retriever: service searches its own index"),
+    ({"engine": {"backend": "milvus", "uri": "kb.db", "index": "HNSW"}, "settings": {"dense_index": "flat"}},
+     "settings.dense_index: 'flat', but the engine's index is HNSW"),
+    ({"retriever": SERVICE, "variants": {"hard_mode": "in_index"}},
+     "variants.hard_mode: an external retriever needs inject"),
+    ({"noise_floor": {"recall_at_k": "tiny"}}, "noise_floor: recall_at_k: expected a number, got 'tiny'"),
+]
+
+
+@pytest.mark.parametrize(("given", "line"), REFUSED, ids=[line.split(":")[0] + str(i) for i, (_, line) in enumerate(REFUSED)])
+def test_a_config_built_in_python_is_refused_with_the_line_tuner_run_prints(
+    given: dict[str, Any], line: str, tiny_dataset_dir: Path, tmp_path: Path
+) -> None:
+    with pytest.raises(ValidationError) as built:
+        StudyConfig.model_validate({"name": "tiny", "dataset": str(tiny_dataset_dir), **given})
+    said = describe_validation_error(built.value)
+    assert said.startswith(line)
+    study = write_study(tmp_path, tiny_dataset_dir, **given)
+    with pytest.raises(UserError) as loaded:
+        load_study_file(study)
+    assert str(loaded.value) == f"{study}: {said}"
+
+
+def test_a_service_or_an_attached_collection_gets_inject_without_asking(tiny_dataset_dir: Path) -> None:
+    config = StudyConfig.model_validate({"name": "t", "dataset": str(tiny_dataset_dir), "retriever": SERVICE})
+    assert config.variants.hard_mode == "inject"
+
+
+def test_yaml_on_and_off_read_as_the_docs_write_them(tiny_dataset_dir: Path, tmp_path: Path) -> None:
+    """docs/backends.md writes ``chat: on``; YAML 1.1 reads it as true, which the chat setting refused before."""
+    study = write_study(tmp_path, tiny_dataset_dir, pruning={"enabled": False})
+    text = study.read_text() + "generator:\n  backend: local\n  chat: on\njudge:\n  backend: lexical\n"
+    study.write_text(text.replace("enabled: false", "enabled: off"))
+    loaded = load_study_file(study)
+    assert loaded.config.generator.chat == "on" and loaded.config.pruning.enabled is False  # type: ignore[union-attr]
+    study.write_text(text.replace("chat: on", "chat: off"))
+    assert load_study_file(study).config.generator.chat == "off"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("written", ["off", "false", "[0.1]"])
+def test_a_noise_floor_that_is_no_name_nor_mapping_is_one_plain_line(written: str, tiny_dataset_dir: Path,
+                                                                   tmp_path: Path) -> None:
+    study = write_study(tmp_path, tiny_dataset_dir)
+    data = yaml.safe_load(study.read_text())
+    del data["noise_floor"]
+    study.write_text(yaml.safe_dump(data) + f"noise_floor: {written}\n")
+    with pytest.raises(UserError) as refused:
+        load_study_file(study)
+    line = str(refused.value)
+    assert line.startswith(f"{study}: noise_floor: expected auto, a noise floor file written by tuner calibrate")
+    assert ".str" not in line and "dict[" not in line
+
+
+def test_a_noise_floor_file_that_is_not_there_is_refused_when_the_study_is_loaded(
+    tiny_dataset_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 54 §2.13: ``noise_floor: none`` (no such file) was refused after 207 s of work; now before any."""
+    study = write_study(tmp_path, tiny_dataset_dir, noise_floor="none")
+    with pytest.raises(UserError, match=r"noise_floor: 'none': no such file"):
+        load_study_file(study)
+    assert main(["run", str(study), "--dry-run"]) == 2
+    assert "noise_floor: 'none': no such file" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+    (tmp_path / "floor.json").write_text(json.dumps({"objectives": {}}))
+    study = write_study(tmp_path, tiny_dataset_dir, noise_floor="floor.json")
+    with pytest.raises(UserError, match="floor.json"):  # read, not only found: a malformed file stops here too
+        load_study_file(study)
