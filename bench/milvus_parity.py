@@ -11,19 +11,20 @@ by 300 characters (the zh search space's), the rest with the defaults; both engi
 (MiniLM, English-only: its dense recall on Chinese is low, but both engines use the same vectors, so parity still
 means something there).
 
-BM25 diagnosis (``bm25 diagnosis`` lines): both engines score with the same formula (idf ``ln(1 + (N − df + 0.5) /
-(df + 0.5))``, k1 1.5, b 0.75, normalized by the query's ceiling, where Milvus's factor ``k1 + 1`` cancels) and the
-same stopwords. The bench computes tuner's BM25 (bm25s' ``lucene`` variant, the same numbers as the memory engine,
-checked as ``reference_vs_memory``) once over tuner's own tokens, and once over the tokens of the collection's analyzer
-with each query term counted as often as the question holds it (Milvus's query vector is the question's term
-frequencies; tuner counts each distinct term once). If that matches Milvus's candidates (``reference_vs_milvus``),
-those two rules are the whole BM25 difference; what is left is the engine's own statistics (per-segment idf and
-avgdl), float rounding and ties at the cut. Each rule is also applied alone (``analyzer_only``, ``repeats_only``). It
-counts the passages and questions both analyzers cut into the same tokens, and prints the token differences of a few
-questions whose top k differs.
+BM25 diagnosis (``bm25 diagnosis`` lines): since issue 52 both engines count the terms of one rule, the Milvus
+analyzer's (:func:`tuner.text.analyzer_tokens`: Milvus Lite's ``standard`` rule or jieba over the whole text, tuner's
+stop list, a question's repeated terms counted as often as it holds them) with the same formula (idf ``ln(1 + (N − df +
+0.5) / (df + 0.5))``, k1 1.5, b 0.75, normalized by the question's ceiling ``Σ q_t · idf``, where Milvus's factor ``k1 +
+1`` cancels). The bench computes that BM25 (bm25s' ``lucene`` variant) once over tuner's tokens (``reference_vs_memory``:
+the memory engine exactly), once over Milvus Lite's own analyzer (``reference_vs_milvus``: Lite up to its segments'
+statistics, float rounding and ties at the cut), and once by the rule of issue 45 (:func:`tuner.text.bm25_tokens`, each
+question term once: ``before_vs_memory``, what the change moved). It counts the passages and questions both
+analyzers cut into the same tokens (tuner's segmenter is jieba-rs, Lite's Python jieba) and prints the token differences
+of a few questions whose top k differs.
 
-Blend diagnosis (``blend diagnosis`` lines): Milvus's weighted ranker counts 0 for the score of a list that does not
-hold a chunk; the bench replays that rule on Milvus's own dense and BM25 lists and compares it with Milvus's blend.
+Blend diagnosis (``blend diagnosis`` line): the share of questions whose memory top k holds a chunk one of Milvus's two
+lists lacks (``memory_top_k_outside_a_list``): what Milvus's ``WeightedRanker`` would score 0 on one side, and what the
+engine's blend now searches again within the primary keys of those chunks.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from tuner.engine._search import analyzer
 from tuner.evaluation import evaluate_retrieval
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
-from tuner.text import bm25_tokens
+from tuner.text import analyzer_tokens, bm25_tokens
 
 SHARED = Path("/work/shared/datasets")
 PUBLIC = {"conflictnq": ("ConflictNQ val", SHARED / "conflictnq" / "conflict_nq_val.jsonl", import_conflictnq),
@@ -81,9 +82,16 @@ def same_top_k(ours: np.ndarray, theirs: np.ndarray, k: int) -> np.ndarray:
     return np.asarray((np.sort(ours[:, :k], axis=1) == np.sort(theirs[:, :k], axis=1)).all(axis=1))
 
 
+def scored(hits: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """The chunk indices of ``hits`` with their zero-score slots emptied (−1): the memory engine fills a BM25 list
+    that fewer chunks match with zero-score chunks in corpus order, Milvus returns none."""
+    return np.where(hits[1] > 0, hits[0], -1)
+
+
 class Reference:
     """tuner's BM25 formula over the tokens of ``tokenize``: bm25s ``lucene`` (k1, b as both engines use), each query's
-    scores divided by Σ idf of its distinct terms that some passage holds, clipped to [0, 1] as both engines clip."""
+    scores divided by Σ q_t · idf of its distinct terms that some passage holds (q_t: 1, or the times the query holds
+    the term), clipped to [0, 1] as both engines clip."""
 
     def __init__(self, passages: Sequence[str], tokenize: Callable[[str], list[str]]) -> None:
         self.tokenize = tokenize
@@ -103,7 +111,7 @@ class Reference:
         for row, query in enumerate(queries):
             weights = Counter(self.tokenize(query)) if repeats else Counter(set(self.tokenize(query)))
             present = [term for term in weights if self.df[term]]
-            ceiling = sum(math.log(1 + (n - self.df[t] + 0.5) / (self.df[t] + 0.5)) for t in present)
+            ceiling = sum(weights[t] * math.log(1 + (n - self.df[t] + 0.5) / (self.df[t] + 0.5)) for t in present)
             raw = sum((weights[t] * self.index.get_scores([t]) for t in present), np.zeros(n))
             order = np.lexsort((np.arange(n), -np.where(allowed, raw, -np.inf)))[:depth]
             indices[row], scores[row] = order, np.minimum(raw[order] / ceiling, 1.0) if ceiling else 0.0
@@ -118,6 +126,7 @@ def segments(uri: str, collection: str) -> int:
 def compare(ours: tuple[np.ndarray, np.ndarray], theirs: tuple[np.ndarray, np.ndarray], k: int) -> dict[str, float]:
     """Share of the same top ``k`` and the largest score difference at equal rank, of two (indices, scores)."""
     return {"same_top_k": round(float(same_top_k(ours[0], theirs[0], k).mean()), 4),
+            "same_scored_top_k": round(float(same_top_k(scored(ours), scored(theirs), k).mean()), 4),
             "max_score_diff_top_k": float(np.abs(ours[1][:, :k] - theirs[1][:, :k]).max())}
 
 
@@ -127,33 +136,18 @@ def tied_at_the_cut(scores: np.ndarray, rows: np.ndarray, k: int) -> int:
 
 
 def diagnose_blend(memory: RetrievalPipeline, engine: MilvusPipeline, chunks: dict[str, Any], k: int) -> dict[str, Any]:
-    """Why hybrid ``blend`` differs: Milvus's WeightedRanker fuses the two candidate lists and counts 0 for the score
-    of a list that does not hold a chunk, where tuner computes both scores of every chunk in the union. The rule is
-    replayed on Milvus's own dense and BM25 lists (``one_list_rule_vs_milvus``: if it matches Milvus's blend, the rule
-    is the whole difference left after BM25's); ``memory_top_k_outside_a_list``: the share of questions whose memory
-    top k holds a chunk one of Milvus's lists lacks (Milvus scores it lower)."""
+    """The share of questions whose memory top ``k`` under hybrid blend holds a chunk one of Milvus's dense and BM25
+    lists lacks: the chunks whose second score the engine's blend searches again (Milvus's WeightedRanker would count
+    0 for it)."""
     def settings(retriever: str) -> RetrievalSettings:
         return RetrievalSettings.model_validate({**chunks, "retriever": retriever, "fusion": "blend", "top_k": k,
                                                  "candidate_depth": max(30, k)})
 
-    dense, bm25, blend = (engine.candidates(settings(r)) for r in ("dense", "bm25", "hybrid"))
-    weight, ours = settings("hybrid").hybrid_weight, memory.candidates(settings("hybrid"))
-    replayed_indices, replayed_scores = np.full_like(blend.indices, -1), np.zeros_like(blend.scores)
-    outside = []
-    for row in range(len(blend.indices)):
-        fused: Counter[int] = Counter()
-        for hits, share in ((dense, weight), (bm25, 1.0 - weight)):
-            for index, score in zip(hits.indices[row].tolist(), hits.scores[row].tolist()):
-                if index >= 0:
-                    fused[index] += share * score
-        best = sorted(fused.items(), key=lambda item: (-item[1], item[0]))[: blend.indices.shape[1]]
-        replayed_indices[row, : len(best)] = [i for i, _ in best]
-        replayed_scores[row, : len(best)] = [s for _, s in best]
-        listed = [set(dense.indices[row].tolist()), set(bm25.indices[row].tolist())]
-        outside.append(any(i not in lists for i in ours.indices[row, :k].tolist() for lists in listed))
-    return {"hybrid_weight": weight, "one_list_rule_vs_milvus": compare((replayed_indices, replayed_scores),
-                                                                        (blend.indices, blend.scores), k),
-            "memory_top_k_outside_a_list": round(float(np.mean(outside)), 4)}
+    dense, bm25 = (engine.candidates(settings(r)) for r in ("dense", "bm25"))
+    ours = memory.candidates(settings("hybrid"))
+    outside = [any(i not in set(hits.indices[row].tolist()) for i in ours.indices[row, :k].tolist() for hits in (dense, bm25))
+               for row in range(len(ours.indices))]
+    return {"hybrid_weight": settings("hybrid").hybrid_weight, "memory_top_k_outside_a_list": round(float(np.mean(outside)), 4)}
 
 
 def diagnose(name: str, data: Dataset, memory: RetrievalPipeline, engine: MilvusPipeline, settings: RetrievalSettings,
@@ -163,25 +157,29 @@ def diagnose(name: str, data: Dataset, memory: RetrievalPipeline, engine: Milvus
     passages = list(collection.table.passages)
     queries = list(memory.queries)
     milvus_tokens = analyzer(json.dumps(collection.analyzer_params, sort_keys=True, ensure_ascii=False)).tokenize
+
+    def tuner_tokens(text: str) -> list[str]:
+        return analyzer_tokens(text, collection.language)
+
     ours, theirs = memory.candidates(settings), engine.candidates(settings)
-    on_ours, on_milvus = Reference(passages, bm25_tokens), Reference(passages, milvus_tokens)
+    on_ours, on_milvus = Reference(passages, tuner_tokens), Reference(passages, milvus_tokens)
     depth, clean = settings.candidate_depth, collection.table.mask("clean")  # the view both engines searched
-    tuner_like = on_ours.ranking(queries, depth, clean, repeats=False)
+    tuner_like = on_ours.ranking(queries, depth, clean, repeats=True)
     milvus_like = on_milvus.ranking(queries, depth, clean, repeats=True)
+    before = Reference(passages, bm25_tokens).ranking(queries, depth, clean, repeats=False)
     report: dict[str, Any] = {
         "dataset": name, "language": collection.language, "passages": len(passages), "questions": len(queries),
         "segments": segments(engine.engine.uri, collection.name),
         "passages_same_tokens": round(float(np.mean([Counter(a) == Counter(b) for a, b in zip(on_ours.tokens, on_milvus.tokens)])), 4),
-        "questions_same_tokens": round(float(np.mean([bm25_tokens(q) == milvus_tokens(q) for q in queries])), 4),
+        "questions_same_tokens": round(float(np.mean([tuner_tokens(q) == milvus_tokens(q) for q in queries])), 4),
         "questions_repeating_a_term": round(float(np.mean([len(set(t)) < len(t) for t in map(milvus_tokens, queries)])), 4),
         "mean_length_tuner": round(float(np.mean([len(t) for t in on_ours.tokens])), 2),
         "mean_length_milvus": round(float(np.mean([len(t) for t in on_milvus.tokens])), 2),
         # the reference reproduces each engine: the memory engine exactly, Milvus Lite up to its segments
         "reference_vs_memory": compare(tuner_like, (ours.indices, ours.scores), k),
         "reference_vs_milvus": compare(milvus_like, (theirs.indices, theirs.scores), k),
-        # each cause alone, from tuner's side: Milvus's analyzer, then Milvus's repeated query terms
-        "analyzer_only": compare(tuner_like, on_milvus.ranking(queries, depth, clean, repeats=False), k),
-        "repeats_only": compare(tuner_like, on_ours.ranking(queries, depth, clean, repeats=True), k),
+        # what the one rule moved in memory: issue 45's rule (tuner's own tokens, each question term once) against it
+        "before_vs_memory": compare(before, (ours.indices, ours.scores), k),
         "examples": [],
     }
     differing = np.flatnonzero(~same_top_k(ours.indices, theirs.indices, k))
@@ -192,7 +190,7 @@ def diagnose(name: str, data: Dataset, memory: RetrievalPipeline, engine: Milvus
                   unreproduced=len(unreproduced), unreproduced_tied_at_the_cut=tied_at_the_cut(milvus_like[1], unreproduced, k))
     for row in differing[:examples]:
         query = queries[row]
-        mine, engines = bm25_tokens(query), milvus_tokens(query)
+        mine, engines = tuner_tokens(query), milvus_tokens(query)
         only = sorted(set(ours.indices[row, :k]) ^ set(theirs.indices[row, :k]))
         report["examples"].append({
             "question": query, "tuner_tokens": mine, "milvus_tokens": engines,
@@ -212,12 +210,12 @@ def diagnose(name: str, data: Dataset, memory: RetrievalPipeline, engine: Milvus
     return report
 
 
-def run(name: str, data: Dataset, uri: str, k: int, examples: int) -> dict[str, Any]:
-    """Every arm of :data:`ARMS` on both engines, then the BM25 diagnosis."""
+def run(name: str, data: Dataset, uri: str, k: int, examples: int, arms: Sequence[tuple[str, str]] = ARMS) -> dict[str, Any]:
+    """Every arm of ``arms`` on both engines, then the BM25 diagnosis."""
     engine, memory = MilvusPipeline(data, MilvusEngine(backend="milvus", uri=uri)), RetrievalPipeline(data)
     chunks = ZH_CHUNKS if data.language == "zh" else {}
     rows = []
-    for retriever, fusion in ARMS:
+    for retriever, fusion in arms:
         settings = RetrievalSettings.model_validate({**chunks, "retriever": retriever, "fusion": fusion, "top_k": k,
                                                      "candidate_depth": max(30, k)})
         start = time.perf_counter()
@@ -245,13 +243,15 @@ def main() -> None:
                         help="folder of the imported public sets and the Milvus Lite files")
     parser.add_argument("--examples", type=int, default=5, help="differing BM25 questions to explain per dataset")
     parser.add_argument("--json", type=Path, help="write every dataset's rows and diagnosis here")
+    parser.add_argument("--arms", nargs="+", choices=[f"{r}-{f}" for r, f in ARMS], help="only these (retriever-fusion)")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     results = []
     for name in args.datasets:
         data = dataset(name, args.work)
         if data is not None:
-            results.append(run(name, data, str(args.work / f"{Path(name).name}.db"), args.top_k, args.examples))
+            arms = [arm for arm in ARMS if args.arms is None or f"{arm[0]}-{arm[1]}" in args.arms]
+            results.append(run(name, data, str(args.work / f"{Path(name).name}.db"), args.top_k, args.examples, arms))
     if args.json:
         args.json.write_text(json.dumps(results, ensure_ascii=False, indent=1), "utf-8")
 

@@ -48,5 +48,5 @@ def test_ascii_and_chinese_text_get_the_tokens_of_the_rule_before() -> None:
 
 
 def test_the_changed_rule_changes_the_bm25_keys() -> None:
-    assert TEXT_LAYER_ID.startswith("text-v3-") and TEXT_LAYER_ID in bm25_key("chunks", "en", 1.5, 0.75)
+    assert TEXT_LAYER_ID.startswith("text-v4-") and TEXT_LAYER_ID in bm25_key("chunks", "en", 1.5, 0.75)
     assert unicodedata.is_normalized("NFC", bm25_tokens("Yucata\u0301n")[0])

@@ -16,8 +16,8 @@ Scores (``docs/engine.md`` says what maps exactly and what does not):
   not returned by BM25: it scores 0 there, as in memory), both scores clipped to [0, 1] before the blend. Milvus's
   ``WeightedRanker`` counts 0 for a list that does not hold a chunk (CMRC 2018: recall@4 0.58 against 0.96 in
   memory, bench/milvus_parity.py), so it is not used;
-- hybrid ``fusion: rrf``: ``RRFRanker(rrf_k)`` over the two lists, times ``(rrf_k + 1) / 2`` as in
-  :func:`tuner.retrieval._hybrid.reciprocal_rank_fusion`.
+- hybrid ``fusion: rrf``: :func:`tuner.retrieval.reciprocal_rank_fusion` of the two lists, each ranked as in memory
+  (ties by table row), so the ranks are memory's (Milvus's ``RRFRanker`` ranks ties in its own order).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from tuner.embedding import CachedEncoder
 from tuner.engine._collections import BM25_K1, Collection
 from tuner.engine._config import INDEX_KINDS
 from tuner.engine._literal import literal, string_literal
-from tuner.retrieval import FILTER_FIELDS, Hits
+from tuner.retrieval import FILTER_FIELDS, Hits, reciprocal_rank_fusion
 from tuner.settings import RetrievalSettings
 
 if TYPE_CHECKING:
@@ -186,6 +186,12 @@ def mask_expression(allowed: np.ndarray | None, collection: Collection | None = 
     return collection.keys_expression(rows, negate)
 
 
+def _ranked(hits: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """``hits`` with their scores clipped to [0, 1], best first, ties by table row (Milvus's order among equal scores is
+    its own; every in-memory retriever breaks them by row)."""
+    return sorted(((index, min(max(score, 0.0), 1.0)) for index, score in hits), key=lambda hit: (-hit[1], hit[0]))
+
+
 class MilvusFirstStage:
     """``retriever`` (bm25, dense, hybrid) searched in ``collection``, questions encoded by ``query_encoder``."""
 
@@ -220,8 +226,8 @@ class MilvusFirstStage:
         else:
             rows = self._blend(queries, depth, where)
         for row, hits in enumerate(rows):
-            for slot, (index, score) in enumerate(hits[:depth]):
-                indices[row, slot], scores[row, slot] = index, min(max(score, 0.0), 1.0)
+            for slot, (index, score) in enumerate(_ranked(hits)[:depth]):
+                indices[row, slot], scores[row, slot] = index, score
         return Hits(indices, scores)
 
     def score(self, query: str, indices: np.ndarray) -> np.ndarray:
@@ -255,34 +261,34 @@ class MilvusFirstStage:
             rows.append([(i, abs(s) / ceiling if ceiling > 0 else 0.0) for i, s in hits])
         return rows
 
-    def _requests(self, queries: Sequence[str], vectors: list[list[float]], depth: int, where: str) -> list[Any]:
-        from pymilvus import AnnSearchRequest
-
-        return [AnnSearchRequest(data=vectors, anns_field=self.collection.vector,
-                                 param=dense_params(self.knobs, depth, self.collection.metric), limit=depth, expr=where or None),
-                AnnSearchRequest(data=list(queries), anns_field=self.collection.sparse, param=dict(BM25_PARAMS), limit=depth,
-                                 expr=where or None)]
+    def _lists(self, queries: Sequence[str], depth: int,
+               where: str) -> tuple[list[list[float]], list[list[tuple[int, float]]], list[list[tuple[int, float]]]]:
+        """The questions' vectors and their dense and BM25 lists, each best first with scores clipped to [0, 1] and
+        ties by table row, as tuner's own retrievers rank them."""
+        vectors = self._vectors(queries)
+        dense = self._search(vectors, self.collection.vector, dense_params(self.knobs, depth, self.collection.metric),
+                             depth, where)
+        return vectors, [_ranked(hits) for hits in dense], [_ranked(hits) for hits in self._bm25(queries, depth, where)]
 
     def _rrf(self, queries: Sequence[str], depth: int, where: str) -> list[list[tuple[int, float]]]:
-        from pymilvus import RRFRanker
-
-        scale = (self._rrf_k + 1) / 2
-        found = self.collection.client.hybrid_search(self.collection.name, self._requests(queries, self._vectors(queries), depth, where),
-                                                     RRFRanker(self._rrf_k), limit=depth, output_fields=[])
-        return [[(i, s * scale) for i, s in hits] for hits in self._rows(found)]
+        """Per query :func:`tuner.retrieval.reciprocal_rank_fusion` of its BM25 and dense lists, as in memory (Milvus's
+        ``RRFRanker`` ranks ties within a list in its own order)."""
+        _, dense, bm25 = self._lists(queries, depth, where)
+        rows = []
+        for dense_hits, bm25_hits in zip(dense, bm25):
+            rankings = [np.array([i for i, _ in hits], dtype=np.int64) for hits in (bm25_hits, dense_hits)]
+            union = np.union1d(*rankings)
+            rows.append(list(zip(union.tolist(), reciprocal_rank_fusion(union, rankings, self._rrf_k).tolist())))
+        return rows
 
     def _blend(self, queries: Sequence[str], depth: int, where: str) -> list[list[tuple[int, float]]]:
         """Per query ``w · cosine + (1 − w) · bm25`` (both clipped to [0, 1]) over the union of its dense and BM25
         lists, best first (ties by table row, as in memory): the chunks one list lacks are searched again in the other
         field among their own primary keys, so every chunk of the union has both scores."""
-        vectors = self._vectors(queries)
-        dense = self._search(vectors, self.collection.vector, dense_params(self.knobs, depth, self.collection.metric),
-                             depth, where)
-        bm25 = self._bm25(queries, depth, where)
+        vectors, dense, bm25 = self._lists(queries, depth, where)
         rows = []
         for query, vector, dense_hits, bm25_hits in zip(queries, vectors, dense, bm25):
-            cosine = {i: min(max(s, 0.0), 1.0) for i, s in dense_hits}
-            lexical = {i: min(max(s, 0.0), 1.0) for i, s in bm25_hits}
+            cosine, lexical = dict(dense_hits), dict(bm25_hits)
             if lacking := sorted(set(lexical) - set(cosine)):
                 found = self._search([vector], self.collection.vector,
                                      dense_params(self.knobs, len(lacking), self.collection.metric), len(lacking),

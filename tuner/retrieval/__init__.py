@@ -9,6 +9,7 @@ query's attainable score ``Σ idf`` (see ``_bm25``); hybrid = convex combination
 from tuner.retrieval import _hybrid  # noqa: F401  (registers hybrid; bm25 and dense register as imported)
 from tuner.retrieval._base import RETRIEVERS, FirstStage, Hits
 from tuner.retrieval._bm25 import BM25Retriever, build_index
+from tuner.retrieval._hybrid import reciprocal_rank_fusion
 from tuner.retrieval._filter import (
     FILTER_FIELDS, OPERATORS, Condition, condition_mask, filter_mask, first_stage_mask, operator_value,
 )
@@ -20,6 +21,7 @@ from tuner.retrieval._ranking import ChunkVersions, chunk_versions, final_rankin
 from tuner.retrieval._table import ChunkTable, load_chunk_table
 
 __all__ = [
+    "reciprocal_rank_fusion",
     "FILTER_FIELDS",
     "LATENCY_QUESTIONS",
     "OPERATORS",

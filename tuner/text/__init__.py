@@ -50,8 +50,9 @@ from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
 from tuner.text._analyzer import ANALYZER_PUNCTUATION, analyzer_stopwords, analyzer_term_ids, analyzer_tokens
 from tuner.text._tokens import bm25_token_lists, bm25_tokens, is_blank, normalize_text, plural, word_count
 
-TEXT_LAYER_ID = f"text-v3-analyzer-{SEGMENTER}"
-"""Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key. v3: the
+TEXT_LAYER_ID = f"text-v4-analyzer-{SEGMENTER}"
+"""Identifies how BM25 tokens are made (rules and segmenter); part of every BM25 and candidate cache key. v4: the zh
+analyzer rule cuts a Latin word holding ``.``, ``-`` or ``_`` as Milvus Lite's Python jieba does (issue 52 §1); v3: the
 Milvus analyzer's rule with repeated query terms (:func:`analyzer_tokens`, issue 52 §1), and words of letters of any
 script in :func:`bm25_tokens` (``yucatán`` was ``yucat``, ``n``; issue 54 §3); v1 was :func:`bm25_tokens` with each
 query term once."""

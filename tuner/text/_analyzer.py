@@ -7,8 +7,9 @@ deploys does (issue 52 §1; docs/engine.md, "BM25: one rule for both engines").
   characters (``\\w+``: letters of any script, digits, ``_``) one term; ``1,299`` is ``1`` and ``299``, ``yucatán``
   stays whole;
 - ``zh``: jieba in precise mode over the whole text (HMM for unknown words; tuner's segmenter, the jieba-rs port a
-  Milvus cluster runs), each word stripped and lower-cased, blanks dropped; punctuation jieba gives as a word stays a
-  term unless the stop list holds it;
+  Milvus cluster runs), each word stripped and lower-cased, blanks dropped, a Latin/digit word holding ``.``, ``-`` or
+  ``_`` cut as Python jieba (Milvus Lite's) cuts it (``zh-tw``: ``zh``, ``-``, ``tw``; ``1.5m``: ``1.5``, ``m``); punctuation jieba gives as a word stays a term unless
+  the stop list holds it;
 - both: tuner's stopwords of both scripts dropped (and, for ``zh``, the punctuation of :data:`ANALYZER_PUNCTUATION`).
 
 Unlike :func:`tuner.text.bm25_tokens` (what the reader, golden-set tools and keypoints match words by) nothing is
@@ -32,6 +33,11 @@ from tuner.text._stopwords import STOPWORDS_LATIN, STOPWORDS_ZH
 ANALYZER_PUNCTUATION = frozenset("，。！？；：、“”‘’（）《》【】…—·,.!?;:'\"()[]<>-")
 """The punctuation the ``zh`` analyzer's stop list holds beside the stopwords (jieba gives punctuation as words)."""
 _WORD = re.compile(r"\w+")
+_JOINED = re.compile(r"[a-z0-9%+#&]*[._-][a-z0-9.%+#&_-]*")
+"""A Latin/digit word holding ``.``, ``-`` or ``_`` (``zh-tw``, ``a-135``, ``formula_1``, ``u.s``, ``1.5m``): jieba-rs
+keeps it one word; Python jieba (Milvus Lite's) cuts it into runs of letters and digits (a number keeping its decimals,
+``1.5``) and the characters between, by :data:`_PIECE`."""
+_PIECE = re.compile(r"[a-z0-9]+(?:\.\d+)?%?|.")
 
 
 @lru_cache(maxsize=2)
@@ -48,11 +54,14 @@ def analyzer_tokens(text: str, language: Language) -> list[str]:
     ['x200', 'costs', '1', '299', 'yucatán']
     >>> analyzer_tokens("Nimbus X2的保修期是两年。", "zh")
     ['nimbus', 'x2', '保修期', '两年']
+    >>> analyzer_tokens("zh-tw和formula_1", "zh")
+    ['zh', 'tw', 'formula', '_', '1']
     """
     stop = analyzer_stopwords(language)
     if language == "zh":
         words = (word.strip().lower() for word in segmenter(SEGMENTER)(text))
-        return [word for word in words if word and word not in stop]
+        cut = (piece for word in words for piece in (_PIECE.findall(word) if _JOINED.fullmatch(word) else (word,)))
+        return [word for word in cut if word and word not in stop]
     return [word for word in _WORD.findall(text.lower()) if word not in stop]
 
 
