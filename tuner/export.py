@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import yaml
 
 from tuner import __version__
-from tuner.engine import DENSE, SPARSE, TEXT, dense_params, filter_expression, index_knobs
+from tuner.engine import DENSE, SPARSE, TEXT, dense_params, filter_expression, index_knobs, literal, string_literal
 from tuner.errors import UserError
 from tuner.io import atomic_write_text, line_safe_json, read_yaml_mapping
 from tuner.retrieval import FILTER_FIELDS
@@ -425,14 +425,14 @@ def _attached_filter(settings: RetrievalSettings, fields: Mapping[str, Any]) -> 
         if key == "doc_id":
             name = str(fields["doc_id"])
         elif isinstance(metadata, str):
-            name = f"{metadata}[{json.dumps(key, ensure_ascii=False)}]"
+            name = f"{metadata}[{string_literal(key)}]"
         elif key in metadata:
             name = key
         else:
             tests.append("false")
             continue
-        literals = [json.dumps(v, ensure_ascii=False) if not isinstance(v, bool) else str(v).lower() for v in values]
-        tests.append(" or ".join(f"{name} == {literal}" for literal in literals) or "false")
+        # escaped by Milvus's own rules (a JSON string's \u0001 is refused by its parser)
+        tests.append(" or ".join(f"{name} == {literal(value)}" for value in values) or "false")
     return " and ".join(f"({test})" for test in tests) if len(tests) > 1 else (tests[0] if tests else "")
 
 

@@ -15,6 +15,7 @@ from tuner.engine._collections import (
 from tuner.engine._attach import AttachedSchema, attach
 from tuner.engine._config import INDEX_KINDS, AttachedFields, EngineConfig, MemoryEngine, MilvusEngine, parse_engine
 from tuner.engine._pipeline import ENGINES, MilvusPipeline, engine_pipeline, recorded_engine
+from tuner.engine._literal import literal, string_literal
 from tuner.engine._search import (
     BM25Ceiling, MilvusFirstStage, dense_params, filter_expression, index_knobs, mask_expression,
 )
@@ -44,9 +45,11 @@ __all__ = [
     "ensure_collection",
     "filter_expression",
     "index_knobs",
+    "literal",
     "mask_expression",
     "parse_engine",
     "recorded_engine",
+    "string_literal",
     "tuner_collections",
     "verify",
 ]
