@@ -98,7 +98,7 @@ def test_a_command_that_needs_an_extra_names_it_in_one_line(tiny_dataset_dir: Pa
     done = _base("serve", "--config", str(tmp_path / "missing.yaml"), "--dataset", str(tiny_dataset_dir))
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "tuner: error: tuner serve needs the 'serve' extra (uvicorn is missing): pip install 'tuner[serve]'"]
+        "tuner: error: tuner serve needs the 'serve' extra (uvicorn is not installed): pip install 'tuner[serve]'"]
 
 
 def test_a_missing_module_of_an_extra_is_one_line_and_any_other_a_bug(

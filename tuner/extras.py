@@ -9,7 +9,11 @@ is used, never at a module's top (``tests/test_extras.py`` imports every module 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Final
+
+from tuner.errors import UserError
 
 EXTRA_MODULES: Final[dict[str, tuple[str, ...]]] = {
     "serve": ("fastapi", "starlette", "uvicorn", "httpx"),
@@ -39,7 +43,7 @@ def extra_for(module: str) -> str | None:
     return next((extra for extra, modules in EXTRA_MODULES.items() if top in modules), None)
 
 
-def missing_extra_line(command: str, exc: ModuleNotFoundError) -> str | None:
+def missing_extra_line(command: str, exc: ImportError) -> str | None:
     """The one line for ``command`` failing on ``exc``, a module an extra brings; None when ``exc`` is about a
     module no extra brings (then it is a bug, not a missing install).
 
@@ -52,3 +56,16 @@ def missing_extra_line(command: str, exc: ModuleNotFoundError) -> str | None:
     if extra is None:
         return None
     return f"tuner {command} needs the '{extra}' extra ({exc.name} is not installed): pip install 'tuner[{extra}]'"
+
+
+@contextmanager
+def extra_needed(command: str) -> Iterator[None]:
+    """Import, inside the block, what ``tuner command`` needs of an extra before it starts any work: a module an extra
+    brings that is missing is :func:`missing_extra_line` as a :class:`UserError`; any other import error stays a bug."""
+    try:
+        yield
+    except ImportError as exc:
+        missing = missing_extra_line(command, exc)
+        if missing is None:
+            raise
+        raise UserError(missing) from None

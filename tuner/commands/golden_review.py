@@ -19,16 +19,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tuner.errors import UserError
+    from tuner.extras import extra_needed
     from tuner.golden import ReviewStore
     from tuner.http_guard import listen, serve_on, url_of
 
-    try:
+    with extra_needed("golden review"):
         import uvicorn  # noqa: F401 (serve_on runs it)
 
         from tuner.golden.review_app import build_review_app
-    except ImportError as exc:
-        raise UserError(f"tuner golden review needs the 'serve' extra ({exc.name} is missing): pip install 'tuner[serve]'") from None
     store = ReviewStore(Path(args.draft), Path(args.dataset) if args.dataset else None)
     sock = listen("127.0.0.1", args.port, f"--port {args.port}")
     progress = store.progress()

@@ -55,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from tuner.deploy import engine_note, serving_engine
     from tuner.engine import connect
     from tuner.errors import UserError
+    from tuner.extras import extra_needed
     from tuner.export import read_export
     from tuner.http_guard import TOKEN_HEADER, answered_hosts, listen, new_token, serve_on, url_of
 
@@ -63,12 +64,10 @@ def run(args: argparse.Namespace) -> int:
     if args.max_body_mb <= 0:
         raise UserError(f"--max-body-mb: must be positive, got {args.max_body_mb:g}")
 
-    try:
+    with extra_needed("serve"):
         import uvicorn  # noqa: F401 (serve_on runs it)
 
         from tuner.deploy.service import build_app
-    except ImportError as exc:
-        raise UserError(f"tuner serve needs the 'serve' extra ({exc.name} is missing): pip install 'tuner[serve]'") from None
     limits = service_limits(args)
     engine = engine_from_args(args)
     from tuner.deploy import Retriever
