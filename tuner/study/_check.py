@@ -33,8 +33,10 @@ def check_study(loaded: LoadedStudy, space: SearchSpace, dataset: Dataset) -> No
     - an enqueued configuration outside the space, with a setting the space does not search, one that does not exist,
       one its other values do not let act (``hybrid_weight`` on a bm25 trial), or settings that do not validate;
     - a robustness objective on a dataset without keypoints or without conflicting documents;
-    - on an attached Milvus collection without BM25 (:func:`_check_attached`), a retriever that needs it.
+    - on an attached Milvus collection without BM25 (:func:`_check_attached`), a retriever that needs it;
+    - what the generator and the judge name outside the file (:meth:`LoadedStudy.check_backends`).
     """
+    loaded.check_backends()
     base = loaded.base_settings.model_dump()
     _check_attached(loaded, space)
     for knob, bound in AT_MOST.items():
