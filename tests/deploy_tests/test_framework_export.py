@@ -42,7 +42,7 @@ def test_llamaindex_export_keeps_a_cosine_cutoff_where_it_means_the_same(tmp_pat
 
 
 def test_every_registered_retriever_has_an_entry_in_each_framework_and_an_unknown_one_raises(tmp_path: Path) -> None:
-    from tuner.export import (
+    from tuner.export._framework import (
         DIFY_RETRIEVERS, FRAMEWORKS, LANGCHAIN_RETRIEVERS, LLAMAINDEX_RETRIEVERS, MILVUS_RETRIEVERS, RAGFLOW_RETRIEVERS,
     )
     from tuner.retrieval import RETRIEVERS
