@@ -14,7 +14,7 @@ import yaml
 
 from tuner.io import atomic_write_text
 from tuner.retrieval import FILTER_FIELDS
-from tuner.settings import RetrievalSettings, settings_from_mapping
+from tuner.settings import FIRST_STAGES, FRAMEWORKS_LACK, RetrievalSettings, settings_from_mapping
 
 SNIPPET_FENCE = "-" * 8
 
@@ -59,34 +59,26 @@ def overlap_units(settings: RetrievalSettings) -> int:
 
 
 def untranslated(settings: RetrievalSettings, fusion: str, cutoff: bool) -> list[Untranslated]:
-    """What a framework cannot express; ``cutoff`` says whether its similarity cutoff means tuner's threshold."""
+    """What a framework cannot express; ``cutoff`` says whether its similarity cutoff means tuner's threshold. The
+    settings of :data:`tuner.settings.FRAMEWORKS_LACK` have a row where they are off their default and act, with the
+    text their field declares (a ``str.format`` template over the settings)."""
     rows: list[Untranslated] = []
     if settings.chunk_unit == "words":
         rows.append(("chunk_unit", "words", "no whitespace-word splitter: the character splitter below is the nearest"))
     rows.append(("chunking", "sentence snapping", "tuner ends a chunk at the last sentence end past half its size; "
                  "the splitters below break at their own separators"))
-    if settings.retriever == "hybrid" and settings.fusion == "blend":
+    if settings.acts("hybrid_weight"):
         rows.append(("hybrid_weight", settings.hybrid_weight, f"tuner blends normalized scores convexly; {fusion}"))
     if settings.relevance_threshold > 0 and not cutoff:
         rows.append(("relevance_threshold", settings.relevance_threshold,
                      "applies to tuner's normalized final score (BM25: the share of the query's Σidf a chunk reaches; hybrid and "
                      "reranked: a blend); the framework's scores are on another scale"))
-    if settings.rerank_strength > 0:
-        rows.append(("rerank_strength", settings.rerank_strength,
-                     "tuner blends first-stage and reranker scores; frameworks' rerankers replace the order instead"))
-        if settings.reranker.startswith("embedding-maxsim"):
-            rows.append(("reranker", settings.reranker, "max cosine over a chunk's sentences exists in no framework"))
-    if settings.version_policy == "latest":
-        rows.append(("version_policy", "latest", "dropping a chunk whose metadata family has a later-dated document in the index "
-                     "needs the whole index; a metadata filter (e.g. status: current) is the nearest, if the corpus has one"))
-    elif settings.stale_penalty > 0:
-        rows.append(("stale_penalty", settings.stale_penalty, "demoting older versions of a family is no framework's option"))
-    if settings.recency_weight > 0:
-        rows.append(("recency_weight", settings.recency_weight, "tuner blends 0.5^(age / recency_half_life_days) into the "
-                     f"score (half-life {settings.recency_half_life_days:g} days); no framework retriever has that blend"))
-    if settings.dedupe < 1:
-        rows.append(("dedupe", settings.dedupe, "tuner skips a candidate more similar than this to a better one; the "
-                     "frameworks' MMR trades relevance against diversity with a λ instead"))
+    values = settings.model_dump()
+    for name, why in FRAMEWORKS_LACK.items():
+        if values[name] != RetrievalSettings.model_fields[name].default and settings.acts(name):
+            rows.append((name, values[name], why.format(**values)))
+            if name == "rerank_strength" and settings.reranker.startswith("embedding-maxsim"):  # the reranker it blends
+                rows.append(("reranker", settings.reranker, "max cosine over a chunk's sentences exists in no framework"))
     return rows
 
 
@@ -106,9 +98,10 @@ def filter_untranslated(settings: RetrievalSettings, retriever: str) -> list[Unt
     rows: list[Untranslated] = []
     if not wanted:
         return rows
-    if settings.retriever in ("bm25", "hybrid"):
+    first_stage = FIRST_STAGES[settings.retriever]
+    if first_stage.bm25:
         rows.append(("metadata_filter", settings.metadata_filter, f"{retriever} has no metadata filter: "
-                     + ("nothing is filtered" if settings.retriever == "bm25" else "only the dense retriever filters")
+                     + ("only the dense retriever filters" if first_stage.needs_vectors else "nothing is filtered")
                      + f"; filter the documents before building it ({wanted})"))
     fields = [key for key in wanted if key in FILTER_FIELDS]
     if fields:
