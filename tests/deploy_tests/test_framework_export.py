@@ -59,6 +59,14 @@ def test_every_retriever_has_its_own_translation_in_every_registered_format_and_
             framework.translate(unknown, provenance)
 
 
+def test_a_framework_name_is_registered_once() -> None:
+    from tuner.export import FRAMEWORKS, register_framework
+
+    with pytest.raises(ValueError, match="framework export 'dify' registered twice"):
+        register_framework(FRAMEWORKS["dify"])
+    assert list(FRAMEWORKS) == ["langchain", "llamaindex", "dify", "ragflow", "milvus"]
+
+
 def test_version_knobs_are_listed_as_not_translated_only_when_they_act(tmp_path: Path) -> None:
     _, plain = _written(tmp_path, "llamaindex", retriever="dense")
     assert not {"version_policy", "stale_penalty", "recency_weight", "dedupe"} & {r["setting"] for r in plain["not_translated"]}
