@@ -95,7 +95,9 @@ def test_killed_worker_trial_is_failed_and_retried_and_nothing_is_lost(tiny_data
     assert len(finished) >= target
     retries = [t for t in study.trials if optuna.storages.RetryHeartbeatStaleTrialCallback.retried_trial_number(t) == killed_trial]
     assert len(retries) == 1 and retries[0].state in (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED)
-    assert retries[0].params == study.trials[killed_trial].params
+    # the retry is enqueued with what the killed trial had sampled; a worker killed while sampling (under load) had
+    # only part of it recorded, and the retry samples the rest
+    assert retries[0].params.items() >= study.trials[killed_trial].params.items()
     # each finished trial was evaluated by exactly one worker, and its evaluation recorded once; a trial that
     # repeats an evaluated configuration (the retry may, when the other worker tried it meanwhile) points at it
     for number in finished:
