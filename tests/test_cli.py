@@ -65,3 +65,21 @@ def test_every_retrieval_setting_has_a_flag_with_its_description_and_the_flag_se
     args = parser.parse_args(["eval", str(tiny_dataset_dir), "--hybrid-weight", "0.7", "--dense-index", "hnsw", "--top-k", "3"])
     settings = settings_from_args(args)
     assert (settings.hybrid_weight, settings.dense_index, settings.top_k) == (0.7, "hnsw", 3)
+
+
+def test_export_s_formats_are_the_registered_ones_read_only_when_asked() -> None:
+    """``tuner export --format`` offers ``tuner`` and every ``tuner.export.FRAMEWORKS`` name, refuses another with exit
+    2, and building the parser (every start of tuner) does not import the export package, which loads the engines."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from tuner.cli import build_parser; parser = build_parser(); print('tuner.export' in sys.modules); "
+            "parser.parse_args(['export', 'study.yaml', '--trial', '1', '-o', 'x.yaml', '--format', 'nope'])")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                          text=True)
+    from tuner.export import FRAMEWORKS
+
+    choices = ", ".join(repr(name) for name in ("tuner", *FRAMEWORKS))
+    assert (done.returncode, done.stdout) == (2, "False\n")
+    assert done.stderr.splitlines()[-1] == f"tuner export: error: argument --format: invalid choice: 'nope' (choose from {choices})"
+    assert list(FRAMEWORKS) == ["langchain", "llamaindex", "dify", "ragflow", "milvus"]

@@ -65,18 +65,21 @@ def backend_of(value: Any, default: str) -> str:
 
 class BackendRegistry(Generic[B, C]):
     """Backends of one ``kind`` ("generator", "judge"): ``configs`` is the tagged union of their config models
-    (``C``), ``builders`` maps each ``backend`` name to the function that builds it.
+    (``C``), ``builders`` maps each ``backend`` name to the function that builds it, ``checks`` a backend's name to
+    the function that checks what its config names outside itself (a model file, a module: :meth:`check`).
 
     >>> config = GENERATORS.parse({"backend": "extractive", "max_sentences": 2}, "study.yaml")  # doctest: +SKIP
     >>> generator = GENERATORS.build(config, resources)  # doctest: +SKIP
     """
 
     def __init__(
-        self, kind: str, default: str, configs: Any, builders: Mapping[str, Callable[[Any, BackendResources], B]]
+        self, kind: str, default: str, configs: Any, builders: Mapping[str, Callable[[Any, BackendResources], B]],
+        checks: Mapping[str, Callable[[Any], None]] | None = None,
     ) -> None:
         self.kind = kind
         self.default = default
         self.builders = dict(builders)
+        self.checks = dict(checks or {})
         self._adapter: TypeAdapter[C] = TypeAdapter(configs)
         # each backend's config model, by its tag in the union (Annotated[Model, Tag("name")])
         self._models: dict[str, type[BaseModel]] = {
@@ -99,6 +102,18 @@ class BackendRegistry(Generic[B, C]):
                     f"choose one of {', '.join(self.names)}"
                 ) from None
             raise UserError(f"{source}: {self.kind}.{describe_validation_error(exc, skip=1)}") from None
+
+    def check(self, config: C, source: str) -> None:
+        """What ``config`` names outside itself (a model file, a module to import), checked before any work, so a
+        study that names a missing one stops at load, not after its first stages ran (issue 54 §2.13); the fault is
+        one line naming ``source``."""
+        check = self.checks.get(backend_of(config, self.default))
+        if check is None:
+            return
+        try:
+            check(config)
+        except UserError as exc:
+            raise UserError(f"{source}: {exc}") from None
 
     def build(self, config: C, resources: BackendResources | None = None) -> B:
         """The backend for ``config``, sharing ``resources`` (usage counters, call cache, encoder)."""

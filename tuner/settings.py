@@ -33,13 +33,14 @@ STAGES: tuple[Stage, ...] = ("chunking", "encoding", "first_stage", "rerank", "f
 """The retrieval stages in pipeline order; every setting belongs to exactly one (``stage_fields``)."""
 
 
-def _knob(stage: Stage, default: Any, description: str, *, after_search: bool = False, frameworks_lack: bool = False,
+def _knob(stage: Stage, default: Any, description: str, *, after_search: bool = False, frameworks_lack: str = "",
           **constraints: Any) -> Any:
     """A setting of ``stage``: the stage decides which cache keys hash it (:mod:`tuner.retrieval._keys`) and which
     group carries it (:class:`Chunking`, :class:`Ranking`), the description is its ``--flag``'s help
     (``tuner.commands``). ``after_search``: tuner applies it to an engine's candidates after the search, on every
-    engine (:data:`AFTER_SEARCH`); ``frameworks_lack``: no framework or platform retriever expresses it off its default
-    (:data:`FRAMEWORKS_LACK`), so an export lists it as untranslated."""
+    engine (:data:`AFTER_SEARCH`); ``frameworks_lack``, where no framework or platform retriever expresses it off its
+    default (:data:`FRAMEWORKS_LACK`): why, the text of its row in an export's table of what does not translate (a
+    ``str.format`` template over the settings, e.g. ``{recency_half_life_days:g}``)."""
     extra: JsonDict = {"stage": stage, "after_search": after_search, "frameworks_lack": frameworks_lack}
     return Field(default, description=description, json_schema_extra=extra, **constraints)
 
@@ -84,21 +85,31 @@ class RetrievalSettings(StrictModel):
     )
     rerank_strength: float = _knob(
         "final_ranking", 0.0, "blend of reranker and first-stage scores (0 = no reranking, 1 = reranker only)", ge=0.0, le=1.0,
-        after_search=True, frameworks_lack=True,
+        after_search=True,
+        frameworks_lack="tuner blends first-stage and reranker scores; frameworks' rerankers replace the order instead",
     )
     version_policy: Literal["all", "latest"] = _knob(
         "final_ranking", "all",
         "latest drops a candidate whose document has a newer version (same metadata family, later date) in the index; all keeps it",
-        after_search=True, frameworks_lack=True,
+        after_search=True,
+        frameworks_lack=(
+            "dropping a chunk whose metadata family has a later-dated document in the index needs the whole "
+            "index; a metadata filter (e.g. status: current) is the nearest, if the corpus has one"
+        ),
     )
     stale_penalty: float = _knob(
         "final_ranking", 0.0, "with version_policy all, multiply a stale candidate's score by 1 - this (0..1)", ge=0.0, le=1.0,
-        after_search=True, frameworks_lack=True,
+        after_search=True,
+        frameworks_lack="demoting older versions of a family is no framework's option",
     )
     recency_weight: float = _knob(
         "final_ranking", 0.0, "weight w of the recency score in the final score, (1 - w) * score + w * recency (0..1)",
         ge=0.0, le=1.0,
-        after_search=True, frameworks_lack=True,
+        after_search=True,
+        frameworks_lack=(
+            "tuner blends 0.5^(age / recency_half_life_days) into the score (half-life "
+            "{recency_half_life_days:g} days); no framework retriever has that blend"
+        ),
     )
     recency_half_life_days: float = _knob(
         "final_ranking", 365.0, "days behind the newest dated document at which the recency score halves", gt=0.0, le=100_000.0
@@ -106,7 +117,11 @@ class RetrievalSettings(StrictModel):
     dedupe: float = _knob(
         "final_ranking", 1.0,
         "drop a candidate whose cosine similarity to a better-ranked kept one exceeds this (0..1; 1 = off)", ge=0.0, le=1.0,
-        after_search=True, frameworks_lack=True,
+        after_search=True,
+        frameworks_lack=(
+            "tuner skips a candidate more similar than this to a better one; the frameworks' MMR trades "
+            "relevance against diversity with a λ instead"
+        ),
     )
     chunk_size: int = _knob("chunking", 256, "chunk size, counted in --chunk-unit", ge=8, le=100_000)
     chunk_unit: ChunkUnit = _knob(
@@ -416,10 +431,10 @@ AFTER_SEARCH: tuple[str, ...] = tuple(name for name, info in RetrievalSettings.m
                                       if _extra(info)["after_search"])
 """The settings tuner applies to an engine's candidates after its search, on every engine (docs/engine.md): declared
 ``after_search`` on the field."""
-FRAMEWORKS_LACK: tuple[str, ...] = tuple(name for name, info in RetrievalSettings.model_fields.items()
-                                         if _extra(info)["frameworks_lack"])
-"""The settings no framework or platform retriever expresses off their default (an export lists them as
-untranslated): declared ``frameworks_lack`` on the field."""
+FRAMEWORKS_LACK: dict[str, str] = {name: _extra(info)["frameworks_lack"] for name, info in RetrievalSettings.model_fields.items()
+                                   if _extra(info)["frameworks_lack"]}
+"""The settings no framework or platform retriever expresses off their default, each with why (an export lists them as
+untranslated where they act off it, ``tuner.export``): declared ``frameworks_lack`` on the field."""
 
 
 def settings_from_mapping(

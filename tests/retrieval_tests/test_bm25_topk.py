@@ -50,7 +50,7 @@ def reference_index() -> bm25s.BM25:
 
 def reference_search(query: str, depth: int, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """Before issue 31: the full normalized score vector, a full sort by (score descending, chunk index), excluded
-    chunks dropped."""
+    and zero-score chunks dropped."""
     index = reference_index()
     doc_freq = np.diff(index.scores["indptr"])
     n = len(PASSAGES)
@@ -66,7 +66,7 @@ def reference_search(query: str, depth: int, allowed: np.ndarray | None) -> tupl
     if allowed is not None:
         scores = np.where(allowed, scores, -np.inf)
     order = np.lexsort((np.arange(n), -scores))[: min(depth, n)]
-    order = order[np.isfinite(scores[order])]
+    order = order[scores[order] > 0.0]  # a list holds only chunks that score (Milvus's rule, issue 52 §1)
     indices = np.full(depth, -1, dtype=np.int64)
     values = np.zeros(depth, dtype=np.float32)
     indices[: len(order)], values[: len(order)] = order, scores[order]
@@ -91,15 +91,15 @@ def test_search_equals_the_full_sort_bit_for_bit(retriever: BM25Retriever, depth
         assert hits.scores[row].tobytes() == values.tobytes(), query
 
 
-def test_ties_break_by_chunk_index_and_zero_scores_fill_in_corpus_order(retriever: BM25Retriever) -> None:
+def test_ties_break_by_chunk_index_and_zero_scores_stay_out(retriever: BM25Retriever) -> None:
     hits = retriever.search(["Aurora laptop 1299"], 8, None)
     # 5 holds aurora and laptop more often but not 1299; 0, 3 and 11 are one passage (a tie, in corpus order); 8 and 9
-    # match 1299 alone (a tie); then the chunks sharing no term, in corpus order
-    assert hits.indices[0].tolist() == [5, 0, 3, 11, 8, 9, 1, 2]
+    # match 1299 alone (a tie); no chunk sharing no term (Milvus returns none: issue 52 §1), so the last slots are empty
+    assert hits.indices[0].tolist() == [5, 0, 3, 11, 8, 9, -1, -1]
     scores = hits.scores[0]
     assert scores[1] == scores[2] == scores[3] > scores[4] == scores[5] > 0.0 == scores[6] == scores[7]
     no_term = retriever.search(["zebra quokka"], 3, MASKS["odd"])
-    assert no_term.indices[0].tolist() == [1, 3, 5] and not no_term.scores[0].any()
+    assert no_term.indices[0].tolist() == [-1, -1, -1] and not no_term.scores[0].any()
 
 
 def test_score_of_given_chunks_equals_the_full_vector(retriever: BM25Retriever) -> None:

@@ -50,13 +50,18 @@ def test_a_group_holds_its_stage_s_settings_with_their_defaults(group: type, sta
     assert hash(chosen.chunking) == hash(RetrievalSettings(chunk_size=64).chunking)  # a memo key
 
 
-def test_after_search_and_frameworks_lack_are_the_fields_metadata_export_uses() -> None:
-    """export.py keeps its own tuple this stop (another branch rewrites it); the metadata says the same."""
-    from tuner import export
+def test_after_search_and_frameworks_lack_are_the_fields_metadata_export_reads() -> None:
+    """An export's untranslated row of a setting frameworks lack is its field's text, where it acts off its default;
+    the Milvus export keeps the rows of what tuner does after the search."""
+    from tuner.export._framework import untranslated
 
-    assert set(AFTER_SEARCH) == set(export.TUNER_AFTER_SEARCH)
+    assert set(AFTER_SEARCH) == {"rerank_strength", "reranker", "version_policy", "stale_penalty", "recency_weight", "dedupe"}
     off = {"rerank_strength": 0.5, "version_policy": "latest", "stale_penalty": 0.5, "recency_weight": 0.5, "dedupe": 0.9}
-    assert set(off) == set(FRAMEWORKS_LACK)
+    assert list(off) == list(FRAMEWORKS_LACK)
     for name, value in off.items():
-        rows = export._untranslated(RetrievalSettings(**{name: value}), "", cutoff=True)
-        assert name in [row[0] for row in rows]
+        settings = RetrievalSettings(**{name: value})
+        rows = {row[0]: row for row in untranslated(settings, "", cutoff=True)}
+        assert rows[name] == (name, value, FRAMEWORKS_LACK[name].format(**settings.model_dump()))
+    assert "half-life 365 days" in FRAMEWORKS_LACK["recency_weight"].format(**RetrievalSettings().model_dump())
+    inert = RetrievalSettings(version_policy="latest", stale_penalty=0.5)  # the penalty acts only with version_policy all
+    assert "stale_penalty" not in [row[0] for row in untranslated(inert, "", cutoff=True)]

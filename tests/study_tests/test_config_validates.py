@@ -107,3 +107,35 @@ def test_a_noise_floor_file_that_is_not_there_is_refused_when_the_study_is_loade
     study = write_study(tmp_path, tiny_dataset_dir, noise_floor="floor.json")
     with pytest.raises(UserError, match="floor.json"):  # read, not only found: a malformed file stops here too
         load_study_file(study)
+
+
+NAMED_OUTSIDE: list[tuple[str, str]] = [
+    ("generator: {backend: local, model_path: MISSING/model.gguf}", r"generator.model_path: .*absent/model.gguf is not a file"),
+    ("generator: {backend: callable, function: 'tuner_no_such_module:answer'}",
+     "generator.function: cannot import module 'tuner_no_such_module'"),
+    ("judge: {backend: llm, base_url: 'http://127.0.0.1:9/v1', model: m, api_key_env: TUNER_TEST_UNSET_KEY}",
+     "environment variable TUNER_TEST_UNSET_KEY is not set"),
+]
+
+
+@pytest.mark.parametrize(("block", "line"), NAMED_OUTSIDE, ids=["model_path", "function", "api_key_env"])
+def test_what_a_backend_names_outside_the_file_is_checked_when_the_study_is_loaded(
+    block: str, line: str, tiny_dataset_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 54 §2.13: a missing API key was found after the first stages ran (101 s on the demo), at the first
+    request; the model file, the module and the key are now checked before any model or index (``tuner run`` and
+    its dry run), while a command that only reads the study (``tuner trials``) needs none of them."""
+    monkeypatch.delenv("TUNER_TEST_UNSET_KEY", raising=False)
+    study = write_study(tmp_path, tiny_dataset_dir)
+    data = yaml.safe_load(study.read_text())
+    role = block.split(":")[0]
+    data.pop(role, None)
+    study.write_text(yaml.safe_dump(data) + block.replace("MISSING", str(tmp_path / "absent")) + "\n")
+    loaded = load_study_file(study)
+    with pytest.raises(UserError, match=line) as refused:
+        loaded.check_backends()
+    assert str(refused.value).startswith(f"{study}: ")
+    assert main(["run", str(study), "--dry-run"]) == 2
+    monkeypatch.setenv("TUNER_TEST_UNSET_KEY", "sk-test")
+    if role == "judge":  # the same study with the key set passes
+        loaded.check_backends()

@@ -51,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         from tuner.study import load_study_file
 
         loaded = load_study_file(args.study, dataset=args.dataset)
+        loaded.check_backends()
         settings, variant_config = loaded.baseline_settings(), loaded.config.variants
         generator_config, judge_config = loaded.generator, loaded.judge
         dataset_spec, out = loaded.dataset, args.out or str(loaded.output / "noise_floor.json")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 
 from tuner.commands._study_args import add_study_arguments, loaded_study
 
@@ -17,11 +18,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     choice.add_argument("--pick", metavar="RULE", help="knee, min-delta (with --min-recall) or cheapest")
     parser.add_argument("--min-recall", type=float, metavar="X", help="recall floor for --pick min-delta")
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="output file (.yaml, .json or .env)")
-    parser.add_argument("--format", choices=("tuner", "langchain", "llamaindex", "dify", "ragflow", "milvus"), default="tuner",
-                        help="tuner (default: what tuner serve and tuner.Retriever read), or the nearest settings of a "
-                             "framework (langchain, llamaindex), of a platform's own knowledge base (dify, ragflow) or, "
-                             "from a study on Milvus, the pymilvus search of the collection it measured (milvus) as "
-                             "YAML with a table of what does not translate")
+    parser.add_argument("--format", choices=_Formats(), default="tuner", metavar="FORMAT",
+                        help="%(choices)s: tuner (default: what tuner serve and tuner.Retriever read), or the nearest "
+                             "settings of a framework (langchain, llamaindex), of a platform's own knowledge base (dify, "
+                             "ragflow) or, from a study on Milvus, the pymilvus search of the collection it measured "
+                             "(milvus) as YAML with a table of what does not translate")
+
+
+class _Formats:
+    """``--format``'s choices: ``tuner`` and the names of ``tuner.export.FRAMEWORKS``, read when argparse checks a
+    value or prints the help (the export package loads the engines: not at every start of tuner)."""
+
+    def __iter__(self) -> Iterator[str]:
+        from tuner.export import FRAMEWORKS
+
+        return iter(("tuner", *FRAMEWORKS))
+
+    def __contains__(self, name: object) -> bool:
+        return name in list(self)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -73,5 +73,10 @@ class CallableGenerator:
         return Answer.of(result)
 
 
+def check_callable(config: CallableGeneratorConfig) -> None:
+    """The function ``config`` names imports and is callable (:func:`load_callable`)."""
+    load_callable(config.function)
+
+
 def build_callable(config: CallableGeneratorConfig, resources: BackendResources) -> CallableGenerator:
     return CallableGenerator(config)

@@ -271,14 +271,20 @@ class LocalGenerator:
         return reply
 
 
+def check_local(config: LocalGeneratorConfig) -> None:
+    """What ``config`` needs installed (:func:`require_local`: llama-cpp-python, a packaged model's packages) and its
+    ``model_path`` a file."""
+    require_local(config.model if config.model_path is None else None)
+    if config.model_path is not None and not config.model_path.expanduser().is_file():
+        raise UserError(f"generator.model_path: {config.model_path.expanduser()} is not a file")
+
+
 def llama_cpp_runtime(config: LocalGeneratorConfig, cache: DiskCache | None = None) -> LlamaCpp:
     """The loaded model of ``config``: its ``model_path``, or its packaged model's file assembled into ``cache``
     (default: the tuner cache)."""
     if config.model_path is not None:
-        require_local()
+        check_local(config)
         path = config.model_path.expanduser()
-        if not path.is_file():
-            raise UserError(f"generator.model_path: {path} is not a file")
         return _loaded(path.resolve(), config.threads or default_threads(), config.context_tokens, file_identity(path.resolve()))
     require_local(config.model)
     source = LOCAL_MODELS[config.model]

@@ -10,6 +10,7 @@ from tuner.judging._base import Judge
 from tuner.judging._lexical import LexicalJudgeConfig, build_lexical
 from tuner.judging._llm import LLMJudgeConfig, build_llm
 from tuner.backends import BackendRegistry, backend_of
+from tuner.llm import require_key
 
 DEFAULT_JUDGE = "lexical"
 
@@ -23,7 +24,7 @@ JudgeConfig = Annotated[
 """Any judge config; ``backend`` picks the type and defaults to ``lexical``."""
 
 JUDGES: BackendRegistry[Judge, JudgeConfig] = BackendRegistry(
-    "judge", DEFAULT_JUDGE, JudgeConfig, {"lexical": build_lexical, "llm": build_llm}
+    "judge", DEFAULT_JUDGE, JudgeConfig, {"lexical": build_lexical, "llm": build_llm}, {"llm": require_key}
 )
 
 parse_judge_config = JUDGES.parse

@@ -4,7 +4,7 @@ concurrency. It imports no other part of the flow (the backend registry and reso
 
 from tuner.errors import BackendError, ErrorKind, FatalBackendError, ReplyParseError, TransientBackendError
 from tuner.llm._cache import CACHE_FILE, CachedReply, CallCache, CallStore, PostgresCallCache, request_key
-from tuner.llm._client import ChatClient, Completion, EndpointClient, Message, read_key, retry_after_seconds, send_with_retries
+from tuner.llm._client import ChatClient, Completion, EndpointClient, Message, read_key, require_key, retry_after_seconds, send_with_retries
 from tuner.llm._concurrent import map_concurrent
 from tuner.llm._config import LLMConfig, load_llm_config
 from tuner.llm._embeddings import EmbeddingClient
@@ -41,6 +41,7 @@ __all__ = [
     "missing_reason_for",
     "parse_structured",
     "read_key",
+    "require_key",
     "request_key",
     "retry_after_seconds",
     "send_with_retries",

@@ -70,10 +70,10 @@ def send_with_retries(send_once: Callable[[], T], max_retries: int, backoff_base
 
 
 def read_key(env_name: str | None) -> str:
-    if env_name is None:
-        return _NO_KEY
     """The API key in environment variable ``env_name`` (a placeholder for ``None``: a server that needs no key); a
     :class:`UserError` naming the variable when it is empty."""
+    if env_name is None:
+        return _NO_KEY
     value = os.environ.get(env_name, "")
     if not value.strip():
         raise UserError(f"environment variable {env_name} is not set: it must hold the API key (api_key_env)")
@@ -129,6 +129,12 @@ def _classify(exc: Exception) -> tuple[ErrorKind, str, float]:
             return "not_found", f"HTTP 404 unknown model or path: {detail}", 0.0
         return "request", f"HTTP {status} request rejected: {detail}", 0.0
     return "bad_response", f"unusable response ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})", 0.0
+
+
+def require_key(config: LLMConfig) -> None:
+    """The API key ``config`` names is set (:func:`read_key`): a backend registry's check, so a run whose key is
+    missing stops before any work, not at its first call."""
+    read_key(config.api_key_env)
 
 
 class EndpointClient:

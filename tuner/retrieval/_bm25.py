@@ -11,8 +11,9 @@ chunk reaches: query-independent in meaning, in [0, 1], and comparable across co
 
 Scaling: a query is scored from the posting lists of its own terms only (the index's columns, added term by term in
 float32 exactly as ``bm25s`` adds them), and the top ``depth`` chunks are picked with ``np.partition`` among the
-chunks sharing a term with it; the rest of the list is filled with zero-score chunks in corpus order, as a full
-sort by (score descending, chunk index) would. Memory is one score vector of the corpus per query, never a
+chunks sharing a term with it. A list holds only chunks that score: where fewer than ``depth`` chunks share a term
+with the query the rest of its slots stay empty (−1), as Milvus's BM25 search returns no zero-score chunk
+(:data:`tuner.retrieval._keys.BM25_LIST_RULE`, issue 52 §1). Memory is one score vector of the corpus per query, never a
 queries × chunks matrix. The index is computed for all postings at once (:func:`build_index`), the same numbers as
 bm25s' chunk-by-chunk loop (``bench/bm25_scale.py``).
 """
@@ -137,9 +138,8 @@ class BM25Retriever:
         return chunks, scores
 
     def search(self, queries: Sequence[str], depth: int, allowed: np.ndarray | None) -> Hits:
-        """Per query the ``depth`` best chunks by (normalized score descending, chunk index): chunks sharing a term
-        first, then zero-score chunks in corpus order; chunks outside ``allowed`` never."""
-        searchable = np.arange(self._n) if allowed is None else np.flatnonzero(allowed)
+        """Per query the ``depth`` best chunks by (normalized score descending, chunk index) among those sharing a
+        term with it (empty slots, −1, where fewer do); chunks outside ``allowed`` never."""
         indices = np.full((len(queries), depth), -1, dtype=np.int64)
         values = np.zeros((len(queries), depth), dtype=np.float32)
         for row, query in enumerate(queries):
@@ -155,10 +155,6 @@ class BM25Retriever:
             taken = len(order)
             indices[row, :taken] = chunks[order]
             values[row, :taken] = scores[order]
-            if taken < depth:
-                head = searchable[: depth + len(chunks)]
-                zero = head[~np.isin(head, chunks, assume_unique=True)][: depth - taken]
-                indices[row, taken : taken + len(zero)] = zero
         return Hits(indices, values)
 
     def score(self, query: str, indices: np.ndarray) -> np.ndarray:

@@ -13,7 +13,8 @@ vectors            ``embedding_model``, the prompt (document or query), the infe
                    checksummed in the store)
 BM25 index         chunks key, text layer (the BM25 rule, :data:`tuner.text.TEXT_LAYER_ID`), language, k1, b
 HNSW index         content hash of the chunk vectors, HNSW parameters
-candidates         chunks key, text layer, index view, the first-stage group (``retriever``, ``candidate_depth``
+candidates         chunks key, text layer, index view, for a retriever that scores BM25 the BM25 list rule
+                   (:data:`BM25_LIST_RULE`), the first-stage group (``retriever``, ``candidate_depth``
                    and the settings its ``RETRIEVERS`` entry reads that act: ``dense_index``, ``fusion`` unless
                    ``blend``, ``hybrid_weight`` under blend, ``rrf_k`` under rrf; the active
                    ``metadata_filter``'s definition); for a
@@ -83,6 +84,12 @@ def _needs_vectors(settings: RetrievalSettings) -> bool:
     return RETRIEVERS[settings.retriever].needs_vectors
 
 
+BM25_LIST_RULE = "bm25-list-scored-only"
+"""How a BM25 list is made, in the candidates key of every retriever that scores BM25: only chunks sharing a term with
+the query, empty slots after them (issue 52 §1: Milvus's rule; the lists of the keys before it were filled with
+zero-score chunks in corpus order)."""
+
+
 def candidates_key(
     settings: RetrievalSettings, table_key: str, view: str, vectors: tuple[np.ndarray, np.ndarray] | None
 ) -> str:
@@ -97,6 +104,7 @@ def candidates_key(
         stage_key(settings, "first_stage"),
         array_digest(*vectors) if vectors is not None and _needs_vectors(settings) else None,
         view,
+        *([BM25_LIST_RULE] if RETRIEVERS[settings.retriever].spec.bm25 else []),
     )
 
 

@@ -33,8 +33,10 @@ def check_study(loaded: LoadedStudy, space: SearchSpace, dataset: Dataset) -> No
       one its other values do not let act (``hybrid_weight`` on a bm25 trial), or settings that do not validate;
     - a robustness objective on a dataset without keypoints or without conflicting documents;
     - on an engine without BM25 (an attached Milvus collection without it, :func:`_check_bm25`), a retriever that
-      needs it.
+      needs it;
+    - what the generator and the judge name outside the file (:meth:`LoadedStudy.check_backends`).
     """
+    loaded.check_backends()
     base = loaded.base_settings.model_dump()
     _check_bm25(loaded, space)
     for knob, bound in AT_MOST.items():

@@ -11,8 +11,8 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from tuner.dataset import builtin_model_defaults, is_builtin, manifest_model_defaults
 from tuner.errors import UserError, describe_validation_error
 from tuner.io import read_yaml_mapping, renamed_key
-from tuner.generation import ExtractiveGeneratorConfig, GeneratorConfig, parse_generator_config
-from tuner.judging import JudgeConfig, LexicalJudgeConfig, parse_judge_config
+from tuner.generation import GENERATORS, ExtractiveGeneratorConfig, GeneratorConfig, parse_generator_config
+from tuner.judging import JUDGES, JudgeConfig, LexicalJudgeConfig, parse_judge_config
 from tuner.llm import LLMConfig
 from tuner.variants import VariantsConfig
 from tuner.objectives import CONTEXT_WORDS, EXPOSURE, OBJECTIVES, RECALL, REQUIRED, SECOND_OBJECTIVES, Direction
@@ -278,6 +278,13 @@ class LoadedStudy:
 
         NoiseFloor.from_file(file)
         return file
+
+    def check_backends(self) -> None:
+        """What the generator and the judge name outside the file (a model file, a module, an API key's variable),
+        checked by the commands that will call them (``tuner run``, its dry run, ``tuner calibrate``) before any
+        model is loaded or index built; the reading commands (``pareto``, ``trials``, ``export``) need none of it."""
+        GENERATORS.check(self.generator, str(self.path))
+        JUDGES.check(self.judge, str(self.path))
 
     @property
     def llm_backends(self) -> dict[str, LLMConfig]:
