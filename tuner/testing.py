@@ -21,7 +21,7 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -170,11 +170,12 @@ def wait_until_ready(process: subprocess.Popen[Any], url: str, seconds: float = 
 
 
 @contextmanager
-def canned_service(reply: bytes | None, trickle: float = 0.0) -> Iterator[str]:
-    """A local HTTP server whose every POST gets HTTP 200 and ``reply`` (JSON) at once; ``trickle`` > 0: one byte of it
-    every ``trickle`` seconds; ``reply`` None: the connection is accepted and never answered (a stalled service). Its
-    URL; the server stops at the end of the block. For tests of ``tuner eval --external`` against a service that
-    misbehaves (too large a reply, a trickle, no answer)."""
+def canned_service(reply: bytes | Callable[[bytes], bytes] | None, trickle: float = 0.0) -> Iterator[str]:
+    """A local HTTP server whose every POST gets HTTP 200 and ``reply`` (JSON; a function: of the request's body) at
+    once; ``trickle`` > 0: one byte of it every ``trickle`` seconds; ``reply`` None: the connection is accepted and
+    never answered (a stalled service). Its URL; the server stops at the end of the block. For tests of ``tuner eval
+    --external`` against a service that misbehaves (too large a reply, a trickle, no answer) or answers as another
+    retrieval would."""
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     stop = threading.Event()
@@ -184,18 +185,19 @@ def canned_service(reply: bytes | None, trickle: float = 0.0) -> Iterator[str]:
             """Quiet."""
 
         def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length", 0)))
+            body = self.rfile.read(int(self.headers.get("content-length", 0)))
             if reply is None:
                 stop.wait()
                 return
+            answer = reply(body) if callable(reply) else reply
             self.send_response(200)
             self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(reply)))
+            self.send_header("content-length", str(len(answer)))
             self.end_headers()
             try:
                 if trickle <= 0:
-                    self.wfile.write(reply)
-                for byte in (reply if trickle > 0 else b""):
+                    self.wfile.write(answer)
+                for byte in (answer if trickle > 0 else b""):
                     if stop.wait(trickle):
                         return
                     self.wfile.write(bytes([byte]))

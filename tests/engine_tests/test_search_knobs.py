@@ -90,3 +90,17 @@ def test_a_study_on_milvus_fixes_dense_index_at_the_engines_index(tmp_path: Path
     with pytest.raises(UserError, match=r"settings.dense_index: 'flat', but the engine's index is IVF_FLAT \(ivf\)"):
         load_study_file(_study(tmp_path, tiny_dataset_dir, "{backend: milvus, uri: kb.db, index: IVF_FLAT}",
                                "{dense_index: flat}"))
+
+
+def test_a_retriever_the_engine_has_no_search_for_is_refused_never_searched_as_another(
+        tmp_path: Path, tiny_dataset_dir: Path, embeddings: EmbeddingContext) -> None:
+    from tuner.engine import MilvusFirstStage
+
+    pipeline = MilvusPipeline(load_dataset(tiny_dataset_dir), MilvusEngine(backend="milvus", uri=str(tmp_path / "kb.db")),
+                              embeddings=embeddings)
+    dense = RetrievalSettings(retriever="dense", chunk_size=40)
+    stage = pipeline.retriever(dense)
+    # a retriever declared for tuner's own search (tuner.settings.FIRST_STAGES) that the engine's search map lacks
+    unknown = RetrievalSettings.model_construct(**{**dense.model_dump(), "retriever": "splade"})
+    with pytest.raises(UserError, match="engine: milvus searches retrievers dense, bm25, hybrid .*, not splade"):
+        MilvusFirstStage(stage.collection, unknown, pipeline.encoder(dense), stage._ceiling)

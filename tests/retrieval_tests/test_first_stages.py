@@ -33,7 +33,7 @@ def test_a_retriever_name_is_checked_against_the_declarations() -> None:
 
 def test_the_study_and_the_first_mile_read_bm25_and_vectors_from_the_declarations() -> None:
     from tuner.golden._pool import POOL_RETRIEVERS, _EMBEDDING_RETRIEVERS
-    from tuner.study._inert import BM25_RETRIEVERS
+    from tuner.engine import BM25_RETRIEVERS
 
     assert BM25_RETRIEVERS == ("bm25", "hybrid")
     assert (POOL_RETRIEVERS, _EMBEDDING_RETRIEVERS) == (("bm25", "dense", "hybrid"), ("dense", "hybrid"))

@@ -139,3 +139,17 @@ def test_what_a_backend_names_outside_the_file_is_checked_when_the_study_is_load
     monkeypatch.setenv("TUNER_TEST_UNSET_KEY", "sk-test")
     if role == "judge":  # the same study with the key set passes
         loaded.check_backends()
+
+
+def test_a_service_as_engine_is_the_study_the_retriever_key_wrote(tiny_dataset_dir: Path) -> None:
+    """``engine: {backend: external, ...}`` (issue 53) and ``retriever:`` (before it) are one study: the same engine
+    measured, v3 injected, the latency constraint refused."""
+    base = {"name": "t", "dataset": str(tiny_dataset_dir)}
+    old, new = (StudyConfig.model_validate({**base, key: SERVICE}) for key in ("retriever", "engine"))
+    assert old.searched_engine == new.searched_engine and new.searched_engine.backend == "external"
+    assert old.variants.hard_mode == new.variants.hard_mode == "inject"
+    for key in ("retriever", "engine"):
+        with pytest.raises(ValidationError, match="variants.hard_mode: an external retriever needs inject"):
+            StudyConfig.model_validate({**base, key: SERVICE, "variants": {"hard_mode": "in_index"}})
+        with pytest.raises(ValidationError, match="constraints.max_latency_ms: the search time of"):
+            StudyConfig.model_validate({**base, key: SERVICE, "constraints": {"max_latency_ms": 50}})

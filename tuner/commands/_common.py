@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 if TYPE_CHECKING:
     from tuner.dataset import Dataset
     from tuner.embedding import EmbeddingContext, EmbeddingOptions
-    from tuner.engine import MemoryEngine, MilvusEngine
+    from tuner.engine import Engine, EngineFlag
     from tuner.evaluation import CaseOutcome, RobustnessEvaluator
     from tuner.generation import Generator, GeneratorConfig
     from tuner.judging import Judge, JudgeConfig
@@ -182,92 +182,102 @@ def embeddings_from_args(args: argparse.Namespace, base: EmbeddingOptions | None
     return EmbeddingContext(options, store_url)
 
 
+class EngineOption(NamedTuple):
+    """One ``--engine-<field>`` flag: the field it gives, of which engine, how argparse converts its text, and the
+    field's :class:`tuner.engine.EngineFlag` and description (its help)."""
+
+    option: str
+    field: str
+    backend: str
+    kind: Callable[[str], Any]
+    flag: EngineFlag
+    help: str
+
+    @property
+    def dest(self) -> str:
+        return "engine_" + self.option.removeprefix("--engine-").replace("-", "_")
+
+
+def engine_flags(collections: bool = True) -> list[EngineOption]:
+    """One flag per field of each engine ``--engine`` offers (``--engine-<field>``, or the name its
+    :class:`tuner.engine.EngineFlag` gives). ``collections`` False leaves out the flags only a command that measures
+    takes (``tuner serve`` takes the index and an attached collection from the export)."""
+    from tuner.engine import ENGINES, EngineFlag
+
+    flags = []
+    for backend, engine in ENGINES.items():
+        for name, info in engine.model_fields.items():
+            flag = next((m for m in info.metadata if isinstance(m, EngineFlag)), EngineFlag())
+            if not engine.on_command_line or name == "backend" or (flag.measures and not collections):
+                continue
+            assert info.description, f"engine {backend}: field {name} needs a description (its flag's help)"
+            kind = str if flag.parse is not None else _flag_type(info.annotation)  # parsed once the engine is known
+            flags.append(EngineOption(flag.name(name), name, backend, kind, flag, info.description))
+    return flags
+
+
 def add_engine_arguments(parser: argparse.ArgumentParser, collections: bool = False) -> None:
-    """The ``--engine`` flags; with ``collections`` also the dense index of the collections searched and attach mode
-    (a command that measures: ``tuner serve`` takes the index from the export and serves collections tuner built)."""
+    """The ``--engine`` flags (:func:`engine_flags`); with ``collections`` also the dense index of the collections
+    searched and attach mode (a command that measures: ``tuner serve`` takes the index from the export and serves
+    collections tuner built)."""
+    from tuner.engine import ENGINES
+
     group = parser.add_argument_group("engine (where the first stage runs; a study file's 'engine:', docs/engine.md)")
-    group.add_argument("--engine", choices=("memory", "milvus"),
-                       help="memory: tuner's own indexes in this process (default; with --config, the engine the export "
-                            "was measured on); milvus: a Milvus Lite file or cluster")
-    group.add_argument("--engine-uri", dest="engine_uri", metavar="URI",
-                       help="with --engine milvus: a Milvus Lite file (PATH.db) or a server (http://host:19530)")
-    group.add_argument("--engine-token-env", dest="engine_token_env", metavar="NAME",
-                       help="with --engine milvus: the environment variable holding the token (user:password or an API key)")
-    group.add_argument("--engine-db", dest="engine_db", metavar="NAME", help="with --engine milvus: the database (default: the server's)")
-    if not collections:
-        parser.set_defaults(engine_index=None, engine_collection=None, engine_fields=None)
-        return
-    group.add_argument("--engine-index", dest="engine_index", metavar="TYPE",
-                       help="with --engine milvus: the dense index (FLAT default, HNSW, HNSW_SQ, IVF_FLAT, IVF_SQ8, AUTOINDEX): "
-                       "of the collections tuner builds, or the one an attached collection has")
-    group.add_argument("--engine-collection", dest="engine_collection", metavar="NAME",
-                       help="with --engine milvus: attach mode, search this existing collection (never written) instead "
-                       "of building one; needs --engine-fields")
-    group.add_argument("--engine-fields", dest="engine_fields", metavar="ROLE=FIELD,...",
-                       help="with --engine-collection: its fields, text=F,vector=F,doc_id=F and optionally metadata=F (a "
-                       "JSON field; several metadata=F: scalar fields) and sparse=F (its BM25 function's output)")
+    offered = {backend: engine for backend, engine in ENGINES.items() if engine.on_command_line}
+    group.add_argument("--engine", choices=tuple(offered),
+                       help="; ".join(f"{backend}: {engine.label}" for backend, engine in offered.items()))
+    owners: dict[str, list[str]] = {}
+    for flag in engine_flags():
+        owners.setdefault(flag.option, []).append(flag.backend)
+    added = set()
+    for flag in engine_flags(collections):
+        if flag.option not in added:  # a field several engines have is one flag
+            added.add(flag.option)
+            group.add_argument(flag.option, dest=flag.dest, type=flag.kind, metavar=flag.flag.metavar,
+                               help=f"with --engine {' or '.join(owners[flag.option])}: {flag.help}")
+    parser.set_defaults(**{flag.dest: None for flag in engine_flags() if flag.option not in added})
 
 
-def engine_from_args(args: argparse.Namespace) -> MemoryEngine | MilvusEngine:
-    """The engine of ``--engine`` and its flags; a flag of Milvus without ``--engine milvus`` is refused."""
-    from tuner.engine import parse_engine
+def engine_from_args(args: argparse.Namespace) -> Engine:
+    """The engine of ``--engine`` and its flags; a flag of another engine is refused, and so is a required field
+    left out or a field given without the one it goes with (:attr:`tuner.engine.EngineFlag.together`)."""
+    from tuner.engine import ENGINES, parse_engine
     from tuner.errors import UserError
 
-    flags = {"uri": "--engine-uri", "token_env": "--engine-token-env", "db_name": "--engine-db", "index": "--engine-index",
-             "collection": "--engine-collection", "fields": "--engine-fields"}
-    milvus = {"uri": args.engine_uri, "token_env": args.engine_token_env, "db_name": args.engine_db,
-              "index": args.engine_index, "collection": args.engine_collection,
-              "fields": None if args.engine_fields is None else _engine_fields(args.engine_fields)}
-    given = {key: value for key, value in milvus.items() if value is not None}
-    if args.engine in (None, "memory"):
-        if given:
-            raise UserError(f"command line: {flags[next(iter(given))]} goes with --engine milvus")
-        return parse_engine({"backend": "memory"}, "command line")
-    if args.engine_uri is None:
-        raise UserError("command line: --engine milvus needs --engine-uri (a Milvus Lite PATH.db or http://host:19530)")
-    if ("collection" in given) != ("fields" in given):
-        raise UserError("command line: --engine-collection and --engine-fields go together (attach mode)")
-    return parse_engine({"backend": "milvus", **given}, "command line")
-
-
-def _engine_fields(text: str) -> dict[str, str | list[str]]:
-    """``--engine-fields`` as the ``fields:`` mapping: ``ROLE=FIELD`` pairs, ``metadata`` once for a JSON field or
-    several times for scalar fields."""
-    from tuner.errors import UserError
-
-    fields: dict[str, str | list[str]] = {}
-    metadata: list[str] = []
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        role, equals, field = part.partition("=")
-        if not equals or not role or not field:
-            raise UserError(f"command line: --engine-fields: {part!r} is not ROLE=FIELD (text=, vector=, doc_id=, "
-                            "metadata=, sparse=)")
-        if role == "metadata":
-            metadata.append(field)
-        else:
-            fields[role] = field
-    if metadata:
-        fields["metadata"] = metadata[0] if len(metadata) == 1 else metadata
-    return fields
+    backend = args.engine or "memory"
+    flags = engine_flags()
+    mine = {flag.field: flag for flag in flags if flag.backend == backend}
+    for flag in flags:
+        if getattr(args, flag.dest) is not None and flag.field not in mine:
+            owners = " or ".join(other.backend for other in flags if other.option == flag.option)
+            raise UserError(f"command line: {flag.option} goes with --engine {owners}")
+    given = {name: getattr(args, flag.dest) for name, flag in mine.items() if getattr(args, flag.dest) is not None}
+    for name, info in ENGINES[backend].model_fields.items():
+        if info.is_required() and name != "backend" and name not in given:
+            raise UserError(f"command line: --engine {backend} needs {mine[name].option} ({mine[name].help})")
+    for name, flag in mine.items():
+        together = flag.flag.together
+        if together is not None and (name in given) != (together in given):
+            raise UserError(f"command line: {flag.option} and {mine[together].option} go together")
+    parsed = {name: value if (parse := mine[name].flag.parse) is None else parse(value) for name, value in given.items()}
+    return parse_engine({"backend": backend, **parsed}, "command line")
 
 
 def pipeline_from_args(args: argparse.Namespace, dataset: Dataset, reporter: Reporter,
                        embeddings: EmbeddingContext) -> RetrievalPipeline:
     """The retrieval pipeline of ``--engine`` over ``dataset`` (an unreachable engine fails here, before any work); with
     ``--config`` an export measured on an engine, that engine when ``--engine`` is not given (:func:`exported_engine`)."""
-    from tuner.engine import engine_pipeline
-
-    return engine_pipeline(exported_engine(args, reporter), dataset, reporter=reporter, embeddings=embeddings)
+    return exported_engine(args, reporter).pipeline(dataset, reporter=reporter, embeddings=embeddings)
 
 
-def exported_engine(args: argparse.Namespace, reporter: Reporter) -> MemoryEngine | MilvusEngine:
+def exported_engine(args: argparse.Namespace, reporter: Reporter) -> Engine:
     """The engine a command that measures one configuration searches: ``--engine`` and its flags; with ``--config``
-    naming an export measured on Milvus (``provenance.engine``), that engine when ``--engine`` is not given (its
-    token read from the variable the export names; an attached collection through its recorded fields), and with
-    ``--engine milvus`` given, that address with the export's index or attached collection
-    (:func:`tuner.deploy.serving_engine`), as ``tuner serve`` serves it."""
+    naming an export measured on another engine (``provenance.engine``), that engine when ``--engine`` is not given
+    (:meth:`tuner.engine.Engine.from_record`: its secret read from the variable the export names; an attached
+    collection through its recorded fields), and with ``--engine`` given, that address with what the export fixes
+    (:func:`tuner.deploy.serving_engine`: the index, the attached collection), as ``tuner serve`` serves it."""
     from tuner.deploy import measured_backend, serving_engine
-    from tuner.engine import MilvusEngine, parse_engine
+    from tuner.engine import ENGINES
     from tuner.export import read_export
     from tuner.redaction import redact
 
@@ -275,16 +285,16 @@ def exported_engine(args: argparse.Namespace, reporter: Reporter) -> MemoryEngin
     if not getattr(args, "config", None):
         return engine
     provenance = read_export(args.config).provenance
-    if args.engine is not None or measured_backend(provenance) != "milvus":
+    measured = measured_backend(provenance)
+    if args.engine is not None or measured in (None, engine.backend) or measured not in ENGINES:
         return serving_engine(engine, provenance)
     recorded = provenance["engine"]
-    measured = parse_engine({k: v for k, v in recorded.items() if k in MilvusEngine.model_fields and v is not None},
-                            f"{args.config}: provenance.engine")
+    found = ENGINES[measured].from_record(recorded, f"{args.config}: provenance.engine")
     attached = recorded.get("collection")
-    reporter.stage(f"engine: {args.config} was measured on milvus ({redact(str(recorded.get('uri')))}"
+    reporter.stage(f"engine: {args.config} was measured on {measured} ({redact(str(recorded.get('uri')))}"
                    + (f", collection {attached}" if attached else "")
                    + "): searched there (--engine memory searches in memory)")
-    return measured
+    return found
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:

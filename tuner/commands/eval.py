@@ -86,11 +86,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _external(args: argparse.Namespace, dataset: Dataset, reporter: Reporter,
               embeddings: EmbeddingContext) -> tuple[ExternalPipeline, RetrievalSettings]:
-    """The pipeline of ``--external`` and the settings it is asked with (``--top-k``, ``--score-threshold``)."""
+    """The pipeline of ``--external`` (the ``external`` engine's) and the settings it is asked with (``--top-k``,
+    ``--score-threshold``)."""
     from pydantic import ValidationError
 
     from tuner.errors import UserError, describe_validation_error
-    from tuner.external import ExternalClient, ExternalConfig, ExternalPipeline
+    from tuner.engine import ExternalEngine
+    from tuner.external import ExternalPipeline
     from tuner.llm import CallCache
     from tuner.settings import settings_from_mapping
 
@@ -107,7 +109,7 @@ def _external(args: argparse.Namespace, dataset: Dataset, reporter: Reporter,
         raise UserError("command line: --score-threshold: give it or --relevance-threshold, not both")
     given = {"deadline": args.deadline, "max_reply_mb": args.max_reply_mb}
     try:
-        config = ExternalConfig(url=args.external, knowledge_id=args.knowledge_id, match=args.match,
+        engine = ExternalEngine(url=args.external, knowledge_id=args.knowledge_id, match=args.match,
                                 **{name: value for name, value in given.items() if value is not None})
     except ValidationError as exc:
         key, _, problem = describe_validation_error(exc).partition(": ")
@@ -117,7 +119,9 @@ def _external(args: argparse.Namespace, dataset: Dataset, reporter: Reporter,
     threshold = next((t for t in (args.score_threshold, args.relevance_threshold) if t is not None), 0.0)
     settings = settings_from_mapping({"top_k": top_k, "relevance_threshold": threshold, "candidate_depth": max(top_k, 50)},
                                      "command line")
-    return ExternalPipeline(dataset, ExternalClient(config, CallCache()), reporter=reporter, embeddings=embeddings), settings
+    pipeline = engine.pipeline(dataset, reporter=reporter, embeddings=embeddings, calls=CallCache)
+    assert isinstance(pipeline, ExternalPipeline), "the external engine's pipeline"
+    return pipeline, settings
 
 
 def _described(pipeline: ExternalPipeline) -> dict[str, Any]:

@@ -53,7 +53,6 @@ def run(args: argparse.Namespace) -> int:
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.embedding import EmbeddingOptions
     from tuner.deploy import engine_note, serving_engine
-    from tuner.engine import connect
     from tuner.errors import UserError
     from tuner.extras import extra_needed
     from tuner.export import read_export
@@ -79,11 +78,11 @@ def run(args: argparse.Namespace) -> int:
     measured = EmbeddingOptions(backend=first.provenance.get("embedding_backend", "torch"))
     embeddings = embeddings_from_args(args, measured)
     datasets = {knowledge_id: load_dataset(resolve_dataset(dataset)) for knowledge_id, (_, dataset) in served.items()}
-    if engine.backend == "milvus":
-        connect(engine)  # an unreachable engine or a bad token: one line and exit 2 before the port opens
+    engine.reachable()  # an unreachable engine or a bad token: one line and exit 2 before the port opens
     for knowledge_id, (config, _) in served.items():
-        if engine.backend != "memory":
-            described = serving_engine(engine, exported[knowledge_id].provenance).described()
+        serving = serving_engine(engine, exported[knowledge_id].provenance)
+        if serving.announced() is not None:
+            described = serving.described()
             print(f"tuner serve: {knowledge_id}: engine {', '.join(f'{k} {v}' for k, v in described.items() if v)}",
                   flush=True)
         note = engine_note(config, exported[knowledge_id].provenance, engine)

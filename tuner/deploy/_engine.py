@@ -14,8 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tuner.engine import MemoryEngine, MilvusEngine
-from tuner.errors import UserError
+from tuner.engine import Engine
 
 
 def measured_backend(provenance: Mapping[str, Any]) -> str | None:
@@ -25,37 +24,26 @@ def measured_backend(provenance: Mapping[str, Any]) -> str | None:
     return str(engine["backend"]) if isinstance(engine, Mapping) and "backend" in engine else None
 
 
-def serving_engine(engine: MemoryEngine | MilvusEngine, provenance: Mapping[str, Any]) -> MemoryEngine | MilvusEngine:
-    """``engine`` with the dense index of the Milvus engine the export was measured on, when both are Milvus: the
-    index and its parameters are part of what was measured (and of the name of the collection it searched). An
-    export measured on an attached collection is served from that collection (read-only, through the recorded field
-    mapping) at ``engine``'s address, never from a collection tuner builds in its place.
+def serving_engine(engine: Engine, provenance: Mapping[str, Any]) -> Engine:
+    """``engine`` as it serves an export of ``provenance`` (:meth:`tuner.engine.Engine.serving`): on Milvus, with the
+    dense index of the Milvus engine the export was measured on (the index and its parameters are part of what was
+    measured), or the attached collection it was measured on (read-only, through the recorded field mapping) at
+    ``engine``'s address, never a collection tuner builds in its place.
 
+    >>> from tuner.engine import MilvusEngine
     >>> recorded = {"engine": {"backend": "milvus", "uri": "kb.db", "index": "HNSW", "index_params": {"M": 16}}}
     >>> serving_engine(MilvusEngine(backend="milvus", uri="http://milvus:19530"), recorded).index
     'HNSW'
     """
-    recorded = provenance.get("engine")
-    if (not isinstance(engine, MilvusEngine) or engine.collection is not None  # attached: its index is its own
-            or measured_backend(provenance) != "milvus" or not isinstance(recorded, Mapping)):
-        return engine
-    if recorded.get("collection"):
-        if not isinstance(recorded.get("fields"), Mapping):
-            raise UserError(f"engine: the export was measured on the attached collection {recorded['collection']} and "
-                            "does not record its field mapping (exported before tuner recorded it): export the trial "
-                            "again, or give --engine-collection and --engine-fields")
-        # the team's collection itself, at the address the deployment gives, read through the recorded mapping
-        return MilvusEngine.model_validate({**engine.model_dump(), "index": recorded.get("index", engine.index),
-                                            "collection": recorded["collection"], "fields": dict(recorded["fields"])})
-    return MilvusEngine.model_validate({**engine.model_dump(), "index": recorded.get("index", engine.index),
-                                        "index_params": recorded.get("index_params") or {}})
+    return engine.serving(provenance)
 
 
-def engine_note(source: str, provenance: Mapping[str, Any], engine: MemoryEngine | MilvusEngine) -> str | None:
+def engine_note(source: str, provenance: Mapping[str, Any], engine: Engine) -> str | None:
     """One line when ``source`` (an export) was measured on another engine backend than ``engine`` serves it on: the
     first-stage scores of BM25 and hybrid differ between engines (docs/engine.md), so the served configuration is not
     exactly the measured one. None when they agree or the export does not say.
 
+    >>> from tuner.engine import MemoryEngine
     >>> engine_note("deploy.yaml", {"engine": {"backend": "milvus", "uri": "kb.db"}}, MemoryEngine()).split(":")[0]
     'deploy.yaml was measured on milvus (kb.db) and is served in memory'
     """

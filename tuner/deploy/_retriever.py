@@ -25,7 +25,7 @@ from tuner.dataset import Dataset, Document, load_dataset, resolve_dataset
 from tuner.deploy._engine import serving_engine
 from tuner.embedding import BatchingEncoder, CachedEncoder, EmbeddingContext, ServingStore
 from tuner.errors import EngineCorpus as EngineCorpus  # its home before issue 53; tuner.deploy exports it
-from tuner.engine import MemoryEngine, MilvusEngine, MilvusFirstStage, engine_pipeline, filter_expression, mask_expression
+from tuner.engine import Engine, MemoryEngine, MilvusFirstStage, filter_expression, mask_expression
 from tuner.text import Language, detect_language
 from tuner.export import ExportedConfig, read_export
 from tuner.rerank import Reranker
@@ -81,11 +81,6 @@ class _Index:
         return document.metadata if document is not None else {}
 
 
-def _attached(engine: MemoryEngine | MilvusEngine) -> bool:
-    """Whether ``engine`` searches a collection the team already has (attach mode), not one tuner built."""
-    return isinstance(engine, MilvusEngine) and engine.collection is not None
-
-
 def _in_memory_dataset(documents: Sequence[Document], language: Language) -> Dataset:
     """Documents as a corpus-only :class:`Dataset` (what the chunker reads), keyed by their content."""
     digest = hashlib.sha256()
@@ -137,7 +132,7 @@ class Retriever:
 
     def __init__(self, settings: RetrievalSettings, dataset: Dataset, cache: DiskCache | None = None,
                  provenance: Mapping[str, Any] | None = None, batch_wait: float = 0.003, batch_texts: int = 32,
-                 embeddings: EmbeddingContext | None = None, engine: MemoryEngine | MilvusEngine = MemoryEngine()) -> None:
+                 embeddings: EmbeddingContext | None = None, engine: Engine = MemoryEngine()) -> None:
         self.settings = settings
         self.provenance = dict(provenance or {})
         self.engine = engine
@@ -145,7 +140,7 @@ class Retriever:
         stored = (embeddings or EmbeddingContext()).encoder(settings.embedding_model, cache.root)
         self._store = ServingStore(stored.store)
         self.batcher = BatchingEncoder(stored.inner, batch_wait, batch_texts)
-        self._pipeline = engine_pipeline(engine, dataset, cache, encoder=CachedEncoder(self.batcher, self._store))
+        self._pipeline = engine.pipeline(dataset, cache, encoder=CachedEncoder(self.batcher, self._store))
         self._language = dataset.language
         self._write_lock = threading.Lock()
         table = self._pipeline.table(settings)
@@ -168,7 +163,7 @@ class Retriever:
 
     @classmethod
     def from_config(cls, path: str | Path, corpus: Corpus, cache: DiskCache | None = None,
-                    embeddings: EmbeddingContext | None = None, engine: MemoryEngine | MilvusEngine = MemoryEngine()) -> Retriever:
+                    embeddings: EmbeddingContext | None = None, engine: Engine = MemoryEngine()) -> Retriever:
         """The retriever an export of ``tuner export`` (``.yaml``, ``.json`` or ``.env``) describes, over ``corpus``:
         a dataset folder (or ``demo``), a loaded :class:`Dataset`, or a sequence of :class:`Document`; on ``engine``."""
         exported = read_export(path)
@@ -177,7 +172,7 @@ class Retriever:
     @classmethod
     def from_export(cls, exported: ExportedConfig, corpus: Corpus, cache: DiskCache | None = None,
                     batch_wait: float = 0.003, batch_texts: int = 32, embeddings: EmbeddingContext | None = None,
-                    engine: MemoryEngine | MilvusEngine = MemoryEngine()) -> Retriever:
+                    engine: Engine = MemoryEngine()) -> Retriever:
         """As :meth:`from_config`, from an export already read; a Milvus ``engine`` serves with the dense index the
         export was measured with (:func:`tuner.deploy.serving_engine`)."""
         if isinstance(corpus, Dataset):
@@ -236,7 +231,7 @@ class Retriever:
         a large collection is never sent as a list of ids. An attached collection (attach mode) has none of the fields
         that expression reads: its whole mask goes as primary keys, as a study on it searches."""
         depth, stage = self.settings.candidate_depth, index.first_stage
-        if not isinstance(stage, MilvusFirstStage) or _attached(self.engine):
+        if not isinstance(stage, MilvusFirstStage) or self.engine.attached:
             allowed = first_stage_mask(index.table, index.metadata_of, self.settings, "clean", filters, where)
             return stage.search([query], depth, allowed)
         request = filter_mask(index.table.chunks, index.metadata_of, filters) if filters else None
@@ -293,7 +288,7 @@ class Retriever:
     def _writable(self) -> None:
         """Refuse a write (:class:`EngineCorpus`) when the corpus is an engine collection's."""
         collection = self._pipeline.engine_collection(self.settings)
-        if collection is not None and _attached(self.engine):
+        if collection is not None and self.engine.attached:
             raise EngineCorpus(f"documents live in the {self.engine.backend} collection {collection}, attached and never "
                                "written by tuner: write them there with your own ingestion")
         if collection is not None:

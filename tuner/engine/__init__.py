@@ -1,38 +1,60 @@
 """Engine (indexes → **candidates in an engine**): where a study's first stage runs, chosen once per study or command
-(``engine:`` in a study file, ``--engine`` on the command line): ``memory``, tuner's own indexes in the process (the
-default), or ``milvus``, a Milvus Lite ``.db`` or a Milvus cluster, where tuner builds one collection per corpus,
-chunking and embedding model (``_collections``: naming, building under a claim, the completion marker, verification,
-``tuner engine ls|gc``), searches it (``_search``: BM25, dense and hybrid on tuner's [0, 1] scale, filter expressions)
-and gives its candidates to tuner's own ranking (``_pipeline``: :class:`MilvusPipeline`, the :data:`ENGINES`
-registry). In attach mode (``_attach``) the collection is one the team already has: its schema checked against the
-``fields`` mapping, its rows read back as the chunk table, never written. ``_config`` holds the ``engine:`` block's
-models. See docs/engine.md."""
+(``engine:`` in a study file, ``--engine`` on the command line), one interface (``_base``: :class:`Engine`, the
+:data:`ENGINES` registry, :data:`EngineConfig` made from it) with three engines: ``memory``, tuner's own indexes in
+the process (the default); ``milvus`` (``_config``, ``_milvus``), a Milvus Lite ``.db`` or a Milvus cluster, where
+tuner builds one collection per corpus, chunking and embedding model (``_collections``: naming, building under a
+claim, the completion marker, verification, ``tuner engine ls|gc``), searches it (``_search``: BM25, dense and hybrid
+on tuner's [0, 1] scale, filter expressions) and gives its candidates to tuner's own ranking (``_pipeline``:
+:class:`MilvusPipeline`); in attach mode (``_attach``) the collection is one the team already has: its schema checked
+against the ``fields`` mapping, its rows read back as the chunk table, never written; and ``external`` (``_external``),
+a service speaking Dify's External Knowledge API. A new engine is a module with one :func:`register_engine` class,
+imported here. See docs/engine.md."""
+
+from typing import TYPE_CHECKING
 
 from tuner.engine._collections import (
     DENSE, SPARSE, TEXT, Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection,
     tuner_collections, verify,
 )
 from tuner.engine._attach import AttachedSchema, attach
-from tuner.engine._config import INDEX_KINDS, AttachedFields, EngineConfig, MemoryEngine, MilvusEngine, parse_engine
-from tuner.engine._pipeline import ENGINES, MilvusPipeline, engine_pipeline, recorded_engine
+from tuner.engine._base import (
+    ENGINES, Engine, EngineFlag, InertKnob, MemoryEngine, SpaceChoices, engine_config, parse_engine, register_engine,
+)
+from tuner.engine._config import BM25_RETRIEVERS, INDEX_KINDS, AttachedFields, MilvusConfig
+from tuner.engine._milvus import MilvusEngine
+from tuner.engine._external import ExternalEngine
+from tuner.engine._pipeline import MilvusPipeline
 from tuner.engine._literal import literal, string_literal
 from tuner.engine._search import (
     BM25Ceiling, MilvusFirstStage, dense_params, filter_expression, index_knobs, mask_expression,
 )
 
+if TYPE_CHECKING:
+    EngineConfig = Engine
+else:
+    EngineConfig = engine_config()
+    """A study file's ``engine:`` block: the registered engines, told apart by ``backend``."""
+
 __all__ = [
+    "BM25_RETRIEVERS",
     "DENSE",
     "ENGINES",
     "INDEX_KINDS",
     "SPARSE",
+    "SpaceChoices",
     "TEXT",
     "AttachedFields",
     "AttachedSchema",
     "BM25Ceiling",
     "Collection",
     "CollectionInfo",
+    "Engine",
     "EngineConfig",
+    "EngineFlag",
+    "ExternalEngine",
+    "InertKnob",
     "MemoryEngine",
+    "MilvusConfig",
     "MilvusEngine",
     "MilvusFirstStage",
     "MilvusPipeline",
@@ -41,14 +63,14 @@ __all__ = [
     "collection_name",
     "connect",
     "dense_params",
-    "engine_pipeline",
+    "engine_config",
     "ensure_collection",
     "filter_expression",
     "index_knobs",
     "literal",
     "mask_expression",
     "parse_engine",
-    "recorded_engine",
+    "register_engine",
     "string_literal",
     "tuner_collections",
     "verify",

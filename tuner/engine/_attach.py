@@ -23,7 +23,7 @@ from tuner.chunking import CONFLICT, Chunk
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder
 from tuner.engine._collections import Collection, load
-from tuner.engine._config import INDEX_KINDS, MilvusEngine
+from tuner.engine._config import INDEX_KINDS, MilvusConfig
 from tuner.engine._literal import literal
 from tuner.errors import UserError
 from tuner.progress import Reporter
@@ -78,7 +78,7 @@ def _params(value: Any) -> dict[str, Any]:
     return dict(value) if isinstance(value, Mapping) else {}
 
 
-def attach(client: MilvusClient, engine: MilvusEngine) -> AttachedSchema:
+def attach(client: MilvusClient, engine: MilvusConfig) -> AttachedSchema:
     """The schema of ``engine.collection``, checked: a :class:`UserError` of one line naming the collection and the
     field for a collection that is not there, a field of the mapping it lacks or holds with another type, a
     ``sparse`` field no BM25 function over ``fields.text`` fills, a vector field without an index, indexed otherwise
@@ -252,7 +252,7 @@ def _metadata(value: Any) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, Mapping) else ({} if value is None else None)
 
 
-def read_collection(client: MilvusClient, engine: MilvusEngine, schema: AttachedSchema, reporter: Reporter) -> AttachedRows:
+def read_collection(client: MilvusClient, engine: MilvusConfig, schema: AttachedSchema, reporter: Reporter) -> AttachedRows:
     """Read every row of the attached collection (text, doc id, metadata, vector) once, page by page (:func:`pages`);
     nothing is written. An empty collection is a :class:`UserError`: there is nothing to tune."""
     assert engine.fields is not None, "attach mode names its fields"

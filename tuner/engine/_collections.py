@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 import numpy as np
 
 from tuner.cache import content_key
-from tuner.engine._config import MilvusEngine
+from tuner.engine._config import MilvusConfig
 from tuner.engine._literal import string_literal
 from tuner.errors import UserError
 from tuner.progress import Reporter
@@ -88,7 +88,7 @@ CONNECT_SECONDS: Final = 10.0
 that cannot heal)."""
 
 
-def connect(engine: MilvusEngine, create: bool = True) -> MilvusClient:
+def connect(engine: MilvusConfig, create: bool = True) -> MilvusClient:
     """A client of ``engine``; an unreachable URI, a rejected token or an unknown database is a :class:`UserError`
     of one line, as is a missing ``pymilvus`` (the ``milvus`` extra). A Milvus Lite database that cannot be opened
     (another process holds it, a file where Lite keeps a folder, an unwritable folder, a damaged file in it) is one
@@ -174,7 +174,7 @@ def _reason(exc: BaseException) -> str:
     return redact(" ".join(str(message).split()))[:300]
 
 
-def collection_name(table: ChunkTable, language: Language, engine: MilvusEngine) -> str:
+def collection_name(table: ChunkTable, language: Language, engine: MilvusConfig) -> str:
     """The collection of ``table``'s chunks (its key: dataset content, language, chunking, chunker version) with the
     vectors of its encoder (model, document prompt, inference backend), under ``engine``'s index built with its
     ``index_params`` (an HNSW of ``M`` 16 is not one of ``M`` 32: the completion marker would reuse the wrong one)."""
@@ -267,7 +267,7 @@ def _properties(client: MilvusClient, name: str) -> dict[str, str] | None:
 
 
 @contextmanager
-def _process_lock(engine: MilvusEngine, name: str) -> Iterator[None]:
+def _process_lock(engine: MilvusConfig, name: str) -> Iterator[None]:
     """One builder per collection in this process (threads of one worker); processes claim through the marker."""
     with _LOCKS_GUARD:
         lock = _LOCKS.setdefault((engine.uri, name), threading.Lock())
@@ -275,7 +275,7 @@ def _process_lock(engine: MilvusEngine, name: str) -> Iterator[None]:
         yield
 
 
-def ensure_collection(client: MilvusClient, engine: MilvusEngine, table: ChunkTable, language: Language,
+def ensure_collection(client: MilvusClient, engine: MilvusConfig, table: ChunkTable, language: Language,
                       vectors: Callable[[], np.ndarray], metadata_of: Callable[[str], dict[str, Any]],
                       dataset: str, reporter: Reporter) -> Collection:
     """The complete collection of ``table``, built here when no one has (``vectors``: the table's chunk vectors,
@@ -309,7 +309,7 @@ def _stale(properties: dict[str, str]) -> bool:
         return True
 
 
-def _claim(client: MilvusClient, engine: MilvusEngine, name: str, table: ChunkTable, language: Language, dim: int,
+def _claim(client: MilvusClient, engine: MilvusConfig, name: str, table: ChunkTable, language: Language, dim: int,
            dataset: str, me: str) -> bool:
     """Create the collection marked ``building`` by ``me``; whether ``me`` is its builder (another worker creating
     it at the same moment may be)."""
@@ -348,7 +348,7 @@ def _schema(client: MilvusClient, language: Language, dim: int) -> Any:
     return schema
 
 
-def _indexes(client: MilvusClient, engine: MilvusEngine) -> Any:
+def _indexes(client: MilvusClient, engine: MilvusConfig) -> Any:
     indexes = client.prepare_index_params()
     indexes.add_index(DENSE, index_type=engine.index, metric_type="COSINE", params=dict(engine.index_params))
     indexes.add_index(SPARSE, index_type="SPARSE_INVERTED_INDEX", metric_type="BM25",

@@ -1,5 +1,5 @@
 """Engine (indexes → **candidates in an engine** → ranking): a :class:`tuner.retrieval.RetrievalPipeline` whose first
-stage runs in Milvus, and the registry of engines a study or a command picks its pipeline from (:data:`ENGINES`).
+stage runs in Milvus (the ``milvus`` engine's, :class:`tuner.engine.MilvusEngine`).
 
 Chunking, the embedding of chunks (to build a collection) and of questions, reranking, version handling, dedupe,
 the threshold and top_k stay tuner's, over the engine's candidates, so every figure of a trial is computed as on the
@@ -7,7 +7,7 @@ memory engine except the first stage's scores (:mod:`tuner.engine._search`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ from tuner.engine._attach import (
     read_collection,
 )
 from tuner.engine._collections import Collection, attached_content, connect, ensure_collection
-from tuner.engine._config import MemoryEngine, MilvusEngine
+from tuner.engine._config import MilvusConfig
 from tuner.engine._search import BM25Ceiling, MilvusFirstStage, filter_expression, index_knobs, mask_expression
 from tuner.errors import UserError
 from tuner.progress import Reporter
@@ -38,7 +38,7 @@ class MilvusPipeline(RetrievalPipeline):
     must be of the settings' embedding model (:func:`check_dimension`, and :func:`check_model` on a sample of its
     texts), filters go to the engine as primary keys, and nothing is written to it."""
 
-    def __init__(self, dataset: Dataset, engine: MilvusEngine, cache: DiskCache | None = None,
+    def __init__(self, dataset: Dataset, engine: MilvusConfig, cache: DiskCache | None = None,
                  reporter: Reporter | None = None, embeddings: EmbeddingContext | None = None,
                  encoder: CachedEncoder | None = None) -> None:
         super().__init__(dataset, cache, reporter, encoder, embeddings)
@@ -55,7 +55,7 @@ class MilvusPipeline(RetrievalPipeline):
         self.searches_conflicts = self._schema is None
 
     def described(self) -> dict[str, Any]:
-        """The engine as a study records it (:meth:`MilvusEngine.described`), for an attached collection with its
+        """The engine as a study records it (:meth:`tuner.engine.MilvusEngine.described`), for an attached collection with its
         primary ``key`` field and vector ``metric`` (what the export's search names and sends) and what its content is (:func:`attached_content`: ``rows``
         and a ``content`` digest, read once), so that a study resumed on other rows is refused."""
         described = self.engine.described()
@@ -166,32 +166,4 @@ class MilvusPipeline(RetrievalPipeline):
                                 "version of a family): v3 in_index has nothing to search; use variants.hard_mode: "
                                 "inject (--hard-mode inject)")
         return super().searched(settings, view)
-
-
-PipelineFactory = Callable[[Any, Dataset, DiskCache | None, Reporter | None, EmbeddingContext | None, CachedEncoder | None],
-                           RetrievalPipeline]
-
-ENGINES: dict[str, PipelineFactory] = {
-    "memory": lambda engine, dataset, cache, reporter, embeddings, encoder: RetrievalPipeline(dataset, cache, reporter,
-                                                                                               encoder, embeddings),
-    "milvus": lambda engine, dataset, cache, reporter, embeddings, encoder: MilvusPipeline(dataset, engine, cache, reporter,
-                                                                                            embeddings, encoder),
-}
-"""The pipeline of each engine ``backend``."""
-
-
-def recorded_engine(engine: MemoryEngine | MilvusEngine, pipeline: RetrievalPipeline) -> dict[str, Any]:
-    """What a study records of the engine its ``pipeline`` searches: :meth:`MilvusPipeline.described` (with an
-    attached collection's content) or the engine's own description."""
-    return pipeline.described() if isinstance(pipeline, MilvusPipeline) else engine.described()
-
-
-def engine_pipeline(engine: MemoryEngine | MilvusEngine, dataset: Dataset, cache: DiskCache | None = None,
-                    reporter: Reporter | None = None, embeddings: EmbeddingContext | None = None,
-                    encoder: CachedEncoder | None = None) -> RetrievalPipeline:
-    """The retrieval of ``dataset`` on ``engine``: tuner's own in this process, or a :class:`MilvusPipeline`
-    (connected here: an unreachable engine is a :class:`tuner.errors.UserError` before any trial). ``encoder``: the
-    encoder of its embedding model (the deployed retriever's, which batches concurrent questions), as
-    :class:`tuner.retrieval.RetrievalPipeline` takes it."""
-    return ENGINES[engine.backend](engine, dataset, cache, reporter, embeddings, encoder)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -37,6 +37,7 @@ from tuner.embedding import CachedEncoder
 from tuner.engine._collections import BM25_K1, Collection
 from tuner.engine._config import INDEX_KINDS
 from tuner.engine._literal import literal, string_literal
+from tuner.errors import UserError
 from tuner.retrieval import FILTER_FIELDS, Hits, reciprocal_rank_fusion
 from tuner.settings import RetrievalSettings
 
@@ -206,6 +207,14 @@ class MilvusFirstStage:
         """The dense index's search knobs this stage sends (part of its key: one ``ef`` is not another's candidates)."""
         self._encoder = query_encoder
         self._ceiling = ceiling
+        searches = {"dense": self._dense, "bm25": self._bm25, "hybrid": {"rrf": self._rrf, "blend": self._blend}.get(self._fusion)}
+        search = searches.get(self.retriever)
+        if search is None:
+            raise UserError(f"engine: milvus searches retrievers {', '.join(searches)} (fusion rrf or blend), not "
+                            f"{self.retriever} (fusion {self._fusion})")
+        self._searcher: Callable[[Sequence[str], int, str], list[list[tuple[int, float]]]] = search
+        """The search of ``retriever`` (and ``fusion``), by name: a name without one is refused here, never searched
+        as another."""
 
     def search(self, queries: Sequence[str], depth: int, allowed: np.ndarray | None) -> Hits:
         """:class:`tuner.retrieval.FirstStage`'s search: among the chunks of ``allowed`` (:func:`mask_expression`)."""
@@ -217,15 +226,7 @@ class MilvusFirstStage:
         scores = np.zeros((len(queries), depth), dtype=np.float32)
         if where is None or not queries:
             return Hits(indices, scores)
-        if self.retriever == "dense":
-            rows = self._dense(queries, depth, where)
-        elif self.retriever == "bm25":
-            rows = self._bm25(queries, depth, where)
-        elif self._fusion == "rrf":
-            rows = self._rrf(queries, depth, where)
-        else:
-            rows = self._blend(queries, depth, where)
-        for row, hits in enumerate(rows):
+        for row, hits in enumerate(self._searcher(queries, depth, where)):
             for slot, (index, score) in enumerate(_ranked(hits)[:depth]):
                 indices[row, slot], scores[row, slot] = index, score
         return Hits(indices, scores)

@@ -53,8 +53,10 @@ class ExternalConfig(StrictModel):
     cache: bool = True
 
     def described(self) -> dict[str, Any]:
-        """What a study records and its report shows of the service: no key, credentials in the URL redacted."""
-        return {"backend": self.backend, "url": redact(self.url), "knowledge_id": self.knowledge_id, "match": self.match,
+        """What a study records and its report shows of the service: no key (``api_key_env`` is only a variable's
+        name), credentials in the URL redacted."""
+        return {"backend": self.backend, "url": redact(self.url), "knowledge_id": self.knowledge_id,
+                "api_key_env": self.api_key_env, "match": self.match,
                 "searched": "top_k, score_threshold",
                 "v3": "conflicts injected into the context the service returned (hard_mode: inject)"}
 

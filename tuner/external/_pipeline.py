@@ -113,6 +113,14 @@ class ExternalPipeline(RetrievalPipeline):
         self.matching = Matching(total, unmatched, after.records - before.records, after.replies - before.replies)
         return contexts
 
+    def retrieval_warning(self) -> str | None:
+        """When some of the records the last retrieval returned matched no golden document, how many (they count as
+        retrieved and not relevant)."""
+        if not self.matching.unmatched:
+            return None
+        return (f"external: {self.matching.unmatched} of {self.matching.records} records matched no golden document by "
+                f"{self.client.config.match} (counted as retrieved, not relevant)")
+
     def search_latency(self, settings: RetrievalSettings, view: str = "clean") -> SearchLatency | None:
         """None: the service's time per question is the network's and the service's, not a first stage of tuner's
         (its replies are read from the call cache after the first pass anyway)."""

@@ -194,6 +194,11 @@ class RetrievalPipeline:
         index (an engine's pipeline names its collection, what a trial records and an export names)."""
         return None
 
+    def retrieval_warning(self) -> str | None:
+        """What a trial warns of its last retrieval (None here: tuner's own retrieval of the golden set's corpus; a
+        service's records that matched no golden document, :class:`tuner.external.ExternalPipeline`)."""
+        return None
+
     def rerank_scores(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray:
         candidates = self.candidates(settings, view)
         key = rerank_key(settings, candidates.key, self.encoder(settings).inner.vector_backend)

@@ -8,7 +8,6 @@ from typing import Any
 from pydantic import ValidationError
 
 from tuner.dataset import Dataset
-from tuner.engine import MilvusEngine
 from tuner.errors import UserError, describe_validation_error
 from tuner.settings import ACTS_WHEN, AT_MOST, DECIDERS, RetrievalSettings, acts, format_settings
 from tuner.study._config import LoadedStudy
@@ -33,12 +32,13 @@ def check_study(loaded: LoadedStudy, space: SearchSpace, dataset: Dataset) -> No
     - an enqueued configuration outside the space, with a setting the space does not search, one that does not exist,
       one its other values do not let act (``hybrid_weight`` on a bm25 trial), or settings that do not validate;
     - a robustness objective on a dataset without keypoints or without conflicting documents;
-    - on an attached Milvus collection without BM25 (:func:`_check_attached`), a retriever that needs it;
+    - on an engine without BM25 (an attached Milvus collection without it, :func:`_check_bm25`), a retriever that
+      needs it;
     - what the generator and the judge name outside the file (:meth:`LoadedStudy.check_backends`).
     """
     loaded.check_backends()
     base = loaded.base_settings.model_dump()
-    _check_attached(loaded, space)
+    _check_bm25(loaded, space)
     for knob, bound in AT_MOST.items():
         if knob in space.params:  # values past every bound the space reaches could never be sampled: a mistake
             highest = max(extremes(space.params[knob]))
@@ -88,14 +88,14 @@ def check_study(loaded: LoadedStudy, space: SearchSpace, dataset: Dataset) -> No
                         f"write some with 'tuner corrupt {loaded.dataset}'")
 
 
-def _check_attached(loaded: LoadedStudy, space: SearchSpace) -> None:
-    """An attached collection without a BM25 output field (``fields.sparse``) searches ``dense`` only: a fixed
-    ``retriever`` or an enqueued one that needs BM25 is refused (a space's bm25 and hybrid choices are dropped with a
-    line instead, :func:`tuner.study._inert.engine_knobs`)."""
-    engine = loaded.engine
-    if not isinstance(engine, MilvusEngine) or engine.fields is None or engine.fields.sparse is not None:
+def _check_bm25(loaded: LoadedStudy, space: SearchSpace) -> None:
+    """An engine without BM25 (an attached collection without a BM25 output field, ``fields.sparse``) searches
+    ``dense`` only: a fixed ``retriever`` or an enqueued one that needs BM25 is refused (a space's bm25 and hybrid
+    choices are dropped with a line instead, :meth:`tuner.engine.Engine.fixed_knobs`)."""
+    lacking = loaded.engine.without_bm25()
+    if lacking is None:
         return
-    why = f"needs BM25, and the attached collection {engine.collection} has none (engine.fields.sparse)"
+    why = f"needs BM25, and {lacking}"
     if "retriever" not in space.params and loaded.base_settings.retriever != "dense":
         raise UserError(f"{loaded.path}: settings.retriever: {loaded.base_settings.retriever} {why}: set retriever: dense")
     for index, params in enumerate(loaded.config.enqueue):

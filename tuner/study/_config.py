@@ -20,8 +20,7 @@ from tuner.settings import MetadataFilter, RetrievalSettings, settings_from_mapp
 from tuner.study._samplers import SamplerConfig
 from tuner.study._tracking import TrackingConfig
 from tuner.embedding import EmbeddingOptions
-from tuner.engine import EngineConfig, MemoryEngine, MilvusEngine
-from tuner.external import ExternalConfig
+from tuner.engine import Engine, EngineConfig, ExternalEngine, MemoryEngine
 from tuner.stats import SpendingKind
 from tuner.strict import StrictModel
 
@@ -148,12 +147,14 @@ class StudyConfig(StrictModel):
     call_cache: SharedStore = Field("auto", description=f"LLM call cache: {_SHARED}")
     embedding_cache: SharedStore = Field("auto", description=f"embedding store: {_SHARED}")
     embedding: EmbeddingOptions = EmbeddingOptions()
-    retriever: ExternalConfig | None = Field(
-        None, description="a retrieval service speaking Dify's External Knowledge API to tune instead of tuner's own "
-        "retrieval: {backend: external, url, knowledge_id, api_key_env}")
+    retriever: ExternalEngine | None = Field(
+        None, description="the spelling before issue 53 of engine: {backend: external, url, knowledge_id, "
+        "api_key_env}: a retrieval service speaking Dify's External Knowledge API to tune instead of tuner's own "
+        "retrieval (read as the study's engine, searched_engine)")
     engine: EngineConfig = Field(
-        default_factory=MemoryEngine, description="where the first stage runs: {backend: memory} (default) or "
-        "{backend: milvus, uri: PATH.db or http://host:19530, token_env, db_name} (docs/engine.md)")
+        default_factory=MemoryEngine, description="where the first stage runs: {backend: memory} (default), "
+        "{backend: milvus, uri: PATH.db or http://host:19530, token_env, db_name} or {backend: external, url, "
+        "knowledge_id, api_key_env} (docs/engine.md)")
 
     @model_validator(mode="before")
     @classmethod
@@ -181,16 +182,12 @@ class StudyConfig(StrictModel):
     @model_validator(mode="after")
     def _consistent(self) -> StudyConfig:
         """The rules across keys, so a config built in Python is refused as ``tuner run`` refuses its file."""
-        if isinstance(self.engine, MilvusEngine):
-            if self.retriever is not None:
-                raise ValueError("engine: a retriever: service searches its own index; leave engine out")
-            # the collection's index decides which search knob acts: dense_index says which it is, so hnsw_ef is
-            # sampled on an HNSW collection and nowhere else (tuner.settings.ACTS_WHEN)
-            given = self.settings.get("dense_index", self.engine.dense_index)
-            if given != self.engine.dense_index:
-                raise ValueError(f"settings.dense_index: {given!r}, but the engine's index is {self.engine.index} "
-                                 f"({self.engine.dense_index}): on Milvus the collection's index decides; leave "
-                                 "dense_index out or set engine.index")
+        if self.retriever is not None and self.engine.backend != "memory":
+            raise ValueError("engine: a retriever: service searches its own index; leave engine out")
+        for name, (value, why) in self.engine.fixed_settings().items():
+            given = self.settings.get(name, value)
+            if given != value:
+                raise ValueError(f"settings.{name}: {given!r}, but {why}")
         unknown = [o for o in self.objectives if o not in OBJECTIVES]
         if unknown:
             raise ValueError(f"objectives: unknown {unknown} (known: {', '.join(OBJECTIVES)})")
@@ -203,13 +200,18 @@ class StudyConfig(StrictModel):
             len(self.objectives) == 3 and self.objectives[2] != CONTEXT_WORDS
         ):
             raise ValueError(f"objectives: a third objective can only be {CONTEXT_WORDS}")
-        if self.constraints.max_latency_ms is not None and self.retriever is not None:
+        if self.constraints.max_latency_ms is not None and not self.searched_engine.measures_latency:
             raise ValueError("constraints.max_latency_ms: the search time of a retrieval service (retriever: "
                              "{backend: external}) is not measured; the constraint bounds tuner's own first stage")
         unpriced = [kind for kind, backend in llm_backends(self.generator, self.judge).items() if backend.pricing is None]
         if self.budget.max_cost is not None and unpriced:
             raise ValueError(f"budget.max_cost: {unpriced[0]}.pricing is not set, so its requests have no cost")
         return self
+
+    @property
+    def searched_engine(self) -> Engine:
+        """The engine the study measures: ``engine``, or a ``retriever:`` service (the spelling before issue 53)."""
+        return self.engine if self.retriever is None else self.retriever
 
 
 def llm_backends(generator: GeneratorConfig, judge: JudgeConfig) -> dict[str, LLMConfig]:
@@ -224,9 +226,10 @@ def _inject_only(data: dict[str, Any]) -> dict[str, Any]:
     external retriever refuses any other mode; an attached collection's own conflicting rows can be searched
     ``in_index`` (checked once the collection is read)."""
     retriever, engine = data.get("retriever"), data.get("engine")
-    external = isinstance(retriever, dict | ExternalConfig)
-    attached = (engine.get("collection") if isinstance(engine, dict) else getattr(engine, "collection", None)) is not None
-    if not external and not attached:
+    backend = engine.get("backend") if isinstance(engine, dict) else getattr(engine, "backend", None)
+    external = isinstance(retriever, dict | ExternalEngine) or backend == "external"
+    attached = external or (engine.get("collection") if isinstance(engine, dict) else getattr(engine, "collection", None)) is not None
+    if not attached:
         return data
     key = "noise" if "noise" in data and "variants" not in data else "variants"  # the spelling before issue 39
     given = data.get(key)
@@ -250,17 +253,14 @@ class LoadedStudy:
         self.search_space_path = (base / config.search_space).resolve()
         self.storage = storage or config.storage or f"sqlite:///{self.output / 'study.db'}"
         self.generator: GeneratorConfig = config.generator
-        self.engine: MemoryEngine | MilvusEngine = config.engine
-        if isinstance(config.engine, MilvusEngine) and config.engine.lite:
-            # a Lite file, like the dataset, relative to the study file's folder
-            self.engine = config.engine.model_copy(update={"uri": str((base / config.engine.uri).resolve())})
+        self.engine: Engine = config.searched_engine.relative_to(base)
         self.judge: JudgeConfig = config.judge
         # the built-in demos have no manifest: their language says their models, without generating them to load a study
         defaults = builtin_model_defaults(self.dataset) if is_builtin(self.dataset) else manifest_model_defaults(self.dataset)
         # the filters travel in the settings, so every trial, and the config exported from it, carries their definitions
         fixed = {**config.settings, "metadata_filters": config.filters} if config.filters else config.settings
-        if isinstance(self.engine, MilvusEngine):
-            fixed = {**fixed, "dense_index": self.engine.dense_index}  # the collection's index (StudyConfig checks it)
+        # what the engine decides, as the collection's index (StudyConfig checks a fixed value agrees)
+        fixed = {**fixed, **{name: value for name, (value, _) in self.engine.fixed_settings().items()}}
         self.base_settings: RetrievalSettings = settings_from_mapping(fixed, f"{path}: settings", defaults)
         self.noise_floor_path = self._noise_floor_file()
 

@@ -16,7 +16,8 @@ from tuner.settings import Chunking, RetrievalSettings, settings_from_mapping
 from tuner.study._config import LoadedStudy
 from tuner.study._check import check_study
 from tuner.study._confirm import confirmation_split
-from tuner.study._inert import InertKnob, active_space, enqueued_params
+from tuner.engine import InertKnob
+from tuner.study._inert import active_space, enqueued_params
 from tuner.study._samplers import build_sampler
 from tuner.study._space import SearchSpace, load_search_space
 from tuner.text import word_count
@@ -108,7 +109,7 @@ def dry_run(loaded: LoadedStudy, trials: int | None, reporter: Reporter) -> dict
     confirmation_split(dataset, loaded.config.confirm)
     space = load_search_space(loaded.search_space_path, loaded.config.sampler.conditional)
     check_study(loaded, space, dataset)
-    space, inert = active_space(space, dataset, loaded.base_settings, reporter, loaded.config.retriever is not None, loaded.engine)
+    space, inert = active_space(space, dataset, loaded.base_settings, reporter, loaded.engine)
     cases = [c for c in dataset.golden if c.keypoints]
     keypoints = sum(len(c.keypoints) for c in cases)
     n_trials = trials or loaded.config.budget.trials

@@ -14,7 +14,6 @@ from tuner.errors import BackendFailure, BudgetSpent
 from tuner.evaluation import (
     CaseOutcome, RetrievalReport, RobustnessEvaluator, VariantSummary, evaluate_retrieval, summarize_variant,
 )
-from tuner.external import ExternalPipeline
 from tuner.llm import Usage, UsageCounts
 from tuner.objectives import CONTEXT_WORDS, DELTA, DELTA_CORRECT, EXPOSURE, RECALL, ROBUSTNESS_OBJECTIVES
 from tuner.retrieval import RetrievalPipeline, SearchLatency
@@ -202,7 +201,7 @@ class TrialObjective:
             grade=summary.grade,
             by_category=self._by_category(retrieval, outcomes),
             warnings=tuple(
-                w for w in (summary.shortfall_warning, self._undefined(delta, summary.delta_n, summary.faithful.missing), self._unmatched()) if w is not None
+                w for w in (summary.shortfall_warning, self._undefined(delta, summary.delta_n, summary.faithful.missing), self.pipeline.retrieval_warning()) if w is not None
             ) or None,
         ).write(trial)
         # delta is None only in a study that optimizes exposure, and then it is not among the values returned
@@ -221,15 +220,6 @@ class TrialObjective:
             counts = ", ".join(f"{reason} {count}" for reason, count in missing.items())
             return f"no case has scores at both v0 and v3 (every answer or verdict is missing{': v3 ' + counts if counts else ''})"
         return f"no case scores above 0 at v0, so {self.robustness} = (S(v0) − S(v3)) / S(v0) is undefined"
-
-    def _unmatched(self) -> str | None:
-        """With a retrieval service (:class:`tuner.external.ExternalPipeline`), the warning when some of the records it
-        returned for this trial matched no golden document (they count as retrieved and not relevant)."""
-        if not isinstance(self.pipeline, ExternalPipeline) or not self.pipeline.matching.unmatched:
-            return None
-        matching = self.pipeline.matching
-        return (f"external: {matching.unmatched} of {matching.records} records matched no golden document by "
-                f"{self.pipeline.client.config.match} (counted as retrieved, not relevant)")
 
     def _unanswerable(self, recall: float, exposure: float, words: float, latency: SearchLatency | None) -> str | None:
         """Why this trial needs no answer at all, from what retrieval alone tells (None: answer it). Such a trial is

@@ -33,7 +33,8 @@ from tuner.study._check import check_study
 from tuner.study._config import LoadedStudy
 from tuner.study._confirm import check_split, confirm_front, confirmation_split, record_split
 from tuner.study._faults import storage_fault
-from tuner.study._inert import InertKnob, active_space, enqueued_params
+from tuner.engine import InertKnob
+from tuner.study._inert import active_space, enqueued_params
 from tuner.study._interrupt import InterruptGuard
 from tuner.study._objective import TrialObjective
 from tuner.study._samplers import build_sampler
@@ -193,7 +194,7 @@ def run_study(
     dataset, held_out = confirmation_split(golden, config.confirm)
     space = load_search_space(loaded.search_space_path, loaded.config.sampler.conditional)
     check_study(loaded, space, dataset)
-    space, inert = active_space(space, dataset, loaded.base_settings, reporter, config.retriever is not None, loaded.engine)
+    space, inert = active_space(space, dataset, loaded.base_settings, reporter, loaded.engine)
     build_sampler(config.sampler, space)  # before any output: a grid over a float without a step fails here
     embeddings = resources.embeddings  # one model load per process: the retrieval's model is the generators' too
     embeddings.configure(config.embedding, loaded.embedding_cache_url)  # an unavailable device fails here, before any output too
@@ -253,26 +254,16 @@ def run_study(
 
 
 def study_pipeline(loaded: LoadedStudy, dataset: Dataset, resources: BackendResources, reporter: Reporter) -> RetrievalPipeline:
-    """The retrieval a study measures on ``dataset``: tuner's own on the study's engine (``engine:``), or the service of the study file's ``retriever:``
-    (its replies kept in the study's call cache, its requests counted apart from the generator's and judge's)."""
-    if loaded.config.retriever is None:
-        from tuner.engine import MilvusEngine, engine_pipeline
-
-        if loaded.engine.backend != "memory":
-            reporter.stage(f"engine: {', '.join(f'{k} {v}' for k, v in loaded.engine.described().items() if v)}")
-        pipeline = engine_pipeline(loaded.engine, dataset, reporter=reporter, embeddings=resources.embeddings)
-        if isinstance(loaded.engine, MilvusEngine) and loaded.engine.collection is not None:
-            # an attached collection: its vectors' dimension against the study's model and its doc ids against the
-            # golden set, before any trial
-            pipeline.table(loaded.base_settings)
-        return pipeline
-    from tuner.external import ExternalClient, ExternalPipeline
-
-    service = loaded.config.retriever.described()
-    reporter.stage(f"retrieval: {service['url']} knowledge {service['knowledge_id']} (Dify External Knowledge API): "
-                   f"only {service['searched']} searched; v3: {service['v3']}")
-    client = ExternalClient(loaded.config.retriever, resources.call_cache())
-    return ExternalPipeline(dataset, client, reporter=reporter, embeddings=resources.embeddings)
+    """The retrieval a study measures on ``dataset``: on the study's engine (``engine:``, or a ``retriever:`` service;
+    a service's replies kept in the study's call cache, its requests counted apart from the generator's and judge's),
+    checked there before any trial (:meth:`tuner.engine.Engine.ready`)."""
+    announced = loaded.engine.announced()
+    if announced is not None:
+        reporter.stage(announced)
+    pipeline = loaded.engine.pipeline(dataset, reporter=reporter, embeddings=resources.embeddings,
+                                      calls=resources.call_cache)
+    loaded.engine.ready(pipeline, loaded.base_settings)
+    return pipeline
 
 
 FAULT_RESUME = "the trials told before it are kept: fix it and run the same command to resume"
@@ -327,7 +318,8 @@ def _join(
     check_split(study, *split)
     if record.dataset_hash not in (None, dataset.content_hash):
         raise UserError(f"study '{config.name}' in {redact(loaded.storage)} was run on another dataset; use a new name or storage")
-    engine = None if config.retriever is not None else _recorded_engine(loaded, pipeline)
+    recorded_now = loaded.engine.recorded(pipeline)
+    engine = recorded_now.get("engine")
     recorded = record.engine or {}
     if record.created and engine is not None and _other_rows(recorded, engine):
         raise UserError(f"study '{config.name}' in {redact(loaded.storage)} was measured on collection "
@@ -357,7 +349,7 @@ def _join(
             pruning_margin=objective.margin, run_sd=run_sd, study_file=str(loaded.path), settings=loaded.base_settings.model_dump(),
             calibrated_by=worker_name() if config.noise_floor == "auto" else None,
             labels=None if dataset.provenance is None else dataset.provenance.to_dict(),
-            retrieval=None if config.retriever is None else config.retriever.described(),
+            retrieval=recorded_now.get("retrieval"),
             engine=engine,
             language=detect_language(case.question for case in dataset.golden),
         ).write(study)
@@ -368,12 +360,6 @@ def _join(
         if record.calibrated_by is not None and config.noise_floor == "auto":
             reporter.stage(f"noise floor calibrated by worker {record.calibrated_by}: reused")
     return study, objective, worker
-
-
-def _recorded_engine(loaded: LoadedStudy, pipeline: RetrievalPipeline) -> dict[str, Any]:
-    from tuner.engine import recorded_engine
-
-    return recorded_engine(loaded.engine, pipeline)
 
 
 def _other_rows(recorded: dict[str, Any], engine: dict[str, Any]) -> bool:
