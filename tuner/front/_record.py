@@ -16,6 +16,7 @@ import optuna
 from pydantic import BaseModel, ConfigDict, PlainSerializer, PlainValidator
 
 from tuner.dataset import LabelProvenance
+from tuner.evaluation import NOT_MEASURED
 from tuner.metrics import DeltaParts, TiedExposure, delta_parts
 from tuner.objectives import DELTA
 from tuner.retrieval import SearchLatency
@@ -171,10 +172,6 @@ SEARCH_MS = Column(
 T = TypeVar("T")
 Cases = Annotated[tuple[T, ...], PlainSerializer(list)]
 """Per-case values in the study's case order: a tuple in the record, a JSON list in storage."""
-
-
-NOT_MEASURED = "not_measured"
-"""The key an exposure that could not be measured is stored and printed under (with why), never a 0."""
 
 
 class TrialRecord(BaseModel):
