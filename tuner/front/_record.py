@@ -427,9 +427,11 @@ class StudyRecord:
     tuner recorded it), ``retrieval``: the retrieval service a study over one measured
     (:meth:`tuner.external.ExternalConfig.described`; None: tuner's own retrieval), ``engine``: where tuner's own first
     stage ran (:meth:`tuner.engine.MilvusEngine.described`, never a token; None: a study recorded before tuner kept it,
-    which ran in memory), and ``language``: the language of
+    which ran in memory), ``language``: the language of
     the golden cases' questions (:func:`tuner.text.detect_language`), which the report is written in (None: a study
-    recorded before tuner kept it)."""
+    recorded before tuner kept it), and ``text_rules``: how the tuner that created it turned text into scores
+    (:data:`tuner.retrieval.TEXT_RULES`: the text layer and the BM25 list rule; None: a study recorded before tuner
+    kept them)."""
 
     dataset_hash: str | None = None
     case_order: list[str] = field(default_factory=list)
@@ -447,6 +449,7 @@ class StudyRecord:
     retrieval: dict[str, Any] | None = None
     engine: dict[str, Any] | None = None
     language: str | None = None
+    text_rules: dict[str, str] | None = None
 
     @property
     def created(self) -> bool:
@@ -485,6 +488,7 @@ class StudyRecord:
             retrieval=attrs.get("retrieval"),
             engine=attrs.get("engine"),
             language=attrs.get("language"),
+            text_rules=attrs.get("text_rules"),
         )
 
     def provenance(self) -> LabelProvenance | None:
