@@ -137,3 +137,62 @@ def test_the_extras_table_agrees_with_pyproject_and_with_what_tuner_imports() ->
             assert not in_base(module), f"{module}: the base install has it; not an extra's module"
     unlisted = {module for module in _imported_top_names() if not in_base(module) and extra_for(module) is None}
     assert unlisted == set(), "tuner imports modules the base install lacks and tuner.extras does not list"
+
+
+HAND_WRITTEN = {"engine/_collections.py", "commands/_common.py"}
+"""Files of the engine branch that still spell an install line by hand (its files this stop)."""
+
+
+def _calls(source: str, name: str) -> list[list[object]]:
+    """The arguments of every call of ``name`` in ``source``, each a constant's value or None (not a constant)."""
+    return [[arg.value if isinstance(arg, ast.Constant) else None for arg in node.args]
+            for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Call)
+            and getattr(node.func, "id", getattr(node.func, "attr", None)) == name]
+
+
+def test_every_install_line_is_tuner_extras_and_names_an_extra_that_brings_the_module() -> None:
+    """One way to say a missing extra (issue 54 §1): no string but a docstring spells ``pip install 'tuner[``
+    outside tuner/extras.py, and every :func:`import_extra` / :func:`extra_line` names an extra of the table that
+    brings the module."""
+    sources = {str(path.relative_to(ROOT / "tuner")): path.read_text("utf-8") for path in (ROOT / "tuner").rglob("*.py")}
+    spelled = set()
+    for name, source in sources.items():
+        tree = ast.parse(source)
+        docs = {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Expr)}
+        if name != "extras.py" and any(isinstance(node, ast.Constant) and id(node) not in docs
+                                       and "pip install 'tuner[" in str(node.value) for node in ast.walk(tree)):
+            spelled.add(name)
+    assert spelled == HAND_WRITTEN
+    imports = [args for source in sources.values() for args in _calls(source, "import_extra")]
+    lines = [args for source in sources.values() for args in _calls(source, "extra_line")]
+    assert len(imports) >= 7 and len(lines) >= 5
+    for module, _what, *extra in imports:
+        assert isinstance(module, str) and module.partition(".")[0] in EXTRA_MODULES[str(extra[0]) if extra else str(extra_for(module))]
+    assert all(extra in EXTRA_MODULES for _what, extra, *_ in lines if extra is not None)
+
+
+def test_import_extra_names_the_missing_module_or_why_an_installed_one_does_not_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tuner.errors import UserError
+    from tuner.extras import import_extra
+
+    (tmp_path / "tuner_broken_extra.py").write_text("from json import no_such_name\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(sys.modules, "mlflow", None)  # import mlflow raises ModuleNotFoundError, as when not installed
+    with pytest.raises(UserError) as missing:
+        import_extra("mlflow", "tracking: mlflow", "mlflow")
+    assert str(missing.value) == "tracking: mlflow needs the 'mlflow' extra (mlflow is not installed): pip install 'tuner[mlflow]'"
+    with pytest.raises(UserError) as broken:
+        import_extra("tuner_broken_extra", "reading Parquet", "tables")
+    assert str(broken.value) == ("reading Parquet: tuner_broken_extra does not import (cannot import name 'no_such_name' "
+                                 f"from 'json' ({Path(json.__file__)})): pip install 'tuner[tables]'")
+    with pytest.raises(KeyError, match="no extra of tuner brings it"):
+        import_extra("numpy", "anything")
+
+
+def test_reading_parquet_on_the_base_install_names_the_tables_extra(tmp_path: Path) -> None:
+    done = _base("import", "table", str(tmp_path / "testset.parquet"), str(tmp_path / "out"), "--preset", "ragas")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "tuner: error: reading Parquet needs the 'tables' extra (pyarrow is not installed): pip install 'tuner[tables]'"]

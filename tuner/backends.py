@@ -13,14 +13,13 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar, get_args
+from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, Tag, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from tuner.embedding import EmbeddingContext, Encoder
 from tuner.errors import UserError, describe_validation_error
 from tuner.llm import CallCache, CallStore, ChatClient, LLMConfig, PostgresCallCache, Usage
-from tuner.strict import yaml_words
 
 
 @dataclass
@@ -81,10 +80,6 @@ class BackendRegistry(Generic[B, C]):
         self.builders = dict(builders)
         self.checks = dict(checks or {})
         self._adapter: TypeAdapter[C] = TypeAdapter(configs)
-        # each backend's config model, by its tag in the union (Annotated[Model, Tag("name")])
-        self._models: dict[str, type[BaseModel]] = {
-            next(m.tag for m in member.__metadata__ if isinstance(m, Tag)): get_args(member)[0]
-            for member in get_args(get_args(configs)[0])}
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -92,9 +87,8 @@ class BackendRegistry(Generic[B, C]):
 
     def parse(self, values: Mapping[str, Any] | None, source: str) -> C:
         """Validate a ``generator:`` / ``judge:`` mapping; errors are one line naming ``source`` and the key."""
-        model = self._models.get(backend_of(values, self.default))
         try:
-            return self._adapter.validate_python(yaml_words(model, dict(values or {})) if model else dict(values or {}))
+            return self._adapter.validate_python(dict(values or {}))
         except ValidationError as exc:
             if exc.errors()[0]["type"] == "union_tag_invalid":
                 raise UserError(

@@ -9,8 +9,10 @@ is used, never at a module's top (``tests/test_extras.py`` imports every module 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import importlib
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from types import ModuleType
 from typing import Final
 
 from tuner.errors import UserError
@@ -43,6 +45,40 @@ def extra_for(module: str) -> str | None:
     return next((extra for extra, modules in EXTRA_MODULES.items() if top in modules), None)
 
 
+def not_installed(names: Sequence[str], shown: int = 3) -> str:
+    """``names`` (modules or distributions) said not to be installed: the first ``shown`` and a count of the rest
+    (the 22 parts of a model make a long line).
+
+    >>> not_installed(["pyarrow"]), not_installed(["onnx", "onnxruntime"])
+    ('pyarrow is not installed', 'onnx, onnxruntime are not installed')
+    >>> not_installed([f"part{i}" for i in range(1, 23)])
+    'part1, part2, part3 and 19 more are not installed'
+    """
+    rest = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {rest} more" if rest > 0 else "") + (" is" if len(names) == 1 else " are") + " not installed"
+
+
+def extra_line(what: str, extra: str, missing: Sequence[str]) -> str:
+    """The one line saying that ``what`` (a command, a key and its value, a file kind) needs the optional ``extra``
+    because ``missing`` is not installed, and how to install it: every such line of tuner is this one.
+
+    >>> extra_line("--parquet", "tables", ["pyarrow"])
+    "--parquet needs the 'tables' extra (pyarrow is not installed): pip install 'tuner[tables]'"
+    """
+    return f"{what} needs the '{extra}' extra ({not_installed(missing)}): {install_command(extra)}"
+
+
+def install_command(extra: str) -> str:
+    """How to install ``extra``, one of :data:`EXTRA_MODULES`.
+
+    >>> install_command("milvus")
+    "pip install 'tuner[milvus]'"
+    """
+    if extra not in EXTRA_MODULES:
+        raise KeyError(f"{extra!r} is not an extra of tuner (tuner.extras.EXTRA_MODULES)")
+    return f"pip install 'tuner[{extra}]'"
+
+
 def missing_extra_line(command: str, exc: ImportError) -> str | None:
     """The one line for ``command`` failing on ``exc``, a module an extra brings; None when ``exc`` is about a
     module no extra brings (then it is a bug, not a missing install).
@@ -55,7 +91,30 @@ def missing_extra_line(command: str, exc: ImportError) -> str | None:
     extra = extra_for(exc.name or "")
     if extra is None:
         return None
-    return f"tuner {command} needs the '{extra}' extra ({exc.name} is not installed): pip install 'tuner[{extra}]'"
+    return extra_line(f"tuner {command}", extra, [exc.name or ""])
+
+
+def import_extra(module: str, what: str, extra: str | None = None) -> ModuleType:
+    """``module``, which the optional ``extra`` brings (None: the extra :func:`extra_for` finds for it), imported
+    where ``what`` needs it. A module that is missing is :func:`extra_line` as a :class:`UserError` naming it
+    (``optuna_integration.mlflow`` fails on ``mlflow``); one that is installed but does not import (a version other
+    than the extra's lacks a name) is a :class:`UserError` with Python's reason and the same install command. Give
+    ``extra`` where two extras bring the module.
+
+    >>> import_extra("pyarrow_absent", "reading Parquet", "tables")
+    Traceback (most recent call last):
+    tuner.errors.UserError: reading Parquet needs the 'tables' extra (pyarrow_absent is not installed): pip install 'tuner[tables]'
+    """
+    chosen = extra if extra is not None else extra_for(module)
+    if chosen is None:
+        raise KeyError(f"{module}: no extra of tuner brings it (tuner.extras.EXTRA_MODULES)")
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        raise UserError(extra_line(what, chosen, [exc.name or module])) from None
+    except ImportError as exc:
+        reason = " ".join(str(exc).split())
+        raise UserError(f"{what}: {module} does not import ({reason}): {install_command(chosen)}") from None
 
 
 @contextmanager

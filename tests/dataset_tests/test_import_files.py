@@ -159,7 +159,7 @@ def test_missing_extra_named_in_one_line(source: Path, tmp_path: Path, monkeypat
     monkeypatch.setattr(builtins, "__import__", no_pypdf)
     result = import_files(source, tmp_path / "kb")
     assert result.failed == [(str(source / "report_2023-05.pdf"),
-                              "needs the 'docs' extra (pip install 'tuner[docs]'): pypdf is not installed")]
+                              "reading a PDF needs the 'docs' extra (pypdf is not installed): pip install 'tuner[docs]'")]
 
 
 def test_family_mapping_overrides_and_errors(source: Path, tmp_path: Path) -> None:

@@ -196,6 +196,7 @@ def test_recall_through_the_contract_equals_tuner_eval_in_process_case_by_case(
     in_process = json.loads(capsys.readouterr().out)
     assert set(in_process) <= set(printed) | {"settings"} and printed["recall_at_k"] == in_process["recall_at_k"]
     assert printed["external"]["unmatched"] == 0 and printed["external"]["knowledge_id"] == "tiny"
+    assert set(printed["conflict_exposure"]) == {"not_measured"} and "value" in in_process["conflict_exposure"]
     assert API_KEY not in json.dumps(printed)
 
 

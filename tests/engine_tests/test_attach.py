@@ -154,6 +154,8 @@ def test_eval_on_the_attached_collection_equals_tuners_own_collection(lite: Milv
     assert main([*args, "--engine", "milvus", "--engine-uri", lite.uri]) == 0
     own = json.loads(capsys.readouterr().out)
     assert attached["recall_at_k"] == own["recall_at_k"] and attached["n"] == own["n"] == 6
+    # none of the team's rows is known to conflict: exposure not measured, as a study's trial says it; tuner's own: a figure
+    assert set(attached["conflict_exposure"]) == {"not_measured"} and "value" in own["conflict_exposure"]
 
 
 @pytest.mark.parametrize("settings", [RetrievalSettings(retriever="bm25", top_k=2),

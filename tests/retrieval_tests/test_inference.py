@@ -65,7 +65,8 @@ def test_a_bad_backend_is_one_line_naming_the_key(tiny_dataset_dir: Path, tmp_pa
 
 def test_a_backend_without_its_packages_is_refused_naming_them() -> None:
     backend = InferenceBackend("onnx", "onnx", "onnxruntime", True, ("onnx", "tuner_no_such_runtime"))
-    with pytest.raises(UserError, match=r"embedding.backend: onnx needs the optional packages tuner_no_such_runtime: pip install"):
+    with pytest.raises(UserError, match=r"^embedding.backend: onnx needs the 'fast' extra \(tuner_no_such_runtime is not installed\): "
+                                         r"pip install 'tuner\[fast\]'$"):
         require_packages(backend)
 
 

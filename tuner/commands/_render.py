@@ -35,7 +35,9 @@ def retrieval_table(report: RetrievalReport) -> Table:
     if report.exposure is not None:
         table.caption = (f"conflict exposure (cases shown a conflicting chunk over the index with conflicts): "
                          f"{report.exposure.describe()}{tie_clause(report.tied_exposure)}")
-        table.caption_justify = "left"
+    elif report.exposure_not_measured is not None:  # as a study's trial says it (TrialRecord.describe_exposure)
+        table.caption = f"conflict exposure not measured: {report.exposure_not_measured}"
+    table.caption_justify = "left"
     return table
 
 

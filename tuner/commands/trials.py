@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_study_arguments(parser)
     target = parser.add_mutually_exclusive_group()
     target.add_argument("--csv", metavar="FILE", help="write the table as CSV")
-    target.add_argument("--parquet", metavar="FILE", help="write the table as Parquet (needs pyarrow)")
+    target.add_argument("--parquet", metavar="FILE", help="write the table as Parquet (needs the 'tables' extra)")
     target.add_argument("--json", action="store_true", help="print the rows as a JSON list on stdout")
 
 
@@ -28,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
 
     from tuner.dataset import labels_line
     from tuner.errors import UserError
+    from tuner.extras import extra_line
     from tuner.io import atomic_write_bytes, atomic_write_text
     from tuner.objectives import RECALL
     from tuner.front import study_labels, trial_caveats, trial_rows
@@ -60,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             data = frame.to_parquet(index=False)
         except ImportError as exc:
-            raise UserError(f"--parquet needs pyarrow: pip install 'tuner[tables]' ({exc})") from None
+            raise UserError(extra_line("tuner trials --parquet", "tables", [exc.name or "pyarrow"])) from None
         atomic_write_bytes(Path(args.parquet), data)
         print(f"{args.parquet}: {len(frame)} trials")
     else:

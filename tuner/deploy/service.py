@@ -57,15 +57,15 @@ from tuner.external import (
 )
 from tuner.http_guard import LOOPBACK_NAMES, MAX_BODY_BYTES, MAX_JSON_DEPTH, BodyGuard, WriteGuard
 from tuner.redaction import redact_data
+from tuner.strict import StrictModel
 from tuner.text import is_blank
 
 
 
-class ServiceLimits(BaseModel):
+class ServiceLimits(StrictModel):
     """How much one request may ask of ``tuner serve`` (its ``--max-*`` flags): each bound keeps a hostile or careless
     client from taking the server's CPU or memory. A request beyond one is refused with the limit named."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     max_body_bytes: int = Field(MAX_BODY_BYTES, ge=1, description="largest request body; larger: 413")
     max_json_depth: int = Field(MAX_JSON_DEPTH, ge=2, le=1000,
                                 description="deepest nesting of a body's arrays and objects; deeper: a malformed body")

@@ -48,6 +48,7 @@ import numpy as np
 
 from tuner.cache import DiskCache, content_key
 from tuner.errors import UserError
+from tuner.extras import extra_line
 
 if TYPE_CHECKING:
     import torch
@@ -94,12 +95,10 @@ BACKENDS: Mapping[str, InferenceBackend] = {
 
 
 def require_packages(backend: InferenceBackend) -> None:
-    """Refuse ``backend`` in one line when its optional packages are missing (``pip install 'tuner[fast]'``)."""
+    """Refuse ``backend`` in one line when its optional packages are missing (the ``fast`` extra brings them all)."""
     missing = [name for name in backend.packages if importlib.util.find_spec(name) is None]
     if missing:
-        raise UserError(
-            f"embedding.backend: {backend.name} needs the optional packages {', '.join(missing)}: pip install 'tuner[fast]'"
-        )
+        raise UserError(extra_line(f"embedding.backend: {backend.name}", "fast", missing))
 
 
 def model_digest(folder: str | Path) -> str:

@@ -8,19 +8,18 @@ from collections.abc import Sequence
 from typing import Literal, Protocol
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from tuner.embedding._inference import Backend
+from tuner.strict import StrictModel
 
 Device = Literal["auto", "cpu", "cuda", "mps"]
 
 
-class EmbeddingOptions(BaseModel):
+class EmbeddingOptions(StrictModel):
     """How embeddings are computed. Device and batch size do not change which vectors a model gives; a backend
     whose vectors differ from torch's (``onnx-int8``, ``openvino-bf16``) is part of the id vectors are stored under
     (:func:`tuner.embedding.vector_id`), so every cache key over vectors follows it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     device: Device = Field("auto", description="auto = cuda, else mps, else cpu")
     batch_size: int | None = Field(None, ge=1, le=65536, description="unset: per device and backend (default_batch_size)")

@@ -9,7 +9,7 @@ answers every variant through one :class:`Responder` and summarizes Δfaithful p
 from tuner.evaluation._labels import LabelCaveat, label_caveat
 from tuner.evaluation._ragas import RAGAS_METRICS, ragas_scores, require_ragas
 from tuner.evaluation._responder import Memo, Responder
-from tuner.evaluation.retrieval import RetrievalReport, evaluate_retrieval
+from tuner.evaluation.retrieval import EXPOSURE_UNKNOWN, NOT_MEASURED, RetrievalReport, evaluate_retrieval
 from tuner.evaluation.robustness import (
     CaseOutcome,
     RobustnessEvaluator,
@@ -22,6 +22,8 @@ from tuner.evaluation.robustness import (
 )
 
 __all__ = [
+    "EXPOSURE_UNKNOWN",
+    "NOT_MEASURED",
     "RAGAS_METRICS",
     "CaseOutcome",
     "LabelCaveat",

@@ -18,7 +18,7 @@ from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
-from tuner.errors import UserError
+from tuner.extras import import_extra
 from tuner.evaluation.robustness import CaseOutcome
 from tuner.backends import BackendResources
 from tuner.llm import (
@@ -82,12 +82,8 @@ def require_ragas() -> None:
     # ragas posts usage events to its makers from its own LLM wrappers; ours sends nothing, and this
     # keeps any other code path quiet too unless the user set the variable.
     os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
-    try:
-        import ragas.llms  # noqa: F401
-        import ragas.metrics.collections  # noqa: F401
-    except ImportError as exc:
-        detail = " ".join(str(exc).split())
-        raise UserError(f"ragas scores need the optional extra: pip install 'tuner[ragas]' ({detail})") from None
+    import_extra("ragas.llms", "scoring with ragas", "ragas")
+    import_extra("ragas.metrics.collections", "scoring with ragas", "ragas")
 
 
 def _load_metrics(llm: RagasChatLLM) -> dict[str, Any]:

@@ -12,13 +12,22 @@ from tuner.settings import RetrievalSettings
 from tuner.stats import CiMethod, Estimate, Proportion, by_group, mean_estimate
 from tuner.text import word_count
 
+NOT_MEASURED = "not_measured"
+"""The key an exposure that could not be measured is stored and printed under (with why), never a 0."""
+EXPOSURE_UNKNOWN = ("tuner cannot tell which of this retrieval's chunks conflict (an attached collection none of whose "
+                    "rows conflicts.jsonl names or its metadata shows as an older version, or a retrieval service): "
+                    "docs/engine.md")
+"""Why a retrieval's conflict exposure is not measured (recorded, shown and exported as such, never 0)."""
+
 
 @dataclass(frozen=True)
 class RetrievalReport:
     """Per-case metric values (dataset order) and their summaries; deterministic for a dataset and settings.
     ``exposed``: per case, whether its final context over the index with conflicts holds a conflicting chunk (None
     when the dataset has no conflicts; :func:`conflict_exposure`); ``exposure_ties``, per case, whether a tie at the cut
-    decided that flag (:func:`exposure_ties`, +1/−1/0; None with ``exposed``)."""
+    decided that flag (:func:`exposure_ties`, +1/−1/0; None with ``exposed``); ``exposure_not_measured`` why exposure
+    is not known (:data:`EXPOSURE_UNKNOWN`: the pipeline does not tell which of its chunks conflict), None where it is
+    measured or the dataset has no conflicts to be exposed to."""
 
     settings: RetrievalSettings
     case_ids: tuple[str, ...]
@@ -29,6 +38,7 @@ class RetrievalReport:
     by_difficulty: dict[str, dict[str, Estimate]]
     exposed: tuple[bool, ...] | None = None
     exposure_ties: tuple[int, ...] | None = None
+    exposure_not_measured: str | None = None
 
     @property
     def exposure(self) -> Proportion | None:
@@ -45,7 +55,9 @@ class RetrievalReport:
         return sum(self.context_words) / len(self.context_words) if self.context_words else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON shape of ``tuner eval --json``: metric means at top level, intervals and buckets beside."""
+        """The JSON shape of ``tuner eval --json``: metric means at top level, intervals and buckets beside; the
+        conflict exposure as ``tuner pareto --json`` writes a trial's (``{"not_measured": why}`` where it is not
+        measured, null without conflicts)."""
         first = next(iter(self.overall.values()))
         out: dict[str, Any] = {name: est.value for name, est in self.overall.items()}
         out.update(
@@ -58,8 +70,10 @@ class RetrievalReport:
             settings=self.settings.model_dump(),
         )
         exposure, ties = self.exposure, self.tied_exposure
-        out["conflict_exposure"] = None if exposure is None else {
-            **exposure.to_dict(), **({} if ties is None else ties.to_dict(exposure.successes))}
+        if exposure is None:
+            out["conflict_exposure"] = None if self.exposure_not_measured is None else {NOT_MEASURED: self.exposure_not_measured}
+        else:
+            out["conflict_exposure"] = {**exposure.to_dict(), **({} if ties is None else ties.to_dict(exposure.successes))}
         return out
 
 
@@ -108,7 +122,8 @@ def evaluate_retrieval(
 ) -> RetrievalReport:
     """Retrieve every golden case with ``settings`` in index ``view`` and score it; with conflicts in the dataset, also
     its conflict exposure (:func:`conflict_exposure`, always over the index with conflicts) and where a tie decided it
-    (:func:`exposure_ties`).
+    (:func:`exposure_ties`); over a pipeline that does not search conflicts (an attached collection, a service), why
+    exposure is not measured.
 
     >>> report = evaluate_retrieval(RetrievalPipeline(load_dataset("data/demo")), RetrievalSettings())  # doctest: +SKIP
     >>> print(report.overall["recall_at_k"])  # doctest: +SKIP
@@ -139,4 +154,5 @@ def evaluate_retrieval(
         by_difficulty=buckets(difficulties),
         exposed=flags,
         exposure_ties=None if flags is None else exposure_ties(pipeline, settings, flags),
+        exposure_not_measured=None if pipeline.searches_conflicts else EXPOSURE_UNKNOWN,
     )

@@ -16,6 +16,7 @@ import optuna
 from pydantic import BaseModel, ConfigDict, PlainSerializer, PlainValidator
 
 from tuner.dataset import LabelProvenance
+from tuner.evaluation import NOT_MEASURED
 from tuner.metrics import DeltaParts, TiedExposure, delta_parts
 from tuner.objectives import DELTA
 from tuner.retrieval import SearchLatency
@@ -171,10 +172,6 @@ SEARCH_MS = Column(
 T = TypeVar("T")
 Cases = Annotated[tuple[T, ...], PlainSerializer(list)]
 """Per-case values in the study's case order: a tuple in the record, a JSON list in storage."""
-
-
-NOT_MEASURED = "not_measured"
-"""The key an exposure that could not be measured is stored and printed under (with why), never a 0."""
 
 
 class TrialRecord(BaseModel):
@@ -430,9 +427,11 @@ class StudyRecord:
     tuner recorded it), ``retrieval``: the retrieval service a study over one measured
     (:meth:`tuner.external.ExternalConfig.described`; None: tuner's own retrieval), ``engine``: where tuner's own first
     stage ran (:meth:`tuner.engine.MilvusEngine.described`, never a token; None: a study recorded before tuner kept it,
-    which ran in memory), and ``language``: the language of
+    which ran in memory), ``language``: the language of
     the golden cases' questions (:func:`tuner.text.detect_language`), which the report is written in (None: a study
-    recorded before tuner kept it)."""
+    recorded before tuner kept it), and ``text_rules``: how the tuner that created it turned text into scores
+    (:data:`tuner.retrieval.TEXT_RULES`: the text layer and the BM25 list rule; None: a study recorded before tuner
+    kept them)."""
 
     dataset_hash: str | None = None
     case_order: list[str] = field(default_factory=list)
@@ -450,6 +449,7 @@ class StudyRecord:
     retrieval: dict[str, Any] | None = None
     engine: dict[str, Any] | None = None
     language: str | None = None
+    text_rules: dict[str, str] | None = None
 
     @property
     def created(self) -> bool:
@@ -488,6 +488,7 @@ class StudyRecord:
             retrieval=attrs.get("retrieval"),
             engine=attrs.get("engine"),
             language=attrs.get("language"),
+            text_rules=attrs.get("text_rules"),
         )
 
     def provenance(self) -> LabelProvenance | None:

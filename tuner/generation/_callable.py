@@ -8,12 +8,13 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from tuner.errors import UserError
 from tuner.generation._base import Answer
 from tuner.llm import RequestCount
 from tuner.backends import BackendResources
+from tuner.strict import StrictModel
 
 log = logging.getLogger(__name__)
 
@@ -36,11 +37,9 @@ def load_callable(spec: str) -> Callable[..., Any]:
     return cast(Callable[..., Any], target)
 
 
-class CallableGeneratorConfig(BaseModel):
+class CallableGeneratorConfig(StrictModel):
     """``generator: {backend: callable, function: "my_pkg.rag:answer"}``; the function is
     ``(question: str, contexts: list[str]) -> str``. ``concurrency`` > 1 only if it is thread-safe."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     backend: Literal["callable"] = "callable"
     function: str = Field(min_length=1)

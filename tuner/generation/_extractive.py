@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from tuner.cache import content_key
 from tuner.embedding import Encoder
@@ -29,6 +29,7 @@ from tuner.generation._span import answer_type, extract_span, question_parts
 from tuner.llm import RequestCount
 from tuner.backends import BackendResources
 from tuner.settings import DEFAULT_EMBEDDING_MODEL
+from tuner.strict import StrictModel
 from tuner.text import bm25_tokens, split_sentences
 
 
@@ -58,7 +59,7 @@ def position_bonus(index: int, count: int, primacy: float, recency: float) -> fl
     return primacy * (1.0 - index / (count - 1)) + (recency if index == count - 1 else 0.0)
 
 
-class ExtractiveGeneratorConfig(BaseModel):
+class ExtractiveGeneratorConfig(StrictModel):
     """``generator: {backend: extractive}`` (the default).
 
     ``similarity_floor``: abstain ("I don't know.") when no sentence has a cosine similarity to the
@@ -81,8 +82,6 @@ class ExtractiveGeneratorConfig(BaseModel):
     ∝ exp(score / temperature), using an RNG seeded from ``seed`` and the input, so a run is
     reproducible and a different ``seed`` is a new sample.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     backend: Literal["extractive"] = "extractive"
     embedding_model: str = DEFAULT_EMBEDDING_MODEL

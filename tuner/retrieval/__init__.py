@@ -15,7 +15,7 @@ from tuner.retrieval._filter import (
 )
 from tuner.retrieval._dense import DenseRetriever
 from tuner.retrieval._latency import LATENCY_QUESTIONS, SearchLatency, nearest_rank
-from tuner.retrieval._keys import first_stage_reads
+from tuner.retrieval._keys import TEXT_RULES, first_stage_reads
 from tuner.retrieval._pipeline import Candidates, RetrievalPipeline, RetrievedContext
 from tuner.retrieval._ranking import ChunkVersions, chunk_versions, final_ranking, rerank_row
 from tuner.retrieval._table import ChunkTable, load_chunk_table
@@ -26,6 +26,7 @@ __all__ = [
     "LATENCY_QUESTIONS",
     "OPERATORS",
     "RETRIEVERS",
+    "TEXT_RULES",
     "BM25Retriever",
     "Candidates",
     "ChunkTable",

@@ -88,6 +88,10 @@ BM25_LIST_RULE = "bm25-list-scored-only"
 """How a BM25 list is made, in the candidates key of every retriever that scores BM25: only chunks sharing a term with
 the query, empty slots after them (issue 52 §1: Milvus's rule; the lists of the keys before it were filled with
 zero-score chunks in corpus order)."""
+TEXT_RULES = {"text_layer": TEXT_LAYER_ID, "bm25_list": BM25_LIST_RULE}
+"""How this tuner turns text into scores, which a study records when it is created (:class:`tuner.front.StudyRecord`
+``text_rules``) and a resumed one must find unchanged: the text layer (the tokens of every BM25 index, and of the
+extractive reader's word match) and the BM25 list rule (the lists of a retriever that scores BM25)."""
 
 
 def candidates_key(

@@ -25,10 +25,6 @@ from tuner.stats import Proportion, finite_or_none
 from tuner.study._space import SearchSpace
 
 
-EXPOSURE_UNKNOWN = ("tuner cannot tell which of this retrieval's chunks conflict (an attached collection none of whose "
-                    "rows conflicts.jsonl names or its metadata shows as an older version, or a retrieval service): "
-                    "docs/engine.md")
-"""Why a trial's conflict exposure is not measured (recorded, shown and exported as such, never 0)."""
 UNSCORABLE_DELTA = 1.0
 """The Δ an unscorable trial completes with: the worst a faithfulness share can lose. It only gives
 Optuna a value to store; the trial's ``scorable`` constraint is violated, so constraint-aware samplers
@@ -138,7 +134,7 @@ class TrialObjective:
         per_case = dict(zip(retrieval.case_ids, retrieval.per_case[RECALL], strict=True))
         # no conflicts in an index tuner searches: exposure is 0, measured; a retrieval whose conflicting chunks tuner
         # cannot tell: not measured, never 0
-        unmeasured = None if retrieval.exposed is not None or self.pipeline.searches_conflicts else EXPOSURE_UNKNOWN
+        unmeasured = retrieval.exposure_not_measured
         shown = dict(zip(retrieval.case_ids, retrieval.exposed or (False,) * len(retrieval.case_ids), strict=True))
         exposure = Proportion.of([shown[case_id] for case_id in self.case_order])
         ties = None if retrieval.exposure_ties is None else dict(zip(retrieval.case_ids, retrieval.exposure_ties, strict=True))

@@ -24,7 +24,7 @@ from tuner.backends import BackendResources
 from tuner.variants import VARIANTS, VariantsConfig
 from tuner.progress import Reporter, SilentReporter, Task
 from tuner.redaction import redact
-from tuner.retrieval import RetrievalPipeline
+from tuner.retrieval import TEXT_RULES, RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.stats import run_sd_of_margin
 from tuner.text import detect_language
@@ -36,6 +36,7 @@ from tuner.study._faults import storage_fault
 from tuner.engine import InertKnob
 from tuner.study._inert import active_space, enqueued_params
 from tuner.study._interrupt import InterruptGuard
+from tuner.study._resume import check_text_rules
 from tuner.study._objective import TrialObjective
 from tuner.study._samplers import build_sampler
 from tuner.study._space import SearchSpace, load_search_space
@@ -333,6 +334,7 @@ def _join(
                         "engines are not comparable; keep its engine: as it was, or use a new name or storage")
     if record.created:
         check_same_encoding(config.name, loaded.storage, record.settings, loaded.base_settings, space)
+        check_text_rules(loaded, space, record, reporter)
     worker = claim_worker_index(study)
     for number, why in repair_orphans(study, storage, timedelta(seconds=config.heartbeat_interval * 3)):
         reporter.stage(f"trial {number}: {why}: its configuration is queued again")
@@ -352,6 +354,7 @@ def _join(
             retrieval=recorded_now.get("retrieval"),
             engine=engine,
             language=detect_language(case.question for case in dataset.golden),
+            text_rules=dict(TEXT_RULES),
         ).write(study)
         for params in config.enqueue:
             study.enqueue_trial(enqueued_params(params, inert), skip_if_exists=True)

@@ -7,7 +7,6 @@ them (``MLFLOW_TRACKING_TOKEN``/``MLFLOW_TRACKING_PASSWORD``, ``WANDB_API_KEY``)
 
 from __future__ import annotations
 
-import importlib
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -17,6 +16,7 @@ import optuna
 from pydantic import Field
 
 from tuner.errors import UserError
+from tuner.extras import import_extra
 from tuner.redaction import redact
 from tuner.strict import StrictModel
 
@@ -46,14 +46,6 @@ class TrackingConfig(StrictModel):
     wandb: WandbTracking | None = None
 
 
-def _extra_module(tool: str, module: str) -> Any:
-    """``module`` of the optional extra ``tuner[tool]``; a one-line user error when it is not installed."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise UserError(f"tracking: {tool} needs the optional extra: pip install 'tuner[{tool}]' ({exc})") from None
-
-
 def tracking_callbacks(
     config: TrackingConfig, study_name: str, metric_names: list[str], fixed_settings: Mapping[str, Any]
 ) -> list[TrialCallback]:
@@ -70,9 +62,9 @@ def tracking_callbacks(
 def _mlflow_callback(
     config: MlflowTracking, study_name: str, metric_names: list[str], fixed_settings: Mapping[str, Any]
 ) -> TrialCallback:
-    mlflow = _extra_module("mlflow", "mlflow")
+    mlflow = import_extra("mlflow", "tracking: mlflow", "mlflow")
 
-    class SettingsCallback(_extra_module("mlflow", "optuna_integration.mlflow").MLflowCallback):  # type: ignore[misc]
+    class SettingsCallback(import_extra("optuna_integration.mlflow", "tracking: mlflow", "mlflow").MLflowCallback):  # type: ignore[misc]
         """Logs the trial's full settings, not only the searched parameters."""
 
         def _log_params(self, params: dict[str, Any]) -> None:
@@ -100,8 +92,8 @@ def _mlflow_callback(
 def _wandb_callback(
     config: WandbTracking, study_name: str, metric_names: list[str], fixed_settings: Mapping[str, Any]
 ) -> TrialCallback:
-    _extra_module("wandb", "wandb")  # optuna-integration would only find it missing when the first trial ends
-    callback_class = _extra_module("wandb", "optuna_integration.wandb").WeightsAndBiasesCallback
+    import_extra("wandb", "tracking: wandb", "wandb")  # optuna-integration would only find it missing when the first trial ends
+    callback_class = import_extra("optuna_integration.wandb", "tracking: wandb", "wandb").WeightsAndBiasesCallback
     if config.dir is not None:
         Path(config.dir).mkdir(parents=True, exist_ok=True)
     # the run's config starts as the fixed settings; the callback adds the trial's searched values

@@ -20,12 +20,12 @@ from typing import Any
 import yaml
 
 from tuner.errors import ConversionError
+from tuner.extras import extra_line
 from tuner.io import load_yaml
 from tuner.text import cjk_share, is_blank
 
 CONVERTER_VERSION = "files-v2"
 """Part of each file's state entry: a change to the converters re-converts every file."""
-DOCS_EXTRA = "docs"
 FRONT_MATTER_BYTES = 16 * 1024
 """Largest front matter read: metadata is a few lines; a file with more is not imported."""
 
@@ -157,8 +157,8 @@ def _html(data: bytes) -> Converted:
     return Converted(text.strip(), title)
 
 
-def _needs_docs(module: str) -> ConversionError:
-    return ConversionError(f"needs the '{DOCS_EXTRA}' extra (pip install 'tuner[{DOCS_EXTRA}]'): {module} is not installed")
+def _needs_docs(kind: str, package: str) -> ConversionError:
+    return ConversionError(extra_line(f"reading {kind}", "docs", [package]))
 
 
 def _pdf(data: bytes) -> Converted:
@@ -166,7 +166,7 @@ def _pdf(data: bytes) -> Converted:
         from pypdf import PdfReader
         from pypdf.errors import PdfReadError
     except ImportError:
-        raise _needs_docs("pypdf") from None
+        raise _needs_docs("a PDF", "pypdf") from None
     # pypdf logs each repair it attempts; the one reason line below is what the user needs
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     try:
@@ -186,7 +186,7 @@ def _docx(data: bytes) -> Converted:
     try:
         import docx
     except ImportError:
-        raise _needs_docs("python-docx") from None
+        raise _needs_docs("a DOCX", "python-docx") from None
     from zipfile import BadZipFile
 
     try:
@@ -209,13 +209,13 @@ def _markitdown(suffix: str) -> Converter:
         try:
             from markitdown import MarkItDown, StreamInfo
         except ImportError:
-            raise _needs_docs("markitdown") from None
+            raise _needs_docs(f"a {suffix.lstrip('.').upper()}", "markitdown") from None
         try:
             result = MarkItDown(enable_plugins=False).convert_stream(io.BytesIO(data), stream_info=StreamInfo(extension=suffix))
         except Exception as exc:  # markitdown wraps each format library's own errors in its own types
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             if "dependencies" in message.lower():
-                raise _needs_docs(f"markitdown[{suffix.lstrip('.')}]") from None
+                raise _needs_docs(f"a {suffix.lstrip('.').upper()}", f"markitdown[{suffix.lstrip('.')}]") from None
             raise ConversionError(f"unreadable {suffix.lstrip('.').upper()} ({message[:120]})") from None
         text = re.sub(r"<!--.*?-->", "", result.markdown).strip()
         if not text:

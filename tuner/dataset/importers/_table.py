@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import ast
 import csv
-import importlib
 import io
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from pydantic import ValidationError, model_validator
@@ -25,6 +23,7 @@ from tuner.dataset.importers._importing import NO_REFERENCE, Collector, ImportRe
 from tuner.dataset.importers._importing import cell_text as _text
 from tuner.dataset._model import DATE
 from tuner.errors import UserError, describe_validation_error
+from tuner.extras import import_extra
 from tuner.io import read_yaml_mapping
 from tuner.text import parse_date
 from tuner.strict import StrictModel
@@ -136,13 +135,6 @@ def table_mapping(preset: str | None = None, mapping_file: str | Path | None = N
         raise UserError(f"{where}: {describe_validation_error(exc)}") from None
 
 
-def _optional(module: str, what: str, extra: str) -> ModuleType:
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise UserError(f"reading {what} needs the '{module.partition('.')[0]}' package: pip install 'tuner[{extra}]'") from None
-
-
 def _csv_rows(path: Path, delimiter: str) -> Rows:
     if not path.is_file():
         raise UserError(f"{path}: not found")
@@ -171,7 +163,7 @@ def _csv_rows(path: Path, delimiter: str) -> Rows:
 
 
 def _parquet_rows(path: Path) -> Rows:
-    parquet = _optional("pyarrow.parquet", "Parquet", "tables")
+    parquet = import_extra("pyarrow.parquet", "reading Parquet", "tables")
     if not path.is_file():
         raise UserError(f"{path}: not found")
     try:
@@ -184,7 +176,7 @@ def _parquet_rows(path: Path) -> Rows:
 
 def _saved_dataset_rows(path: Path, split: str | None) -> Rows:
     """Rows of a Hugging Face ``Dataset`` (or one split of a ``DatasetDict``) written by ``save_to_disk``."""
-    datasets = _optional("datasets", "a saved Hugging Face dataset", "hf")
+    datasets = import_extra("datasets", "reading a saved Hugging Face dataset", "hf")
     try:
         loaded = datasets.load_from_disk(str(path))
     except FileNotFoundError:
