@@ -139,10 +139,6 @@ def test_the_extras_table_agrees_with_pyproject_and_with_what_tuner_imports() ->
     assert unlisted == set(), "tuner imports modules the base install lacks and tuner.extras does not list"
 
 
-HAND_WRITTEN = {"engine/_collections.py", "commands/_common.py"}
-"""Files of the engine branch that still spell an install line by hand (its files this stop)."""
-
-
 def _calls(source: str, name: str) -> list[list[object]]:
     """The arguments of every call of ``name`` in ``source``, each a constant's value or None (not a constant)."""
     return [[arg.value if isinstance(arg, ast.Constant) else None for arg in node.args]
@@ -162,7 +158,7 @@ def test_every_install_line_is_tuner_extras_and_names_an_extra_that_brings_the_m
         if name != "extras.py" and any(isinstance(node, ast.Constant) and id(node) not in docs
                                        and "pip install 'tuner[" in str(node.value) for node in ast.walk(tree)):
             spelled.add(name)
-    assert spelled == HAND_WRITTEN
+    assert not spelled, spelled
     imports = [args for source in sources.values() for args in _calls(source, "import_extra")]
     lines = [args for source in sources.values() for args in _calls(source, "extra_line")]
     assert len(imports) >= 7 and len(lines) >= 5

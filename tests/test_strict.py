@@ -11,8 +11,6 @@ import pytest
 from pydantic import ValidationError
 
 TUNER = Path(__file__).resolve().parents[1] / "tuner"
-PENDING = {"engine/_config.py"}
-"""Files whose models still spell the config, converted on the engine branch: when it lands, this set empties."""
 
 
 def strict_configs(source: str) -> list[str]:
@@ -34,7 +32,7 @@ def strict_configs(source: str) -> list[str]:
 def test_no_model_outside_strict_spells_the_strict_config() -> None:
     found = {str(path.relative_to(TUNER)): names for path in TUNER.rglob("*.py") if path.name != "strict.py"
              if (names := strict_configs(path.read_text("utf-8")))}
-    assert set(found) == PENDING, found
+    assert not found, found
 
 
 def test_the_finder_sees_the_config_in_any_order() -> None:

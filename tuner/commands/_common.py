@@ -149,6 +149,8 @@ _EMBEDDING_FLAGS = {"device": "--device", "batch_size": "--embedding-batch-size"
 
 
 def add_embedding_arguments(parser: argparse.ArgumentParser) -> None:
+    from tuner.extras import install_command
+
     group = parser.add_argument_group("embeddings (how vectors are computed; a study file's 'embedding:')")
     group.add_argument("--device", help="where a local embedding model runs: auto (default: cuda, else mps, else cpu), cpu, cuda or mps")
     group.add_argument("--embedding-batch-size", dest="embedding_batch_size", type=int, metavar="N",
@@ -156,7 +158,7 @@ def add_embedding_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--embedding-backend", dest="embedding_backend", metavar="NAME",
                        help="what runs a local model: torch (default, the fp32 reference), onnx, onnx-int8, openvino, "
                             "openvino-bf16, or auto (the fastest installed one whose vectors agree with torch's) "
-                            "(pip install 'tuner[fast]'); tuner serve defaults to the backend the exported trial was measured with")
+                            f"({install_command('fast')}); tuner serve defaults to the backend the exported trial was measured with")
 
 
 def embeddings_from_args(args: argparse.Namespace, base: EmbeddingOptions | None = None, store_url: str | None = None) -> EmbeddingContext:

@@ -31,6 +31,7 @@ from tuner.cache import content_key
 from tuner.engine._config import MilvusConfig
 from tuner.engine._literal import string_literal
 from tuner.errors import UserError
+from tuner.extras import import_extra
 from tuner.progress import Reporter
 from tuner.redaction import redact
 from tuner.retrieval import ChunkTable
@@ -94,10 +95,7 @@ def connect(engine: MilvusConfig, create: bool = True) -> MilvusClient:
     (another process holds it, a file where Lite keeps a folder, an unwritable folder, a damaged file in it) is one
     line with the reason, never milvus_lite's or pymilvus's tracebacks; without ``create`` (a command that only reads)
     a Lite path where no database is is one too, and nothing is created there."""
-    try:
-        from pymilvus import MilvusClient
-    except ImportError:
-        raise UserError("engine: milvus needs the milvus extra: pip install 'tuner[milvus]'") from None
+    MilvusClient = import_extra("pymilvus", "engine: milvus").MilvusClient
     token = engine.token()
     _quiet_milvus_logs()
     if engine.lite:
