@@ -12,22 +12,36 @@ imported here. See docs/engine.md."""
 
 from typing import TYPE_CHECKING
 
-from tuner.engine._collections import (
-    DENSE, SPARSE, TEXT, Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection,
-    tuner_collections, verify,
-)
-from tuner.engine._attach import AttachedSchema, attach
+from tuner import lazy_exports
 from tuner.engine._base import (
     ENGINES, Engine, EngineFlag, InertKnob, MemoryEngine, SpaceChoices, engine_config, parse_engine, register_engine,
 )
 from tuner.engine._config import BM25_RETRIEVERS, INDEX_KINDS, AttachedFields, MilvusConfig
 from tuner.engine._milvus import MilvusEngine
 from tuner.engine._external import ExternalEngine
-from tuner.engine._pipeline import MilvusPipeline
 from tuner.engine._literal import literal, string_literal
-from tuner.engine._search import (
-    BM25Ceiling, MilvusFirstStage, dense_params, filter_expression, index_knobs, mask_expression,
-)
+
+if TYPE_CHECKING:
+    from tuner.engine._attach import AttachedSchema, attach
+    from tuner.engine._collections import (
+        DENSE, SPARSE, TEXT, Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection,
+        tuner_collections, verify,
+    )
+    from tuner.engine._pipeline import MilvusPipeline
+    from tuner.engine._search import (
+        BM25Ceiling, MilvusFirstStage, dense_params, filter_expression, index_knobs, mask_expression,
+    )
+
+__getattr__ = lazy_exports(__name__, {
+    "tuner.engine._collections": ("DENSE", "SPARSE", "TEXT", "Collection", "CollectionInfo", "analyzer_params",
+                                  "collection_name", "connect", "ensure_collection", "tuner_collections", "verify"),
+    "tuner.engine._attach": ("AttachedSchema", "attach"),
+    "tuner.engine._pipeline": ("MilvusPipeline",),
+    "tuner.engine._search": ("BM25Ceiling", "MilvusFirstStage", "dense_params", "filter_expression", "index_knobs",
+                             "mask_expression"),
+})
+"""The names whose modules load pymilvus and tuner's own indexes, imported when first used (PEP 562): every command
+line builds the ``--engine`` flags from :data:`ENGINES`, and none of them needs a collection to do it."""
 
 if TYPE_CHECKING:
     EngineConfig = Engine
