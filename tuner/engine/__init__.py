@@ -8,7 +8,8 @@ on tuner's [0, 1] scale, filter expressions) and gives its candidates to tuner's
 :class:`MilvusPipeline`); in attach mode (``_attach``) the collection is one the team already has: its schema checked
 against the ``fields`` mapping, its rows read back as the chunk table, never written; and ``external`` (``_external``),
 a service speaking Dify's External Knowledge API. A new engine is a module with one :func:`register_engine` class,
-imported here. See docs/engine.md."""
+imported here, that imports its search code inside the methods that need it (every command line imports the engines
+to build its ``--engine`` flags). See docs/engine.md."""
 
 from typing import TYPE_CHECKING
 
