@@ -1,6 +1,8 @@
 """The package graph has no circles (issue 39 §1), nor the module graph inside the packages (issue 47 §7):
 ``tools/module_graph.py`` reads both from the source as the architecture page draws them; ``tuner.errors`` imports
-nothing of tuner; and the endpoint plumbing imports nothing of the embedding package."""
+nothing of tuner; the endpoint plumbing imports nothing of the embedding package; and building the command line's
+parser (every ``tuner`` invocation, the ``--engine`` flags made from the engines' registry) imports no index, engine
+or BM25 library."""
 
 from __future__ import annotations
 
@@ -77,5 +79,13 @@ def test_the_module_circle_finder_counts_typing_and_lazy_imports_and_not_a_packa
 
 def test_importing_the_llm_plumbing_loads_no_encoder_code() -> None:
     code = "import sys, tuner.llm; print(sorted(m for m in sys.modules if m.startswith('tuner.embedding')))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+
+
+def test_building_the_parser_imports_no_index_engine_or_bm25_library() -> None:
+    heavy = ("faiss", "bm25s", "scipy", "pymilvus", "milvus_lite", "tuner.retrieval", "tuner.external._client")
+    code = ("import sys; from tuner.cli import build_parser; build_parser(); "
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r} or m.startswith({heavy!r})))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

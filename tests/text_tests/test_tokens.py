@@ -6,7 +6,7 @@ import unicodedata
 
 from bm25s.stopwords import STOPWORDS_EN
 
-from tuner.text import STOPWORDS_ZH, bm25_tokens, normalize_text, segment, word_count
+from tuner.text import STOPWORDS_LATIN, STOPWORDS_ZH, bm25_tokens, normalize_text, segment, word_count
 
 
 def _old_english_rule(text: str) -> list[str]:
@@ -20,6 +20,10 @@ ENGLISH = [
     "Customers may return any product within 30 days (v2.5, e.g. refunds) — see §4!",
     "Mercury Logistics delivers parcels to 28 countries in Europe.\nWi-Fi 6 covers 200 m2.",
 ]
+
+
+def test_the_english_stopwords_are_bm25s_list() -> None:
+    assert STOPWORDS_LATIN == frozenset(STOPWORDS_EN)
 
 
 def test_english_tokens_are_unchanged() -> None:

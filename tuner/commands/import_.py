@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from tuner.dataset.importers import ImportResult
+if TYPE_CHECKING:
+    from tuner.dataset.importers import ImportResult
 
 HELP = "Convert a folder of documents, or an outside dataset (BEIR, ConflictNQ, SQuAD, a CSV/JSONL/Parquet table), into a tuner dataset folder."
 

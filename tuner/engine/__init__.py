@@ -8,26 +8,41 @@ on tuner's [0, 1] scale, filter expressions) and gives its candidates to tuner's
 :class:`MilvusPipeline`); in attach mode (``_attach``) the collection is one the team already has: its schema checked
 against the ``fields`` mapping, its rows read back as the chunk table, never written; and ``external`` (``_external``),
 a service speaking Dify's External Knowledge API. A new engine is a module with one :func:`register_engine` class,
-imported here. See docs/engine.md."""
+imported here, that imports its search code inside the methods that need it (every command line imports the engines
+to build its ``--engine`` flags). See docs/engine.md."""
 
 from typing import TYPE_CHECKING
 
-from tuner.engine._collections import (
-    DENSE, SPARSE, TEXT, Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection,
-    tuner_collections, verify,
-)
-from tuner.engine._attach import AttachedSchema, attach
+from tuner import lazy_exports
 from tuner.engine._base import (
     ENGINES, Engine, EngineFlag, InertKnob, MemoryEngine, SpaceChoices, engine_config, parse_engine, register_engine,
 )
 from tuner.engine._config import BM25_RETRIEVERS, INDEX_KINDS, AttachedFields, MilvusConfig
 from tuner.engine._milvus import MilvusEngine
 from tuner.engine._external import ExternalEngine
-from tuner.engine._pipeline import MilvusPipeline
 from tuner.engine._literal import literal, string_literal
-from tuner.engine._search import (
-    BM25Ceiling, MilvusFirstStage, dense_params, filter_expression, index_knobs, mask_expression,
-)
+
+if TYPE_CHECKING:
+    from tuner.engine._attach import AttachedSchema, attach
+    from tuner.engine._collections import (
+        DENSE, SPARSE, TEXT, Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection,
+        tuner_collections, verify,
+    )
+    from tuner.engine._pipeline import MilvusPipeline
+    from tuner.engine._search import (
+        BM25Ceiling, MilvusFirstStage, dense_params, filter_expression, index_knobs, mask_expression,
+    )
+
+__getattr__ = lazy_exports(__name__, {
+    "tuner.engine._collections": ("DENSE", "SPARSE", "TEXT", "Collection", "CollectionInfo", "analyzer_params",
+                                  "collection_name", "connect", "ensure_collection", "tuner_collections", "verify"),
+    "tuner.engine._attach": ("AttachedSchema", "attach"),
+    "tuner.engine._pipeline": ("MilvusPipeline",),
+    "tuner.engine._search": ("BM25Ceiling", "MilvusFirstStage", "dense_params", "filter_expression", "index_knobs",
+                             "mask_expression"),
+})
+"""The names whose modules load pymilvus and tuner's own indexes, imported when first used (PEP 562): every command
+line builds the ``--engine`` flags from :data:`ENGINES`, and none of them needs a collection to do it."""
 
 if TYPE_CHECKING:
     EngineConfig = Engine

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar, Un
 from pydantic import Field, ValidationError, create_model
 
 from tuner.errors import UserError, describe_validation_error
-from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings
 from tuner.strict import StrictModel
 
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from tuner.embedding import CachedEncoder, EmbeddingContext
     from tuner.llm import CallStore
     from tuner.progress import Reporter
+    from tuner.retrieval import RetrievalPipeline
 
 
 @dataclass(frozen=True)
@@ -210,6 +210,8 @@ class MemoryEngine(Engine):
     def pipeline(self, dataset: Dataset, cache: DiskCache | None = None, reporter: Reporter | None = None,
                  embeddings: EmbeddingContext | None = None, encoder: CachedEncoder | None = None,
                  calls: Callable[[], CallStore] | None = None) -> RetrievalPipeline:
+        from tuner.retrieval import RetrievalPipeline
+
         return RetrievalPipeline(dataset, cache, reporter, encoder, embeddings)
 
     def announced(self) -> str | None:

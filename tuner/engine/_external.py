@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from tuner.engine._base import Engine, register_engine
-from tuner.external import EXTERNAL_KNOBS, ExternalClient, ExternalConfig, ExternalPipeline
-from tuner.retrieval import RetrievalPipeline
+from tuner.external import ExternalConfig
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -22,6 +21,7 @@ if TYPE_CHECKING:
     from tuner.embedding import CachedEncoder, EmbeddingContext
     from tuner.llm import CallStore
     from tuner.progress import Reporter
+    from tuner.retrieval import RetrievalPipeline
 
 
 @register_engine
@@ -37,6 +37,8 @@ class ExternalEngine(ExternalConfig, Engine):
                  embeddings: EmbeddingContext | None = None, encoder: CachedEncoder | None = None,
                  calls: Callable[[], CallStore] | None = None) -> RetrievalPipeline:
         """The service's records as contexts; its replies kept in the call cache ``calls`` opens."""
+        from tuner.external import ExternalClient, ExternalPipeline
+
         return ExternalPipeline(dataset, ExternalClient(self, None if calls is None else calls()), cache, reporter,
                                 embeddings)
 
@@ -55,4 +57,6 @@ class ExternalEngine(ExternalConfig, Engine):
 
     @property
     def asked_only(self) -> tuple[tuple[str, ...], str] | None:
+        from tuner.external import EXTERNAL_KNOBS
+
         return EXTERNAL_KNOBS, "a retrieval service is asked only top_k and score_threshold"

@@ -1,5 +1,9 @@
-"""Text analysis (dataset → **text analysis** → chunks): stopwords for BM25: bm25s' English list, and a short list of
-Chinese function words.
+"""Text analysis (dataset → **text analysis** → chunks): stopwords for BM25: bm25s' English list (Lucene's English stop
+set), and a short list of Chinese function words.
+
+The English list is spelled here rather than imported from ``bm25s.stopwords``: importing that module imports bm25s
+and SciPy (half of the command line's start-up, which reads the dataset's text layer to build its parser);
+``tests/text_tests/test_tokens.py`` holds it equal to bm25s'.
 
 The Chinese list is deliberately small: particles, conjunctions, prepositions, copula and question
 words that occur in nearly every passage or question and carry no topic (的 了 是 在 和 …; 什么 哪 多少 …,
@@ -10,8 +14,6 @@ the stopword test: tokens come only from letter/digit runs and CJK ideograph run
 
 from __future__ import annotations
 
-from bm25s.stopwords import STOPWORDS_EN
-
 STOPWORDS_ZH = frozenset(
     """
     的 地 得 之 了 着 过 是 为 在 于 和 与 及 以及 或 或者 等 等等 也 就 都 还 又 而 而且 并 并且 但 但是 却
@@ -19,4 +21,9 @@ STOPWORDS_ZH = frozenset(
     什么 哪 哪个 哪些 哪里 怎么 怎样 如何 多少 几 谁 为什么
     """.split()
 )
-STOPWORDS_LATIN = frozenset(STOPWORDS_EN)
+STOPWORDS_LATIN = frozenset(
+    """
+    a an and are as at be but by for if in into is it no not of on or such that the their then there these they this
+    to was will with
+    """.split()
+)
