@@ -52,6 +52,11 @@ imports and model). Rows, said exactly: the demo's 623 chunks with their MiniLM 
 them under new keys and doc ids (``copy-K-DOC``) up to ``n``, so texts and vectors agree (the model check passes) at
 any size; embedding 1M distinct texts is days on this machine.
 
+``attach-build`` builds ``DIR/attach-N.db`` once and reuses it (``attach-N.built.json`` records its build). Before
+and after a change to attach mode: the same command with ``BENCH_LABEL=before PYTHONPATH=TREE`` (a checkout of the
+earlier code, e.g. ``git archive main``) and ``BENCH_LABEL=after``; ``rows_read`` is the rows of the collection the
+trials read (:attr:`tuner.engine.MilvusPipeline.rows_read`; none where every row is read).
+
 Run (niced; the machine is shared): nice -n 10 .venv/bin/python bench/milvus_scale.py --work DIR
     [--sizes 100000 300000 1000000] [--arms memory-flat milvus-flat ...] [--queries 200]
 One arm alone: ``--one ARM N --work DIR`` (prints one JSON line). Results accumulate in ``DIR/milvus_scale.json``.
@@ -352,7 +357,9 @@ def attach_build(n: int, work: Path) -> dict[str, Any]:
 
     table = RetrievalPipeline(load_dataset(resolve_dataset("demo"))).table(RetrievalSettings())
     vectors, chunks = table.embeddings(), [c for c in table.chunks if not c.conflicting]
-    db = work / f"attach-{n}.db"
+    db, built = work / f"attach-{n}.db", work / f"attach-{n}.built.json"
+    if built.exists():  # built once, reused (a 1M-row build is hours on this machine)
+        return {**json.loads(built.read_text()), "reused": True}
     shutil.rmtree(db, ignore_errors=True)
     start = time.perf_counter()
 
@@ -372,7 +379,9 @@ def attach_build(n: int, work: Path) -> dict[str, Any]:
                          "vec": vectors[chunk].tolist()})  # the corpus's chunks come first in the table
         client.insert(COLLECTION, rows)
     client.flush(COLLECTION)
-    return {"build_s": time.perf_counter() - start, "disk_mb": folder_mb(db)}
+    out = {"build_s": time.perf_counter() - start, "disk_mb": folder_mb(db)}
+    built.write_text(json.dumps(out))
+    return out
 
 
 def attach_run(n: int, work: Path) -> dict[str, Any]:
@@ -395,7 +404,8 @@ def attach_run(n: int, work: Path) -> dict[str, Any]:
     start = time.perf_counter()
     evaluate_retrieval(pipeline, RetrievalSettings(retriever="dense", candidate_depth=20))
     return {"rss_before_mb": before, "first_trial_s": first_s, "per_trial_s": time.perf_counter() - start,
-            "recall_at_k": first.overall["recall_at_k"].value, "disk_mb": folder_mb(work / f"attach-{n}.db")}
+            "recall_at_k": first.overall["recall_at_k"].value, "disk_mb": folder_mb(work / f"attach-{n}.db"),
+            "rows_read": getattr(pipeline, "rows_read", None)}  # None: a tree that reads every row
 
 
 def one_arm(arm: str, n: int, count: int, work: Path) -> dict[str, Any]:
@@ -412,7 +422,7 @@ def one_arm(arm: str, n: int, count: int, work: Path) -> dict[str, Any]:
     }
     wall, load_before = time.perf_counter(), load()
     out = runs[arm]()
-    return {"arm": arm, "n": n, **out, "peak_rss_mb": rss_mb(), "cpu_s": cpu_s(), "wall_s": time.perf_counter() - wall,
+    return {"arm": arm, "n": n, "label": os.environ.get("BENCH_LABEL", ""), **out, "peak_rss_mb": rss_mb(), "cpu_s": cpu_s(), "wall_s": time.perf_counter() - wall,
             "load_before": load_before, "load_after": load()}
 
 
@@ -425,9 +435,11 @@ def table(results: list[dict[str, Any]]) -> list[str]:
              "| peak RSS MB | disk MB | load |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
         if r["arm"].startswith("attach"):
-            lines.append(f"| {r['arm']} | {r['n']:,} | {fmt(r.get('build_s'))} ({fmt(r['cpu_s'])}) | first trial "
+            read = "" if r.get("rows_read") is None else f", {r['rows_read']:,} rows read"
+            label = f" ({r['label']})" if r.get("label") else ""
+            lines.append(f"| {r['arm']}{label} | {r['n']:,} | {fmt(r.get('build_s'))} ({fmt(r['cpu_s'])}) | first trial "
                          f"{fmt(r.get('first_trial_s'))} s, per trial {fmt(r.get('per_trial_s'))} s, RSS before "
-                         f"{fmt(r.get('rss_before_mb'), 0)} MB | — | — | — | {fmt(r.get('recall_at_k'), 3)} "
+                         f"{fmt(r.get('rss_before_mb'), 0)} MB{read} | — | — | — | {fmt(r.get('recall_at_k'), 3)} "
                          f"| {fmt(r['peak_rss_mb'], 0)} | {fmt(r.get('disk_mb'), 0)} "
                          f"| {r['load_before']:.1f}→{r['load_after']:.1f} |")
             continue
@@ -466,10 +478,10 @@ def main() -> None:
                           flush=True)
                     continue
                 result = json.loads(done.stdout.strip().splitlines()[-1])
-                results = [r for r in results if (r["arm"], r["n"]) != (arm, n)] + [result]
+                results = [r for r in results if (r["arm"], r["n"], r.get("label", "")) != (arm, n, result["label"])] + [result]
                 store.write_text(json.dumps(results, indent=1))
                 print("\n".join(table([result])[2:]), flush=True)
-    print("\n".join(table(sorted(results, key=lambda r: (r["n"], ARMS.index(r["arm"]))))))
+    print("\n".join(table(sorted(results, key=lambda r: (r["n"], ARMS.index(r["arm"]), r.get("label", ""))))))
 
 
 if __name__ == "__main__":
