@@ -48,7 +48,8 @@ its own: ``MilvusPipeline`` over the demo's golden set attached to it, one dense
 collection read, its model checked, the golden set's 180 questions searched) = the time to the first trial, then a
 trial of another ``candidate_depth`` (a search of every question again, the rows already read) = the time per trial,
 and the peak RSS (tuner's and the in-process Lite server's together; ``rss_before_mb`` is the process after its
-imports and model). Rows, said exactly: the demo's 623 chunks with their MiniLM vectors, then **synthetic** copies of
+imports and model). ``attach-floor`` opens, loads and searches the same collection once and reads no row: the in-process Lite server's
+share of the peak (``attach`` less it is tuner's). Rows, said exactly: the demo's 623 chunks with their MiniLM vectors, then **synthetic** copies of
 them under new keys and doc ids (``copy-K-DOC``) up to ``n``, so texts and vectors agree (the model check passes) at
 any size; embedding 1M distinct texts is days on this machine.
 
@@ -90,7 +91,7 @@ WARMUP = 5
 HNSW_EF = (16, 64, 128)
 IVF_NPROBE = (4, 16, 64)
 ARMS = ("memory-flat", "milvus-flat", "milvus-hnsw", "milvus-ivf", "memory-hnsw", "memory-bm25", "milvus-bm25",
-        "attach-build", "attach")
+        "attach-build", "attach", "attach-floor")
 TEAM = "team_kb"
 COLLECTION = "scale"
 
@@ -408,6 +409,27 @@ def attach_run(n: int, work: Path) -> dict[str, Any]:
             "rows_read": getattr(pipeline, "rows_read", None)}  # None: a tree that reads every row
 
 
+def attach_floor(n: int, work: Path) -> dict[str, Any]:
+    """The Lite engine's own share of ``attach``'s peak: the collection of :func:`attach_build` opened, loaded and
+    searched once (180 of the demo's questions' worth of vectors, random), in a process that imports what ``attach``
+    does and reads no row: ``attach``'s peak RSS less this one is tuner's."""
+    from tuner.dataset import load_dataset, resolve_dataset
+    from tuner.engine import MilvusEngine, connect
+    from tuner.engine._collections import load as load_collection
+    from tuner.retrieval import RetrievalPipeline
+    from tuner.settings import RetrievalSettings
+
+    RetrievalPipeline(load_dataset(resolve_dataset("demo"))).encoder(RetrievalSettings()).encode(["warm the model"])
+    before = rss_mb()
+    client = connect(MilvusEngine(backend="milvus", uri=str(work / f"attach-{n}.db")), create=False)
+    start = time.perf_counter()
+    load_collection(client, COLLECTION)
+    vectors = np.random.default_rng(0).normal(size=(180, DIM)).astype(np.float32)
+    client.search(COLLECTION, data=(vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).tolist(), anns_field="vec",
+                  limit=DEPTH, search_params={"metric_type": "COSINE"}, output_fields=[])
+    return {"rss_before_mb": before, "first_trial_s": time.perf_counter() - start}
+
+
 def one_arm(arm: str, n: int, count: int, work: Path) -> dict[str, Any]:
     runs: dict[str, Callable[[], dict[str, Any]]] = {
         "memory-flat": lambda: memory_dense("flat", n, count, work),
@@ -419,6 +441,7 @@ def one_arm(arm: str, n: int, count: int, work: Path) -> dict[str, Any]:
         "milvus-bm25": lambda: milvus_bm25(n, count, work),
         "attach-build": lambda: attach_build(n, work),
         "attach": lambda: attach_run(n, work),
+        "attach-floor": lambda: attach_floor(n, work),
     }
     wall, load_before = time.perf_counter(), load()
     out = runs[arm]()
