@@ -415,7 +415,6 @@ def attach_floor(n: int, work: Path) -> dict[str, Any]:
     does and reads no row: ``attach``'s peak RSS less this one is tuner's."""
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.engine import MilvusEngine, connect
-    from tuner.engine._collections import load as load_collection
     from tuner.retrieval import RetrievalPipeline
     from tuner.settings import RetrievalSettings
 
@@ -423,7 +422,7 @@ def attach_floor(n: int, work: Path) -> dict[str, Any]:
     before = rss_mb()
     client = connect(MilvusEngine(backend="milvus", uri=str(work / f"attach-{n}.db")), create=False)
     start = time.perf_counter()
-    load_collection(client, COLLECTION)
+    client.load_collection(COLLECTION)
     vectors = np.random.default_rng(0).normal(size=(180, DIM)).astype(np.float32)
     client.search(COLLECTION, data=(vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).tolist(), anns_field="vec",
                   limit=DEPTH, search_params={"metric_type": "COSINE"}, output_fields=[])

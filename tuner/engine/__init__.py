@@ -5,14 +5,14 @@ chunking and embedding model (``_collections``: naming, building under a claim, 
 ``tuner engine ls|gc``), searches it (``_search``: BM25, dense and hybrid on tuner's [0, 1] scale, filter expressions)
 and gives its candidates to tuner's own ranking (``_pipeline``: :class:`MilvusPipeline`, the :data:`ENGINES`
 registry). In attach mode (``_attach``) the collection is one the team already has: its schema checked against the
-``fields`` mapping, its rows read back as the chunk table, never written. ``_config`` holds the ``engine:`` block's
+``fields`` mapping, the rows a trial needs read back as the chunk table, never written. ``_config`` holds the ``engine:`` block's
 models. See docs/engine.md."""
 
 from tuner.engine._collections import (
     DENSE, SPARSE, TEXT, Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection,
     tuner_collections, verify,
 )
-from tuner.engine._attach import AttachedSchema, attach
+from tuner.engine._attach import AttachedSchema, attach, attached_content
 from tuner.engine._config import INDEX_KINDS, AttachedFields, EngineConfig, MemoryEngine, MilvusEngine, parse_engine
 from tuner.engine._pipeline import ENGINES, MilvusPipeline, engine_pipeline, recorded_engine
 from tuner.engine._literal import literal, string_literal
@@ -38,6 +38,7 @@ __all__ = [
     "MilvusPipeline",
     "analyzer_params",
     "attach",
+    "attached_content",
     "collection_name",
     "connect",
     "dense_params",
