@@ -48,9 +48,15 @@ its own: ``MilvusPipeline`` over the demo's golden set attached to it, one dense
 collection read, its model checked, the golden set's 180 questions searched) = the time to the first trial, then a
 trial of another ``candidate_depth`` (a search of every question again, the rows already read) = the time per trial,
 and the peak RSS (tuner's and the in-process Lite server's together; ``rss_before_mb`` is the process after its
-imports and model). Rows, said exactly: the demo's 623 chunks with their MiniLM vectors, then **synthetic** copies of
+imports and model). ``attach-floor`` opens, loads and searches the same collection once and reads no row: the in-process Lite server's
+share of the peak (``attach`` less it is tuner's). Rows, said exactly: the demo's 623 chunks with their MiniLM vectors, then **synthetic** copies of
 them under new keys and doc ids (``copy-K-DOC``) up to ``n``, so texts and vectors agree (the model check passes) at
 any size; embedding 1M distinct texts is days on this machine.
+
+``attach-build`` builds ``DIR/attach-N.db`` once and reuses it (``attach-N.built.json`` records its build). Before
+and after a change to attach mode: the same command with ``BENCH_LABEL=before PYTHONPATH=TREE`` (a checkout of the
+earlier code, e.g. ``git archive main``) and ``BENCH_LABEL=after``; ``rows_read`` is the rows of the collection the
+trials read (:attr:`tuner.engine.MilvusPipeline.rows_read`; none where every row is read).
 
 Run (niced; the machine is shared): nice -n 10 .venv/bin/python bench/milvus_scale.py --work DIR
     [--sizes 100000 300000 1000000] [--arms memory-flat milvus-flat ...] [--queries 200]
@@ -85,7 +91,7 @@ WARMUP = 5
 HNSW_EF = (16, 64, 128)
 IVF_NPROBE = (4, 16, 64)
 ARMS = ("memory-flat", "milvus-flat", "milvus-hnsw", "milvus-ivf", "memory-hnsw", "memory-bm25", "milvus-bm25",
-        "attach-build", "attach")
+        "attach-build", "attach", "attach-floor")
 TEAM = "team_kb"
 COLLECTION = "scale"
 
@@ -352,7 +358,9 @@ def attach_build(n: int, work: Path) -> dict[str, Any]:
 
     table = RetrievalPipeline(load_dataset(resolve_dataset("demo"))).table(RetrievalSettings())
     vectors, chunks = table.embeddings(), [c for c in table.chunks if not c.conflicting]
-    db = work / f"attach-{n}.db"
+    db, built = work / f"attach-{n}.db", work / f"attach-{n}.built.json"
+    if built.exists():  # built once, reused (a 1M-row build is hours on this machine)
+        return {**json.loads(built.read_text()), "reused": True}
     shutil.rmtree(db, ignore_errors=True)
     start = time.perf_counter()
 
@@ -372,7 +380,9 @@ def attach_build(n: int, work: Path) -> dict[str, Any]:
                          "vec": vectors[chunk].tolist()})  # the corpus's chunks come first in the table
         client.insert(COLLECTION, rows)
     client.flush(COLLECTION)
-    return {"build_s": time.perf_counter() - start, "disk_mb": folder_mb(db)}
+    out = {"build_s": time.perf_counter() - start, "disk_mb": folder_mb(db)}
+    built.write_text(json.dumps(out))
+    return out
 
 
 def attach_run(n: int, work: Path) -> dict[str, Any]:
@@ -395,7 +405,28 @@ def attach_run(n: int, work: Path) -> dict[str, Any]:
     start = time.perf_counter()
     evaluate_retrieval(pipeline, RetrievalSettings(retriever="dense", candidate_depth=20))
     return {"rss_before_mb": before, "first_trial_s": first_s, "per_trial_s": time.perf_counter() - start,
-            "recall_at_k": first.overall["recall_at_k"].value, "disk_mb": folder_mb(work / f"attach-{n}.db")}
+            "recall_at_k": first.overall["recall_at_k"].value, "disk_mb": folder_mb(work / f"attach-{n}.db"),
+            "rows_read": getattr(pipeline, "rows_read", None)}  # None: a tree that reads every row
+
+
+def attach_floor(n: int, work: Path) -> dict[str, Any]:
+    """The Lite engine's own share of ``attach``'s peak: the collection of :func:`attach_build` opened, loaded and
+    searched once (180 of the demo's questions' worth of vectors, random), in a process that imports what ``attach``
+    does and reads no row: ``attach``'s peak RSS less this one is tuner's."""
+    from tuner.dataset import load_dataset, resolve_dataset
+    from tuner.engine import MilvusEngine, connect
+    from tuner.retrieval import RetrievalPipeline
+    from tuner.settings import RetrievalSettings
+
+    RetrievalPipeline(load_dataset(resolve_dataset("demo"))).encoder(RetrievalSettings()).encode(["warm the model"])
+    before = rss_mb()
+    client = connect(MilvusEngine(backend="milvus", uri=str(work / f"attach-{n}.db")), create=False)
+    start = time.perf_counter()
+    client.load_collection(COLLECTION)
+    vectors = np.random.default_rng(0).normal(size=(180, DIM)).astype(np.float32)
+    client.search(COLLECTION, data=(vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).tolist(), anns_field="vec",
+                  limit=DEPTH, search_params={"metric_type": "COSINE"}, output_fields=[])
+    return {"rss_before_mb": before, "first_trial_s": time.perf_counter() - start}
 
 
 def one_arm(arm: str, n: int, count: int, work: Path) -> dict[str, Any]:
@@ -409,10 +440,11 @@ def one_arm(arm: str, n: int, count: int, work: Path) -> dict[str, Any]:
         "milvus-bm25": lambda: milvus_bm25(n, count, work),
         "attach-build": lambda: attach_build(n, work),
         "attach": lambda: attach_run(n, work),
+        "attach-floor": lambda: attach_floor(n, work),
     }
     wall, load_before = time.perf_counter(), load()
     out = runs[arm]()
-    return {"arm": arm, "n": n, **out, "peak_rss_mb": rss_mb(), "cpu_s": cpu_s(), "wall_s": time.perf_counter() - wall,
+    return {"arm": arm, "n": n, "label": os.environ.get("BENCH_LABEL", ""), **out, "peak_rss_mb": rss_mb(), "cpu_s": cpu_s(), "wall_s": time.perf_counter() - wall,
             "load_before": load_before, "load_after": load()}
 
 
@@ -425,9 +457,11 @@ def table(results: list[dict[str, Any]]) -> list[str]:
              "| peak RSS MB | disk MB | load |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
         if r["arm"].startswith("attach"):
-            lines.append(f"| {r['arm']} | {r['n']:,} | {fmt(r.get('build_s'))} ({fmt(r['cpu_s'])}) | first trial "
+            read = "" if r.get("rows_read") is None else f", {r['rows_read']:,} rows read"
+            label = f" ({r['label']})" if r.get("label") else ""
+            lines.append(f"| {r['arm']}{label} | {r['n']:,} | {fmt(r.get('build_s'))} ({fmt(r['cpu_s'])}) | first trial "
                          f"{fmt(r.get('first_trial_s'))} s, per trial {fmt(r.get('per_trial_s'))} s, RSS before "
-                         f"{fmt(r.get('rss_before_mb'), 0)} MB | — | — | — | {fmt(r.get('recall_at_k'), 3)} "
+                         f"{fmt(r.get('rss_before_mb'), 0)} MB{read} | — | — | — | {fmt(r.get('recall_at_k'), 3)} "
                          f"| {fmt(r['peak_rss_mb'], 0)} | {fmt(r.get('disk_mb'), 0)} "
                          f"| {r['load_before']:.1f}→{r['load_after']:.1f} |")
             continue
@@ -466,10 +500,10 @@ def main() -> None:
                           flush=True)
                     continue
                 result = json.loads(done.stdout.strip().splitlines()[-1])
-                results = [r for r in results if (r["arm"], r["n"]) != (arm, n)] + [result]
+                results = [r for r in results if (r["arm"], r["n"], r.get("label", "")) != (arm, n, result["label"])] + [result]
                 store.write_text(json.dumps(results, indent=1))
                 print("\n".join(table([result])[2:]), flush=True)
-    print("\n".join(table(sorted(results, key=lambda r: (r["n"], ARMS.index(r["arm"]))))))
+    print("\n".join(table(sorted(results, key=lambda r: (r["n"], ARMS.index(r["arm"]), r.get("label", ""))))))
 
 
 if __name__ == "__main__":

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from tuner.dataset import load_dataset, resolve_dataset
-from tuner.engine import MilvusEngine, MilvusPipeline, connect
-from tuner.engine._collections import BATCH, SCALARS, _indexes, _schema, attached_content, content_digest
+from tuner.engine import MilvusEngine, MilvusPipeline, attached_content, connect
+from tuner.engine._collections import BATCH, SCALARS, _indexes, _schema, content_digest
 from tuner.progress import SilentReporter
 from tuner.settings import RetrievalSettings
 

@@ -476,3 +476,73 @@ def test_the_conflicting_documents_of_a_collection_come_from_conflicts_jsonl_and
         "price-2023": ("stale", "unspecified"), "returns-2022": ("stale_version", "moderate")}
     assert conflicting_documents(AttachedRows([], np.zeros((0, 4), np.float32), (), {"returns": {}}, "key"),
                                  load_dataset(tiny_dataset_dir)) == {}
+
+
+FILLER = 400
+"""Rows of the team's other documents in ``team_large``, none of them the golden set's."""
+
+
+@pytest.fixture(scope="module")
+def large(lite: MilvusEngine, tiny_dataset_dir: Path, embeddings: EmbeddingContext) -> MilvusEngine:
+    """The team's collection with the stale versions conflicts.jsonl names (``team_versions``' rows) and
+    :data:`FILLER` rows of other documents (texts embedded by the same model, so the model check holds)."""
+    memory = RetrievalPipeline(load_dataset(tiny_dataset_dir), embeddings=embeddings)
+    table = memory.table(RetrievalSettings())
+    texts = [f"Cafeteria note {i}: the soup of day {i} is lentil, served from noon in hall {i % 7}." for i in range(FILLER)]
+    filler = table.encoder.encode(texts)
+    rows = [{"pk": f"row-{i}", "content": table.passages[i], "source_doc": table.chunks[i].doc_id, "meta": {"team": "docs"},
+             "embedding": table.embeddings()[i].tolist()} for i in range(len(table))]
+    rows += [{"pk": f"filler-{i}", "content": text, "source_doc": f"menu-{i // 4}", "meta": {"team": "kitchen"},
+              "embedding": vector.tolist()} for i, (text, vector) in enumerate(zip(texts, filler))]
+    _team_collection(connect(lite), "team_large", rows, table.encoder.inner.dim)
+    return _attached(lite, "team_large")
+
+
+def test_attach_reads_the_rows_a_trial_needs_not_the_collection_with_memorys_recall_and_exposure(
+    large: MilvusEngine, tiny_dataset_dir: Path, embeddings: EmbeddingContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 52 §2: the golden documents' rows, a sample of 16 keys and the rows the searches return are read, not
+    the collection's 400 other rows; recall and exposure per case are memory's (dense under FLAT is exact)."""
+    from tuner.evaluation import evaluate_retrieval
+
+    monkeypatch.setattr("tuner.engine._attach.NOISE_ROWS", 16)
+    dataset = load_dataset(tiny_dataset_dir)
+    memory = RetrievalPipeline(dataset, embeddings=embeddings)
+    attached = MilvusPipeline(dataset, large, embeddings=embeddings)
+    for top_k in (1, 3):
+        settings = RetrievalSettings(retriever="dense", top_k=top_k, candidate_depth=10)
+        engine, reference = evaluate_retrieval(attached, settings), evaluate_retrieval(memory, settings)
+        assert engine.exposed is not None and engine.exposed == reference.exposed
+        assert engine.per_case["recall_at_k"] == reference.per_case["recall_at_k"]
+    count = attached.client.query("team_large", filter="", output_fields=["count(*)"])[0]["count(*)"]
+    read = attached.rows_read
+    assert read is not None and len(memory.table(RetrievalSettings())) + 16 <= read < count - FILLER / 2
+    assert attached.collection(RetrievalSettings()).rows == count  # the collection's count, not the rows read
+    # a filter reaches the rows not read through the team's own fields: none of the kitchen's rows, every policy
+    kitchen = RetrievalSettings(retriever="dense", top_k=3, metadata_filter="kitchen",
+                                metadata_filters={"kitchen": {"team": "kitchen"}, "policies": {"doc_id": ["returns", "warranty"]}})
+    found = attached.retrieve(kitchen)
+    assert all(ctx.chunks for ctx in found) and all(d.startswith("menu-") for ctx in found for d in ctx.doc_ids)
+    policies = kitchen.model_copy(update={"metadata_filter": "policies"})
+    assert {d for ctx in attached.retrieve(policies) for d in ctx.doc_ids} == {"returns", "warranty"}
+    assert attached.rows_read is not None and attached.rows_read < count
+
+
+def test_bm25_statistics_of_an_attached_collection_are_counted_over_every_text_page_by_page(
+    large: MilvusEngine, tiny_dataset_dir: Path, embeddings: EmbeddingContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """BM25's document frequencies need every text (Milvus gives none): read as text only, page by page, never kept
+    as rows; N is the collection's count."""
+    from tuner.engine import BM25Ceiling
+
+    monkeypatch.setattr("tuner.engine._attach.NOISE_ROWS", 16)
+    monkeypatch.setattr("tuner.engine._attach.READ_BATCH", 50)
+    attached = MilvusPipeline(load_dataset(tiny_dataset_dir), large, embeddings=embeddings)
+    settings = RetrievalSettings(retriever="bm25", top_k=2)
+    collection = attached.collection(settings)
+    texts = list(collection.texts())
+    assert len(texts) == collection.rows and sum("Cafeteria note" in t for t in texts) == FILLER
+    ceiling = BM25Ceiling.of(collection, attached.cache)
+    assert ceiling("lentil soup") > ceiling("soup") > 0  # counted over the 400 rows never read as rows
+    assert all(ctx.chunks for ctx in attached.retrieve(settings))
+    assert attached.rows_read is not None and attached.rows_read < collection.rows

@@ -217,11 +217,15 @@ class Retriever:
         where = condition_mask(index.table.chunks, index.metadata_of, conditions, logical) if conditions else None
         hits = self._first_stage(index, query, filters, where)
         indices, first = hits.indices[0], hits.scores[0]
-        rerank = None if self._reranker is None else rerank_row(self._reranker, query, indices, index.table.passages)
+        table, versions = index.table, index.versions
+        if self.engine.attached:  # the rows the search returned are read by then: the table as read so far
+            table = self._pipeline.table(self.settings)
+            versions = self._pipeline.versions(self.settings) if versions is not None else None
+        rerank = None if self._reranker is None else rerank_row(self._reranker, query, indices, table.passages)
         ranking = replace(self.settings.ranking, top_k=k)
-        vectors = index.table.embeddings() if ranking.reads_vectors else None
-        chosen, scores = final_ranking(indices, first, rerank, ranking, index.versions, vectors)
-        return [self._result(index, index.table.chunks[i], float(s)) for i, s in zip(chosen, scores)]
+        vectors = table.embeddings() if ranking.reads_vectors else None
+        chosen, scores = final_ranking(indices, first, rerank, ranking, versions, vectors)
+        return [self._result(index, table.chunks[i], float(s)) for i, s in zip(chosen, scores)]
 
     def _first_stage(self, index: _Index, query: str, filters: Mapping[str, Any] | None, where: np.ndarray | None) -> Hits:
         """The first stage's candidates of ``query`` among the chunks the trial searched (the corpus, the "clean" view,

@@ -6,7 +6,7 @@ tuner builds one collection per corpus, chunking and embedding model (``_collect
 claim, the completion marker, verification, ``tuner engine ls|gc``), searches it (``_search``: BM25, dense and hybrid
 on tuner's [0, 1] scale, filter expressions) and gives its candidates to tuner's own ranking (``_pipeline``:
 :class:`MilvusPipeline`); in attach mode (``_attach``) the collection is one the team already has: its schema checked
-against the ``fields`` mapping, its rows read back as the chunk table, never written; and ``external`` (``_external``),
+against the ``fields`` mapping, the rows a trial needs read back as the chunk table, never written; and ``external`` (``_external``),
 a service speaking Dify's External Knowledge API. A new engine is a module with one :func:`register_engine` class,
 imported here, that imports its search code inside the methods that need it (every command line imports the engines
 to build its ``--engine`` flags). See docs/engine.md."""
@@ -23,7 +23,7 @@ from tuner.engine._external import ExternalEngine
 from tuner.engine._literal import literal, string_literal
 
 if TYPE_CHECKING:
-    from tuner.engine._attach import AttachedSchema, attach
+    from tuner.engine._attach import AttachedSchema, attach, attached_content
     from tuner.engine._collections import (
         DENSE, SPARSE, TEXT, Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection,
         tuner_collections, verify,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 __getattr__ = lazy_exports(__name__, {
     "tuner.engine._collections": ("DENSE", "SPARSE", "TEXT", "Collection", "CollectionInfo", "analyzer_params",
                                   "collection_name", "connect", "ensure_collection", "tuner_collections", "verify"),
-    "tuner.engine._attach": ("AttachedSchema", "attach"),
+    "tuner.engine._attach": ("AttachedSchema", "attach", "attached_content"),
     "tuner.engine._pipeline": ("MilvusPipeline",),
     "tuner.engine._search": ("BM25Ceiling", "MilvusFirstStage", "dense_params", "filter_expression", "index_knobs",
                              "mask_expression"),
@@ -75,6 +75,7 @@ __all__ = [
     "MilvusPipeline",
     "analyzer_params",
     "attach",
+    "attached_content",
     "collection_name",
     "connect",
     "dense_params",

@@ -1,8 +1,9 @@
 """Engine (**a team's collection** → candidates): attach mode, where a study tunes a Milvus collection the team
 already has (``engine: {backend: milvus, uri, collection, fields}``) instead of one tuner builds.
 
-Its chunks and their vectors are the collection's: tuner reads them once (text, doc id, metadata and vector of every
-row, :func:`read_collection`) and never writes. Before any of that, :func:`attach` checks the schema against the
+Its chunks and their vectors are the collection's: tuner reads only the rows a trial needs (:class:`AttachedStore`:
+the golden documents' rows by their doc ids, a sample of keys, then each row the searches return, by its key) and
+never writes. Before any of that, :func:`attach` checks the schema against the
 ``fields`` mapping (each field there and of the right type, the BM25 output field an output of a BM25 function over
 the text field, the vector field's index the engine's ``index`` with a metric tuner can score); the vectors'
 dimension is checked against the study's embedding model (:func:`check_dimension`) and the golden set's relevant
@@ -11,6 +12,8 @@ documents against the ``doc_id`` field (:func:`check_doc_ids`). Every fault is o
 
 from __future__ import annotations
 
+import hashlib
+import heapq
 import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -18,13 +21,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
-from tuner.cache import array_digest, content_key
+from tuner.cache import content_key
 from tuner.chunking import CONFLICT, Chunk
-from tuner.dataset import Dataset
+from tuner.dataset import FAMILY, Dataset
 from tuner.embedding import CachedEncoder
-from tuner.engine._collections import Collection, load
+from tuner.engine._collections import Collection, RowDigest, keys_in, load
 from tuner.engine._config import INDEX_KINDS, MilvusConfig
-from tuner.engine._literal import literal
+from tuner.engine._literal import literal, string_literal
 from tuner.errors import UserError
 from tuner.progress import Reporter
 from tuner.redaction import redact
@@ -53,7 +56,8 @@ read so far."""
 @dataclass(frozen=True)
 class AttachedSchema:
     """An attached collection's schema, checked against the engine's ``fields``: its primary ``key``, the vector
-    ``dim``, the vector field's ``index`` and ``metric``, the text field's ``analyzer`` and the BM25 ``bm25_k1``."""
+    ``dim``, the vector field's ``index`` and ``metric``, the text field's ``analyzer``, the BM25 ``bm25_k1`` and the
+    doc id field's type ``doc_type``."""
 
     name: str
     key: str
@@ -62,6 +66,7 @@ class AttachedSchema:
     metric: str
     analyzer: Mapping[str, Any]
     bm25_k1: float
+    doc_type: str = "VARCHAR"
 
 
 def _type(field: Mapping[str, Any]) -> str:
@@ -126,7 +131,7 @@ def attach(client: MilvusClient, engine: MilvusConfig) -> AttachedSchema:
         k1 = float(_describe(client, name, mapping.sparse).get("bm25_k1", MILVUS_BM25_K1))
     analyzer = _params(fields[mapping.text].get("params", {}).get("analyzer_params")) or dict(DEFAULT_ANALYZER)
     dim = int(_params(fields[mapping.vector].get("params")).get("dim", 0))
-    return AttachedSchema(name, key, dim, index, metric, analyzer, k1)
+    return AttachedSchema(name, key, dim, index, metric, analyzer, k1, _type(fields[mapping.doc_id]))
 
 
 def _describe(client: MilvusClient, name: str, field: str) -> dict[str, Any]:
@@ -165,8 +170,8 @@ same dimension ~0 (its space is not this one's)."""
 
 def check_model(rows: AttachedRows, encoder: CachedEncoder, schema: AttachedSchema, field: str, model_id: str) -> float:
     """The collection's vectors must be the study's model's (``encoder``: its model with the document prompt): a
-    sample of :data:`MODEL_SAMPLE` rows spread over it, their texts embedded again, compared by cosine with the
-    stored vectors; a mean below :data:`MIN_COSINE` is a :class:`UserError` naming the collection and both figures.
+    sample of :data:`MODEL_SAMPLE` rows, their texts embedded again, compared by cosine with the
+    stored vectors (the rows spread over those read: the golden documents' and the sample); a mean below :data:`MIN_COSINE` is a :class:`UserError` naming the collection and both figures.
     Returns the mean cosine."""
     picked = sorted({int(i) for i in np.linspace(0, len(rows.chunks) - 1, min(MODEL_SAMPLE, len(rows.chunks)))})
     again = encoder.encode([rows.chunks[i].text for i in picked]).reshape(len(picked), schema.dim)
@@ -181,9 +186,9 @@ def check_model(rows: AttachedRows, encoder: CachedEncoder, schema: AttachedSche
 
 @dataclass(frozen=True)
 class AttachedRows:
-    """Every row of an attached collection, read back: its chunks (``chunk_id`` = the primary key, ``passage`` =
-    the text), their unit vectors, the primary keys in row order, each document's metadata (its first row's) and
-    ``key``, the content hash of all of it (what tuner's caches of this collection are keyed by)."""
+    """The rows of an attached collection read so far (:meth:`AttachedStore.view`): their chunks (``chunk_id`` = the
+    primary key, ``passage`` = the text), their unit vectors, the primary keys in row order, each document's metadata
+    (its first row's) and ``key``, the collection's content key (what tuner's caches of it are keyed by)."""
 
     chunks: list[Chunk]
     vectors: np.ndarray
@@ -208,24 +213,77 @@ def _row_bytes(row: Mapping[str, Any]) -> int:
     return size
 
 
-def pages(client: MilvusClient, schema: AttachedSchema, fields: list[str], where: str = "") -> Iterator[list[dict[str, Any]]]:
-    """Every row passing ``where`` ('' = all) with ``fields``, page by page in primary-key order: each page asks for
-    the rows after the last key read (escaped by the engine's rules: a key holding ``"``, ``\\`` or a control
-    character is a literal like any other; pymilvus' own query iterator writes it into its expression unescaped), as
-    many as fit :data:`PAGE_BYTES` by the largest row seen (one row for the first page)."""
+def pages(client: MilvusClient, name: str, key: str, fields: list[str], where: str = "",
+          most: int | None = None) -> Iterator[list[dict[str, Any]]]:
+    """Every row of collection ``name`` (primary key field ``key``) passing ``where`` ('' = all) with ``fields``, page
+    by page in primary-key order: each page asks for the rows after the last key read (escaped by the engine's rules:
+    a key holding ``"``, ``\\`` or a control character is a literal like any other; pymilvus' own query iterator
+    writes it into its expression unescaped), as many as fit :data:`PAGE_BYTES` by the largest row seen (one row for
+    the first page), at most ``most`` (default :data:`READ_BATCH`)."""
     last: Any = None
     size, largest = 1, 1
     while True:
-        after = "" if last is None else f"{schema.key} > {literal(last)}"
+        after = "" if last is None else f"{key} > {literal(last)}"
         condition = " and ".join(f"({part})" for part in (after, where) if part) if after and where else after or where
-        page = client.query(schema.name, filter=condition, output_fields=fields, limit=size, iterator="True",
+        page = client.query(name, filter=condition, output_fields=fields, limit=size, iterator="True",
                             reduce_stop_for_best="True")
         if not page:
             return
         yield page
-        last = max(row[schema.key] for row in page)
+        last = max(row[key] for row in page)
         largest = max(largest, *(_row_bytes(row) for row in page))
-        size = max(1, min(READ_BATCH, PAGE_BYTES // largest))
+        size = max(1, min(most or READ_BATCH, PAGE_BYTES // largest))
+
+
+SAMPLED: Final = 64
+"""Rows of an attached collection whose whole content :func:`attached_content` reads (besides every primary key)."""
+
+
+@dataclass(frozen=True)
+class KeyScan:
+    """One pass over every primary key of a collection (keys only, page by page: memory one page and ``sample``):
+    ``rows``, the count read, ``digest``, a :class:`RowDigest` of every key, and ``sample``, the keys whose SHA-256
+    (of their JSON) are smallest, that order: the same rows whichever process asks, spread over the collection as a
+    uniform draw is."""
+
+    rows: int
+    digest: str
+    sample: tuple[Any, ...]
+
+
+def _hashed(key: Any) -> bytes:
+    return hashlib.sha256(json.dumps(key).encode("utf-8")).digest()
+
+
+def key_scan(client: MilvusClient, name: str, key: str, reporter: Reporter, keep: int = SAMPLED) -> KeyScan:
+    """:class:`KeyScan` of collection ``name`` (primary key field ``key``), keeping ``keep`` sampled keys. Never a
+    write."""
+    load(client, name)
+    keys, sample = RowDigest((key,), None), list[tuple[bytes, Any]]()
+    counted = client.query(name, filter="", output_fields=["count(*)"])
+    read = 0
+    with reporter.task(f"engine: reading the primary keys of {name}", int(counted[0]["count(*)"]) if counted else 0) as task:
+        for page in pages(client, name, key, [key], most=4 * READ_BATCH):
+            keys.add(page)
+            sample = heapq.nsmallest(keep, [*sample, *((_hashed(row[key]), row[key]) for row in page)])
+            read += len(page)
+            task.advance(len(page))
+    return KeyScan(read, keys.hexdigest(), tuple(k for _, k in sample))
+
+
+def attached_content(client: MilvusClient, name: str, key: str, fields: Sequence[str], vector: str,
+                     reporter: Reporter, scan: KeyScan | None = None) -> dict[str, Any]:
+    """What a study records of an attached collection's content, to refuse resuming on other rows (another file or
+    cluster holding a collection of the same name, rows added or removed since): ``rows``, the row count, and
+    ``content``, a digest of every primary key and of the whole rows (``fields``: text, doc id, metadata, vector) of
+    the first :data:`SAMPLED` keys of ``scan`` (:func:`key_scan`, made here when not given), keys chosen by their own
+    hashes. Never a write. A row edited in place under its key outside the sample is not seen: the team's collection
+    has no digest of its own, and reading every row's text and vector is reading the whole collection."""
+    scan = scan or key_scan(client, name, key, reporter)
+    rows = RowDigest((key, *fields), vector)
+    if scan.sample:
+        rows.add(client.query(name, filter=keys_in(key, scan.sample[:SAMPLED]), output_fields=[key, *fields]))
+    return {"rows": scan.rows, "content": content_key("attached-content", scan.digest, rows.hexdigest())[:24]}
 
 
 def rows_by_keys(client: MilvusClient, schema: AttachedSchema, field: str, values: Sequence[Any],
@@ -236,7 +294,7 @@ def rows_by_keys(client: MilvusClient, schema: AttachedSchema, field: str, value
     rows: list[dict[str, Any]] = []
     for first in range(0, len(values), READ_BATCH):  # an expression of at most READ_BATCH literals
         where = f"{field} in [{', '.join(literal(v) for v in values[first:first + READ_BATCH])}]"
-        for page in pages(client, schema, fields, where):
+        for page in pages(client, schema.name, schema.key, fields, where):
             rows.extend(page)
     return rows
 
@@ -252,51 +310,146 @@ def _metadata(value: Any) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, Mapping) else ({} if value is None else None)
 
 
-def read_collection(client: MilvusClient, engine: MilvusConfig, schema: AttachedSchema, reporter: Reporter) -> AttachedRows:
-    """Read every row of the attached collection (text, doc id, metadata, vector) once, page by page (:func:`pages`);
-    nothing is written. An empty collection is a :class:`UserError`: there is nothing to tune."""
-    assert engine.fields is not None, "attach mode names its fields"
-    mapping = engine.fields
-    load(client, schema.name)
-    fields = [schema.key, mapping.text, mapping.doc_id, *mapping.metadata_fields, mapping.vector]
-    counted = client.query(schema.name, filter="", output_fields=["count(*)"])
-    total = int(counted[0]["count(*)"]) if counted else 0
-    if not total:
-        raise UserError(f"engine: collection {schema.name} at {redact(engine.uri)} holds no rows: attach the collection "
-                        "holding the team's chunks")
-    # page by page into the table's own forms (a row's vector as a list of Python floats takes ~6× its float32)
-    keys: list[Any] = []
-    chunks: list[Chunk] = []
-    metadata: dict[str, dict[str, Any]] = {}
-    not_objects: list[Any] = []
-    vectors = np.zeros((total, schema.dim), dtype=np.float32)
-    with reporter.task(f"engine: reading collection {schema.name}", total) as task:
-        for page in pages(client, schema, fields):
-            if len(keys) + len(page) > len(vectors):  # rows added while it is read
-                vectors = np.vstack([vectors, np.zeros((len(page), schema.dim), dtype=np.float32)])
-            vectors[len(keys):len(keys) + len(page)] = np.asarray([row[mapping.vector] for row in page], dtype=np.float32)
-            for row in page:
-                keys.append(row[schema.key])
-                text, doc_id = str(row[mapping.text] or ""), str(row[mapping.doc_id])
-                chunks.append(Chunk(chunk_id=str(row[schema.key]), doc_id=doc_id, start=0, end=len(text), text=text))
-                if doc_id not in metadata:
-                    found = (_metadata(row[mapping.metadata]) if isinstance(mapping.metadata, str)
-                             else {field: row[field] for field in mapping.metadata_fields})
-                    if found is None:
-                        not_objects.append(row[schema.key])
-                    metadata[doc_id] = found or {}
-            task.advance(len(page))
-    order = sorted(range(len(keys)), key=keys.__getitem__)  # one order whatever the engine's order within a page
-    chunks, vectors = [chunks[i] for i in order], vectors[order]
-    if not_objects:
-        reporter.stage(f"engine: collection {schema.name} field {mapping.metadata} (fields.metadata) holds no JSON object "
-                       f"in {len(not_objects)} document(s) (e.g. row {not_objects[0]!r}): read as no metadata")
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    vectors /= np.where(norms > 0, norms, 1.0)  # unit vectors: what dedupe compares
-    ids = tuple(keys[i] for i in order)
-    key = content_key("attached-chunks", schema.name, [(str(c.chunk_id), c.doc_id, c.text) for c in chunks], metadata,
-                      array_digest(vectors))
-    return AttachedRows(chunks, vectors, ids, metadata, key)
+NOISE_ROWS: Final = 2048
+"""Rows of an attached collection read as its sample (the keys of smallest hash, :func:`key_scan`): with the golden
+documents' rows, the pool v1/v2/v4 draw their noise from and take their cosine bands' quantiles over, and the rows
+:func:`check_model` embeds again are among them."""
+FAMILY_BATCH: Final = 100
+"""Families per query when their rows are read (one equality each on a JSON field: Milvus Lite refuses ``in`` there)."""
+
+
+class AttachedStore:
+    """The rows of an attached collection read so far, in the order they became known, and nothing else: first the
+    rows of the golden set's relevant documents and of the documents ``conflicts.jsonl`` names (a filter on the doc
+    id field), then :data:`NOISE_ROWS` sampled keys (:class:`KeyScan`), then each row a search returns, fetched by
+    primary key the first time one does (:func:`rows_by_keys`: batched, escaped, paged by the row's size). A row's
+    document's family (version metadata) is read whole with it, so that whether a document is a stale version
+    (:func:`conflicting_documents`) is known when its row is: memory grows with the rows read (a study's golden set,
+    sample and candidates), not with the collection's row count. Each row: its chunk (``chunk_id`` = the primary key,
+    ``passage`` = the text, marked a conflict when its document is one), its unit vector, its document's metadata
+    (its first row's). Nothing is written."""
+
+    def __init__(self, client: MilvusClient, engine: MilvusConfig, schema: AttachedSchema, dataset: Dataset,
+                 scan: KeyScan, key: str, reporter: Reporter) -> None:
+        assert engine.fields is not None, "attach mode names its fields"
+        if not scan.rows:
+            raise UserError(f"engine: collection {schema.name} at {redact(engine.uri)} holds no rows: attach the "
+                            "collection holding the team's chunks")
+        self.total = scan.rows
+        self.key = key
+        self.keys: list[Any] = []
+        self.chunks: list[Chunk] = []
+        self.metadata: dict[str, dict[str, Any]] = {}
+        self.conflicting: dict[str, tuple[str, str]] = {}
+        self.fetched = 0
+        """Rows read from the engine (a row is read once)."""
+        self._client, self._schema, self._fields, self._dataset = client, schema, engine.fields, dataset
+        self._output = [schema.key, self._fields.text, self._fields.doc_id, *self._fields.metadata_fields,
+                        self._fields.vector]
+        self._row: dict[Any, int] = {}
+        self._vectors = np.zeros((0, schema.dim), dtype=np.float32)
+        self._families: set[str] = set()
+        not_objects: list[Any] = []
+        named = {doc for case in dataset.golden for doc in case.relevant_doc_ids} | {c.doc_id for c in dataset.conflicts}
+        with reporter.task(f"engine: reading the golden documents' rows and a sample of {schema.name}", 2) as task:
+            self._read(rows_by_keys(client, schema, self._fields.doc_id, self._doc_values(sorted(named)), self._output),
+                       not_objects)
+            task.advance()
+            self._read(rows_by_keys(client, schema, schema.key, scan.sample[:NOISE_ROWS], self._output), not_objects)
+            task.advance()
+        if not_objects:
+            reporter.stage(f"engine: collection {schema.name} field {self._fields.metadata} (fields.metadata) holds no "
+                           f"JSON object in {len(not_objects)} document(s) (e.g. row {not_objects[0]!r}): read as no "
+                           "metadata")
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, row: int) -> Any:
+        return self.keys[row]
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """The unit vectors of the rows read, in row order."""
+        return self._vectors[:len(self.keys)]
+
+    def view(self) -> AttachedRows:
+        """The rows read so far as :class:`AttachedRows` (sharing this store's lists: read it at once)."""
+        return AttachedRows(self.chunks, self.vectors, tuple(self.keys), self.metadata, self.key)
+
+    def rows(self, keys: Sequence[Any]) -> list[int]:
+        """The rows of ``keys`` (the store's indices), those not read yet fetched by primary key first."""
+        missing = sorted({key for key in keys if key not in self._row})
+        if missing:
+            self._read(rows_by_keys(self._client, self._schema, self._schema.key, missing, self._output), [])
+        return [self._row[key] for key in keys]
+
+    def texts(self) -> Iterator[str]:
+        """Every text of the collection, page by page (memory one page): what BM25's document frequencies count."""
+        for page in pages(self._client, self._schema.name, self._schema.key, [self._schema.key, self._fields.text]):
+            yield from (str(row[self._fields.text] or "") for row in page)
+
+    def _doc_values(self, docs: Sequence[str]) -> list[Any]:
+        """Doc ids as values of the doc id field (an integer field's: those that are integers)."""
+        if self._schema.doc_type == "VARCHAR":
+            return list(docs)
+        return [int(doc) for doc in docs if doc.lstrip("-").isdigit()]
+
+    def _document(self, row: Mapping[str, Any]) -> dict[str, Any] | None:
+        fields = self._fields
+        return (_metadata(row[fields.metadata]) if isinstance(fields.metadata, str)
+                else {field: row[field] for field in fields.metadata_fields})
+
+    def _family_rows(self, families: Sequence[str]) -> list[dict[str, Any]]:
+        """Every row of the documents of ``families`` (their metadata's ``family``), read by the metadata field."""
+        fields, found = self._fields, list[dict[str, Any]]()
+        if isinstance(fields.metadata, str):
+            path = f"{fields.metadata}[{string_literal(FAMILY)}]"
+            for first in range(0, len(families), FAMILY_BATCH):
+                where = " or ".join(f"{path} == {literal(f)}" for f in families[first:first + FAMILY_BATCH])
+                for page in pages(self._client, self._schema.name, self._schema.key, self._output, where):
+                    found.extend(page)
+        elif FAMILY in fields.metadata_fields:
+            found = rows_by_keys(self._client, self._schema, FAMILY, families, self._output)
+        return found
+
+    def _read(self, found: list[dict[str, Any]], not_objects: list[Any]) -> None:
+        """Add the rows of ``found`` not read yet, with every row of their documents' families, in primary-key
+        order; mark the chunks of conflicting documents (:func:`conflicting_documents` over every document read)."""
+        key, fields = self._schema.key, self._fields
+        new = {row[key]: row for row in found if row[key] not in self._row}
+        families = sorted({family for row in new.values() if isinstance(family := (self._document(row) or {}).get(FAMILY), str)}
+                          - self._families)
+        if families:
+            self._families.update(families)
+            new.update((row[key], row) for row in self._family_rows(families) if row[key] not in self._row)
+        self.fetched += len(new)
+        rows = [new[k] for k in sorted(new)]
+        for row in rows:
+            doc_id = str(row[fields.doc_id])
+            if doc_id not in self.metadata:
+                document = self._document(row)
+                if document is None:
+                    not_objects.append(row[key])
+                self.metadata[doc_id] = document or {}
+        self.conflicting = conflicting_documents(self.view(), self._dataset)
+        first = len(self.keys)
+        if first + len(rows) > len(self._vectors):  # room for twice the rows read
+            grown = np.zeros((max(2 * len(self._vectors), first + len(rows)), self._schema.dim), dtype=np.float32)
+            grown[:first] = self._vectors[:first]
+            self._vectors = grown
+        vectors = np.asarray([row[fields.vector] for row in rows], dtype=np.float32).reshape(len(rows), self._schema.dim)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        self._vectors[first:first + len(rows)] = vectors / np.where(norms > 0, norms, 1.0)  # unit vectors: what dedupe compares
+        for row in rows:
+            text, doc_id = str(row[fields.text] or ""), str(row[fields.doc_id])
+            chunk = Chunk(chunk_id=str(row[key]), doc_id=doc_id, start=0, end=len(text), text=text)
+            if doc_id in self.conflicting:
+                kind, severity = self.conflicting[doc_id]
+                chunk = replace(chunk, source=CONFLICT, kind=kind, severity=severity)
+            self._row[row[key]] = len(self.keys)
+            self.keys.append(row[key])
+            self.chunks.append(chunk)
 
 
 def check_doc_ids(rows: AttachedRows, dataset: Dataset, schema: AttachedSchema, field: str, reporter: Reporter) -> None:
@@ -328,21 +481,33 @@ def conflicting_documents(rows: AttachedRows, dataset: Dataset) -> dict[str, tup
     return {**stale, **named}
 
 
-def attached_collection(client: MilvusClient, schema: AttachedSchema, rows: AttachedRows, conflicts: ChunkTable,
-                        language: Language, sparse: str | None, vector: str,
-                        conflicting: Mapping[str, tuple[str, str]]) -> Collection:
-    """The attached collection as the first stage searches it: its rows as a chunk table (vectors the collection's;
-    the rows of ``conflicting`` documents, :func:`conflicting_documents`, marked as conflicts, which the clean view
-    leaves out and the ``all`` view, exposure and v3 ``in_index`` search), followed by the chunks of the dataset's
-    conflicting documents the collection does not hold (``conflicts``: tuner's chunk table of the dataset, whose
-    conflicting chunks are embedded here by its encoder, the questions' model), which v3 ``inject`` draws from and
-    which are never searched."""
-    own = [replace(chunk, source=CONFLICT, kind=conflicting[chunk.doc_id][0], severity=conflicting[chunk.doc_id][1])
-           if chunk.doc_id in conflicting else chunk for chunk in rows.chunks]
-    chunks = [chunk for chunk in conflicts.chunks if chunk.conflicting and chunk.doc_id not in rows.metadata]
-    vectors = conflicts.encoder.encode([chunk.passage for chunk in chunks]).reshape(len(chunks), schema.dim)
-    table = ChunkTable(own + chunks, content_key(rows.key, conflicts.key, *([sorted(conflicting.items())] if conflicting else [])),
-                       conflicts.encoder, language,
-                       np.vstack([rows.vectors, vectors]).astype(np.float32))
-    return Collection(client, schema.name, table, language, schema.dim, schema.index, schema.metric, schema.key, vector,
-                      sparse or "", schema.analyzer, schema.bm25_k1, rows.ids)
+class AttachedTable:
+    """An attached collection's chunk table under one chunking of the dataset: the rows read so far
+    (:class:`AttachedStore`, vectors the collection's; the rows of conflicting documents marked as conflicts, which the
+    clean view leaves out and the ``all`` view, exposure and v3 ``in_index`` search), followed by the chunks of the
+    dataset's conflicting documents the collection does not hold (``conflicts``: tuner's chunk table of the dataset,
+    whose conflicting chunks are embedded here by its encoder, the questions' model), which v3 ``inject`` draws from
+    and which are never searched. :meth:`now` is the table as read so far: a row's index never changes (rows are
+    appended; the dataset's chunks after them move down as rows are read, and are never a candidate)."""
+
+    def __init__(self, store: AttachedStore, conflicts: ChunkTable, language: Language) -> None:
+        self.store, self.encoder, self.language = store, conflicts.encoder, language
+        self.injected = [chunk for chunk in conflicts.chunks if chunk.conflicting and chunk.doc_id not in store.metadata]
+        self.vectors = conflicts.encoder.encode([chunk.passage for chunk in self.injected]).reshape(
+            len(self.injected), store.vectors.shape[1])
+        self.key = content_key(store.key, conflicts.key)  # the conflict marks follow from both
+        self._now: ChunkTable | None = None
+
+    def now(self) -> ChunkTable:
+        """The table of the rows read so far, then the dataset's conflicting chunks (made again when rows were read)."""
+        if self._now is None or len(self._now) != len(self.store) + len(self.injected):
+            self._now = ChunkTable(self.store.chunks + self.injected, self.key, self.encoder, self.language,
+                                   np.vstack([self.store.vectors, self.vectors]).astype(np.float32))
+        return self._now
+
+
+def attached_collection(client: MilvusClient, schema: AttachedSchema, table: AttachedTable, sparse: str | None,
+                        vector: str) -> Collection:
+    """The attached collection as the first stage searches it: its rows those of ``table`` (read on demand)."""
+    return Collection(client, schema.name, table.now(), table.language, schema.dim, schema.index, schema.metric,
+                      schema.key, vector, sparse or "", schema.analyzer, schema.bm25_k1, table.store)

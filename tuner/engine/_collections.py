@@ -21,9 +21,9 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import numpy as np
 
@@ -87,6 +87,10 @@ def analyzer_params(language: Language) -> dict[str, Any]:
 CONNECT_SECONDS: Final = 10.0
 """How long the first call of a connection retries (pymilvus retries an RPC error 75 times by default, ~210 s, even one
 that cannot heal)."""
+LITE_OPEN_SECONDS: Final = 600.0
+"""How long the first call waits on Milvus Lite, which opens its database in it: a file of 1M rows of 384 dimensions
+(2.3 GB) took more than :data:`CONNECT_SECONDS` on this 2-core machine under load (bench/milvus_scale.py); a database
+Lite cannot open fails at once with its reason."""
 
 
 def connect(engine: MilvusConfig, create: bool = True) -> MilvusClient:
@@ -106,7 +110,7 @@ def connect(engine: MilvusConfig, create: bool = True) -> MilvusClient:
         # "too_many_pings", printed on stderr)
         options = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0} if engine.lite else {}
         client = MilvusClient(uri=engine.uri, token=token, db_name=engine.db_name, timeout=10, grpc_options=options)
-        client.list_collections(timeout=CONNECT_SECONDS)
+        client.list_collections(timeout=LITE_OPEN_SECONDS if engine.lite else CONNECT_SECONDS)
     except Exception as exc:  # pymilvus raises MilvusException, gRPC errors and OSErrors alike for a failed connection
         raise UserError(f"engine: cannot use Milvus at {redact(engine.uri)}: {_LITE_FAILURE.reason() or _reason(exc)}") from None
     return client
@@ -191,6 +195,26 @@ def keys_in(field: str, keys: Sequence[Any], negate: bool = False) -> str:
     return f"{field} {'not in' if negate else 'in'} [{literals}]"
 
 
+class KeyedRows(Protocol):
+    """The rows of an attached collection tuner has read (:class:`tuner.engine._attach.AttachedStore`): the first
+    ``len()`` rows of its table, each row's primary key by index, fetched by key on demand; ``total`` the entities
+    the collection holds."""
+
+    total: int
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, row: int) -> Any: ...
+
+    def rows(self, keys: Sequence[Any]) -> list[int]:
+        """The table rows of the entities of ``keys``, the rows not read yet fetched (appended) first."""
+        ...
+
+    def texts(self) -> Iterator[str]:
+        """Every text of the collection, page by page (what BM25's document frequencies count)."""
+        ...
+
+
 @dataclass(frozen=True)
 class Collection:
     """A complete, verified collection of one chunk table: its rows are the table's chunks. ``index`` is its dense
@@ -199,8 +223,9 @@ class Collection:
 
     A collection tuner built has the fields of :func:`_schema`, ``id`` = chunk index; an attached one (attach mode,
     :func:`tuner.engine.attach`) names its primary ``key``, ``vector`` and ``sparse`` fields ('' = no BM25), its text
-    field's ``analyzer`` and BM25 ``bm25_k1``, and ``ids``, the primary key of each of its rows (the table's first
-    rows, :attr:`rows`)."""
+    field's ``analyzer`` and BM25 ``bm25_k1``, and ``ids``, the rows read of it (:class:`KeyedRows`: the table's
+    first rows, each a primary key; ``table`` is its key, the rows read when it was attached and the dataset's
+    conflicting documents after them)."""
 
     client: MilvusClient
     name: str
@@ -214,7 +239,7 @@ class Collection:
     sparse: str = SPARSE
     analyzer: Mapping[str, Any] | None = None
     bm25_k1: float = BM25_K1
-    ids: tuple[Any, ...] | None = None
+    ids: KeyedRows | None = None
 
     @property
     def analyzer_params(self) -> Mapping[str, Any]:
@@ -223,21 +248,29 @@ class Collection:
 
     @property
     def rows(self) -> int:
-        """The entities of the collection: the first rows of its table (an attached collection's table also holds the
-        dataset's conflicting documents after them, which the collection never does)."""
+        """The entities of the collection: its table's rows, or an attached collection's count (of which the table
+        holds those read so far)."""
+        return len(self.table) if self.ids is None else self.ids.total
+
+    @property
+    def known(self) -> int:
+        """The table rows that are entities of the collection: every one of a built collection, the rows read of an
+        attached one (its table also holds the dataset's conflicting documents, which the collection never does)."""
         return len(self.table) if self.ids is None else len(self.ids)
 
-    @cached_property
-    def _rows(self) -> dict[Any, int]:
-        return {key: row for row, key in enumerate(self.ids or ())}
+    def table_rows(self, keys: Sequence[Any]) -> list[int]:
+        """The table rows of the entities whose primary keys are ``keys`` (an attached collection's fetched first when
+        not read yet)."""
+        return [int(key) for key in keys] if self.ids is None else self.ids.rows(keys)
 
-    def row(self, key: Any) -> int:
-        """The table row of the entity whose primary key is ``key``."""
-        return int(key) if self.ids is None else self._rows[key]
+    def texts(self) -> Iterator[str]:
+        """Every text of the collection: the table's, or an attached collection's read page by page."""
+        return iter(self.table.passages[:self.rows]) if self.ids is None else self.ids.texts()
 
     def keys_expression(self, rows: Sequence[int], negate: bool = False) -> str:
         """The entities of table ``rows`` as an expression over the primary key: ``id in [0, 3]``."""
-        return keys_in(self.key, rows if self.ids is None else [self.ids[row] for row in rows], negate)
+        ids = self.ids
+        return keys_in(self.key, rows if ids is None else [ids[row] for row in rows], negate)
 
 
 @dataclass(frozen=True)
@@ -452,40 +485,6 @@ def content_digest(client: MilvusClient, name: str, reporter: Reporter) -> str:
     finally:
         iterator.close()
     return digest.hexdigest()
-
-
-SAMPLED: Final = 64
-"""Rows of an attached collection whose whole content :func:`attached_content` reads (besides every primary key)."""
-
-
-def attached_content(client: MilvusClient, name: str, key: str, fields: Sequence[str], vector: str,
-                     reporter: Reporter) -> dict[str, Any]:
-    """What a study records of an attached collection's content, to refuse resuming on other rows (another file or
-    cluster holding a collection of the same name, rows added or removed since): ``rows``, the row count, and
-    ``content``, a digest of every primary key and of the whole rows (``fields``: text, doc id, metadata, vector) of
-    :data:`SAMPLED` keys chosen by their own hashes (the same rows whichever process asks). Never a write. A row
-    edited in place under its key outside the sample is not seen: the team's collection has no digest of its own,
-    and reading every row's text and vector is reading the whole collection."""
-    logging.getLogger("pymilvus.client.iterator.query_iterator").setLevel(logging.ERROR)  # Lite: no server timestamp
-    load(client, name)
-    keys, sample = RowDigest((key,), None), list[tuple[bytes, Any]]()
-    counted = client.query(name, filter="", output_fields=["count(*)"])
-    total = int(counted[0]["count(*)"]) if counted else 0
-    iterator = client.query_iterator(name, batch_size=READ_BATCH * 4, filter="", output_fields=[key])
-    try:
-        with reporter.task(f"engine: reading the primary keys of {name} (what the study records of it)", total) as task:
-            while batch := iterator.next():
-                keys.add(batch)
-                for row in batch:
-                    sample.append((hashlib.sha256(json.dumps(row[key]).encode("utf-8")).digest(), row[key]))
-                sample = sorted(sample)[:SAMPLED]
-                task.advance(len(batch))
-    finally:
-        iterator.close()
-    rows = RowDigest((key, *fields), vector)
-    if sample:
-        rows.add(client.query(name, filter=keys_in(key, [k for _, k in sample]), output_fields=[key, *fields]))
-    return {"rows": total, "content": content_key("attached-content", keys.hexdigest(), rows.hexdigest())[:24]}
 
 
 def verify(client: MilvusClient, name: str, table: ChunkTable, dim: int,

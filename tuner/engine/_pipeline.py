@@ -16,15 +16,19 @@ from tuner.cache import DiskCache, content_key
 from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder, EmbeddingContext
 from tuner.engine._attach import (
-    AttachedRows, attach, attached_collection, check_dimension, check_doc_ids, check_model, conflicting_documents,
-    read_collection,
+    NOISE_ROWS, AttachedStore, AttachedTable, KeyScan, attach, attached_collection, attached_content, check_dimension,
+    check_doc_ids, check_model, key_scan,
 )
-from tuner.engine._collections import Collection, attached_content, connect, ensure_collection
+from tuner.engine._collections import Collection, connect, ensure_collection
 from tuner.engine._config import MilvusConfig
-from tuner.engine._search import BM25Ceiling, MilvusFirstStage, filter_expression, index_knobs, mask_expression
+from tuner.engine._search import (
+    BM25Ceiling, MilvusFirstStage, filter_expression, index_knobs, mask_expression, unread_expression,
+)
 from tuner.errors import UserError
 from tuner.progress import Reporter
-from tuner.retrieval import Candidates, ChunkTable, RetrievalPipeline, first_stage_reads
+from tuner.retrieval import (
+    Candidates, ChunkTable, ChunkVersions, Hits, RetrievalPipeline, chunk_versions, first_stage_reads,
+)
 from tuner.settings import RetrievalSettings
 
 
@@ -47,12 +51,20 @@ class MilvusPipeline(RetrievalPipeline):
         self._collections: dict[str, Collection] = {}
         self._stages: dict[tuple[object, ...], MilvusFirstStage] = {}
         self._schema = attach(self.client, engine) if engine.collection is not None else None
-        self._rows: AttachedRows | None = None
+        self._store: AttachedStore | None = None
+        self._scan: KeyScan | None = None
         self._content: dict[str, Any] | None = None
-        self._conflicting: dict[str, tuple[str, str]] = {}
+        self._attached_tables: dict[str, AttachedTable] = {}
+        self._attached_versions: dict[tuple[object, ...], ChunkVersions] = {}
         # an attached collection holds the team's chunks: its own conflicting rows, once read, are the only ones the
         # all view searches (the dataset's conflicts are never put into it)
         self.searches_conflicts = self._schema is None
+
+    @property
+    def rows_read(self) -> int | None:
+        """The rows of the attached collection read so far (:attr:`AttachedStore.fetched`; None before any, or without
+        one)."""
+        return None if self._store is None else self._store.fetched
 
     def described(self) -> dict[str, Any]:
         """The engine as a study records it (:meth:`tuner.engine.MilvusEngine.described`), for an attached collection with its
@@ -61,12 +73,19 @@ class MilvusPipeline(RetrievalPipeline):
         described = self.engine.described()
         if self._schema is None or self.engine.fields is None:
             return described
+        return {**described, "key": self._schema.key, "metric": self._schema.metric, **self._attached_content()}
+
+    def _attached_content(self) -> dict[str, Any]:
+        """:func:`attached_content` of the attached collection, from one :func:`key_scan` of its keys (which also
+        picks the sample :class:`AttachedStore` reads), once per process."""
+        assert self._schema is not None and self.engine.fields is not None, "attach mode"
         if self._content is None:
             fields = self.engine.fields
+            self._scan = key_scan(self.client, self._schema.name, self._schema.key, self.reporter, NOISE_ROWS)
             self._content = attached_content(self.client, self._schema.name, self._schema.key,
                                              [fields.text, fields.doc_id, *fields.metadata_fields], fields.vector,
-                                             self.reporter)
-        return {**described, "key": self._schema.key, "metric": self._schema.metric, **self._content}
+                                             self.reporter, self._scan)
+        return self._content
 
     def collection(self, settings: RetrievalSettings) -> Collection:
         """The complete, verified collection of ``settings``' chunks and embedding model (built on first use), or the
@@ -91,31 +110,50 @@ class MilvusPipeline(RetrievalPipeline):
         if key not in self._collections:
             encoder = self.encoder(settings)
             check_dimension(self._schema, fields.vector, settings.embedding_model, encoder.inner.dim)
-            if self._rows is None:
-                self._rows = read_collection(self.client, self.engine, self._schema, self.reporter)
-                check_doc_ids(self._rows, self.dataset, self._schema, fields.doc_id, self.reporter)
-                self._conflicting = conflicting_documents(self._rows, self.dataset)
-                self.searches_conflicts = bool(self._conflicting)
-            check_model(self._rows, encoder, self._schema, fields.vector, settings.embedding_model)
-            self._collections[key] = attached_collection(
-                self.client, self._schema, self._rows, super().table(settings), self.dataset.language, fields.sparse,
-                fields.vector, self._conflicting)
+            if self._store is None:
+                content = self._attached_content()
+                assert self._scan is not None
+                self._store = AttachedStore(self.client, self.engine, self._schema, self.dataset, self._scan,
+                                            content_key("attached-chunks", self._schema.name, content), self.reporter)
+                check_doc_ids(self._store.view(), self.dataset, self._schema, fields.doc_id, self.reporter)
+                self.searches_conflicts = bool(self._store.conflicting)
+            check_model(self._store.view(), encoder, self._schema, fields.vector, settings.embedding_model)
+            self._attached_tables[key] = AttachedTable(self._store, super().table(settings), self.dataset.language)
+            self._collections[key] = attached_collection(self.client, self._schema, self._attached_tables[key],
+                                                         fields.sparse, fields.vector)
         return self._collections[key]
 
     def table(self, settings: RetrievalSettings) -> ChunkTable:
-        """``settings``' chunk table; in attach mode the collection's rows (chunking settings do not act)."""
-        return super().table(settings) if self._schema is None else self._attached(settings).table
+        """``settings``' chunk table; in attach mode the collection's rows read so far (chunking settings do not
+        act), then the dataset's conflicting chunks (:class:`AttachedTable`)."""
+        if self._schema is None:
+            return super().table(settings)
+        self._attached(settings)
+        return self._attached_tables[f"{settings.embedding_model} {settings.chunking}"].now()
 
     def chunk_vectors(self, settings: RetrievalSettings) -> np.ndarray:
         """The chunks' unit vectors; in attach mode the collection's own (not embedded again)."""
-        return super().chunk_vectors(settings) if self._schema is None else self._attached(settings).table.embeddings()
+        return super().chunk_vectors(settings) if self._schema is None else self.table(settings).embeddings()
+
+    def versions(self, settings: RetrievalSettings, view: str = "clean") -> ChunkVersions:
+        """:meth:`RetrievalPipeline.versions`; in attach mode over the rows read so far (the documents of the rows
+        read, whose families are read whole with them: a row's staleness is the collection's, the newest date the
+        recency knob counts from is the newest among them)."""
+        if self._schema is None:
+            return super().versions(settings, view)
+        table = self.table(settings)
+        key = (table.key, len(table), view)
+        if key not in self._attached_versions:
+            self._attached_versions[key] = chunk_versions([c.doc_id for c in table.chunks], self.metadata_of,
+                                                          table.mask(view))
+        return self._attached_versions[key]
 
     def metadata_of(self, doc_id: str) -> Mapping[str, Any]:
         """A document's metadata: the dataset's, or in attach mode the collection's (``fields.metadata``) for a
         document of the collection (the dataset's for its conflicting documents)."""
-        if self._rows is None or doc_id not in self._rows.metadata:
+        if self._store is None or doc_id not in self._store.metadata:
             return super().metadata_of(doc_id)
-        return self._rows.metadata[doc_id]
+        return self._store.metadata[doc_id]
 
     def _metadata(self, doc_id: str) -> dict[str, Any]:
         return dict(self.dataset.metadata_of(doc_id))
@@ -144,15 +182,30 @@ class MilvusPipeline(RetrievalPipeline):
 
     def candidates(self, settings: RetrievalSettings, view: str = "clean") -> Candidates:
         """Candidates of every golden question, searched in the engine within :func:`filter_expression` (in attach
-        mode: the chunks of :meth:`searched` by primary key)."""
+        mode: the rows read of :meth:`searched` by primary key, the others by :func:`unread_expression`; searched
+        again while a search returned a row that reading it showed to be outside the view, a stale version read for
+        the first time, until none does)."""
         key = self.candidates_key(settings, view)
         if key not in self._candidates:
             retriever = self.retriever(settings)
-            where = (filter_expression(settings, view) if self._schema is None
-                     else mask_expression(self.searched(settings, view), retriever.collection))
-            hits = retriever.search_where(self.queries, settings.candidate_depth, where)
+            if self._schema is None:
+                hits = retriever.search_where(self.queries, settings.candidate_depth, filter_expression(settings, view))
+            else:
+                hits = self._attached_search(retriever, settings, view)
             self._candidates[key] = Candidates(hits.indices, hits.scores, key)
         return self._candidates[key]
+
+    def _attached_search(self, retriever: MilvusFirstStage, settings: RetrievalSettings, view: str) -> Hits:
+        assert self._store is not None and self.engine.fields is not None, "attach mode"
+        unread = unread_expression(settings, view, self.engine.fields)
+        while True:
+            allowed = self.searched(settings, view)
+            hits = retriever.search_where(self.queries, settings.candidate_depth,
+                                          mask_expression(allowed, retriever.collection, unread))
+            self.searches_conflicts = bool(self._store.conflicting)
+            allowed = self.searched(settings, view)  # the rows just read, judged
+            if allowed is None or allowed[hits.indices[hits.indices >= 0]].all():
+                return hits
 
     def searched(self, settings: RetrievalSettings, view: str = "clean") -> np.ndarray | None:
         """The chunks the first stage searches in ``view``; an attached collection has views other than ``clean``
@@ -160,7 +213,7 @@ class MilvusPipeline(RetrievalPipeline):
         conflicting documents cannot be put into it."""
         if self._schema is not None and view != "clean":
             self._attached(settings)
-            if not self._conflicting:
+            if not self.searches_conflicts:
                 raise UserError(f"engine: no row of the attached collection {self._schema.name} is known to conflict "
                                 "(conflicts.jsonl names none of its doc ids, and no document's metadata shows an older "
                                 "version of a family): v3 in_index has nothing to search; use variants.hard_mode: "

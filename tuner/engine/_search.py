@@ -35,7 +35,8 @@ import numpy as np
 from tuner.cache import DiskCache, content_key
 from tuner.embedding import CachedEncoder
 from tuner.engine._collections import BM25_K1, Collection
-from tuner.engine._config import INDEX_KINDS
+from tuner.chunking import Chunk
+from tuner.engine._config import INDEX_KINDS, AttachedFields
 from tuner.engine._literal import literal, string_literal
 from tuner.errors import UserError
 from tuner.retrieval import FILTER_FIELDS, Hits, reciprocal_rank_fusion
@@ -93,26 +94,28 @@ def analyzer(params: str) -> Analyzer:
 class BM25Ceiling:
     """A query's attainable Milvus BM25 score, ``(k1 + 1) · Σ q_t · idf(t)`` over its distinct terms ``t``, each held
     ``q_t`` times (Milvus's query vector is the query's term frequencies), with
-    ``idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))``: N and the document frequencies counted over ``passages`` by
-    the collection's analyzer (``analyzer_json``; terms no passage holds add nothing: Milvus scores them 0)."""
+    ``idf(t) = ln(1 + (N − df + 0.5) / (df + 0.5))``: N and the document frequencies counted over the collection's
+    passages by its analyzer (``analyzer_json``; terms no passage holds add nothing: Milvus scores them 0). The counts
+    (``document_frequency``) are asked for on the first query only: a dense trial reads no text."""
 
-    def __init__(self, document_frequency: Mapping[str, int], n_passages: int, analyzer_json: str,
+    def __init__(self, document_frequency: Callable[[], Mapping[str, int]], n_passages: int, analyzer_json: str,
                  k1: float = BM25_K1) -> None:
-        self._df = document_frequency
+        self._counts = document_frequency
+        self._df: Mapping[str, int] | None = None
         self._n = n_passages
         self._analyzer = analyzer_json
         self._k1 = k1
 
     @classmethod
     def of(cls, collection: Collection, cache: DiskCache) -> BM25Ceiling:
-        """The ceiling of ``collection``'s texts, their counts cached on disk under the collection's name, content and
+        """The ceiling of ``collection``'s texts (:meth:`Collection.texts`: an attached collection's read page by
+        page, memory its vocabulary), their counts cached on disk under the collection's name, content and
         analyzer."""
         rules = json.dumps(collection.analyzer_params, sort_keys=True, ensure_ascii=False)
 
         def build(folder: Path) -> None:
             tokenize = analyzer(rules).tokenize
-            passages = collection.table.passages[:collection.rows]
-            counts = Counter(term for passage in passages for term in set(tokenize(passage)))
+            counts = Counter(term for passage in collection.texts() for term in set(tokenize(passage)))
             (folder / "df.json").write_text(json.dumps(counts, ensure_ascii=False), "utf-8")
 
         def read(folder: Path) -> dict[str, int]:
@@ -120,12 +123,15 @@ class BM25Ceiling:
             return counts
 
         key = content_key(collection.name, collection.table.key, rules)
-        return cls(cache.get_or_build("milvus-df", key, build, read), collection.rows, rules, collection.bm25_k1)
+        return cls(lambda: cache.get_or_build("milvus-df", key, build, read), collection.rows, rules, collection.bm25_k1)
 
     def __call__(self, query: str) -> float:
+        if self._df is None:
+            self._df = self._counts()
+        df_of = self._df
         terms = Counter(analyzer(self._analyzer).tokenize(query))
         return (self._k1 + 1.0) * sum(repeats * math.log(1.0 + (self._n - df + 0.5) / (df + 0.5))
-                                      for df, repeats in ((self._df.get(t, 0), r) for t, r in terms.items()) if df > 0)
+                                      for df, repeats in ((df_of.get(t, 0), r) for t, r in terms.items()) if df > 0)
 
 
 def _field_test(key: str, wanted: Any) -> str:
@@ -167,24 +173,76 @@ def filter_expression(settings: RetrievalSettings, view: str = "clean") -> str:
     return " and ".join(f"({test})" for test in tests) if len(tests) > 1 else (tests[0] if tests else "")
 
 
-def mask_expression(allowed: np.ndarray | None, collection: Collection | None = None) -> str | None:
+def unread_expression(settings: RetrievalSettings, view: str, fields: AttachedFields) -> str:
+    """The rows of an attached collection not read yet that the first stage searches in index ``view`` under
+    ``settings``' metadata filter, as an expression over the team's ``fields`` ('' = every one, ``false`` = none): a
+    row not read is, as far as tuner knows, a corpus chunk (views ``clean``, ``all`` and ``kind=…`` search it,
+    ``only:…`` does not) whose chunk fields are a chunk's defaults (title '', source corpus, kind and severity ''),
+    filtered on its doc id field and its metadata (a key of the JSON field, or the scalar field of that name; a key
+    the mapping has no field for is absent, which passes only a filter listing None).
+
+    >>> from tuner.engine import AttachedFields
+    >>> fields = AttachedFields(text="t", vector="v", doc_id="doc", metadata="meta")
+    >>> unread_expression(RetrievalSettings(metadata_filters={"f": {"team": "kb", "doc_id": ["a"]}}, metadata_filter="f"), "clean", fields)
+    '(meta["team"] == "kb") and (doc in ["a"])'
+    """
+    if view.startswith("only:"):
+        return "false"
+    tests = []
+    for key, wanted in settings.active_filter.items():
+        values = wanted if isinstance(wanted, list) else [wanted]
+        named = [value for value in values if value is not None]
+        if key == "doc_id":
+            tests.append(f"{fields.doc_id} in [{', '.join(literal(v) for v in named)}]" if named else "false")
+        elif key in FILTER_FIELDS:
+            if getattr(UNREAD, key) not in values:
+                return "false"
+        elif isinstance(fields.metadata, str):
+            path = f"{fields.metadata}[{string_literal(key)}]"
+            tests.append(" or ".join(f"{path} == {literal(v)}" for v in named) or "false")
+        elif key in fields.metadata:
+            tests.append(f"{key} in [{', '.join(literal(v) for v in named)}]" if named else "false")
+        elif None not in values:
+            return "false"
+    if "false" in tests:
+        return "false"
+    return " and ".join(f"({test})" for test in tests) if len(tests) > 1 else (tests[0] if tests else "")
+
+
+UNREAD: Final = Chunk(chunk_id="", doc_id="", start=0, end=0, text="")
+"""The chunk fields of a row of an attached collection (its own are its key, doc id and text)."""
+
+
+def mask_expression(allowed: np.ndarray | None, collection: Collection | None = None, unread: str = "") -> str | None:
     """Any mask of chunks as an expression over the primary keys of ``collection`` (default: a collection tuner built,
     whose key ``id`` is the chunk's row), the shorter of ``in`` and ``not in``; '' for every chunk, None for none.
+    Of an attached collection not read whole (:attr:`Collection.known` < :attr:`Collection.rows`) the rows read pass
+    by the mask and the others by ``unread``, an expression over its own fields ('' = every one, ``false`` = none):
+    ``(key not in [dropped]) and (key in [kept] or (unread))``.
 
     >>> mask_expression(np.array([True, False, True])), mask_expression(np.array([False, False]))
     ('id not in [1]', None)
     """
     if collection is not None:
-        allowed = None if allowed is None else allowed[:collection.rows]  # rows past its own are never in it
-    if allowed is None or allowed.all():
-        return ""
-    if not allowed.any():
-        return None
-    kept, dropped = np.flatnonzero(allowed).tolist(), np.flatnonzero(~allowed).tolist()
-    rows, negate = (kept, False) if len(kept) <= len(dropped) else (dropped, True)
-    if collection is None:
-        return f"id {'not in' if negate else 'in'} [{', '.join(map(str, rows))}]"
-    return collection.keys_expression(rows, negate)
+        allowed = None if allowed is None else allowed[:collection.known]  # rows past its own are never in it
+    if collection is None or collection.known == collection.rows:
+        if allowed is None or allowed.all():
+            return ""
+        if not allowed.any():
+            return None
+        kept, dropped = np.flatnonzero(allowed).tolist(), np.flatnonzero(~allowed).tolist()
+        rows, negate = (kept, False) if len(kept) <= len(dropped) else (dropped, True)
+        if collection is None:
+            return f"id {'not in' if negate else 'in'} [{', '.join(map(str, rows))}]"
+        return collection.keys_expression(rows, negate)
+    kept = list(range(collection.known)) if allowed is None else np.flatnonzero(allowed).tolist()
+    dropped = [] if allowed is None else np.flatnonzero(~allowed).tolist()
+    if unread == "false":
+        return collection.keys_expression(kept) if kept else None
+    tests = [collection.keys_expression(dropped, negate=True)] if dropped else []
+    if unread:
+        tests.append(f"{collection.keys_expression(kept)} or ({unread})" if kept else unread)
+    return " and ".join(f"({test})" for test in tests) if len(tests) > 1 else (tests[0] if tests else "")
 
 
 def _ranked(hits: list[tuple[int, float]]) -> list[tuple[int, float]]:
@@ -243,8 +301,10 @@ class MilvusFirstStage:
 
     def _rows(self, found: Any) -> list[list[tuple[int, float]]]:
         """Milvus's hits as (table row, score) per query (a hit names its primary key by the field's name, or ``id``)."""
-        key, row = self.collection.key, self.collection.row
-        return [[(row(hit[key] if key in hit else hit["id"]), float(hit["distance"])) for hit in hits] for hits in found]
+        key = self.collection.key
+        keys = [[hit[key] if key in hit else hit["id"] for hit in hits] for hits in found]
+        rows = iter(self.collection.table_rows([k for query in keys for k in query]))  # rows not read yet fetched
+        return [[(next(rows), float(hit["distance"])) for hit in hits] for hits in found]
 
     def _search(self, data: list[Any], field: str, params: dict[str, Any], depth: int, where: str) -> list[list[tuple[int, float]]]:
         return self._rows(self.collection.client.search(self.collection.name, data=data, anns_field=field, limit=depth,
