@@ -45,9 +45,7 @@ import numpy as np
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset, write_dataset
 from tuner.dataset.importers import import_conflictnq, import_squad
-from tuner.engine import MilvusEngine, MilvusPipeline
-from tuner.engine._collections import BM25_B, BM25_K1
-from tuner.engine._search import analyzer
+from tuner.engine import BM25_B, BM25_K1, MilvusEngine, MilvusPipeline, analyzer
 from tuner.evaluation import evaluate_retrieval
 from tuner.retrieval import RetrievalPipeline
 from tuner.settings import RetrievalSettings

@@ -25,20 +25,20 @@ from tuner.engine._literal import literal, string_literal
 if TYPE_CHECKING:
     from tuner.engine._attach import AttachedSchema, attach, attached_content
     from tuner.engine._collections import (
-        DENSE, SPARSE, TEXT, Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection,
+        BM25_B, BM25_K1, DENSE, SPARSE, TEXT, Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection,
         tuner_collections, verify,
     )
     from tuner.engine._pipeline import MilvusPipeline
     from tuner.engine._search import (
-        BM25Ceiling, MilvusFirstStage, dense_params, filter_expression, index_knobs, mask_expression,
+        BM25Ceiling, analyzer, MilvusFirstStage, dense_params, filter_expression, index_knobs, mask_expression,
     )
 
 __getattr__ = lazy_exports(__name__, {
-    "tuner.engine._collections": ("DENSE", "SPARSE", "TEXT", "Collection", "CollectionInfo", "analyzer_params",
+    "tuner.engine._collections": ("BM25_B", "BM25_K1", "DENSE", "SPARSE", "TEXT", "Collection", "CollectionInfo", "analyzer_params",
                                   "collection_name", "connect", "ensure_collection", "tuner_collections", "verify"),
     "tuner.engine._attach": ("AttachedSchema", "attach", "attached_content"),
     "tuner.engine._pipeline": ("MilvusPipeline",),
-    "tuner.engine._search": ("BM25Ceiling", "MilvusFirstStage", "dense_params", "filter_expression", "index_knobs",
+    "tuner.engine._search": ("BM25Ceiling", "analyzer", "MilvusFirstStage", "dense_params", "filter_expression", "index_knobs",
                              "mask_expression"),
 })
 """The names whose modules load pymilvus and tuner's own indexes, imported when first used (PEP 562): every command
@@ -51,6 +51,8 @@ else:
     """A study file's ``engine:`` block: the registered engines, told apart by ``backend``."""
 
 __all__ = [
+    "BM25_B",
+    "BM25_K1",
     "BM25_RETRIEVERS",
     "DENSE",
     "ENGINES",
@@ -75,6 +77,7 @@ __all__ = [
     "MilvusPipeline",
     "analyzer_params",
     "attach",
+    "analyzer",
     "attached_content",
     "collection_name",
     "connect",
