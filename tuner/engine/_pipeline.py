@@ -49,7 +49,7 @@ class MilvusPipeline(RetrievalPipeline):
         self.engine = engine
         self.client = connect(engine, create=engine.collection is None)  # attach mode only reads
         self._collections: dict[str, Collection] = {}
-        self._stages: dict[tuple[object, ...], MilvusFirstStage] = {}
+        self._stages: dict[str, MilvusFirstStage] = {}
         self._schema = attach(self.client, engine) if engine.collection is not None else None
         self._store: AttachedStore | None = None
         self._scan: KeyScan | None = None
@@ -165,8 +165,9 @@ class MilvusPipeline(RetrievalPipeline):
         if settings.retriever != "dense" and not collection.sparse:
             raise UserError(f"engine: retriever {settings.retriever} needs BM25, and collection {collection.name} has "
                             "none (fields.sparse: the output field of its BM25 function): retriever dense searches it")
-        key = (collection.name, collection.table.key, settings.retriever, settings.fusion, settings.hybrid_weight,
-               settings.rrf_k, settings.query_prompt, *sorted(index_knobs(collection.index, settings).items()))
+        # what the first stage reads (its registry entry's settings that act), its query prompt and the index's knobs
+        key = content_key(collection.name, collection.table.key, first_stage_reads(settings), settings.query_prompt,
+                          index_knobs(collection.index, settings))
         if key not in self._stages:
             query_encoder = self.encoder(settings).with_prompt(settings.query_prompt)
             self._stages[key] = MilvusFirstStage(collection, settings, query_encoder, BM25Ceiling.of(collection, self.cache))
