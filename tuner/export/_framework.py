@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from tuner.errors import UserError
 from tuner.io import atomic_write_text
 from tuner.retrieval import FILTER_FIELDS
 from tuner.settings import FIRST_STAGES, FRAMEWORKS_LACK, RetrievalSettings, settings_from_mapping
@@ -83,11 +84,13 @@ def untranslated(settings: RetrievalSettings, fusion: str, cutoff: bool) -> list
 
 
 def retriever_entry(entries: Mapping[str, Entry], settings: RetrievalSettings, framework: str) -> Entry:
-    """The framework's retriever for ``settings.retriever``; a retriever without an entry is a bug to fix in the
-    framework's module, never a silent stand-in (every name in ``tuner.settings.FIRST_STAGES`` needs one in each
-    framework)."""
+    """The framework's retriever for ``settings.retriever``. A retriever the framework's module has no translation of
+    is refused in one line, never exported as a stand-in: a new retriever works in tuner (studies, eval, ``tuner
+    serve``, ``--format tuner``) with its own three files, and each framework that can express it gets its entry in
+    that framework's module when someone writes it."""
     if settings.retriever not in entries:
-        raise ValueError(f"no {framework} equivalent written for retriever '{settings.retriever}' (tuner/export/_{framework}.py)")
+        raise UserError(f"--format {framework}: retriever '{settings.retriever}' has no {framework} equivalent (tuner "
+                        f"translates {', '.join(entries)} there): export --format tuner and serve it with tuner serve")
     return entries[settings.retriever]
 
 
