@@ -49,7 +49,9 @@ collection read, its model checked, the golden set's 180 questions searched) = t
 trial of another ``candidate_depth`` (a search of every question again, the rows already read) = the time per trial,
 and the peak RSS (tuner's and the in-process Lite server's together; ``rss_before_mb`` is the process after its
 imports and model). ``attach-floor`` opens, loads and searches the same collection once and reads no row: the in-process Lite server's
-share of the peak (``attach`` less it is tuner's). Rows, said exactly: the demo's 623 chunks with their MiniLM vectors, then **synthetic** copies of
+share of the peak (``attach`` less it is tuner's, with what Lite spends executing the queries attach sends).
+``attach-heap`` is ``attach`` with the Python heap traced (``python_heap_peak_mb``: what tuner holds, without Lite's C++
+memory). Rows, said exactly: the demo's 623 chunks with their MiniLM vectors, then **synthetic** copies of
 them under new keys and doc ids (``copy-K-DOC``) up to ``n``, so texts and vectors agree (the model check passes) at
 any size; embedding 1M distinct texts is days on this machine.
 
@@ -74,6 +76,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -91,7 +94,7 @@ WARMUP = 5
 HNSW_EF = (16, 64, 128)
 IVF_NPROBE = (4, 16, 64)
 ARMS = ("memory-flat", "milvus-flat", "milvus-hnsw", "milvus-ivf", "memory-hnsw", "memory-bm25", "milvus-bm25",
-        "attach-build", "attach", "attach-floor")
+        "attach-build", "attach", "attach-floor", "attach-heap")
 TEAM = "team_kb"
 COLLECTION = "scale"
 
@@ -385,8 +388,11 @@ def attach_build(n: int, work: Path) -> dict[str, Any]:
     return out
 
 
-def attach_run(n: int, work: Path) -> dict[str, Any]:
-    """Tune the collection of :func:`attach_build`: the time to the first trial, per trial, the peak RSS."""
+def attach_run(n: int, work: Path, heap: bool = False) -> dict[str, Any]:
+    """Tune the collection of :func:`attach_build`: the time to the first trial, per trial, the peak RSS; with ``heap``
+    (arm ``attach-heap``) also the peak of the Python heap over both trials (``tracemalloc``: tuner's and pymilvus'
+    objects and numpy's arrays, not the in-process Lite server's C++ memory; its tracing slows the trials, so their
+    seconds are not comparable with arm ``attach``'s)."""
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.engine import MilvusEngine, MilvusPipeline
     from tuner.evaluation import evaluate_retrieval
@@ -398,13 +404,16 @@ def attach_run(n: int, work: Path) -> dict[str, Any]:
                                           "fields": {"text": "text", "vector": "vec", "doc_id": "doc", "metadata": "meta"}})
     RetrievalPipeline(dataset).encoder(RetrievalSettings()).encode(["warm the model"])  # the model, outside the figures
     before = rss_mb()
+    if heap:
+        tracemalloc.start()
     start = time.perf_counter()
     pipeline = MilvusPipeline(dataset, engine)
     first = evaluate_retrieval(pipeline, RetrievalSettings(retriever="dense", candidate_depth=30))
     first_s = time.perf_counter() - start
     start = time.perf_counter()
     evaluate_retrieval(pipeline, RetrievalSettings(retriever="dense", candidate_depth=20))
-    return {"rss_before_mb": before, "first_trial_s": first_s, "per_trial_s": time.perf_counter() - start,
+    traced = {"python_heap_peak_mb": tracemalloc.get_traced_memory()[1] / 2**20} if heap else {}
+    return {**traced, "rss_before_mb": before, "first_trial_s": first_s, "per_trial_s": time.perf_counter() - start,
             "recall_at_k": first.overall["recall_at_k"].value, "disk_mb": folder_mb(work / f"attach-{n}.db"),
             "rows_read": getattr(pipeline, "rows_read", None)}  # None: a tree that reads every row
 
@@ -441,6 +450,7 @@ def one_arm(arm: str, n: int, count: int, work: Path) -> dict[str, Any]:
         "attach-build": lambda: attach_build(n, work),
         "attach": lambda: attach_run(n, work),
         "attach-floor": lambda: attach_floor(n, work),
+        "attach-heap": lambda: attach_run(n, work, heap=True),
     }
     wall, load_before = time.perf_counter(), load()
     out = runs[arm]()
