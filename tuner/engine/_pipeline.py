@@ -165,8 +165,10 @@ class MilvusPipeline(RetrievalPipeline):
         if settings.retriever != "dense" and not collection.sparse:
             raise UserError(f"engine: retriever {settings.retriever} needs BM25, and collection {collection.name} has "
                             "none (fields.sparse: the output field of its BM25 function): retriever dense searches it")
-        # what the first stage reads (its registry entry's settings that act), its query prompt and the index's knobs
-        key = content_key(collection.name, collection.table.key, first_stage_reads(settings), settings.query_prompt,
+        # what the first stage reads (its registry entry's settings that act, but the depth: each search is given its
+        # own, so one stage serves every candidate_depth), its query prompt and the index's knobs
+        reads = {name: value for name, value in first_stage_reads(settings).items() if name != "candidate_depth"}
+        key = content_key(collection.name, collection.table.key, reads, settings.query_prompt,
                           index_knobs(collection.index, settings))
         if key not in self._stages:
             query_encoder = self.encoder(settings).with_prompt(settings.query_prompt)
