@@ -546,3 +546,41 @@ def test_bm25_statistics_of_an_attached_collection_are_counted_over_every_text_p
     assert ceiling("lentil soup") > ceiling("soup") > 0  # counted over the 400 rows never read as rows
     assert all(ctx.chunks for ctx in attached.retrieve(settings))
     assert attached.rows_read is not None and attached.rows_read < collection.rows
+
+
+def test_attach_passes_over_the_whole_collection_only_to_scan_its_keys(
+    large: MilvusEngine, tiny_dataset_dir: Path, embeddings: EmbeddingContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 52 §2: a paged query (``iterator``, ``key > last``) or a filter on a field that is not the key is a pass
+    over every row in Milvus Lite (and on a cluster's query nodes): the golden documents' rows are known from the
+    key scan's pages (which carry the doc id), and every row is then read by ``key in [...]``, a plain query Lite
+    answers by point reads. The rows read and the conflicts marked are those of a read by doc id."""
+    from tuner.evaluation import evaluate_retrieval
+
+    monkeypatch.setattr("tuner.engine._attach.NOISE_ROWS", 16)
+    dataset = load_dataset(tiny_dataset_dir)
+    attached = MilvusPipeline(dataset, large, embeddings=embeddings)
+    sent: list[dict[str, Any]] = []
+    query = attached.client.query
+
+    def logged(name: str, **kwargs: Any) -> Any:
+        sent.append(kwargs)
+        return query(name, **kwargs)
+
+    monkeypatch.setattr(attached.client, "query", logged)
+    settings = RetrievalSettings(retriever="dense", top_k=3, candidate_depth=10)
+    evaluate_retrieval(attached, settings)
+    scans = [q for q in sent if "iterator" in q]
+    assert scans and all(q["output_fields"] == ["pk", "source_doc"] for q in scans)  # the key scan's pages
+    assert all(q["filter"] == "" or q["filter"].startswith("pk > ") for q in scans)
+    assert not any("source_doc" in q.get("filter", "") for q in sent)
+    reads = [q for q in sent if q not in scans and "count(*)" not in q["output_fields"]]
+    assert reads and all(q["filter"].startswith("pk in [") for q in reads)
+    # what a read by doc id reads, as before: the golden and conflicting documents' rows, the sample, the hits
+    store = attached._store
+    assert store is not None
+    count = attached.client.query("team_large", filter="", output_fields=["count(*)"])[0]["count(*)"]
+    golden = {doc for case in dataset.golden for doc in case.relevant_doc_ids} | {c.doc_id for c in dataset.conflicts}
+    everything = attached.client.query("team_large", filter="", output_fields=["pk", "source_doc"], limit=count)
+    assert {r["pk"] for r in everything if r["source_doc"] in golden} <= set(store.keys)
+    assert set(store.conflicting) == {c.doc_id for c in dataset.conflicts} & {r["source_doc"] for r in everything}

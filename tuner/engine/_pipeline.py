@@ -17,7 +17,7 @@ from tuner.dataset import Dataset
 from tuner.embedding import CachedEncoder, EmbeddingContext
 from tuner.engine._attach import (
     NOISE_ROWS, AttachedStore, AttachedTable, KeyScan, attach, attached_collection, attached_content, check_dimension,
-    check_doc_ids, check_model, key_scan,
+    check_doc_ids, check_model, doc_values, key_scan, named_documents,
 )
 from tuner.engine._collections import Collection, connect, ensure_collection
 from tuner.engine._config import MilvusConfig
@@ -81,7 +81,8 @@ class MilvusPipeline(RetrievalPipeline):
         assert self._schema is not None and self.engine.fields is not None, "attach mode"
         if self._content is None:
             fields = self.engine.fields
-            self._scan = key_scan(self.client, self._schema.name, self._schema.key, self.reporter, NOISE_ROWS)
+            self._scan = key_scan(self.client, self._schema.name, self._schema.key, self.reporter, NOISE_ROWS,
+                                  fields.doc_id, doc_values(named_documents(self.dataset), self._schema.doc_type))
             self._content = attached_content(self.client, self._schema.name, self._schema.key,
                                              [fields.text, fields.doc_id, *fields.metadata_fields], fields.vector,
                                              self.reporter, self._scan)
