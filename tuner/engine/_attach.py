@@ -2,9 +2,9 @@
 already has (``engine: {backend: milvus, uri, collection, fields}``) instead of one tuner builds.
 
 Its chunks and their vectors are the collection's: tuner reads only the rows a trial needs (:class:`AttachedStore`:
-the golden documents' rows by their doc ids, a sample of keys, then each row the searches return, by its key) and
-never writes. Before any of that, :func:`attach` checks the schema against the
-``fields`` mapping (each field there and of the right type, the BM25 output field an output of a BM25 function over
+the golden documents' rows and a sample of keys, both found by one scan of the keys, then each row the searches
+return, all read by key) and never writes. Before any of that, :func:`attach` checks the schema against the ``fields``
+mapping (each field there and of the right type, the BM25 output field an output of a BM25 function over
 the text field, the vector field's index the engine's ``index`` with a metric tuner can score); the vectors'
 dimension is checked against the study's embedding model (:func:`check_dimension`) and the golden set's relevant
 documents against the ``doc_id`` field (:func:`check_doc_ids`). Every fault is one line naming the collection and field.
@@ -366,8 +366,8 @@ def doc_values(docs: Sequence[str], doc_type: str) -> list[Any]:
 
 class AttachedStore:
     """The rows of an attached collection read so far, in the order they became known, and nothing else: first the
-    rows of the golden set's relevant documents and of the documents ``conflicts.jsonl`` names (a filter on the doc
-    id field), then :data:`NOISE_ROWS` sampled keys (:class:`KeyScan`), then each row a search returns, fetched by
+    rows of the golden set's relevant documents and of the documents ``conflicts.jsonl`` names (their keys found by
+    the key scan, :attr:`KeyScan.named`; by a filter on the doc id field where the scan was made without them), then :data:`NOISE_ROWS` sampled keys (:class:`KeyScan`), then each row a search returns, fetched by
     primary key the first time one does (:func:`rows_by_keys`: batched, escaped, paged by the row's size). A row's
     document's family (version metadata) is read whole with it, so that whether a document is a stale version
     (:func:`conflicting_documents`) is known when its row is: memory grows with the rows read (a study's golden set,
