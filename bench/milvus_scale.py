@@ -50,6 +50,8 @@ trial of another ``candidate_depth`` (a search of every question again, the rows
 and the peak RSS (tuner's and the in-process Lite server's together; ``rss_before_mb`` is the process after its
 imports and model). ``attach-floor`` opens, loads and searches the same collection once and reads no row: the in-process Lite server's
 share of the peak (``attach`` less it is tuner's, with what Lite spends executing the queries attach sends).
+``attach-floor-scan`` is ``attach-floor`` and the key scan (keys and doc ids, every page of the one pass over the
+collection any attached study sends): ``attach`` less it is tuner's rows and the reads by key.
 ``attach-heap`` is ``attach`` with the Python heap traced (``python_heap_peak_mb``: what tuner holds, without Lite's C++
 memory). Rows, said exactly: the demo's 623 chunks with their MiniLM vectors, then **synthetic** copies of
 them under new keys and doc ids (``copy-K-DOC``) up to ``n``, so texts and vectors agree (the model check passes) at
@@ -94,7 +96,7 @@ WARMUP = 5
 HNSW_EF = (16, 64, 128)
 IVF_NPROBE = (4, 16, 64)
 ARMS = ("memory-flat", "milvus-flat", "milvus-hnsw", "milvus-ivf", "memory-hnsw", "memory-bm25", "milvus-bm25",
-        "attach-build", "attach", "attach-floor", "attach-heap")
+        "attach-build", "attach", "attach-floor", "attach-floor-scan", "attach-heap")
 TEAM = "team_kb"
 COLLECTION = "scale"
 
@@ -419,12 +421,16 @@ def attach_run(n: int, work: Path, heap: bool = False) -> dict[str, Any]:
             "rows_read": getattr(pipeline, "rows_read", None)}  # None: a tree that reads every row
 
 
-def attach_floor(n: int, work: Path) -> dict[str, Any]:
+def attach_floor(n: int, work: Path, scan: bool = False) -> dict[str, Any]:
     """The Lite engine's own share of ``attach``'s peak: the collection of :func:`attach_build` opened, loaded and
     searched once (180 of the demo's questions' worth of vectors, random), in a process that imports what ``attach``
-    does and reads no row: ``attach``'s peak RSS less this one is tuner's."""
+    does and reads no row: ``attach``'s peak RSS less this one is tuner's. With ``scan`` (arm ``attach-floor-scan``)
+    the key scan too (:func:`tuner.engine._attach.key_scan`, keys and doc ids only, memory one page in tuner): what
+    Milvus Lite spends executing the pages of that one pass over the collection, which every attached study sends."""
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.engine import MilvusEngine, connect
+    from tuner.engine._attach import key_scan
+    from tuner.progress import SilentReporter
     from tuner.retrieval import RetrievalPipeline
     from tuner.settings import RetrievalSettings
 
@@ -436,6 +442,8 @@ def attach_floor(n: int, work: Path) -> dict[str, Any]:
     vectors = np.random.default_rng(0).normal(size=(180, DIM)).astype(np.float32)
     client.search(COLLECTION, data=(vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).tolist(), anns_field="vec",
                   limit=DEPTH, search_params={"metric_type": "COSINE"}, output_fields=[])
+    if scan:
+        key_scan(client, COLLECTION, "id", SilentReporter(), 2048, "doc", ["d0"])
     return {"rss_before_mb": before, "first_trial_s": time.perf_counter() - start}
 
 
@@ -451,6 +459,7 @@ def one_arm(arm: str, n: int, count: int, work: Path) -> dict[str, Any]:
         "attach-build": lambda: attach_build(n, work),
         "attach": lambda: attach_run(n, work),
         "attach-floor": lambda: attach_floor(n, work),
+        "attach-floor-scan": lambda: attach_floor(n, work, scan=True),
         "attach-heap": lambda: attach_run(n, work, heap=True),
     }
     wall, load_before = time.perf_counter(), load()
