@@ -52,8 +52,9 @@ imports and model). ``attach-floor`` opens, loads and searches the same collecti
 share of the peak (``attach`` less it is tuner's, with what Lite spends executing the queries attach sends).
 ``attach-floor-scan`` is ``attach-floor`` and the key scan (keys and doc ids, every page of the one pass over the
 collection any attached study sends): ``attach`` less it is tuner's rows and the reads by key.
-``attach-heap`` is ``attach`` with the Python heap traced (``python_heap_peak_mb``: what tuner holds, without Lite's C++
-memory). Rows, said exactly: the demo's 623 chunks with their MiniLM vectors, then **synthetic** copies of
+``attach-heap`` is ``attach`` with the Python heap traced (``python_heap_peak_mb``): Milvus Lite 3.x is a Python engine
+(``milvus_lite/``), so its objects and numpy arrays (its FLAT index, the copy of every vector a query makes) are in it
+with tuner's; pyarrow's buffers are not. Rows, said exactly: the demo's 623 chunks with their MiniLM vectors, then **synthetic** copies of
 them under new keys and doc ids (``copy-K-DOC``) up to ``n``, so texts and vectors agree (the model check passes) at
 any size; embedding 1M distinct texts is days on this machine.
 
@@ -392,9 +393,9 @@ def attach_build(n: int, work: Path) -> dict[str, Any]:
 
 def attach_run(n: int, work: Path, heap: bool = False) -> dict[str, Any]:
     """Tune the collection of :func:`attach_build`: the time to the first trial, per trial, the peak RSS; with ``heap``
-    (arm ``attach-heap``) also the peak of the Python heap over both trials (``tracemalloc``: tuner's and pymilvus'
-    objects and numpy's arrays, not the in-process Lite server's C++ memory; its tracing slows the trials, so their
-    seconds are not comparable with arm ``attach``'s)."""
+    (arm ``attach-heap``) also the peak of the Python heap over both trials (``tracemalloc``: tuner's, pymilvus' and the
+    in-process Lite engine's Python objects and numpy arrays, not pyarrow's buffers; its tracing slows the trials, so
+    their seconds are not comparable with arm ``attach``'s)."""
     from tuner.dataset import load_dataset, resolve_dataset
     from tuner.engine import MilvusEngine, MilvusPipeline
     from tuner.evaluation import evaluate_retrieval
