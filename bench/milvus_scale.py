@@ -426,11 +426,10 @@ def attach_floor(n: int, work: Path, scan: bool = False) -> dict[str, Any]:
     """The Lite engine's own share of ``attach``'s peak: the collection of :func:`attach_build` opened, loaded and
     searched once (180 of the demo's questions' worth of vectors, random), in a process that imports what ``attach``
     does and reads no row: ``attach``'s peak RSS less this one is tuner's. With ``scan`` (arm ``attach-floor-scan``)
-    the key scan too (:func:`tuner.engine._attach.key_scan`, keys and doc ids only, memory one page in tuner): what
+    the key scan too (:func:`tuner.engine.key_scan`, keys and doc ids only, memory one page in tuner): what
     Milvus Lite spends executing the pages of that one pass over the collection, which every attached study sends."""
     from tuner.dataset import load_dataset, resolve_dataset
-    from tuner.engine import MilvusEngine, connect
-    from tuner.engine._attach import key_scan
+    from tuner.engine import MilvusEngine, connect, key_scan
     from tuner.progress import SilentReporter
     from tuner.retrieval import RetrievalPipeline
     from tuner.settings import RetrievalSettings

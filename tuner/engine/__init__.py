@@ -23,7 +23,7 @@ from tuner.engine._external import ExternalEngine
 from tuner.engine._literal import literal, string_literal
 
 if TYPE_CHECKING:
-    from tuner.engine._attach import AttachedSchema, attach, attached_content
+    from tuner.engine._attach import AttachedSchema, attach, attached_content, key_scan
     from tuner.engine._collections import (
         BM25_B, BM25_K1, DENSE, SPARSE, TEXT, Collection, CollectionInfo, analyzer_params, collection_name, connect, ensure_collection,
         tuner_collections, verify,
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 __getattr__ = lazy_exports(__name__, {
     "tuner.engine._collections": ("BM25_B", "BM25_K1", "DENSE", "SPARSE", "TEXT", "Collection", "CollectionInfo", "analyzer_params",
                                   "collection_name", "connect", "ensure_collection", "tuner_collections", "verify"),
-    "tuner.engine._attach": ("AttachedSchema", "attach", "attached_content"),
+    "tuner.engine._attach": ("AttachedSchema", "attach", "attached_content", "key_scan"),
     "tuner.engine._pipeline": ("MilvusPipeline",),
     "tuner.engine._search": ("BM25Ceiling", "analyzer", "MilvusFirstStage", "dense_params", "filter_expression", "index_knobs",
                              "mask_expression"),
@@ -86,6 +86,7 @@ __all__ = [
     "ensure_collection",
     "filter_expression",
     "index_knobs",
+    "key_scan",
     "literal",
     "mask_expression",
     "parse_engine",
