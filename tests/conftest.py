@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,16 +84,15 @@ def chat_model_path(tuner_cache: Path) -> Path:
     return model_file("qwen2.5-coder-0.5b-instruct")
 
 
-@pytest.fixture(scope="session")
-def e5_model_path(tuner_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """multilingual-e5-small, converted from its package once per test run (into a cache every xdist worker of the
-    run shares) and linked into this session's cache, where every later use (a command's subprocess included) finds
-    it: the conversion and its check against the package take tens of seconds, the links none."""
+def _linked_packaged_model(name: str, tuner_cache: Path, base: Path) -> Path:
+    """Packaged model ``name`` converted from its package once per test run, into a cache every xdist worker of the
+    run shares (under ``base``, the run's temporary folder; DiskCache's lock makes one worker convert while the
+    others wait), and hard-linked into this session's cache, where every later use (a command's subprocess included)
+    finds it: the conversion and its check against the package take tens of seconds of CPU, the links none."""
     from tuner.cache import DiskCache
-    from tuner.embedding import packaged_model_path
+    from tuner.embedding._packaged import packaged_model_path
 
-    base = tmp_path_factory.getbasetemp()
-    shared = Path(packaged_model_path("multilingual-e5-small", DiskCache(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)))
+    shared = Path(packaged_model_path(name, DiskCache(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)))
     mine = tuner_cache / "models" / shared.name
     if not mine.exists():
         staging = tuner_cache / "models" / f".{shared.name}.linking"
@@ -105,3 +105,31 @@ def e5_model_path(tuner_cache: Path, tmp_path_factory: pytest.TempPathFactory) -
                 os.link(source, target)
         staging.rename(mine)
     return mine
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_packaged_models(tuner_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every use of a packaged model (multilingual-e5-small, picked for any Chinese corpus) on the session's cache finds
+    it converted once per test run (:func:`_linked_packaged_model`), not once per xdist worker that first meets a
+    Chinese corpus: each conversion was ~30 s of CPU. A test that sets its own ``TUNER_CACHE`` (or passes its own
+    cache) still converts there, as a user's first run does."""
+    import tuner.embedding._models as models
+    from tuner.cache import DiskCache
+
+    convert, lock, base = models.packaged_model_path, threading.Lock(), tmp_path_factory.getbasetemp()
+
+    def linked(name: str, cache: DiskCache | None = None) -> str:
+        if (cache or DiskCache()).root.resolve() == tuner_cache.resolve():
+            with lock:
+                _linked_packaged_model(name, tuner_cache, base)
+        return convert(name, cache)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(models, "packaged_model_path", linked)
+        yield
+
+
+@pytest.fixture(scope="session")
+def e5_model_path(tuner_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """multilingual-e5-small's folder in the session's cache (:func:`_linked_packaged_model`)."""
+    return _linked_packaged_model("multilingual-e5-small", tuner_cache, tmp_path_factory.getbasetemp())
