@@ -317,6 +317,8 @@ class DiskCache:
             public_mode(staging, folder=True)  # a team-shared cache: the umask decides, not mkdtemp's 0700
             try:
                 build(staging)
+                for path in staging.rglob("*"):  # what a builder's library wrote 0600 (safetensors' save_file does)
+                    public_mode(path, folder=path.is_dir())
                 names = sorted(p.name for p in staging.iterdir() if p.is_file())
                 manifest = {"files": {name: _file_digest(staging / name) for name in names}}
                 (staging / MANIFEST).write_text(json.dumps(manifest, indent=1), "utf-8")

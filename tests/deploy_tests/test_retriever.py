@@ -281,3 +281,26 @@ def test_written_folders_honour_the_umask(tmp_path: Path) -> None:
         os.umask(old)
     assert stat.S_IMODE((tmp_path / "shared").stat().st_mode) == 0o755
     assert stat.S_IMODE((tmp_path / "shared" / "baseline.json").stat().st_mode) == 0o644
+
+
+def test_cache_entries_honour_the_umask_whatever_their_builder_wrote(tmp_path: Path) -> None:
+    """A team-shared cache: a builder whose library writes its files 0600 (safetensors' ``save_file``, as the packaged
+    model's conversion uses) still leaves an entry every member of the group can read."""
+    import numpy as np
+    from safetensors.numpy import save_file
+
+    from tuner.cache import DiskCache
+
+    def build(folder: Path) -> None:
+        save_file({"w": np.zeros(2, dtype=np.float32)}, str(folder / "model.safetensors"))
+        (folder / "sub").mkdir(mode=0o700)
+        (folder / "sub" / "x.json").write_text("{}")
+        (folder / "sub" / "x.json").chmod(0o600)
+
+    old = os.umask(0o022)
+    try:
+        entry = DiskCache(tmp_path / "cache").get_or_build("models", "k", build, lambda folder: folder)
+    finally:
+        os.umask(old)
+    assert {p.relative_to(entry).as_posix(): stat.S_IMODE(p.stat().st_mode) for p in entry.rglob("*")} == {
+        "model.safetensors": 0o644, "sub": 0o755, "sub/x.json": 0o644, "MANIFEST.json": 0o644}
