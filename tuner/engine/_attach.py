@@ -213,6 +213,13 @@ def _row_bytes(row: Mapping[str, Any]) -> int:
     return size
 
 
+def _next_size(largest: int, rows: Sequence[Mapping[str, Any]], most: int) -> tuple[int, int]:
+    """The largest row's bytes so far, after ``rows``, and the rows the next page may ask for: as many as fit
+    :data:`PAGE_BYTES` by that row, at least 1, at most ``most``."""
+    largest = max([largest, *map(_row_bytes, rows)])
+    return largest, max(1, min(most, PAGE_BYTES // largest))
+
+
 def pages(client: MilvusClient, name: str, key: str, fields: list[str], where: str = "",
           most: int | None = None, first: int = 1) -> Iterator[list[dict[str, Any]]]:
     """Every row of collection ``name`` (primary key field ``key``) passing ``where`` ('' = all) with ``fields``, page
@@ -231,8 +238,7 @@ def pages(client: MilvusClient, name: str, key: str, fields: list[str], where: s
             return
         yield page
         last = max(row[key] for row in page)
-        largest = max(largest, *(_row_bytes(row) for row in page))
-        size = max(1, min(most or READ_BATCH, PAGE_BYTES // largest))
+        largest, size = _next_size(largest, page, most or READ_BATCH)
 
 
 QUERY_WINDOW: Final = 16384
@@ -322,8 +328,7 @@ def rows_by_keys(client: MilvusClient, schema: AttachedSchema, field: str, value
                                  output_fields=fields)
             rows.extend(found)
             first += len(batch)
-            largest = max(largest, *(_row_bytes(row) for row in found)) if found else largest
-            size = max(1, min(READ_BATCH, PAGE_BYTES // largest))
+            largest, size = _next_size(largest, found, READ_BATCH)
         return sorted(rows, key=lambda row: row[schema.key])
     for first in range(0, len(values), READ_BATCH):  # an expression of at most READ_BATCH literals
         where = f"{field} in [{', '.join(literal(v) for v in values[first:first + READ_BATCH])}]"
@@ -367,7 +372,7 @@ def doc_values(docs: Sequence[str], doc_type: str) -> list[Any]:
 class AttachedStore:
     """The rows of an attached collection read so far, in the order they became known, and nothing else: first the
     rows of the golden set's relevant documents and of the documents ``conflicts.jsonl`` names (their keys found by
-    the key scan, :attr:`KeyScan.named`; by a filter on the doc id field where the scan was made without them), then :data:`NOISE_ROWS` sampled keys (:class:`KeyScan`), then each row a search returns, fetched by
+    the key scan, :attr:`KeyScan.named`), then :data:`NOISE_ROWS` sampled keys (:class:`KeyScan`), then each row a search returns, fetched by
     primary key the first time one does (:func:`rows_by_keys`: batched, escaped, paged by the row's size). A row's
     document's family (version metadata) is read whole with it, so that whether a document is a stale version
     (:func:`conflicting_documents`) is known when its row is: memory grows with the rows read (a study's golden set,
@@ -378,6 +383,7 @@ class AttachedStore:
     def __init__(self, client: MilvusClient, engine: MilvusConfig, schema: AttachedSchema, dataset: Dataset,
                  scan: KeyScan, key: str, reporter: Reporter) -> None:
         assert engine.fields is not None, "attach mode names its fields"
+        assert scan.named is not None, "the key scan was given the named documents (named_documents) and kept their keys"
         if not scan.rows:
             raise UserError(f"engine: collection {schema.name} at {redact(engine.uri)} holds no rows: attach the "
                             "collection holding the team's chunks")
@@ -397,10 +403,7 @@ class AttachedStore:
         self._families: set[str] = set()
         not_objects: list[Any] = []
         with reporter.task(f"engine: reading the golden documents' rows and a sample of {schema.name}", 2) as task:
-            named = (rows_by_keys(client, schema, schema.key, scan.named, self._output) if scan.named is not None else
-                     rows_by_keys(client, schema, self._fields.doc_id, doc_values(named_documents(dataset), schema.doc_type),
-                                  self._output))
-            self._read(named, not_objects)
+            self._read(rows_by_keys(client, schema, schema.key, scan.named, self._output), not_objects)
             task.advance()
             self._read(rows_by_keys(client, schema, schema.key, scan.sample[:NOISE_ROWS], self._output), not_objects)
             task.advance()
