@@ -117,11 +117,13 @@ def shared_packaged_models(tuner_cache: Path, tmp_path_factory: pytest.TempPathF
     from tuner.cache import DiskCache
 
     convert, lock, base = models.packaged_model_path, threading.Lock(), tmp_path_factory.getbasetemp()
+    linked_here: set[str] = set()  # linked once per worker: each link checks the shared copy's 470 MB of checksums
 
     def linked(name: str, cache: DiskCache | None = None) -> str:
-        if (cache or DiskCache()).root.resolve() == tuner_cache.resolve():
+        if name not in linked_here and (cache or DiskCache()).root.resolve() == tuner_cache.resolve():
             with lock:
                 _linked_packaged_model(name, tuner_cache, base)
+                linked_here.add(name)
         return convert(name, cache)
 
     with pytest.MonkeyPatch.context() as patch:
