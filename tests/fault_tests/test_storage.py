@@ -9,9 +9,11 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import optuna
@@ -168,6 +170,36 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
         subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
+@contextmanager
+def _kept_full(folder: Path) -> Iterator[None]:
+    """``folder``'s file system filled, and kept full until the block exits: a thread takes every page that is freed
+    (SQLite's rollback frees its journal's pages on the failing write, and without this the study's config could then
+    fit: the run would end on its other, also truthful, line and the test would check a race, not the product)."""
+    done = threading.Event()
+    fd = os.open(folder / "filler", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    page = bytes(4096)
+
+    def fill() -> None:
+        while not done.is_set():
+            try:
+                os.write(fd, page)
+            except OSError as exc:
+                assert exc.errno == errno.ENOSPC, exc
+                time.sleep(0.001)
+
+    filler = threading.Thread(target=fill, daemon=True)
+    filler.start()
+    try:
+        while shutil.disk_usage(folder).free and filler.is_alive():  # full before the block starts
+            time.sleep(0.01)
+        yield
+    finally:
+        done.set()
+        filler.join()
+        os.close(fd)
+        (folder / "filler").unlink()
+
+
 def test_full_disk_and_read_only_folder_are_one_line_and_the_study_resumes(
     tiny_dataset_dir: Path, tmp_path: Path, small_disk: Path
 ) -> None:
@@ -175,13 +207,11 @@ def test_full_disk_and_read_only_folder_are_one_line_and_the_study_resumes(
     storage = f"sqlite:///{small_disk / 'tiny' / 'study.db'}"
     worker = tuner_run(tmp_path, study_file, "--no-report", SLOW_ANSWER="0.3")
     wait_until(worker, lambda: "trial 0 " in worker.output, what="a first trial", timeout=300)
-    filler = small_disk / "filler"
-    subprocess.run(["dd", "if=/dev/zero", f"of={filler}", "bs=64k"], capture_output=True)  # stops at a full disk
-    assert worker.wait(timeout=300) == 2, worker.output
+    with _kept_full(small_disk):
+        assert worker.wait(timeout=300) == 2, worker.output
     line = _one_error_line(worker)
     assert str(small_disk / "tiny") in line and "no space left on device" in line, line
     assert "no report could be written" in line, line  # the study is read again, its config cannot be written
-    filler.unlink()
     # read-only: Linux remounts a tmpfs read-only only while no file on it is open for writing, so between runs
     subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
     worker = tuner_run(tmp_path, study_file, "--no-report", SLOW_ANSWER="0")
