@@ -143,7 +143,8 @@ def test_search_box_adds_a_chunk_beyond_the_pool_and_no_answer_moves_on(served: 
 
     url, draft = served
     browser.get(url + "/case/log-0003")
-    assert browser.find_element(By.ID, "search-note").text == "Search: BM25 only (the embedding model does not cover this language)"
+    assert browser.find_element(By.ID, "search-note").text == ("Search: BM25 only (all-MiniLM-L6-v2 does not cover this "
+                                                                "knowledge base's language, zh)")
     browser.find_element(By.TAG_NAME, "body").send_keys("/")  # the key focuses the search box
     box = browser.switch_to.active_element
     assert box.get_attribute("id") == "search"

@@ -57,12 +57,20 @@ def test_embedding_coverage_decides_the_pool_and_pool_names_are_checked() -> Non
         parse_pool(" , ")
 
 
+def test_the_search_line_names_the_model_and_language_it_leaves_dense_out_for_escaped(zh_draft: Path) -> None:
+    (zh_draft.parent / "dataset.yaml").write_text('embedding_model: "models/<b>team</b>/all-MiniLM-L6-v2"\n')
+    page = review_client(ReviewStore(zh_draft), "en").get("/").text
+    assert ("Search: BM25 only (models/&lt;b&gt;team&lt;/b&gt;/all-MiniLM-L6-v2 does not cover this knowledge base&#x27;s "
+            "language, zh)") in page, page
+    assert "<b>team" not in page
+
+
 def test_search_api_returns_chunks_of_the_whole_knowledge_base_and_refuses_bad_input(zh_draft: Path) -> None:
     store = ReviewStore(zh_draft)
     assert default_pool(store.knowledge_base()) == ("bm25",) and store.searcher().retrievers == ("bm25",)
     client = review_client(store, "zh")
     page = client.get("/")
-    assert 'id="search"' in page.text and "搜索：仅 BM25（嵌入模型不支持该语言）" in page.text and ">知识库中无答案<" in page.text
+    assert 'id="search"' in page.text and "搜索：仅 BM25（all-MiniLM-L6-v2 不支持该知识库的语言：zh）" in page.text and ">知识库中无答案<" in page.text
     hits = client.get("/api/search", params={"q": "礼品卡 现金", "k": 3})
     assert hits.status_code == 200
     assert hits.json()[0] == {"rank": 1, "chunk_id": "zh-gift-card#0-27", "doc_id": "zh-gift-card", "title": "",

@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from tuner.errors import DatasetError, StaleVersion, UserError
 from tuner.golden._draft import CASES, STATUSES, DraftCase, DraftConflict, DraftRow, validation_problem
-from tuner.golden._pool import SEARCH_DEPTH
+from tuner.golden._pool import SEARCH_DEPTH, embedding_model
 from tuner.golden._review import Edit, Export, ReviewStore, highlight
 from tuner.http_guard import LOOPBACK_NAMES, TOKEN_HEADER, BodyGuard, WriteGuard, new_token
 from tuner.text import detect_language, is_blank, plural
@@ -48,7 +48,8 @@ _TRANSLATIONS: dict[str, tuple[str, str]] = {
     "search": ("Not in the candidates? Search the whole knowledge base", "候选中没有？搜索整个知识库"),
     "search_go": ("Search", "搜索"),
     "search_both": ("Search: BM25 and dense retrieval", "搜索：BM25 与稠密检索"),
-    "search_bm25": ("Search: BM25 only (the embedding model does not cover this language)", "搜索：仅 BM25（嵌入模型不支持该语言）"),
+    "search_bm25": ("Search: BM25 only ({model} does not cover this knowledge base's language, {language})",
+                    "搜索：仅 BM25（{model} 不支持该知识库的语言：{language}）"),
     "search_none": ("Nothing found", "未找到"),
     "by_search": ("found by search", "通过搜索找到"),
     "back": ("Back", "上一条"),
@@ -171,8 +172,10 @@ def _case_body(row: DraftCase, store: ReviewStore, texts: dict[str, str]) -> str
 
 def search_html(store: ReviewStore, texts: dict[str, str]) -> str:
     """The search box over the whole knowledge base (under the pool), with a line naming the retrievers it uses."""
-    note = texts["search_both" if "dense" in store.searcher().retrievers else "search_bm25"]
-    return (f'<section id="search-box"><h2>{texts["search"]}</h2><div class="meta" id="search-note">{note}</div>'
+    kb = store.knowledge_base()
+    note = texts["search_both"] if "dense" in store.searcher().retrievers else texts["search_bm25"].format(
+        model=embedding_model(kb), language=kb.language)
+    return (f'<section id="search-box"><h2>{texts["search"]}</h2><div class="meta" id="search-note">{_e(note)}</div>'
             f'<form id="search-form"><input type="text" id="search" autocomplete="off">'
             f'<button id="search-go" type="submit">{texts["search_go"]}</button></form><div id="search-results"></div></section>')
 
