@@ -57,7 +57,7 @@ def test_embedding_coverage_decides_the_pool_and_pool_names_are_checked() -> Non
         parse_pool(" , ")
 
 
-def test_the_search_line_names_the_model_and_language_it_leaves_dense_out_for_escaped(zh_draft: Path) -> None:
+def test_the_search_line_names_the_model_and_the_language_html_escaped(zh_draft: Path) -> None:
     (zh_draft.parent / "dataset.yaml").write_text('embedding_model: "models/<b>team</b>/all-MiniLM-L6-v2"\n')
     page = review_client(ReviewStore(zh_draft), "en").get("/").text
     assert ("Search: BM25 only (models/&lt;b&gt;team&lt;/b&gt;/all-MiniLM-L6-v2 does not cover this knowledge base&#x27;s "
