@@ -41,8 +41,17 @@ def _freeze_long_lived(limit: int = 0) -> None:
         gc.freeze()
 
 
+_FULL_COLLECTION_EVERY = 100
+"""Middle-generation collections between two full ones (CPython's default: 10)."""
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
+    """Freeze what collection imported, and make the collector's full scans ten times rarer: measured by a
+    ``gc.callbacks`` timer in each worker after the freeze, 229 full collections of ~75 ms each still made 17 s of the
+    three workers' CPU (the young generations 5 s); a worker's cyclic garbage only waits longer to be freed."""
     _freeze_long_lived()
+    young, middle, _ = gc.get_threshold()
+    gc.set_threshold(young, middle, _FULL_COLLECTION_EVERY)
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
