@@ -81,8 +81,8 @@ def llama_server(local_model_path: Path, tmp_path_factory: pytest.TempPathFactor
 def test_openai_generator_and_llm_judge_get_real_replies(llama_server: str, tmp_path: Path) -> None:
     endpoint = {"base_url": llama_server, "model": "gemma-3-270m", "api_key_env": None, "seed": 0, "concurrency": 1}
     resources = BackendResources(cache_path=tmp_path / "calls.sqlite")
-    generator = build_generator(parse_generator_config({"backend": "openai", **endpoint, "max_tokens": 32}, "test"), resources)
-    judge = build_judge(parse_judge_config({"backend": "llm", **endpoint, "max_tokens": 96, "parse_retries": 0, "batch_keypoints": True}, "test"), resources)
+    generator = build_generator(parse_generator_config({"backend": "openai", **endpoint, "max_tokens": 16}, "test"), resources)
+    judge = build_judge(parse_judge_config({"backend": "llm", **endpoint, "max_tokens": 48, "parse_retries": 0, "batch_keypoints": True}, "test"), resources)
     dataset = load_dataset(resolve_dataset("demo"))
     texts = {doc.doc_id: doc.text for doc in dataset.corpus}
     answers, verdicts = [], []
