@@ -1,9 +1,11 @@
 """The test suite's time on a shared machine (issue 54 §3): the README's test command, run idle or with ``--busy N``
 cores taken by a busy loop beside it (``python3 -c "while True: pass"``, a stand-in for another job on the box), once
-per ``--omp`` value of ``OMP_NUM_THREADS`` ("default": the variable left unset, so tests/conftest.py's choice holds),
-one after the other in one session so both arms see the same machine.
+per ``--omp`` value of ``OMP_NUM_THREADS`` ("default": the variable left unset, so tests/conftest.py's choice holds)
+and per ``--workers`` count of xdist workers ("default": pyproject's ``-n``), one after the other in one session so
+every arm sees the same machine.
 
     python bench/suite_load.py --busy 1 --omp 2 default
+    python bench/suite_load.py --busy 1 --workers 3 4
 
 A number is exported to the suite and its subprocesses, overriding tests/conftest.py's ``OMP_NUM_THREADS=1``; the
 cores of the machine (2 here) is torch's own default, what the suite ran with before issue 54's change. Printed per
@@ -38,8 +40,10 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_arm(omp: str, busy: int, pytest_args: list[str]) -> tuple[float, float, str]:
+def run_arm(omp: str, workers: str, busy: int, pytest_args: list[str]) -> tuple[float, float, str]:
     """(wall s, CPU s, pytest's last line) of one run of the suite with ``busy`` busy loops beside it."""
+    if workers != "default":
+        pytest_args = ["-n", workers, *pytest_args]  # after pyproject's addopts, so this -n is the one that holds
     loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
     try:
         before, started = _children_cpu(), time.monotonic()
@@ -57,14 +61,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--busy", type=int, default=0, help="cores taken by a busy loop beside the suite (default 0: idle)")
     parser.add_argument("--omp", nargs="+", default=["default"], help="OMP_NUM_THREADS per arm: default or a number")
+    parser.add_argument("--workers", nargs="+", default=["default"], help="xdist workers per arm: default or a number")
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     args = parser.parse_args()
     print(f"# {len(os.sched_getaffinity(0))} cores, busy loops {args.busy}, load {os.getloadavg()[0]:.1f} at the start")
-    print("| OMP_NUM_THREADS | wall s | CPU s | pytest |")
-    print("|---|---:|---:|---|")
+    print("| OMP_NUM_THREADS | workers | wall s | CPU s | pytest |")
+    print("|---|---|---:|---:|---|")
     for omp in args.omp:
-        wall, cpu, last = run_arm(omp, args.busy, args.pytest_args)
-        print(f"| {omp} | {wall:.1f} | {cpu:.0f} | {last} |", flush=True)
+        for workers in args.workers:
+            wall, cpu, last = run_arm(omp, workers, args.busy, args.pytest_args)
+            print(f"| {omp} | {workers} | {wall:.1f} | {cpu:.0f} | {last} |", flush=True)
 
 
 if __name__ == "__main__":
