@@ -6,6 +6,7 @@ every arm sees the same machine.
 
     python bench/suite_load.py --busy 1 --omp 2 default
     python bench/suite_load.py --busy 1 --workers 3 4
+    python bench/suite_load.py --busy 1 --own-session --workers 3 4
 
 A number is exported to the suite and its subprocesses, overriding tests/conftest.py's ``OMP_NUM_THREADS=1``; the
 cores of the machine (2 here) is torch's own default, what the suite ran with before issue 54's change. Printed per
@@ -40,11 +41,14 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_arm(omp: str, workers: str, busy: int, pytest_args: list[str]) -> tuple[float, float, str]:
-    """(wall s, CPU s, pytest's last line) of one run of the suite with ``busy`` busy loops beside it."""
+def run_arm(omp: str, workers: str, busy: int, pytest_args: list[str], own_session: bool = False) -> tuple[float, float, str]:
+    """(wall s, CPU s, pytest's last line) of one run of the suite with ``busy`` busy loops beside it; with
+    ``own_session`` the loops run in a session of their own, as another user's job would (where the kernel groups
+    tasks by session, ``sched_autogroup_enabled``, the suite's session then gets its fair share as a whole, not per
+    process)."""
     if workers != "default":
         pytest_args = ["-n", workers, *pytest_args]  # after pyproject's addopts, so this -n is the one that holds
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(busy)]
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=own_session) for _ in range(busy)]
     try:
         before, started = _children_cpu(), time.monotonic()
         out = subprocess.run([sys.executable, "-m", "pytest", "-q", *pytest_args], cwd=ROOT, env=_environment(omp),
@@ -61,15 +65,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--busy", type=int, default=0, help="cores taken by a busy loop beside the suite (default 0: idle)")
     parser.add_argument("--omp", nargs="+", default=["default"], help="OMP_NUM_THREADS per arm: default or a number")
+    parser.add_argument("--own-session", action="store_true", help="the busy loops in a session of their own")
     parser.add_argument("--workers", nargs="+", default=["default"], help="xdist workers per arm: default or a number")
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     args = parser.parse_args()
-    print(f"# {len(os.sched_getaffinity(0))} cores, busy loops {args.busy}, load {os.getloadavg()[0]:.1f} at the start")
+    print(f"# {len(os.sched_getaffinity(0))} cores, busy loops {args.busy}{' in their own session' if args.own_session else ''}, "
+          f"load {os.getloadavg()[0]:.1f} at the start")
     print("| OMP_NUM_THREADS | workers | wall s | CPU s | pytest |")
     print("|---|---|---:|---:|---|")
     for omp in args.omp:
         for workers in args.workers:
-            wall, cpu, last = run_arm(omp, workers, args.busy, args.pytest_args)
+            wall, cpu, last = run_arm(omp, workers, args.busy, args.pytest_args, args.own_session)
             print(f"| {omp} | {workers} | {wall:.1f} | {cpu:.0f} | {last} |", flush=True)
 
 
