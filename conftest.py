@@ -18,7 +18,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Where the environment turns bytecode off (``PYTHONDONTWRITEBYTECODE``, set on the CI machines), the run turns it
     back on for itself and compiles tuner and the tests once (into ``__pycache__``, ignored by git), before the xdist
     workers start: otherwise every worker and every ``tuner`` process a test starts compiled the tuner modules it
-    imported again. Measured on three subprocess-heavy modules (``-n 0``): 55.4, 55.7 → 52.1, 48.9 s of CPU.
+    imported again. Measured on three subprocess-heavy modules (``-n 0``): 55.0, 55.7 → 52.1, 48.9 s of CPU.
     (``PYTHONPYCACHEPREFIX`` would keep the checkout free of bytecode, but it also hides site-packages' compiled
     files, so torch and the rest were compiled again: collection took 11.2 s of CPU per worker instead of 9.5 s.)"""
     if not sys.dont_write_bytecode or hasattr(config, "workerinput"):
