@@ -29,17 +29,17 @@ def test_every_command_that_embeds_takes_the_flags(command: str) -> None:
 
 
 def test_the_flags_reach_the_encoder_that_embeds(tiny_dataset_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sentence_transformers import SentenceTransformer
+    from tuner.embedding._folder import FolderModel
 
     made = _made_encoders(monkeypatch)
     batches: list[int] = []
-    original = SentenceTransformer.encode
+    original = FolderModel.encode
 
-    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
-        batches.append(kwargs["batch_size"])
-        return original(self, *args, **kwargs)
+    def spy(self: Any, texts: Any, prompt: Any, batch_size: int) -> Any:
+        batches.append(batch_size)
+        return original(self, texts, prompt, batch_size)
 
-    monkeypatch.setattr(SentenceTransformer, "encode", spy)
+    monkeypatch.setattr(FolderModel, "encode", spy)
     # a prompt no other test uses: every text is new to the store, so it is encoded here
     assert main(["eval", str(tiny_dataset_dir), "--retriever", "dense", "--query-prompt", "flags: ",
                  "--device", "cpu", "--embedding-batch-size", "3", "--json"]) == 0

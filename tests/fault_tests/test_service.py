@@ -107,17 +107,29 @@ def test_a_document_with_nothing_to_read_is_refused(server: tuple[str, subproces
     assert httpx.get(f"{url}/healthz").json()["documents"] == before
 
 
+SENTENCES = 300
+
+
 def test_sigterm_finishes_the_request_in_flight_and_exits_0(server: tuple[str, subprocess.Popen[str]]) -> None:
     url, process = server
-    # enough new sentences that embedding them keeps the request busy for a while after SIGTERM is sent
-    text = " ".join(f"Depot {n} in district {n * 7} stores {n * 13} pallets of item {n * 31}." for n in range(600))
-    replies: list[httpx.Response] = []
-    sender = threading.Thread(target=lambda: replies.append(
-        httpx.post(f"{url}/documents", headers=WRITE_HEADERS, json={"documents": [{"doc_id": "depots", "text": text}]}, timeout=300)))
+    # new sentences enough that embedding them keeps the request busy after SIGTERM is sent (~1.2 s idle; 250 left 0.8 s,
+    # 150 0.06 s): the reply must come after the signal, so a request that finished first fails the test
+    text = " ".join(f"Depot {n} in district {n * 7} stores {n * 13} pallets of item {n * 31}." for n in range(SENTENCES))
+    replies: list[tuple[httpx.Response, float]] = []
+
+    def send() -> None:
+        reply = httpx.post(f"{url}/documents", headers=WRITE_HEADERS, json={"documents": [{"doc_id": "depots", "text": text}]},
+                           timeout=300)
+        replies.append((reply, time.monotonic()))
+
+    sender = threading.Thread(target=send)
     sender.start()
     time.sleep(1.0)
+    signalled = time.monotonic()
     process.send_signal(signal.SIGTERM)
     sender.join(timeout=300)
     assert process.wait(timeout=120) == 0
-    assert [r.status_code for r in replies] == [200]
-    assert replies[0].json()["chunks_added"] > 0
+    assert [reply.status_code for reply, _ in replies] == [200]
+    reply, replied = replies[0]
+    assert replied > signalled, "the reply came before SIGTERM: the request was not in flight (raise SENTENCES)"
+    assert reply.json()["chunks_added"] > 0

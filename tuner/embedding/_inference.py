@@ -1,7 +1,7 @@
 """Indexes (chunks → **indexes** → candidates): faster inference for local embedding models (``embedding.backend``).
 
-A backend runs the transformer of a sentence-transformers model; tokenization, pooling and normalization stay
-sentence-transformers' own, so every backend gives the same kind of vector from the same text:
+A backend runs the transformer of a sentence-transformers model folder; tokenization, pooling and normalization stay
+the folder's own (:mod:`tuner.embedding._folder`), so every backend gives the same kind of vector from the same text:
 
 ==============  ============================================================================================
 backend         what runs the transformer
@@ -47,12 +47,14 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import numpy as np
 
 from tuner.cache import DiskCache, content_key
+from tuner.embedding._folder import MODEL_INPUTS
 from tuner.errors import UserError
 from tuner.extras import extra_line
 
 if TYPE_CHECKING:
     import torch
-    from sentence_transformers import SentenceTransformer
+
+    from tuner.embedding._folder import TextEncoderModel
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +65,6 @@ EXPORT_FORMAT = 1
 """Bumped when the export below changes, so entries written by an older one are not read."""
 
 ONNX_OPSET = 17
-_MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ def _tool_versions(export: str) -> tuple[str, ...]:
     return tuple(f"{name}=={importlib.metadata.version(name)}" for name in names)
 
 
-def exported_file(model: SentenceTransformer, model_path: str, export: Literal["onnx", "onnx-int8"], cache: DiskCache) -> Path:
+def exported_file(model: TextEncoderModel, model_path: str, export: Literal["onnx", "onnx-int8"], cache: DiskCache) -> Path:
     """The ONNX file of ``model`` (loaded from ``model_path`` with torch) for ``export``, from the cache, exported
     there first when missing (with a progress line: a few seconds for MiniLM)."""
     digest = model_digest(model_path)
@@ -136,10 +137,10 @@ def exported_file(model: SentenceTransformer, model_path: str, export: Literal["
     return cache.get_or_build("models", key, build, lambda folder: folder / "model.onnx")
 
 
-def _export_onnx(model: SentenceTransformer, target: Path) -> None:
+def _export_onnx(model: TextEncoderModel, target: Path) -> None:
     import torch
 
-    transformer = cast("torch.nn.Module", model[0].model)
+    transformer = model.transformer
     names = _input_names(model)
     sample = model.tokenizer(["an export sample", "a second, longer export sample"], padding=True, return_tensors="pt")
 
@@ -170,10 +171,10 @@ def _quantize_int8(source: Path, target: Path) -> None:
     prepared.unlink()
 
 
-def _input_names(model: SentenceTransformer) -> tuple[str, ...]:
+def _input_names(model: TextEncoderModel) -> tuple[str, ...]:
     """The transformer inputs the model's tokenizer produces, in export order."""
     produced = model.tokenizer(["probe"], return_tensors="np")
-    return tuple(name for name in _MODEL_INPUTS if name in produced)
+    return tuple(name for name in MODEL_INPUTS if name in produced)
 
 
 def _runner(backend: InferenceBackend, file: Path) -> Callable[[dict[str, np.ndarray]], np.ndarray]:
@@ -189,20 +190,17 @@ def _runner(backend: InferenceBackend, file: Path) -> Callable[[dict[str, np.nda
     return lambda arrays: np.asarray(compiled(arrays)[0])
 
 
-def use_backend(model: SentenceTransformer, model_path: str, backend: InferenceBackend, cache: DiskCache) -> None:
+def use_backend(model: TextEncoderModel, model_path: str, backend: InferenceBackend, cache: DiskCache) -> None:
     """Make ``model`` (loaded with torch on the CPU) run its transformer on ``backend``: the torch transformer is
     replaced by the exported graph and freed. Only models whose first module is a Hugging Face transformer
-    taking token ids can be exported."""
+    taking token ids can be exported (one line otherwise)."""
     import torch
-    from sentence_transformers.base.modules.transformer import Transformer
 
     if backend.export is None:
         return
-    if not isinstance(model[0], Transformer) or not hasattr(model[0].model, "config"):
-        raise UserError(f"embedding.backend: {backend.name} runs transformer models; {model_path} starts with {type(model[0]).__name__}")
+    config = model.transformer.config
     run = _runner(backend, exported_file(model, model_path, backend.export, cache))
     names = _input_names(model)
-    config = model[0].model.config
 
     class ExportedTransformer(torch.nn.Module):
         """Stands in for the transformer: the same inputs, the same ``last_hidden_state``, from the exported graph."""
@@ -219,7 +217,7 @@ def use_backend(model: SentenceTransformer, model_path: str, backend: InferenceB
             arrays = {name: features[name].numpy().astype(np.int64) for name in names}
             return {"last_hidden_state": torch.from_numpy(run(arrays))}
 
-    model[0].model = ExportedTransformer()
+    model.transformer = ExportedTransformer()
 
 
 AUTO_AGREEMENT = 0.9999
@@ -373,7 +371,7 @@ def fastest_agreeing(measured: Mapping[str, tuple[float, float]]) -> str:
 
 def _measure(model_path: str, cache: DiskCache) -> dict[str, tuple[float, float]]:
     """Per installed backend: (lowest cosine of its probe vectors with torch's, probe texts per second)."""
-    from sentence_transformers import SentenceTransformer
+    from tuner.embedding._folder import load_text_encoder
 
     quiet_model_loading()
     texts = list(PROBE_TEXTS)
@@ -384,11 +382,11 @@ def _measure(model_path: str, cache: DiskCache) -> dict[str, tuple[float, float]
     for number, backend in enumerate(backends, start=1):
         log.info("embedding.backend auto: measuring %s (%d of %d, %.0f s so far)", backend.name, number, len(backends),
                  time.perf_counter() - began)
-        model = SentenceTransformer(model_path, device="cpu")
+        model = load_text_encoder(model_path, "cpu")
         use_backend(model, model_path, backend, cache)
 
         def encode() -> np.ndarray:
-            return np.asarray(model.encode(texts, batch_size=PROBE_BATCH, normalize_embeddings=True, show_progress_bar=False))
+            return model.encode(texts, None, PROBE_BATCH)
 
         vectors = encode()
         timings = []

@@ -28,7 +28,7 @@ from tuner.embedding._types import EmbeddingOptions
 from tuner.errors import UserError
 
 if TYPE_CHECKING:
-    from sentence_transformers import SentenceTransformer
+    from tuner.embedding._folder import TextEncoderModel
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +99,7 @@ class SentenceTransformerEncoder:
         self.texts_encoded = 0
         self._cache = DiskCache(cache_root)
         self._path = resolve_model_path(name, self._cache)
-        self._model: SentenceTransformer | None = None
+        self._model: TextEncoderModel | None = None
         self._lock = threading.Lock()
         self.backend = "torch"
         self.choice: BackendChoice | None = None
@@ -152,37 +152,28 @@ class SentenceTransformerEncoder:
             log.info("%s", self.choice.describe())
         return self.choice.backend
 
-    def _loaded(self) -> SentenceTransformer:
+    def _loaded(self) -> TextEncoderModel:
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
+            from tuner.embedding._folder import load_text_encoder
 
             quiet_model_loading()
 
-            model = SentenceTransformer(self._path, device=self.device)
+            model = load_text_encoder(self._path, self.device)
             use_backend(model, self._path, BACKENDS[self.backend], self._cache)
             self._model = model
         return self._model
 
     @property
     def dim(self) -> int:
-        model = self._loaded()
-        # sentence-transformers 6 renamed it (the old name warns); 5.x, which the pin allows, has only the old one
-        dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        return int(dimension() or 0)
+        return self._loaded().dimension()
 
     def encode(self, texts: Sequence[str], prompt: str = "") -> np.ndarray:
         """Normalized vectors of ``texts``, each encoded with ``prompt`` before it (none when empty)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
-            vectors = self._loaded().encode(
-                list(texts),
-                prompt=prompt or None,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                show_progress_bar=False,
-            )
+            vectors = self._loaded().encode(texts, prompt or None, self.batch_size)
             self.texts_encoded += len(texts)
-        return np.asarray(vectors, dtype=np.float32)
+        return vectors
 

@@ -359,13 +359,12 @@ def check_against_package(folder: Path, model: PackagedModel, texts: Sequence[st
     """The lowest cosine between the converted model's vectors of ``texts`` (as queries and as passages, prompts put
     before them as the package does) and the package engine's, after checking that both count the same tokens for
     each; below :data:`PARITY_COSINE`, or any count differing, it raises one line and the folder is not used."""
-    from sentence_transformers import SentenceTransformer
-
+    from tuner.embedding._folder import load_text_encoder
     from tuner.embedding._inference import quiet_model_loading
 
     quiet_model_loading()
     engine = package_engine(model)
-    converted = SentenceTransformer(str(folder), device="cpu")
+    converted = load_text_encoder(str(folder), "cpu")
     lowest = 1.0
     for is_query, prompt in ((True, model.query_prompt), (False, model.document_prompt)):
         counts = [len(ids) for ids in converted.tokenizer([prompt + text for text in texts])["input_ids"]]
@@ -374,7 +373,7 @@ def check_against_package(folder: Path, model: PackagedModel, texts: Sequence[st
             if theirs != count:
                 raise UserError(f"embedding model {model.name}: the converted tokenizer cuts {text[:40]!r} into {count} "
                                 f"tokens, {package_version(model)} into {theirs}: not used")
-        ours = np.asarray(converted.encode(list(texts), prompt=prompt, normalize_embeddings=True, batch_size=8, show_progress_bar=False))
+        ours = converted.encode(texts, prompt, 8)
         reference = np.asarray(engine.encode(list(texts), is_query), dtype=np.float32)
         cosines = np.sum(ours * reference, axis=1)
         worst = int(np.argmin(cosines))
