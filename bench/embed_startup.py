@@ -18,14 +18,18 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-ARMS = ("FolderModel", "SentenceTransformersModel")
+
+LOADS = {  # arm → the code that loads the folder at ``path`` with it
+    "FolderModel": "FolderModel(folder_layout(path), 'cpu')",
+    "SentenceTransformersModel": "SentenceTransformersModel(path, 'cpu')",
+}
+ARMS = tuple(LOADS)
 
 _CODE = """
 from tuner.embedding import resolve_model_path
-from tuner.embedding._folder import {arm}
-from tuner.embedding._folder import folder_layout
+from tuner.embedding._folder import FolderModel, SentenceTransformersModel, folder_layout
 path = resolve_model_path({model!r})
-model = {arm}(folder_layout(path), "cpu") if {arm!r} == "FolderModel" else {arm}(path, "cpu")
+model = {load}
 assert model.encode(["How long is the warranty on the Aurora X2?"], "query: ", 8).shape[0] == 1
 """
 
@@ -39,7 +43,7 @@ def run_once(arm: str, model: str) -> float:
     """User + system seconds of one fresh interpreter loading ``model`` with ``arm`` and embedding one text."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     before = _cpu()
-    subprocess.run([sys.executable, "-c", _CODE.format(arm=arm, model=model)], env=env, check=True, cwd=ROOT)
+    subprocess.run([sys.executable, "-c", _CODE.format(load=LOADS[arm], model=model)], env=env, check=True, cwd=ROOT)
     return _cpu() - before
 
 

@@ -121,3 +121,24 @@ def test_a_process_that_embeds_never_imports_sentence_transformers(tmp_path: Pat
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-1500:]
     assert done.stdout.strip() == "False"
+
+
+def test_an_exported_backend_refuses_a_model_that_does_not_start_with_a_transformer(tmp_path: Path) -> None:
+    """A static-embedding folder (a lookup table, no transformer) goes to sentence-transformers, and an exported
+    backend asked for it is one line naming the backend, before any export."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.sentence_transformer.modules import StaticEmbedding
+    from tokenizers import Tokenizer
+
+    from tuner.cache import DiskCache
+    from tuner.embedding._inference import BACKENDS, use_backend
+    from tuner.errors import UserError
+
+    folder = tmp_path / "static"
+    tokenizer = Tokenizer.from_file(str(MINILM / "tokenizer.json"))
+    SentenceTransformer(modules=[StaticEmbedding(tokenizer, embedding_dim=8)]).save(str(folder))
+    model = load_text_encoder(str(folder), "cpu")
+    assert isinstance(model, SentenceTransformersModel) and model.encode(["a warranty"], None, 4).shape == (1, 8)
+    with pytest.raises(UserError, match=r"^embedding.backend: onnx runs transformer models; .* starts with StaticEmbedding$"):
+        use_backend(model, str(folder), BACKENDS["onnx"], DiskCache(tmp_path / "cache"))
+    assert not (tmp_path / "cache" / "models").exists()

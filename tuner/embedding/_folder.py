@@ -34,8 +34,8 @@ MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 """The token arrays an encoder takes, in export order."""
 
 _MODULE_TYPES = {  # the module classes of modules.json this module runs, by every name sentence-transformers writes
-    **{f"sentence_transformers.{where}.{name}": name for name in ("Transformer", "Pooling", "Normalize")
-       for where in ("models", "base.modules", "sentence_transformer.modules")},
+    f"sentence_transformers.{where}.{name}": name for name in ("Transformer", "Pooling", "Normalize")
+    for where in ("models", "base.modules", "sentence_transformer.modules")
 }
 _SBERT_KEYS = {"max_seq_length", "do_lower_case"}  # sentence_bert_config.json keys read here; others fall back
 
@@ -126,9 +126,7 @@ def _pooling_mode(config: dict[str, Any]) -> Literal["mean", "cls"] | None:
                   "mean_sqrt_len_tokens": "pooling_mode_mean_sqrt_len_tokens", "weightedmean": "pooling_mode_weightedmean_tokens",
                   "lasttoken": "pooling_mode_lasttoken"}
         modes = [mode for mode, key in legacy.items() if config.get(key)]
-    if modes == ["mean"] or modes == ["cls"]:
-        return "mean" if modes == ["mean"] else "cls"
-    return None
+    return cast('Literal["mean", "cls"]', modes[0]) if modes in (["mean"], ["cls"]) else None
 
 
 def load_text_encoder(folder: str, device: str) -> TextEncoderModel:
@@ -190,7 +188,7 @@ class FolderModel:
         hidden = self.transformer(**inputs, return_dict=True)["last_hidden_state"]
         mask = inputs["attention_mask"]
         pooled = pool(hidden, mask, self.layout.pooling)
-        if self.layout.normalize:
+        if self.layout.normalize:  # the folder's Normalize module, then encode's normalize_embeddings: ST runs both
             pooled = torch.nn.functional.normalize(pooled, p=2, dim=-1)
         return torch.nn.functional.normalize(pooled, p=2, dim=1).cpu()
 
@@ -214,6 +212,11 @@ def pool(hidden: torch.Tensor, mask: torch.Tensor, mode: Literal["mean", "cls"])
     return (total / count).to(hidden.dtype)
 
 
+class NotATransformer(Exception):
+    """A loaded model's first module is not a Hugging Face transformer (the message: its class), so no inference
+    backend can stand in for it."""
+
+
 class SentenceTransformersModel:
     """A folder :class:`FolderModel` does not run, loaded by sentence-transformers; only models whose first module
     is a Hugging Face transformer have a ``transformer`` an inference backend can replace."""
@@ -231,12 +234,10 @@ class SentenceTransformersModel:
     @property
     def transformer(self) -> torch.nn.Module:
         from sentence_transformers.base.modules.transformer import Transformer
-        from tuner.errors import UserError
 
         first = self.model[0]
         if not isinstance(first, Transformer) or not hasattr(first.model, "config"):
-            raise UserError(f"embedding.backend: the exported backends run transformer models; {self.folder} starts "
-                            f"with {type(first).__name__}")
+            raise NotATransformer(type(first).__name__)
         return cast("torch.nn.Module", first.model)
 
     @transformer.setter

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import numpy as np
 
 from tuner.cache import DiskCache, content_key
-from tuner.embedding._folder import MODEL_INPUTS
+from tuner.embedding._folder import MODEL_INPUTS, NotATransformer
 from tuner.errors import UserError
 from tuner.extras import extra_line
 
@@ -198,7 +198,10 @@ def use_backend(model: TextEncoderModel, model_path: str, backend: InferenceBack
 
     if backend.export is None:
         return
-    config = model.transformer.config
+    try:
+        config = model.transformer.config
+    except NotATransformer as first:
+        raise UserError(f"embedding.backend: {backend.name} runs transformer models; {model_path} starts with {first}") from None
     run = _runner(backend, exported_file(model, model_path, backend.export, cache))
     names = _input_names(model)
 
