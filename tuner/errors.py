@@ -142,6 +142,11 @@ class ConversionError(TunerError):
     """A file that cannot be imported; the message is the reason shown after ``path:``."""
 
 
+class NotATransformer(TunerError):
+    """A loaded embedding model's first module is not a Hugging Face transformer (the message: its class), so no
+    inference backend can stand in for it; ``embedding.backend`` turns it into its one line."""
+
+
 class StaleVersion(TunerError):
     """A write named a version of the row older than the saved one: another tab or window changed it first."""
 

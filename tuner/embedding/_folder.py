@@ -26,6 +26,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import numpy as np
 
+from tuner.errors import NotATransformer
+
 if TYPE_CHECKING:
     import torch
     from sentence_transformers import SentenceTransformer
@@ -210,11 +212,6 @@ def pool(hidden: torch.Tensor, mask: torch.Tensor, mode: Literal["mean", "cls"])
     total = (hidden * weights).sum(dim=1, dtype=accumulate)
     count = torch.clamp(weights.sum(dim=1, dtype=accumulate), min=1e-9)
     return (total / count).to(hidden.dtype)
-
-
-class NotATransformer(Exception):
-    """A loaded model's first module is not a Hugging Face transformer (the message: its class), so no inference
-    backend can stand in for it."""
 
 
 class SentenceTransformersModel:

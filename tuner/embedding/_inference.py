@@ -47,8 +47,8 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import numpy as np
 
 from tuner.cache import DiskCache, content_key
-from tuner.embedding._folder import MODEL_INPUTS, NotATransformer
-from tuner.errors import UserError
+from tuner.embedding._folder import MODEL_INPUTS
+from tuner.errors import NotATransformer, UserError
 from tuner.extras import extra_line
 
 if TYPE_CHECKING:
