@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
+from tests.retrieval_tests.test_folder_model import static_embedding_folder
 from tests.study_tests.test_study import write_study
 from tuner.cache import DiskCache
 from tuner.cli import main
@@ -75,6 +76,19 @@ def test_the_choice_is_measured_once_then_read_from_the_cache(measurements: list
     monkeypatch.setattr(inference, "machine_identity", lambda: "another machine")
     elsewhere = choose_backend(path, DiskCache(tuner_cache))
     assert not elsewhere.cached and len(measurements) == 2
+
+
+def test_a_model_that_does_not_start_with_a_transformer_is_measured_on_torch_alone(
+        measurements: list[str], tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """No exported backend runs a static-embedding model (a lookup table): ``auto`` measures torch, says why the
+    others were not measured, and chooses it, where it stopped with the exported backends' refusal before."""
+    folder = str(static_embedding_folder(tmp_path / "static"))
+    with caplog.at_level("INFO", logger="tuner.embedding._inference"):
+        choice = choose_backend(folder, DiskCache(tmp_path / "cache"))
+    assert measurements == [folder] and choice.backend == "torch" and set(choice.measured) == {"torch"}
+    assert "starts with StaticEmbedding, which only torch runs: onnx not measured" in caplog.text
+    entries = [sorted(f.name for f in entry.iterdir()) for entry in (tmp_path / "cache" / "models").iterdir()]
+    assert entries == [["MANIFEST.json", "choice.json"]]  # the choice kept, nothing exported
 
 
 def test_an_auto_encoder_runs_the_chosen_backend_with_vectors_that_agree(measurements: list[str], tuner_cache: Path,

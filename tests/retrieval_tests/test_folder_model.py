@@ -123,20 +123,26 @@ def test_a_process_that_embeds_never_imports_sentence_transformers(tmp_path: Pat
     assert done.stdout.strip() == "False"
 
 
-def test_an_exported_backend_refuses_a_model_that_does_not_start_with_a_transformer(tmp_path: Path) -> None:
-    """A static-embedding folder (a lookup table, no transformer) goes to sentence-transformers, and an exported
-    backend asked for it is one line naming the backend, before any export."""
+def static_embedding_folder(folder: Path) -> Path:
+    """A sentence-transformers folder of a static-embedding model (a lookup table of 8-dimensional vectors over
+    MiniLM's vocabulary, no transformer), saved at ``folder``."""
     from sentence_transformers import SentenceTransformer
     from sentence_transformers.sentence_transformer.modules import StaticEmbedding
     from tokenizers import Tokenizer
 
+    tokenizer = Tokenizer.from_file(str(MINILM / "tokenizer.json"))
+    SentenceTransformer(modules=[StaticEmbedding(tokenizer, embedding_dim=8)]).save(str(folder))
+    return folder
+
+
+def test_an_exported_backend_refuses_a_model_that_does_not_start_with_a_transformer(tmp_path: Path) -> None:
+    """A static-embedding folder (a lookup table, no transformer) goes to sentence-transformers, and an exported
+    backend asked for it is one line naming the backend, before any export."""
     from tuner.cache import DiskCache
     from tuner.embedding._inference import BACKENDS, use_backend
     from tuner.errors import UserError
 
-    folder = tmp_path / "static"
-    tokenizer = Tokenizer.from_file(str(MINILM / "tokenizer.json"))
-    SentenceTransformer(modules=[StaticEmbedding(tokenizer, embedding_dim=8)]).save(str(folder))
+    folder = static_embedding_folder(tmp_path / "static")
     model = load_text_encoder(str(folder), "cpu")
     assert isinstance(model, SentenceTransformersModel) and model.encode(["a warranty"], None, 4).shape == (1, 8)
     with pytest.raises(UserError, match=r"^embedding.backend: onnx runs transformer models; .* starts with StaticEmbedding$"):

@@ -190,6 +190,16 @@ def _runner(backend: InferenceBackend, file: Path) -> Callable[[dict[str, np.nda
     return lambda arrays: np.asarray(compiled(arrays)[0])
 
 
+def first_module_if_not_a_transformer(model: TextEncoderModel) -> str | None:
+    """The class name of ``model``'s first module when it is not a Hugging Face transformer taking token ids (a
+    static-embedding lookup table, say: no exported backend runs it, only torch), else None."""
+    try:
+        model.transformer
+    except NotATransformer as first:
+        return str(first)
+    return None
+
+
 def use_backend(model: TextEncoderModel, model_path: str, backend: InferenceBackend, cache: DiskCache) -> None:
     """Make ``model`` (loaded with torch on the CPU) run its transformer on ``backend``: the torch transformer is
     replaced by the exported graph and freed. Only models whose first module is a Hugging Face transformer
@@ -198,10 +208,10 @@ def use_backend(model: TextEncoderModel, model_path: str, backend: InferenceBack
 
     if backend.export is None:
         return
-    try:
-        config = model.transformer.config
-    except NotATransformer as first:
-        raise UserError(f"embedding.backend: {backend.name} runs transformer models; {model_path} starts with {first}") from None
+    first = first_module_if_not_a_transformer(model)
+    if first is not None:
+        raise UserError(f"embedding.backend: {backend.name} runs transformer models; {model_path} starts with {first}")
+    config = model.transformer.config
     run = _runner(backend, exported_file(model, model_path, backend.export, cache))
     names = _input_names(model)
 
@@ -386,6 +396,11 @@ def _measure(model_path: str, cache: DiskCache) -> dict[str, tuple[float, float]
         log.info("embedding.backend auto: measuring %s (%d of %d, %.0f s so far)", backend.name, number, len(backends),
                  time.perf_counter() - began)
         model = load_text_encoder(model_path, "cpu")
+        first = None if backend.export is None else first_module_if_not_a_transformer(model)
+        if first is not None:  # torch, first of the installed backends, is measured: the others all export
+            log.info("embedding.backend auto: %s starts with %s, which only torch runs: %s not measured", model_path,
+                     first, ", ".join(b.name for b in backends[number - 1:]))
+            break
         use_backend(model, model_path, backend, cache)
 
         def encode() -> np.ndarray:
