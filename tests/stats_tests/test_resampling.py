@@ -95,3 +95,21 @@ def test_ratio_of_means_ci_brackets_the_observed_delta() -> None:
     lo, hi = ratio_of_means_ci(f0, fv, n_resamples=400, seed=2)
     assert lo < observed < hi
     assert (lo, hi) == ratio_of_means_ci(f0, fv, n_resamples=400, seed=2)
+
+
+@pytest.mark.parametrize("n", [2, 9, 17, 130])
+def test_ratio_of_means_ci_is_the_percentile_of_delta_faithful_on_each_resample_bit_for_bit(
+        n: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Row means of the resampled arrays, a few rows at a time (here 4 values per block: many blocks), give the
+    interval of delta_faithful computed resample by resample, exactly: intervals stored by earlier runs stay valid."""
+    from tuner.metrics.delta import delta_faithful
+    from tuner.stats import _resampling
+
+    rng = np.random.default_rng(n)
+    f0 = rng.choice([0.0, 1 / 3, 0.5, 0.7, 1.0], size=n)
+    f0[0] = 1.0
+    fv = np.clip(f0 - 0.3 * rng.random(n), 0.0, 1.0)
+    replicates = np.array([delta_faithful(f0[idx], fv[idx]) for idx in _resampling._resample_indices(n, 300, 5)])
+    lo, hi = np.percentile(replicates[~np.isnan(replicates)], [2.5, 97.5])
+    monkeypatch.setattr(_resampling, "_RESAMPLED_VALUES", 4 * n)
+    assert ratio_of_means_ci(f0, fv, n_resamples=300, seed=5) == (float(lo), float(hi))
