@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import optuna
 
 from tuner.errors import UserError
@@ -46,6 +47,20 @@ def trial_point(trial: optuna.trial.FrozenTrial, objectives: list[str]) -> Point
 def feasible(trial: optuna.trial.FrozenTrial) -> bool:
     """Optuna's feasibility rule: every constraint the trial set (``min_recall``, ``scorable``) is ≤ 0."""
     return all(value <= 0.0 for value in trial.constraints.values())
+
+
+def front_trials(study: optuna.Study) -> list[optuna.trial.FrozenTrial]:
+    """``study.best_trials`` from one read of the storage: the complete feasible trials no other complete feasible trial
+    dominates (at least as good on every objective, better on one; equal values stay together), in trial-number
+    order. Optuna's property reads the trials twice and deep-copies every one of them; the study loop asks for the
+    front at every look of every trial and in every progress line."""
+    complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    trials = sorted((t for t in complete if feasible(t)), key=lambda t: t.number)
+    sign = [1.0 if d == optuna.study.StudyDirection.MINIMIZE else -1.0 for d in study.directions]
+    losses = np.array([[s * v for s, v in zip(sign, t.values)] for t in trials]).reshape(len(trials), len(sign))
+    # one trial at a time against all: memory linear in the trials
+    return [t for t, loss in zip(trials, losses)
+            if not np.any(np.all(losses <= loss, axis=1) & np.any(losses < loss, axis=1))]
 
 
 def points_of(study: optuna.Study) -> list[Point]:

@@ -20,7 +20,7 @@ from tuner.retrieval import RetrievalPipeline, SearchLatency
 from tuner.settings import RetrievalSettings, settings_from_mapping
 from tuner.study._config import PruningConfig
 from tuner.study._pruning import Look, TrialProfile, batches, exact_rival, should_prune
-from tuner.front import PruneEvidence, TrialCalls, TrialRecord
+from tuner.front import PruneEvidence, TrialCalls, TrialRecord, front_trials
 from tuner.stats import Proportion, finite_or_none
 from tuner.study._space import SearchSpace
 
@@ -235,7 +235,7 @@ class TrialObjective:
     def _prune_exactly(self, trial: optuna.Trial, current: dict[str, float]) -> None:
         """Prune, before any answer, a trial that a front trial beats on every objective by more than its margin when
         every objective is exact (recall@k, conflict exposure, context words: known from retrieval alone)."""
-        front = [(t.number, dict(zip(self.objectives, t.values))) for t in trial.study.best_trials if t.values is not None]
+        front = [(t.number, dict(zip(self.objectives, t.values))) for t in front_trials(trial.study) if t.values is not None]
         evidence = exact_rival(current, front, self.margin, len(self.case_order))
         if evidence is not None:
             TrialRecord(partial_values=dict(current), pruning=evidence, calls=TrialCalls(), cases_evaluated=0).write(trial)
@@ -265,7 +265,7 @@ class TrialObjective:
     ) -> PruneEvidence | None:
         f0, f3 = self._scores(outcomes)
         current = TrialProfile(trial.number, recall, words, f0, f3)
-        front = [p for t in trial.study.best_trials if (p := trial_profile(t)) is not None]
+        front = [p for t in front_trials(trial.study) if (p := trial_profile(t)) is not None]
         return should_prune(
             current, front, self.margin, look, CONTEXT_WORDS in self.objectives, self.robustness,
         )

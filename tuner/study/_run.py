@@ -16,7 +16,7 @@ import optuna
 
 from tuner.dataset import Dataset, load_dataset, resolve_dataset
 from tuner.errors import BackendFailure, BudgetSpent, disk_fault, UserError
-from tuner.front import StudyRecord, SummaryTracker, TrialRecord, study_front
+from tuner.front import StudyRecord, SummaryTracker, TrialRecord, front_trials, study_front
 from tuner.evaluation import CaseOutcome, Responder, RobustnessEvaluator
 from tuner.generation import build_generator
 from tuner.judging import build_judge
@@ -558,7 +558,7 @@ class _TrialLoop:
         spent = f", spent {summary.calls.cost:.4g}" if self.loaded.priced else ""
         self.reporter.stage(
             f"trial {trial.number} {_outcome(trial)}: {summary.finished}/{self.target} finished, "
-            f"{summary.pruned_on_evidence} pruned, front {len(self.study.best_trials)}, calls {summary.calls.llm}{spent}"
+            f"{summary.pruned_on_evidence} pruned, front {len(front_trials(self.study))}, calls {summary.calls.llm}{spent}"
         )
         wasted = summary.n_duplicates + summary.n_failed - self.wasted_before
         if wasted >= max(10, self.target):
