@@ -396,11 +396,6 @@ def _measure(model_path: str, cache: DiskCache) -> dict[str, tuple[float, float]
         log.info("embedding.backend auto: measuring %s (%d of %d, %.0f s so far)", backend.name, number, len(backends),
                  time.perf_counter() - began)
         model = load_text_encoder(model_path, "cpu")
-        first = None if backend.export is None else first_module_if_not_a_transformer(model)
-        if first is not None:  # torch, first of the installed backends, is measured: the others all export
-            log.info("embedding.backend auto: %s starts with %s, which only torch runs: %s not measured", model_path,
-                     first, ", ".join(b.name for b in backends[number - 1:]))
-            break
         use_backend(model, model_path, backend, cache)
 
         def encode() -> np.ndarray:
@@ -418,4 +413,9 @@ def _measure(model_path: str, cache: DiskCache) -> dict[str, tuple[float, float]
         measured[backend.name] = (cosine, len(texts) / min(timings))
         log.info("embedding.backend auto: %s: %.1f probe texts/s, lowest cosine with torch %.6f",
                  backend.name, measured[backend.name][1], cosine)
+        first = first_module_if_not_a_transformer(model)  # only torch (installed first) gets here with such a model
+        if first is not None and number < len(backends):  # the backends left all export a transformer
+            log.info("embedding.backend auto: %s starts with %s, which only torch runs: %s not measured", model_path,
+                     first, ", ".join(b.name for b in backends[number:]))
+            break
     return measured

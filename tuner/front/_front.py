@@ -53,7 +53,8 @@ def front_trials(study: optuna.Study) -> list[optuna.trial.FrozenTrial]:
     """``study.best_trials`` from one read of the storage: the complete feasible trials no other complete feasible trial
     dominates (at least as good on every objective, better on one; equal values stay together), in trial-number
     order. Optuna's property reads the trials twice and deep-copies every one of them; the study loop asks for the
-    front at every look of every trial and in every progress line."""
+    front at every look of every trial and in every progress line. Not :func:`~tuner.pareto.pareto_front`: that
+    refuses non-finite values, which Optuna stores and ``best_trials`` ranks."""
     complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
     trials = sorted((t for t in complete if feasible(t)), key=lambda t: t.number)
     sign = [1.0 if d == optuna.study.StudyDirection.MINIMIZE else -1.0 for d in study.directions]

@@ -122,8 +122,9 @@ def ratio_of_means_ci(
         return (float("nan"), float("nan"))
     indices = _resample_indices(base.size, n_resamples, seed)
     rows = max(1, _RESAMPLED_VALUES // base.size)  # resampled rows at a time: bounded memory on long case lists
-    means = [(base[block].mean(axis=1), variant[block].mean(axis=1)) for block in np.split(indices, range(rows, n_resamples, rows))]
-    baseline, varied = np.concatenate([m[0] for m in means]), np.concatenate([m[1] for m in means])
+    blocks = np.split(indices, range(rows, n_resamples, rows))
+    baseline = np.concatenate([base[block].mean(axis=1) for block in blocks])
+    varied = np.concatenate([variant[block].mean(axis=1) for block in blocks])
     defined = baseline != 0
     return _percentile_interval((baseline[defined] - varied[defined]) / baseline[defined], confidence)
 
