@@ -17,8 +17,8 @@ import pytest
 from tuner.dataset import builtin_model_defaults, load_dataset, load_knowledge_base, manifest_model_defaults
 from tuner.embedding import PACKAGED_MODELS, EmbeddingContext, EmbeddingOptions
 from tuner.embedding._packaged import (
-    MULTILINGUAL_E5, PARITY_COSINE, check_against_package, package_engine, precompiled_charsmap, read_weights,
-    tokenizer_json, weights_path,
+    _Q4_BLOCK, MULTILINGUAL_E5, PARITY_COSINE, QK, check_against_package, dequantize_q4_0, package_engine, precompiled_charsmap,
+    read_weights, tokenizer_json, weights_path,
 )
 from tuner.errors import UserError
 from tuner.golden import POOL_RETRIEVERS, default_pool, embedding_model
@@ -58,24 +58,63 @@ def test_the_normalizer_maps_every_code_point_as_the_package_does() -> None:
     assert precompiled_charsmap({0x41: "a"}) != precompiled_charsmap({0x41: "b"})
 
 
-def _package_tokenizer(tmp_path: Path) -> ctypes.CDLL:
-    """The package's own tokenizer (``tok_content`` in its ``e5.c``), compiled with a one-function wrapper: the shipped
-    engine exports token counts only."""
+def _package_library(tmp_path: Path, exported: str) -> ctypes.CDLL:
+    """The package's own engine (its ``e5.c``) compiled with ``exported``, C that wraps one of its static functions in
+    an exported one: the shipped engine exports token counts and vectors only."""
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
-        pytest.skip("no C compiler to build the package's tokenizer with")
+        pytest.skip("no C compiler to build the package's engine with")
     source = weights_path(MULTILINGUAL_E5).parent / "e5.c"
-    wrapper = tmp_path / "tokenize.c"
-    wrapper.write_text(f'#include "{source}"\n'
-                       "int e5_tokenize(e5_model *m, const char *text, int *out, int cap) { return tok_content(&m->tok, text, out, cap); }\n")
-    library = tmp_path / "libe5tokenize.so"
+    wrapper = tmp_path / "wrapper.c"
+    wrapper.write_text(f'#include "{source}"\n{exported}\n')
+    library = tmp_path / "libe5wrapper.so"
     subprocess.run([compiler, "-O1", "-std=gnu11", "-shared", "-fPIC", str(wrapper), "-o", str(library), "-lm"], check=True,
                    capture_output=True)
-    engine = ctypes.CDLL(str(library))
+    return ctypes.CDLL(str(library))
+
+
+def _package_tokenizer(tmp_path: Path) -> ctypes.CDLL:
+    """The package's own tokenizer (``tok_content`` in its ``e5.c``)."""
+    engine = _package_library(
+        tmp_path, "int e5_tokenize(e5_model *m, const char *text, int *out, int cap) { return tok_content(&m->tok, text, out, cap); }")
     engine.e5_load.restype = ctypes.c_void_p
     engine.e5_load.argtypes = [ctypes.c_char_p]
     engine.e5_tokenize.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int), ctypes.c_int]
     return engine
+
+
+def _q4_0_blocks(scales: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Q4_0 blocks with fp16 scales of bit patterns ``scales`` and random bytes, every byte value among them."""
+    blocks = np.zeros(len(scales), dtype=_Q4_BLOCK)
+    blocks["d"] = scales.view(np.float16)
+    blocks["qs"] = rng.integers(0, 256, (len(scales), QK // 2), dtype=np.uint8)
+    blocks["qs"][:16] = np.arange(256, dtype=np.uint8).reshape(16, 16)
+    return blocks
+
+
+def test_q4_0_blocks_are_dequantized_as_the_package_does_bit_for_bit(tmp_path: Path) -> None:
+    """Against the package's own ``deq_row``: every fp16 scale but NaNs and subnormals (zeros, normals, ±inf), every
+    byte value, and a real matrix of the weight file. The package's ``fp16_to_fp32`` halves subnormal scales, so those
+    follow IEEE (numpy's fp16) instead, and the weight file is checked to hold none."""
+    engine = _package_library(tmp_path, "void e5_deq_row(const block_q4_0 *b, int n, float *out) { deq_row(b, n, out); }")
+    engine.e5_deq_row.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p]
+    bits = np.arange(1 << 16, dtype=np.uint16)
+    exponent, mantissa = (bits >> 10) & 0x1F, bits & 0x3FF
+    subnormal, nan = (exponent == 0) & (mantissa != 0), (exponent == 0x1F) & (mantissa != 0)
+    rng = np.random.default_rng(7)
+    weights = read_weights(weights_path(MULTILINGUAL_E5))
+    _, count, raw = weights.tensors["l3.fi.w"]
+    for blocks in (_q4_0_blocks(bits[~subnormal & ~nan], rng), np.frombuffer(raw, dtype=_Q4_BLOCK, count=count // QK)):
+        theirs = np.empty(len(blocks) * QK, dtype=np.float32)
+        engine.e5_deq_row(blocks.ctypes.data, theirs.size, theirs.ctypes.data)
+        with np.errstate(invalid="ignore"):  # 0 · inf
+            ours = dequantize_q4_0(blocks)
+        assert np.array_equal(ours, theirs, equal_nan=True) and np.array_equal(np.signbit(ours), np.signbit(theirs))
+    tiny = _q4_0_blocks(bits[subnormal], rng)
+    nibbles = np.concatenate([tiny["qs"] & 0x0F, tiny["qs"] >> 4], axis=1).astype(np.float64) - 8
+    assert np.array_equal(dequantize_q4_0(tiny), (nibbles * tiny["d"].astype(np.float64)[:, None]).astype(np.float32).reshape(-1))
+    scales = [np.frombuffer(raw, dtype=_Q4_BLOCK, count=count // QK)["d"] for dtype, count, raw in weights.tensors.values() if dtype]
+    assert not any(np.any((s != 0) & (np.abs(s) < np.finfo(np.float16).tiny)) for s in scales)
 
 
 def test_the_tokenizer_gives_the_package_s_token_ids(tmp_path: Path, e5_model_path: Path) -> None:

@@ -99,10 +99,17 @@ def dequantize_q4_0(blocks: np.ndarray) -> np.ndarray:
     >>> dequantize_q4_0(block)[[0, 1, 16, 17]].tolist()
     [3.5, -4.0, 0.5, -4.0]
     """
-    scale = blocks["d"].astype(np.float32)[:, None]
-    low = (blocks["qs"] & 0x0F).astype(np.float32) - 8.0
-    high = (blocks["qs"] >> 4).astype(np.float32) - 8.0
-    return (np.concatenate([low, high], axis=1) * scale).reshape(-1)
+    weights = np.empty((len(blocks), QK), dtype=np.float32)
+    np.take(_LOW_NIBBLE, blocks["qs"], out=weights[:, :QK // 2], mode="clip")  # a byte is 0–255: "clip" clips nothing,
+    np.take(_HIGH_NIBBLE, blocks["qs"], out=weights[:, QK // 2:], mode="clip")  # and writes straight into `weights`
+    weights *= blocks["d"].astype(np.float32)[:, None]
+    return weights.reshape(-1)
+
+
+_LOW_NIBBLE = (np.arange(256) & 0x0F).astype(np.float32) - 8.0
+_HIGH_NIBBLE = (np.arange(256) >> 4).astype(np.float32) - 8.0
+"""(nibble − 8) of each byte value, as fp32: :func:`dequantize_q4_0` looks the weights up instead of computing each
+(the word embeddings alone are 96M weights: 3.6 → 1.0 s of CPU, bit for bit the same)."""
 
 
 class _Reader:
