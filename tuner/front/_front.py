@@ -49,14 +49,19 @@ def feasible(trial: optuna.trial.FrozenTrial) -> bool:
     return all(value <= 0.0 for value in trial.constraints.values())
 
 
+def _feasible_complete(study: optuna.Study) -> list[optuna.trial.FrozenTrial]:
+    """The complete feasible trials of ``study`` (not copied), in trial-number order: what fronts are drawn from."""
+    complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
+    return sorted((t for t in complete if feasible(t)), key=lambda t: t.number)
+
+
 def front_trials(study: optuna.Study) -> list[optuna.trial.FrozenTrial]:
     """``study.best_trials`` from one read of the storage: the complete feasible trials no other complete feasible trial
     dominates (at least as good on every objective, better on one; equal values stay together), in trial-number
     order. Optuna's property reads the trials twice and deep-copies every one of them; the study loop asks for the
     front at every look of every trial and in every progress line. Not :func:`~tuner.pareto.pareto_front`: that
     refuses non-finite values, which Optuna stores and ``best_trials`` ranks."""
-    complete = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
-    trials = sorted((t for t in complete if feasible(t)), key=lambda t: t.number)
+    trials = _feasible_complete(study)
     sign = [1.0 if d == optuna.study.StudyDirection.MINIMIZE else -1.0 for d in study.directions]
     losses = np.array([[s * v for s, v in zip(sign, t.values)] for t in trials]).reshape(len(trials), len(sign))
     # one trial at a time against all: memory linear in the trials
@@ -68,8 +73,7 @@ def points_of(study: optuna.Study) -> list[Point]:
     """One point per complete feasible trial, in trial-number order: the trials ``study.best_trials`` draws
     its front from, so fronts, picks, reports and pruning rivals agree."""
     names = list(directions_of(study))
-    trials = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.COMPLETE,))
-    return [trial_point(trial, names) for trial in sorted(trials, key=lambda t: t.number) if feasible(trial)]
+    return [trial_point(trial, names) for trial in _feasible_complete(study)]
 
 
 def study_comparisons(study: optuna.Study) -> PairedComparisons:
