@@ -100,7 +100,7 @@ def test_ratio_of_means_ci_brackets_the_observed_delta() -> None:
 @pytest.mark.parametrize("n", [2, 9, 17, 130])
 def test_ratio_of_means_ci_is_the_percentile_of_delta_faithful_on_each_resample_bit_for_bit(
         n: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Row means of the resampled arrays, a few rows at a time (here 4 values per block: many blocks), give the
+    """Row means of the resampled arrays, a few rows at a time (here 4 rows per block: many blocks), give the
     interval of delta_faithful computed resample by resample, exactly: intervals stored by earlier runs stay valid."""
     from tuner.metrics.delta import delta_faithful
     from tuner.stats import _resampling
